@@ -1,0 +1,178 @@
+// The program that multi-process tests run under rftrun. Each mode exercises one behaviour
+// and exits 0 only when what it observed is right; the tests check exit statuses and output.
+//
+//   exchange                      publish a rank-specific blob, check every peer's blob
+//   failures --victims R,..       victims wait to be killed; survivors exit 0 once each
+//                                 victim's termination event arrived (and no other)
+//   abort-subset --victims R,..   like failures, and rank 0 asks the launcher to abort the victims
+//                                 (PMIx_Abort of a subset) with status 5
+//   abort-all                     rank 1 aborts the whole job with status 7; others wait
+//   exit CODE                     rank 1 exits with CODE, the others exit 0 after a while
+//   sleep SECONDS                 every rank sleeps
+//   spawn                         rank 0 spawns 2 processes running `spawned`
+//   spawned                       checks it was spawned, prints, exits 0
+//   no-pmix                       prints and exits without touching PMIx
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/rank_set.h"
+#include "transport/bootstrap/bootstrap.h"
+
+namespace {
+
+using rft::Rank;
+using rft::RankSet;
+using rft::transport::Bootstrap;
+using rft::transport::TerminationEvent;
+
+constexpr auto kWait = std::chrono::seconds(20);
+
+int Fail(const std::string& what) {
+  std::printf("FAILED: %s\n", what.c_str());
+  std::fflush(stdout);
+  return 3;
+}
+
+std::vector<std::byte> BlobOf(Rank rank) {
+  std::vector<std::byte> blob((rank * 37) % 1000 + 1);
+  for (size_t i = 0; i < blob.size(); ++i) blob[i] = static_cast<std::byte>((rank + i) & 0xff);
+  return blob;
+}
+
+struct Failures {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::set<Rank> failed;
+  std::vector<TerminationEvent> events;
+};
+
+void SleepForever() {
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
+// Registers for termination events, exchanges addresses, then waits for the victims.
+int WaitForVictims(Bootstrap& job, const RankSet& victims, bool abort_them) {
+  Failures failures;
+  rft::Status status = job.OnTermination([&](const TerminationEvent& event) {
+    std::lock_guard<std::mutex> lock(failures.mutex);
+    failures.failed.insert(event.rank);
+    failures.events.push_back(event);
+    failures.changed.notify_all();
+  });
+  if (!status.ok()) return Fail(status.ToString());
+  auto all = job.Exchange("test.addr", BlobOf(job.rank()));
+  if (!all.ok()) return Fail(all.status().ToString());
+  if (victims.Contains(job.rank())) SleepForever();
+  if (abort_them && job.rank() == 0) {
+    status = job.Abort(5, "test aborts the victims", victims);
+    if (!status.ok()) return Fail(status.ToString());
+    std::printf("abort of %s returned\n", victims.ToString().c_str());
+  }
+  std::unique_lock<std::mutex> lock(failures.mutex);
+  const bool all_seen = failures.changed.wait_for(lock, kWait, [&] {
+    for (Rank v : victims) {
+      if (failures.failed.count(v) == 0) return false;
+    }
+    return true;
+  });
+  if (!all_seen) return Fail("timed out waiting for the failure of " + victims.ToString());
+  for (Rank r : failures.failed) {
+    if (!victims.Contains(r)) return Fail("rank " + std::to_string(r) + " reported failed");
+  }
+  for (const TerminationEvent& event : failures.events) {
+    if (event.nspace != job.nspace()) return Fail("event from namespace " + event.nspace);
+    const double ms =
+        event.fault_ns == 0
+            ? -1
+            : static_cast<double>(event.received_ns - static_cast<int64_t>(event.fault_ns)) / 1e6;
+    std::printf("rank %u failed (%s), known %.3f ms after the fault\n", event.rank,
+                rft::transport::DescribeTermination(event).c_str(), ms);
+  }
+  std::printf("failures ok %s\n", victims.ToString().c_str());
+  return 0;
+}
+
+int Exchange(Bootstrap& job) {
+  auto all = job.Exchange("test.addr", BlobOf(job.rank()));
+  if (!all.ok()) return Fail(all.status().ToString());
+  if (all->size() != job.size()) return Fail("wrong number of blobs");
+  for (Rank r = 0; r < job.size(); ++r) {
+    if ((*all)[r] != BlobOf(r)) return Fail("blob of rank " + std::to_string(r) + " differs");
+  }
+  // Bounded by RFT_PMIX_TIMEOUT (the test sets it short): an error, not a hang.
+  auto missing = job.Get(job.size() - 1, "test.never-published");
+  if (missing.ok()) return Fail("Get of a key nobody published succeeded");
+  if (missing.status().message().find("test.never-published") == std::string::npos) {
+    return Fail("the error does not name the key: " + missing.status().ToString());
+  }
+  if (job.local_peers().size() != job.size())
+    return Fail("local peers " + job.local_peers().ToString());
+  std::printf("exchange ok n=%u local=%s oversubscribed=%d\n", job.size(),
+              job.local_peers().ToString().c_str(), job.oversubscribed() ? 1 : 0);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (argc < 2) return Fail("no mode");
+  const std::string mode = argv[1];
+  if (mode == "no-pmix") {
+    std::printf("no-pmix ran\n");
+    return 0;
+  }
+  auto init = Bootstrap::Init();
+  if (!init.ok()) return Fail(init.status().ToString());
+  Bootstrap& job = **init;
+  RankSet victims;
+  for (int i = 2; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--victims") == 0) {
+      auto parsed = RankSet::Parse(std::string("{") + argv[i + 1] + "}");
+      if (!parsed.ok()) return Fail(parsed.status().ToString());
+      victims = *parsed;
+    }
+  }
+  if (mode == "exchange") return Exchange(job);
+  if (mode == "failures") return WaitForVictims(job, victims, false);
+  if (mode == "abort-subset") return WaitForVictims(job, victims, true);
+  if (mode == "abort-all") {
+    if (job.rank() == 1) {
+      rft::Status status = job.Abort(7, "test aborts the job", RankSet());
+      return Fail("abort returned: " + status.ToString());
+    }
+    SleepForever();
+  }
+  if (mode == "exit" && argc > 2) {
+    if (job.rank() == 1) return std::atoi(argv[2]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    return 0;
+  }
+  if (mode == "sleep" && argc > 2) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(argv[2])));
+    return 0;
+  }
+  if (mode == "spawn") {
+    if (job.rank() != 0) return 0;
+    auto child = job.Spawn({argv[0], "spawned"}, 2);
+    if (!child.ok()) return Fail(child.status().ToString());
+    std::printf("spawned namespace %s\n", child->c_str());
+    return 0;
+  }
+  if (mode == "spawned") {
+    if (!job.spawned()) return Fail("PMIX_SPAWNED is not set");
+    std::printf("spawned child %u of %u up\n", job.rank(), job.size());
+    return 0;
+  }
+  return Fail("unknown mode " + mode);
+}

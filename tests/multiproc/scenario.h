@@ -1,0 +1,41 @@
+// Runs a multi-process scenario under rftrun from a GoogleTest test: the job's merged output
+// is captured, and the whole process group is killed if it outlives its time limit, so a
+// hang fails fast with the output so far instead of eating the CI budget.
+#ifndef RFT_TESTS_MULTIPROC_SCENARIO_H_
+#define RFT_TESTS_MULTIPROC_SCENARIO_H_
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace rft::testing {
+
+struct ScenarioResult {
+  int exit_status = -1;    // rftrun's exit status; 128+N when killed by signal N
+  bool timed_out = false;  // killed by the harness at its time limit
+  double seconds = 0;
+  std::string output;  // stdout and stderr, merged
+  std::string command;
+
+  // For assertion messages.
+  std::string Report() const;
+};
+
+// Path of a file built into the test's runfiles, e.g. "tools/rftrun/rftrun".
+std::string Runfile(const std::string& workspace_relative);
+
+// Runs `program args...` (program is a runfile path or absolute) with `extra_env` added.
+ScenarioResult RunCommand(const std::string& program, const std::vector<std::string>& args,
+                          std::chrono::milliseconds limit,
+                          const std::vector<std::string>& extra_env = {});
+
+// Runs rftrun with `args`.
+ScenarioResult RunRftrun(const std::vector<std::string>& args,
+                         std::chrono::milliseconds limit = std::chrono::seconds(60));
+
+// Number of lines of `output` containing `text`.
+int CountLines(const std::string& output, const std::string& text);
+
+}  // namespace rft::testing
+
+#endif  // RFT_TESTS_MULTIPROC_SCENARIO_H_

@@ -1,0 +1,76 @@
+#include "tools/rftrun/options.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+namespace rft::rftrun {
+namespace {
+
+TEST(OptionsTest, ParsesEverything) {
+  auto options = ParseOptions({"-n", "4", "--ft", "--timeout", "2.5", "--kill", "2@0.5", "--stop",
+                               "1@1", "--no-tag-output", "-v", "prog", "--ft", "x"});
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->nprocs, 4u);
+  EXPECT_TRUE(options->fault_tolerant);
+  EXPECT_EQ(options->timeout, std::chrono::milliseconds(2500));
+  ASSERT_EQ(options->faults.size(), 2u);
+  EXPECT_EQ(options->faults[0].rank, 2u);
+  EXPECT_EQ(options->faults[0].signal, SIGKILL);
+  EXPECT_EQ(options->faults[0].at, std::chrono::milliseconds(500));
+  EXPECT_EQ(options->faults[1].signal, SIGSTOP);
+  EXPECT_FALSE(options->tag_output);
+  EXPECT_TRUE(options->verbose);
+  // Options after the program belong to the program.
+  EXPECT_EQ(options->argv, (std::vector<std::string>{"prog", "--ft", "x"}));
+}
+
+TEST(OptionsTest, DoubleDashEndsOptions) {
+  auto options = ParseOptions({"-np", "2", "--", "-prog-with-dash"});
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->nprocs, 2u);
+  EXPECT_EQ(options->argv, (std::vector<std::string>{"-prog-with-dash"}));
+  EXPECT_FALSE(options->fault_tolerant);
+  EXPECT_TRUE(options->tag_output);
+}
+
+TEST(OptionsTest, HelpNeedsNothingElse) {
+  auto options = ParseOptions({"--help"});
+  ASSERT_TRUE(options.ok());
+  EXPECT_TRUE(options->help);
+}
+
+TEST(OptionsTest, BadInputNamesTheBadValue) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"-n", "2"}, "missing PROGRAM: nothing to run"},
+      {{"prog"}, "missing -n N: the number of processes to start"},
+      {{"-n"}, "-n: missing value"},
+      {{"-n", "0", "p"}, "-n \"0\": expected a process count from 1 to 4096"},
+      {{"-n", "-3", "p"}, "-n \"-3\": expected a process count from 1 to 4096"},
+      {{"-n", "5000", "p"}, "-n \"5000\": expected a process count from 1 to 4096"},
+      {{"-n", "2x", "p"}, "-n \"2x\": expected a process count from 1 to 4096"},
+      {{"-n", "2", "--timeout", "0", "p"},
+       "--timeout \"0\": expected a positive number of seconds"},
+      {{"-n", "2", "--timeout", "-1", "p"},
+       "--timeout \"-1\": expected a positive number of seconds"},
+      {{"-n", "2", "--kill", "1", "p"}, "--kill \"1\": expected RANK@SECONDS, e.g. 2@0.5"},
+      {{"-n", "2", "--kill", "a@1", "p"}, "--kill \"a@1\": expected RANK@SECONDS, e.g. 2@0.5"},
+      {{"-n", "2", "--stop", "1@", "p"}, "--stop \"1@\": expected RANK@SECONDS, e.g. 2@0.5"},
+      {{"-n", "2", "--kill", "2@1", "p"},
+       "--kill rank 2: no such rank in a job of 2 processes (ranks 0..1)"},
+      {{"-n", "2", "--bogus", "p"}, "unknown option \"--bogus\""},
+  };
+  for (const Case& c : cases) {
+    auto options = ParseOptions(c.args);
+    ASSERT_FALSE(options.ok()) << c.message;
+    EXPECT_EQ(options.status().code(), RFT_ERR_ARG);
+    EXPECT_EQ(options.status().message(), c.message);
+  }
+}
+
+}  // namespace
+}  // namespace rft::rftrun

@@ -1,0 +1,604 @@
+#include "tools/rftrun/launcher.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "tools/rftrun/process_util.h"
+
+extern char** environ;
+
+namespace rft::rftrun {
+namespace {
+
+constexpr int64_t kNanosPerMs = 1000000;
+// After SIGTERM, how long processes get before SIGKILL.
+constexpr int64_t kTermGraceNs = 1000 * kNanosPerMs;
+// After every process exited, how long to wait for output still in flight (a grandchild
+// may hold a pipe open forever).
+constexpr int64_t kDrainGraceNs = 1000 * kNanosPerMs;
+
+const sigset_t& HandledSignals() {
+  static const sigset_t set = [] {
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGCHLD);
+    sigaddset(&s, SIGINT);
+    sigaddset(&s, SIGTERM);
+    sigaddset(&s, SIGHUP);
+    return s;
+  }();
+  return set;
+}
+
+}  // namespace
+
+Launcher::Launcher(Options options) : options_(std::move(options)) {
+  std::stable_sort(options_.faults.begin(), options_.faults.end(),
+                   [](const Fault& a, const Fault& b) { return a.at < b.at; });
+}
+
+Launcher::~Launcher() {
+  pmix_.reset();  // PMIx_server_finalize before its directory goes
+  for (auto& process : processes_) {
+    if (process->out_fd >= 0) close(process->out_fd);
+    if (process->err_fd >= 0) close(process->err_fd);
+  }
+  if (signal_fd_ >= 0) close(signal_fd_);
+  if (wake_fd_ >= 0) close(wake_fd_);
+  if (!tmpdir_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(tmpdir_, ignored);
+  }
+}
+
+void Launcher::Log(const char* format, ...) {
+  if (!options_.verbose) return;
+  char line[1024];
+  const double t = static_cast<double>(MonotonicNanos() - start_ns_) / 1e9;
+  int n = std::snprintf(line, sizeof(line), "rftrun [%9.6f] ", t);
+  va_list args;
+  va_start(args, format);
+  n += std::vsnprintf(line + n, sizeof(line) - static_cast<size_t>(n) - 1, format, args);
+  va_end(args);
+  n = std::min<int>(n, static_cast<int>(sizeof(line)) - 2);
+  line[n++] = '\n';
+  WriteAll(2, std::string_view(line, static_cast<size_t>(n)));
+}
+
+Status Launcher::Setup() {
+  start_ns_ = MonotonicNanos();
+  nspace_ = "rftrun." + std::to_string(getpid());
+  hostname_ = Hostname();
+  auto tmpdir = MakeTempDir("rftrun");
+  if (!tmpdir.ok()) return tmpdir.status();
+  tmpdir_ = *tmpdir;
+
+  // Block before libpmix starts its threads, so they inherit the mask and every SIGCHLD
+  // arrives through the signalfd.
+  pthread_sigmask(SIG_BLOCK, &HandledSignals(), nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  signal_fd_ = signalfd(-1, &HandledSignals(), SFD_CLOEXEC | SFD_NONBLOCK);
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (signal_fd_ < 0 || wake_fd_ < 0) {
+    return OtherError(std::string("signalfd/eventfd: ") + std::strerror(errno));
+  }
+  auto host = PmixHost::Start(this, tmpdir_);
+  if (!host.ok()) return host.status();
+  pmix_ = std::move(*host);
+  return Status::Ok();
+}
+
+int Launcher::Run() {
+  Status status = Setup();
+  SpawnApp app;
+  if (status.ok()) {
+    auto path = ResolveProgram(options_.argv[0]);
+    if (!path.ok()) {
+      std::fprintf(stderr, "rftrun: %s\n", path.status().message().c_str());
+      return 2;
+    }
+    app.command = *path;
+    app.argv = options_.argv;
+    app.nprocs = options_.nprocs;
+    JobSpec job;
+    job.nspace = nspace_;
+    job.nprocs = options_.nprocs;
+    job.hostname = hostname_;
+    job.oversubscribed = options_.nprocs > OnlineCpus();
+    status = LaunchJob(job, {app});
+  }
+  if (!status.ok()) {
+    std::fprintf(stderr, "rftrun: cannot start the job: %s\n", status.ToString().c_str());
+    EndJob(SIGKILL);
+    while (!Finished()) {
+      Reap();
+      if (!Finished()) usleep(1000);
+    }
+    return 1;
+  }
+  Log("launched %u processes of %s%s", options_.nprocs, app.command.c_str(),
+      options_.fault_tolerant ? " (fault tolerant)" : "");
+  Loop();
+  const int exit_status = ExitStatus();
+  if (!failure_summary_.empty() || exit_status != 0) {
+    std::string line =
+        "rftrun: " + (failure_summary_.empty() ? std::string("job failed") : failure_summary_);
+    line += "; exit status " + std::to_string(exit_status) + "\n";
+    WriteAll(2, line);
+  }
+  return exit_status;
+}
+
+Status Launcher::LaunchJob(const JobSpec& job, const std::vector<SpawnApp>& apps) {
+  Status status = pmix_->RegisterJob(job);
+  if (!status.ok()) return status;
+  uint32_t rank = 0;
+  for (const SpawnApp& app : apps) {
+    for (uint32_t i = 0; i < app.nprocs; ++i, ++rank) {
+      auto process = std::make_unique<Process>();
+      process->nspace = job.nspace;
+      process->rank = rank;
+      process->label = job.spawned ? "s" + std::to_string(spawn_count_) + ":" + std::to_string(rank)
+                                   : std::to_string(rank);
+      auto env = pmix_->PrepareChild(job.nspace, rank);
+      if (!env.ok()) return env.status();
+      processes_.push_back(std::move(process));
+      status = StartProcess(processes_.back().get(), app, *env);
+      if (!status.ok()) return status;
+    }
+  }
+  return Status::Ok();
+}
+
+Status Launcher::StartProcess(Process* process, const SpawnApp& app,
+                              const std::vector<std::string>& pmix_env) {
+  // Everything the child needs is built before fork: libpmix has threads, so the child may
+  // only make async-signal-safe calls until exec.
+  std::vector<std::string> env_strings;
+  for (char** var = environ; *var != nullptr; ++var) {
+    if (std::strncmp(*var, "PMIX_", 5) != 0) env_strings.emplace_back(*var);  // not inherited
+  }
+  env_strings.insert(env_strings.end(), pmix_env.begin(), pmix_env.end());
+  env_strings.insert(env_strings.end(), app.env.begin(), app.env.end());
+  ChildSpec spec;
+  spec.path = app.command;
+  spec.argv = app.argv;
+  spec.env = std::move(env_strings);
+  spec.cwd = app.cwd;
+  spec.unblock = HandledSignals();
+  auto child = ForkExec(spec);
+  if (!child.ok()) return child.status();
+  process->pid = child->pid;
+  process->out_fd = child->out_fd;
+  process->err_fd = child->err_fd;
+  const std::string prefix = options_.tag_output ? "[" + process->label + "] " : "";
+  process->out_relay = std::make_unique<OutputRelay>(1, prefix);
+  process->err_relay = std::make_unique<OutputRelay>(2, prefix);
+  by_pid_[process->pid] = process;
+  return Status::Ok();
+}
+
+void Launcher::Loop() {
+  std::vector<pollfd> fds;
+  std::vector<Process*> owners;  // owner of fds[i] for the pipe entries
+  for (;;) {
+    const int64_t now = MonotonicNanos();
+    InjectDueFaults(now);
+    if (options_.timeout.count() > 0 && !timed_out_ &&
+        now - start_ns_ >= options_.timeout.count()) {
+      timed_out_ = true;
+      std::string alive;
+      for (auto& p : processes_) {
+        if (!p->exited) alive += (alive.empty() ? "" : ",") + p->label;
+      }
+      failure_summary_ = "timeout: the job ran longer than " +
+                         std::to_string(static_cast<double>(options_.timeout.count()) / 1e9) +
+                         " s; killed rank(s) " + alive;
+      WriteAll(2, "rftrun: " + failure_summary_ + "\n");
+      EndJob(SIGKILL);
+    }
+    if (kill_deadline_ns_ != 0 && now >= kill_deadline_ns_) {
+      kill_deadline_ns_ = 0;
+      EndJob(SIGKILL);
+    }
+    if (Finished()) break;
+
+    int64_t wake_at = INT64_MAX;
+    if (next_fault_ < options_.faults.size()) {
+      wake_at = std::min(wake_at, start_ns_ + options_.faults[next_fault_].at.count());
+    }
+    if (options_.timeout.count() > 0 && !timed_out_) {
+      wake_at = std::min(wake_at, start_ns_ + options_.timeout.count());
+    }
+    if (kill_deadline_ns_ != 0) wake_at = std::min(wake_at, kill_deadline_ns_);
+    if (drain_deadline_ns_ != 0) wake_at = std::min(wake_at, drain_deadline_ns_);
+
+    fds.clear();
+    owners.clear();
+    fds.push_back({signal_fd_, POLLIN, 0});
+    fds.push_back({wake_fd_, POLLIN, 0});
+    for (int fd : listen_fds_) fds.push_back({fd, POLLIN, 0});
+    const size_t first_pipe = fds.size();
+    for (auto& p : processes_) {
+      if (p->out_fd >= 0) {
+        fds.push_back({p->out_fd, POLLIN, 0});
+        owners.push_back(p.get());
+      }
+      if (p->err_fd >= 0) {
+        fds.push_back({p->err_fd, POLLIN, 0});
+        owners.push_back(p.get());
+      }
+    }
+    int timeout_ms = -1;
+    if (wake_at != INT64_MAX) {
+      timeout_ms =
+          static_cast<int>(std::max<int64_t>(0, (wake_at - now + kNanosPerMs - 1) / kNanosPerMs));
+    }
+    const int ready = poll(fds.data(), fds.size(), timeout_ms);
+    if (ready < 0 && errno != EINTR) {
+      std::fprintf(stderr, "rftrun: poll: %s\n", std::strerror(errno));
+      EndJob(SIGKILL);
+      failure_status_ = failure_status_.value_or(1);
+      continue;
+    }
+    if (ready <= 0) continue;
+    if (fds[0].revents != 0) HandleSignals();
+    if (fds[1].revents != 0) HandleQueue();
+    for (size_t i = 2; i < first_pipe; ++i) {
+      if (fds[i].revents != 0) pmix_->AcceptOn(fds[i].fd);
+    }
+    for (size_t i = first_pipe; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      Process* p = owners[i - first_pipe];
+      const bool is_out = fds[i].fd == p->out_fd;
+      OutputRelay* relay = is_out ? p->out_relay.get() : p->err_relay.get();
+      if (!relay->Drain(fds[i].fd)) {
+        close(fds[i].fd);
+        (is_out ? p->out_fd : p->err_fd) = -1;
+      }
+    }
+  }
+}
+
+void Launcher::HandleSignals() {
+  signalfd_siginfo info;
+  bool child = false;
+  while (read(signal_fd_, &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
+    if (info.ssi_signo == SIGCHLD) {
+      child = true;
+    } else if (!ending_) {
+      interrupted_by_ = static_cast<int>(info.ssi_signo);
+      failure_summary_ = std::string("interrupted by ") + strsignal(interrupted_by_);
+      EndJob(SIGTERM);
+    }
+  }
+  if (child) Reap();
+}
+
+void Launcher::Reap() {
+  // A client's PMIx_Finalize returns only after our upcall queued the notice, so draining the
+  // queue first means a process that finalized and exited is never mistaken for a failure.
+  HandleQueue();
+  for (;;) {
+    int wait_status = 0;
+    const pid_t pid = waitpid(-1, &wait_status, WNOHANG);
+    if (pid <= 0) return;
+    auto it = by_pid_.find(pid);
+    if (it != by_pid_.end()) OnExit(it->second, wait_status);
+  }
+}
+
+void Launcher::OnExit(Process* process, int wait_status) {
+  process->exited = true;
+  process->wait_status = wait_status;
+  process->stopped = false;
+  pmix_status_t code = PMIX_SUCCESS;
+  int exit_code = 0;
+  if (WIFSIGNALED(wait_status)) {
+    code = PMIX_ERR_PROC_ABORTED_BY_SIG;
+    exit_code = 128 + WTERMSIG(wait_status);
+  } else if (WEXITSTATUS(wait_status) != 0) {
+    code = PMIX_ERR_EXIT_NONZERO_TERM;
+    exit_code = WEXITSTATUS(wait_status);
+  } else if (process->connected && !process->finalized) {
+    code = PMIX_ERR_PROC_TERM_WO_SYNC;  // left without PMIx_Finalize: a failure to its peers
+  }
+  const bool failed = code != PMIX_SUCCESS;
+  Log("rank %s (pid %d) %s", process->label.c_str(), static_cast<int>(process->pid),
+      Describe(*process).c_str());
+  if (failed && !ending_) {
+    const Status status = pmix_->NotifyTermination(process->nspace, process->rank, code, exit_code,
+                                                   process->fault_ns);
+    if (!status.ok()) {
+      RFT_LOG_WARN("event for rank %s not sent: %s", process->label.c_str(),
+                   status.ToString().c_str());
+    }
+    Log("event %s sent for rank %s", PMIx_Error_string(code), process->label.c_str());
+  }
+  // Which failures end the job: without --ft, any; with it, only the application's own
+  // verdict (a non-zero exit status), which decides the exit status but lets the rest finish.
+  const bool crashed = failed && !(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) != 0);
+  if (failed && !ending_ && !failure_status_) {
+    if (!options_.fault_tolerant) {
+      failure_status_ = exit_code != 0 ? exit_code : 1;
+      failure_summary_ = "rank " + process->label + " " + Describe(*process) +
+                         "; the job was ended (run with --ft to keep it going)";
+      EndJob(SIGTERM);
+    } else if (!crashed) {
+      failure_status_ = exit_code;
+      failure_summary_ = "rank " + process->label + " " + Describe(*process);
+    }
+  }
+  if (failed && options_.fault_tolerant && crashed) {
+    if (!failure_summary_.empty()) failure_summary_ += "; ";
+    failure_summary_ += "rank " + process->label + " " + Describe(*process);
+  }
+  KillStoppedIfOnlyTheyRemain();
+  if (Finished() ||
+      std::all_of(processes_.begin(), processes_.end(), [](const auto& p) { return p->exited; })) {
+    drain_deadline_ns_ = MonotonicNanos() + kDrainGraceNs;
+  }
+}
+
+std::string Launcher::Describe(const Process& process) const {
+  std::string text;
+  const int st = process.wait_status;
+  if (!process.exited) {
+    text = "is still running";
+  } else if (WIFSIGNALED(st)) {
+    const char* name = sigabbrev_np(WTERMSIG(st));
+    text = "was killed by signal " + std::to_string(WTERMSIG(st)) +
+           (name != nullptr ? std::string(" (SIG") + name + ")" : "");
+  } else if (WEXITSTATUS(st) != 0) {
+    text = "exited with status " + std::to_string(WEXITSTATUS(st));
+  } else if (process.connected && !process.finalized) {
+    text = "exited without calling PMIx_Finalize";
+  } else {
+    text = "exited normally";
+  }
+  if (process.aborted) {
+    text += ", aborted on request";
+  } else if (process.injected_signal != 0) {
+    text +=
+        std::string(", injected by --") + (process.injected_signal == SIGKILL ? "kill" : "stop");
+  }
+  return text;
+}
+
+void Launcher::HandleQueue() {
+  uint64_t counter;
+  while (read(wake_fd_, &counter, sizeof(counter)) > 0) {
+  }
+  std::deque<Queued> work;
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    work.swap(queue_);
+  }
+  for (Queued& item : work) {
+    switch (item.kind) {
+      case Queued::Kind::kConnected:
+        if (Process* p = Find(item.proc)) p->connected = true;
+        break;
+      case Queued::Kind::kFinalized:
+        if (Process* p = Find(item.proc)) p->finalized = true;
+        break;
+      case Queued::Kind::kAbort:
+        HandleAbort(item.abort);
+        break;
+      case Queued::Kind::kSpawn:
+        HandleSpawn(item.spawn);
+        break;
+      case Queued::Kind::kListener:
+        listen_fds_.push_back(item.fd);
+        break;
+    }
+  }
+}
+
+void Launcher::HandleAbort(const AbortRequest& request) {
+  Process* caller = Find(request.caller);
+  const std::string who = caller != nullptr ? caller->label : std::to_string(request.caller.rank);
+  bool whole_job = request.targets.empty();
+  std::vector<Process*> targets;
+  for (const pmix_proc_t& target : request.targets) {
+    if (target.rank == PMIX_RANK_WILDCARD) {
+      whole_job = true;
+      break;
+    }
+    if (Process* p = Find(target)) targets.push_back(p);
+  }
+  const std::string why = request.message.empty() ? "" : ": " + request.message;
+  if (whole_job) {
+    Log("rank %s aborts the job with status %d", who.c_str(), request.status);
+    if (!failure_status_) {
+      failure_status_ = request.status != 0 ? request.status : 1;
+      failure_summary_ =
+          "rank " + who + " aborted the job with status " + std::to_string(request.status) + why;
+    }
+    for (auto& p : processes_) p->aborted = !p->exited;
+    EndJob(SIGKILL);
+    return;
+  }
+  bool caller_killed = false;
+  std::string killed;
+  for (Process* p : targets) {
+    if (p->exited) continue;
+    p->aborted = true;
+    caller_killed |= (p == caller);
+    killed += (killed.empty() ? "" : ",") + p->label;
+    kill(p->pid, SIGKILL);
+    kill(p->pid, SIGCONT);
+  }
+  Log("rank %s aborted rank(s) %s with status %d", who.c_str(), killed.c_str(), request.status);
+  if (!failure_status_ && request.status != 0) {
+    failure_status_ = request.status;
+    failure_summary_ = "rank " + who + " aborted rank(s) " + killed + " with status " +
+                       std::to_string(request.status) + why;
+  }
+  if (!caller_killed) pmix_->CompleteAbort(request, PMIX_SUCCESS);
+}
+
+void Launcher::HandleSpawn(const SpawnRequest& request) {
+  ++spawn_count_;
+  JobSpec job;
+  job.nspace = nspace_ + ".s" + std::to_string(spawn_count_);
+  job.hostname = hostname_;
+  job.spawned = true;
+  job.parent = request.parent;
+  std::vector<SpawnApp> apps = request.apps;
+  for (SpawnApp& app : apps) {
+    job.nprocs += app.nprocs;
+    auto path = ResolveProgram(app.command.empty() ? app.argv[0] : app.command);
+    if (!path.ok()) {
+      RFT_LOG_WARN("spawn: %s", path.status().message().c_str());
+      pmix_->CompleteSpawn(request, PMIX_ERR_NOT_FOUND, "");
+      return;
+    }
+    app.command = *path;
+  }
+  uint32_t alive = 0;
+  for (auto& p : processes_) alive += p->exited ? 0 : 1;
+  job.oversubscribed = alive + job.nprocs > OnlineCpus();
+  const Status status = LaunchJob(job, apps);
+  if (!status.ok()) {
+    RFT_LOG_WARN("spawn of %s failed: %s", job.nspace.c_str(), status.ToString().c_str());
+    pmix_->CompleteSpawn(request, PMIX_ERROR, "");
+    return;
+  }
+  Log("spawned %u process(es) as %s", job.nprocs, job.nspace.c_str());
+  pmix_->CompleteSpawn(request, PMIX_SUCCESS, job.nspace);
+}
+
+void Launcher::InjectDueFaults(int64_t now_ns) {
+  while (next_fault_ < options_.faults.size() &&
+         start_ns_ + options_.faults[next_fault_].at.count() <= now_ns) {
+    const Fault& fault = options_.faults[next_fault_++];
+    Process* p = processes_[fault.rank].get();
+    if (p->exited || ending_) {
+      Log("--%s %u skipped: the rank is gone", fault.signal == SIGKILL ? "kill" : "stop",
+          fault.rank);
+      continue;
+    }
+    p->injected_signal = fault.signal;
+    p->fault_ns = static_cast<uint64_t>(MonotonicNanos());
+    kill(p->pid, fault.signal);
+    if (fault.signal == SIGSTOP) p->stopped = true;
+    Log("sent SIG%s to rank %u (pid %d)", sigabbrev_np(fault.signal), fault.rank,
+        static_cast<int>(p->pid));
+  }
+  KillStoppedIfOnlyTheyRemain();
+}
+
+// A rank stopped by --stop never exits by itself; once it is all that is left, it is a
+// hung process and is killed so the job can end.
+void Launcher::KillStoppedIfOnlyTheyRemain() {
+  bool any_stopped = false;
+  for (auto& p : processes_) {
+    if (p->exited) continue;
+    if (!p->stopped) return;
+    any_stopped = true;
+  }
+  if (!any_stopped) return;
+  for (auto& p : processes_) {
+    if (p->exited || !p->stopped) continue;
+    Log("killing stopped rank %s: every other process has exited", p->label.c_str());
+    kill(p->pid, SIGKILL);
+    kill(p->pid, SIGCONT);
+    p->stopped = false;
+  }
+}
+
+void Launcher::EndJob(int signal) {
+  if (signal != SIGKILL) kill_deadline_ns_ = MonotonicNanos() + kTermGraceNs;
+  ending_ = true;
+  for (auto& p : processes_) {
+    if (p->exited || p->pid < 0) continue;
+    kill(p->pid, signal);
+    kill(p->pid, SIGCONT);
+  }
+}
+
+bool Launcher::Finished() const {
+  bool pipes_open = false;
+  for (const auto& p : processes_) {
+    if (!p->exited && p->pid >= 0) return false;
+    pipes_open |= p->out_fd >= 0 || p->err_fd >= 0;
+  }
+  return !pipes_open || (drain_deadline_ns_ != 0 && MonotonicNanos() >= drain_deadline_ns_);
+}
+
+int Launcher::ExitStatus() const {
+  if (timed_out_) return kTimeoutExitStatus;
+  if (interrupted_by_ != 0) return 128 + interrupted_by_;
+  if (failure_status_) return *failure_status_;
+  return 0;
+}
+
+Launcher::Process* Launcher::Find(const pmix_proc_t& proc) {
+  for (auto& p : processes_) {
+    if (p->rank == proc.rank && PMIX_CHECK_NSPACE(p->nspace.c_str(), proc.nspace)) {
+      return p.get();
+    }
+  }
+  return nullptr;
+}
+
+void Launcher::Enqueue(Queued item) {
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  queue_.push_back(std::move(item));
+  const uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof(one));
+}
+
+void Launcher::OnClientConnected(const pmix_proc_t& proc) {
+  Queued item;
+  item.kind = Queued::Kind::kConnected;
+  item.proc = proc;
+  Enqueue(std::move(item));
+}
+
+void Launcher::OnClientFinalized(const pmix_proc_t& proc) {
+  Queued item;
+  item.kind = Queued::Kind::kFinalized;
+  item.proc = proc;
+  Enqueue(std::move(item));
+}
+
+void Launcher::OnAbort(AbortRequest request) {
+  Queued item;
+  item.kind = Queued::Kind::kAbort;
+  item.abort = std::move(request);
+  Enqueue(std::move(item));
+}
+
+void Launcher::OnSpawn(SpawnRequest request) {
+  Queued item;
+  item.kind = Queued::Kind::kSpawn;
+  item.spawn = std::move(request);
+  Enqueue(std::move(item));
+}
+
+void Launcher::OnListeningSocket(int fd) {
+  Queued item;
+  item.kind = Queued::Kind::kListener;
+  item.fd = fd;
+  Enqueue(std::move(item));
+}
+
+}  // namespace rft::rftrun

@@ -1,0 +1,125 @@
+// The launcher: starts the job's processes as PMIx clients of this process, relays their
+// output, injects faults, turns each abnormal termination into a PMIx event for the
+// survivors, and decides the job's exit status.
+//
+// Threads: libpmix's progress thread calls the PmixHandler functions, which only queue work;
+// everything else runs on the main thread's poll loop (signalfd for SIGCHLD and termination
+// signals, an eventfd for queued work, the PMIx listening sockets, the children's pipes).
+#ifndef RFT_TOOLS_RFTRUN_LAUNCHER_H_
+#define RFT_TOOLS_RFTRUN_LAUNCHER_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/rftrun/options.h"
+#include "tools/rftrun/output_relay.h"
+#include "tools/rftrun/pmix_host.h"
+
+namespace rft::rftrun {
+
+// Exit status when --timeout fires (as timeout(1)).
+inline constexpr int kTimeoutExitStatus = 124;
+
+class Launcher : public PmixHandler {
+ public:
+  explicit Launcher(Options options);
+  ~Launcher() override;
+
+  // Runs the job to its end and returns rftrun's exit status.
+  int Run();
+
+  // PmixHandler: called on libpmix's thread; they queue and wake the main loop.
+  void OnClientConnected(const pmix_proc_t& proc) override;
+  void OnClientFinalized(const pmix_proc_t& proc) override;
+  void OnAbort(AbortRequest request) override;
+  void OnSpawn(SpawnRequest request) override;
+  void OnListeningSocket(int fd) override;
+
+ private:
+  struct Process {
+    std::string nspace;
+    uint32_t rank = 0;
+    std::string label;  // "2" for the launched job, "s1:0" for spawned ones
+    pid_t pid = -1;
+    int out_fd = -1;
+    int err_fd = -1;
+    std::unique_ptr<OutputRelay> out_relay;
+    std::unique_ptr<OutputRelay> err_relay;
+    bool connected = false;  // called PMIx_Init
+    bool finalized = false;  // called PMIx_Finalize
+    bool exited = false;
+    int wait_status = 0;
+    int injected_signal = 0;  // from --kill/--stop
+    uint64_t fault_ns = 0;    // when it was injected
+    bool stopped = false;     // by --stop, and not resumed
+    bool aborted = false;     // killed because of a PMIx_Abort
+  };
+
+  // Work handed from libpmix's thread to the main loop.
+  struct Queued {
+    enum class Kind { kConnected, kFinalized, kAbort, kSpawn, kListener };
+    Kind kind = Kind::kConnected;
+    pmix_proc_t proc{};
+    AbortRequest abort;
+    SpawnRequest spawn;
+    int fd = -1;
+  };
+
+  void Enqueue(Queued item);
+  Status Setup();
+  Status LaunchJob(const JobSpec& job, const std::vector<SpawnApp>& apps);
+  Status StartProcess(Process* process, const SpawnApp& app, const std::vector<std::string>& env);
+  void Loop();
+  void HandleSignals();
+  void HandleQueue();
+  void Reap();
+  void OnExit(Process* process, int wait_status);
+  void HandleAbort(const AbortRequest& request);
+  void HandleSpawn(const SpawnRequest& request);
+  void InjectDueFaults(int64_t now_ns);
+  void KillStoppedIfOnlyTheyRemain();
+  void EndJob(int signal);  // sends `signal` (after SIGCONT) to every live process
+  bool Finished() const;
+  int ExitStatus() const;
+  std::string Describe(const Process& process) const;
+  Process* Find(const pmix_proc_t& proc);
+  void Log(const char* format, ...) __attribute__((format(printf, 2, 3)));
+
+  Options options_;
+  std::string nspace_;
+  std::string tmpdir_;
+  std::string hostname_;
+  std::unique_ptr<PmixHost> pmix_;
+  std::vector<std::unique_ptr<Process>> processes_;
+  std::map<pid_t, Process*> by_pid_;
+  std::vector<int> listen_fds_;
+  int signal_fd_ = -1;
+  int wake_fd_ = -1;
+  int64_t start_ns_ = 0;
+  size_t next_fault_ = 0;  // options_.faults is sorted by time
+  int spawn_count_ = 0;
+
+  // How the job ends.
+  bool ending_ = false;            // every process has been told to die
+  int64_t kill_deadline_ns_ = 0;   // SIGKILL whoever is left after a SIGTERM
+  int64_t drain_deadline_ns_ = 0;  // stop waiting for output after every process exited
+  bool timed_out_ = false;
+  int interrupted_by_ = 0;             // signal that rftrun itself received
+  std::optional<int> failure_status_;  // exit status decided by a failure or an abort
+  std::string failure_summary_;
+
+  std::mutex queue_mutex_;
+  std::deque<Queued> queue_;
+};
+
+}  // namespace rft::rftrun
+
+#endif  // RFT_TOOLS_RFTRUN_LAUNCHER_H_

@@ -1,0 +1,26 @@
+// rftrun: starts a job of N processes on this node and serves PMIx to them.
+// See Usage() in options.cc and docs/rftrun.md.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "base/log.h"
+#include "tools/rftrun/launcher.h"
+#include "tools/rftrun/options.h"
+
+int main(int argc, char** argv) {
+  rft::log::SetProgramName("rftrun");
+  std::vector<std::string> args(argv + 1, argv + argc);
+  auto options = rft::rftrun::ParseOptions(args);
+  if (!options.ok()) {
+    std::fprintf(stderr, "rftrun: %s\n\n%s", options.status().message().c_str(),
+                 rft::rftrun::Usage());
+    return 2;
+  }
+  if (options->help) {
+    std::fputs(rft::rftrun::Usage(), stdout);
+    return 0;
+  }
+  rft::rftrun::Launcher launcher(std::move(*options));
+  return launcher.Run();
+}

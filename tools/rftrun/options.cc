@@ -1,0 +1,135 @@
+#include "tools/rftrun/options.h"
+
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+
+namespace rft::rftrun {
+namespace {
+
+// Seconds as a non-negative decimal ("0.5", "10").
+bool ParseSeconds(const std::string& text, std::chrono::nanoseconds* out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  const double seconds = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(seconds) || seconds < 0 ||
+      seconds > 1e6) {
+    return false;
+  }
+  *out = std::chrono::nanoseconds(static_cast<int64_t>(std::llround(seconds * 1e9)));
+  return true;
+}
+
+bool ParseUint(const std::string& text, uint64_t max, uint64_t* out) {
+  if (text.empty() || text.size() > 10) return false;
+  uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (value > max) return false;
+  *out = value;
+  return true;
+}
+
+// "RANK@SEC" for --kill and --stop.
+StatusOr<Fault> ParseFault(const std::string& flag, const std::string& text, int signal) {
+  const size_t at = text.find('@');
+  uint64_t rank = 0;
+  Fault fault;
+  fault.signal = signal;
+  if (at == std::string::npos || !ParseUint(text.substr(0, at), UINT32_MAX, &rank) ||
+      !ParseSeconds(text.substr(at + 1), &fault.at)) {
+    return ArgError(flag + " \"" + text + "\": expected RANK@SECONDS, e.g. 2@0.5");
+  }
+  fault.rank = static_cast<uint32_t>(rank);
+  return fault;
+}
+
+}  // namespace
+
+const char* Usage() {
+  return "usage: rftrun -n N [--ft] [--timeout SEC] [--kill RANK@SEC]... [--stop RANK@SEC]...\n"
+         "              [--no-tag-output] [-v] [--] PROGRAM [ARGS...]\n"
+         "\n"
+         "Starts N copies of PROGRAM on this node as one PMIx job (rftrun is their PMIx server).\n"
+         "  -n, -np N          number of processes (ranks 0..N-1)\n"
+         "  --ft               fault-tolerant job: a failed process is reported to the survivors\n"
+         "                     as a PMIx event and the job goes on; exit status 0 when every\n"
+         "                     survivor exits 0. Without --ft a failure ends the whole job.\n"
+         "  --timeout SEC      kill the whole job after SEC seconds (exit status 124)\n"
+         "  --kill RANK@SEC    send SIGKILL to RANK SEC seconds after launch (repeatable)\n"
+         "  --stop RANK@SEC    send SIGSTOP to RANK SEC seconds after launch (repeatable); "
+         "stopped\n"
+         "                     ranks are killed once every other rank has exited\n"
+         "  --no-tag-output    do not prefix each output line with \"[RANK] \"\n"
+         "  -v, --verbose      log launcher events (launch, deaths, events sent) on stderr\n"
+         "  -h, --help         print this help\n";
+}
+
+StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
+  Options options;
+  bool have_n = false;
+  size_t i = 0;
+  auto value_of = [&](const std::string& flag) -> StatusOr<std::string> {
+    if (i + 1 >= args.size()) return ArgError(flag + ": missing value");
+    return args[++i];
+  };
+  for (; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if (arg.empty() || arg[0] != '-') break;  // the program
+    if (arg == "-h" || arg == "--help") {
+      options.help = true;
+      return options;
+    } else if (arg == "-n" || arg == "-np") {
+      auto value = value_of(arg);
+      if (!value.ok()) return value.status();
+      uint64_t n = 0;
+      if (!ParseUint(*value, 4096, &n) || n < 1) {
+        return ArgError(arg + " \"" + *value + "\": expected a process count from 1 to 4096");
+      }
+      options.nprocs = static_cast<uint32_t>(n);
+      have_n = true;
+    } else if (arg == "--ft") {
+      options.fault_tolerant = true;
+    } else if (arg == "--timeout") {
+      auto value = value_of(arg);
+      if (!value.ok()) return value.status();
+      if (!ParseSeconds(*value, &options.timeout) || options.timeout.count() == 0) {
+        return ArgError("--timeout \"" + *value + "\": expected a positive number of seconds");
+      }
+    } else if (arg == "--kill" || arg == "--stop") {
+      auto value = value_of(arg);
+      if (!value.ok()) return value.status();
+      auto fault = ParseFault(arg, *value, arg == "--kill" ? SIGKILL : SIGSTOP);
+      if (!fault.ok()) return fault.status();
+      options.faults.push_back(*fault);
+    } else if (arg == "--no-tag-output") {
+      options.tag_output = false;
+    } else if (arg == "--tag-output") {
+      options.tag_output = true;
+    } else if (arg == "-v" || arg == "--verbose") {
+      options.verbose = true;
+    } else {
+      return ArgError("unknown option \"" + arg + "\"");
+    }
+  }
+  options.argv.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  if (!have_n) return ArgError("missing -n N: the number of processes to start");
+  if (options.argv.empty()) return ArgError("missing PROGRAM: nothing to run");
+  for (const Fault& fault : options.faults) {
+    if (fault.rank >= options.nprocs) {
+      return ArgError(std::string(fault.signal == SIGKILL ? "--kill" : "--stop") + " rank " +
+                      std::to_string(fault.rank) + ": no such rank in a job of " +
+                      std::to_string(options.nprocs) + " processes (ranks 0.." +
+                      std::to_string(options.nprocs - 1) + ")");
+    }
+  }
+  return options;
+}
+
+}  // namespace rft::rftrun

@@ -1,0 +1,40 @@
+// Command line of rftrun, the single-node PMIx launcher.
+#ifndef RFT_TOOLS_RFTRUN_OPTIONS_H_
+#define RFT_TOOLS_RFTRUN_OPTIONS_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace rft::rftrun {
+
+// A fault to inject: a signal sent to one rank of the launched job at a time after launch.
+struct Fault {
+  uint32_t rank = 0;
+  std::chrono::nanoseconds at{0};
+  int signal = 0;  // SIGKILL (--kill) or SIGSTOP (--stop)
+};
+
+struct Options {
+  uint32_t nprocs = 0;
+  bool fault_tolerant = false;          // --ft: a failed process does not end the job
+  std::chrono::nanoseconds timeout{0};  // 0: none
+  std::vector<Fault> faults;
+  bool tag_output = true;  // prefix each output line with "[rank] "
+  bool verbose = false;
+  bool help = false;
+  std::vector<std::string> argv;  // program and its arguments
+};
+
+// Parses rftrun's arguments (argv[0] excluded). Errors name the bad argument and say what was
+// expected; rftrun prints them with the usage and exits 2.
+StatusOr<Options> ParseOptions(const std::vector<std::string>& args);
+
+const char* Usage();
+
+}  // namespace rft::rftrun
+
+#endif  // RFT_TOOLS_RFTRUN_OPTIONS_H_

@@ -1,0 +1,131 @@
+#include "tools/rftrun/process_util.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace rft::rftrun {
+
+StatusOr<Child> ForkExec(const ChildSpec& spec) {
+  int out[2];
+  int err[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return OtherError(std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    close(out[0]);
+    close(out[1]);
+    return OtherError(std::string("pipe: ") + std::strerror(errno));
+  }
+  std::vector<char*> argv;
+  for (const std::string& arg : spec.argv) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const std::string& var : spec.env) envp.push_back(const_cast<char*>(var.c_str()));
+  envp.push_back(nullptr);
+  const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
+
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int saved = errno;
+    close(out[0]);
+    close(out[1]);
+    close(err[0]);
+    close(err[1]);
+    return OtherError(std::string("fork: ") + std::strerror(saved));
+  }
+  if (pid == 0) {
+    sigprocmask(SIG_UNBLOCK, &spec.unblock, nullptr);
+    signal(SIGPIPE, SIG_DFL);
+    const int null_fd = open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) dup2(null_fd, 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    if (cwd != nullptr && chdir(cwd) != 0) {
+      static const char kMessage[] = "rftrun: cannot change to the spawn's working directory\n";
+      (void)!write(2, kMessage, sizeof(kMessage) - 1);
+      _exit(127);
+    }
+    execve(spec.path.c_str(), argv.data(), envp.data());
+    static const char kMessage[] = "rftrun: exec failed for ";
+    (void)!write(2, kMessage, sizeof(kMessage) - 1);
+    (void)!write(2, spec.path.c_str(), spec.path.size());
+    (void)!write(2, "\n", 1);
+    _exit(127);
+  }
+  close(out[1]);
+  close(err[1]);
+  fcntl(out[0], F_SETFL, O_NONBLOCK);
+  fcntl(err[0], F_SETFL, O_NONBLOCK);
+  return Child{pid, out[0], err[0]};
+}
+
+StatusOr<std::string> ResolveProgram(const std::string& program) {
+  auto check = [](const std::string& path) {
+    struct stat st;
+    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+  };
+  if (program.empty()) return ArgError("empty program name");
+  if (program.find('/') != std::string::npos) {
+    if (check(program)) return program;
+    return ArgError(
+        "program \"" + program +
+        "\": " + (access(program.c_str(), F_OK) == 0 ? "not an executable file" : "no such file"));
+  }
+  const char* path_env = std::getenv("PATH");
+  std::string path = path_env != nullptr ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    const std::string candidate = dir + "/" + program;
+    if (check(candidate)) return candidate;
+    start = end + 1;
+  }
+  return ArgError("program \"" + program + "\": not found in PATH");
+}
+
+StatusOr<std::string> MakeTempDir(const std::string& prefix) {
+  const char* base = std::getenv("TMPDIR");
+  std::string templ =
+      std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/" + prefix + ".XXXXXX";
+  std::vector<char> buffer(templ.begin(), templ.end());
+  buffer.push_back('\0');
+  if (mkdtemp(buffer.data()) == nullptr) {
+    return OtherError("cannot create a directory like " + templ + ": " + std::strerror(errno));
+  }
+  return std::string(buffer.data());
+}
+
+std::string Hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "localhost";
+  return name;
+}
+
+uint32_t OnlineCpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    return static_cast<uint32_t>(CPU_COUNT(&set));
+  }
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<uint32_t>(n) : 1;
+}
+
+void WriteAll(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = write(fd, text.data(), text.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    text.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+}  // namespace rft::rftrun

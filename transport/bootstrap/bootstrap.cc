@@ -1,0 +1,322 @@
+#include "transport/bootstrap/bootstrap.h"
+
+#include <pmix.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "base/clock.h"
+#include "base/config.h"
+#include "base/log.h"
+
+namespace rft::transport {
+namespace {
+
+// libpmix's event handler has no user pointer that survives re-registration; one client per
+// process, so the callback lives here.
+std::mutex g_callback_mutex;
+Bootstrap::TerminationCallback g_callback;
+pmix_proc_t g_myproc;
+
+Status PmixError(const std::string& what, int rc) {
+  const rft_error_t code = rc == PMIX_ERR_TIMEOUT ? RFT_ERR_TIMEOUT : RFT_ERR_OTHER;
+  return Status(code, what + " failed: " + PMIx_Error_string(rc) + " (" + std::to_string(rc) + ")");
+}
+
+// PMIx takes timeouts in whole seconds; round up so a small setting still bounds the wait.
+int TimeoutSeconds(std::chrono::nanoseconds timeout) {
+  const int64_t ns = timeout.count();
+  return static_cast<int>(std::max<int64_t>(1, (ns + 999999999) / 1000000000));
+}
+
+void OnEvent(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info_t info[],
+             size_t ninfo, pmix_info_t*, size_t, pmix_event_notification_cbfunc_fn_t cbfunc,
+             void* cbdata) {
+  TerminationEvent event;
+  event.received_ns = MonotonicNanos();
+  event.pmix_code = status;
+  const pmix_proc_t* affected = source;
+  for (size_t i = 0; i < ninfo; ++i) {
+    if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC &&
+        info[i].value.data.proc != nullptr) {
+      affected = info[i].value.data.proc;
+    } else if (PMIX_CHECK_KEY(&info[i], PMIX_EXIT_CODE) && info[i].value.type == PMIX_INT) {
+      event.exit_code = info[i].value.data.integer;
+    } else if (PMIX_CHECK_KEY(&info[i], "rft.fault.ns") && info[i].value.type == PMIX_UINT64) {
+      event.fault_ns = info[i].value.data.uint64;
+    }
+  }
+  if (affected != nullptr) {
+    event.nspace = affected->nspace;
+    event.rank = affected->rank;
+  }
+  // An event about ourselves (or without a process) is not a peer's termination.
+  const bool about_a_peer =
+      affected != nullptr && affected->rank != PMIX_RANK_WILDCARD &&
+      !(PMIX_CHECK_NSPACE(affected->nspace, g_myproc.nspace) && affected->rank == g_myproc.rank);
+  if (about_a_peer) {
+    std::lock_guard<std::mutex> lock(g_callback_mutex);
+    if (g_callback) g_callback(event);
+  }
+  if (cbfunc != nullptr) cbfunc(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, cbdata);
+}
+
+}  // namespace
+
+std::string DescribeTermination(const TerminationEvent& event) {
+  if (event.pmix_code == PMIX_ERR_PROC_ABORTED_BY_SIG && event.exit_code > 128) {
+    const int signal = event.exit_code - 128;
+    const char* name = sigabbrev_np(signal);
+    return "killed by signal " + std::to_string(signal) +
+           (name ? std::string(" (SIG") + name + ")" : "");
+  }
+  if (event.pmix_code == PMIX_ERR_EXIT_NONZERO_TERM && event.exit_code >= 0) {
+    return "exited with status " + std::to_string(event.exit_code);
+  }
+  if (event.pmix_code == PMIX_ERR_PROC_TERM_WO_SYNC) return "exited without finalizing";
+  return std::string(PMIx_Error_string(event.pmix_code));
+}
+
+const std::vector<int>& TerminationEventCodes() {
+  static const std::vector<int> codes = {
+      PMIX_ERR_PROC_ABORTED_BY_SIG,   // -402: killed by a signal (PRRTE, Open MPI 5, rftrun)
+      PMIX_ERR_PROC_TERM_WO_SYNC,     // -200: exited without PMIx_Finalize
+      PMIX_ERR_PROC_ABORTED,          // -7
+      PMIX_ERR_EXIT_NONZERO_TERM,     // -404: exited with a non-zero status
+      PMIX_ERR_PROC_REQUESTED_ABORT,  // -8
+      PMIX_ERR_PROC_KILLED_BY_CMD,    // -400
+      PMIX_ERR_LOST_CONNECTION,       // -61
+      PMIX_ERR_LOST_PEER_CONNECTION,  // -102
+      PMIX_ERR_UNREACH,               // -25
+      PMIX_ERR_NODE_DOWN,             // -231: every process of that node
+  };
+  return codes;
+}
+
+StatusOr<std::unique_ptr<Bootstrap>> Bootstrap::Init() {
+  auto timeout = config::GetDuration("RFT_PMIX_TIMEOUT");
+  if (!timeout.ok()) return timeout.status();
+  std::unique_ptr<Bootstrap> bootstrap(new Bootstrap());
+  bootstrap->timeout_ = *timeout;
+  if (std::getenv("PMIX_NAMESPACE") == nullptr && std::getenv("PMIX_SERVER_URI4") == nullptr &&
+      std::getenv("PMIX_SERVER_URI41") == nullptr && std::getenv("PMIX_SERVER_URI3") == nullptr &&
+      std::getenv("PMIX_SERVER_URI2") == nullptr) {
+    return OtherError(
+        "no PMIx launcher: start this program with rftrun (or another PMIx launcher such as "
+        "mpirun, prterun or srun --mpi=pmix)");
+  }
+  pmix_proc_t myproc;
+  const pmix_status_t rc = PMIx_Init(&myproc, nullptr, 0);
+  if (rc != PMIX_SUCCESS) return PmixError("PMIx_Init", rc);
+  g_myproc = myproc;
+  bootstrap->rank_ = myproc.rank;
+  bootstrap->nspace_ = myproc.nspace;
+  Status status = bootstrap->ReadJobInfo();
+  if (!status.ok()) return status;  // the destructor finalizes
+  log::SetRank(static_cast<int>(bootstrap->rank_));
+  return bootstrap;
+}
+
+Bootstrap::~Bootstrap() {
+  if (handler_registered_) PMIx_Deregister_event_handler(handler_id_, nullptr, nullptr);
+  {
+    std::lock_guard<std::mutex> lock(g_callback_mutex);
+    g_callback = nullptr;
+  }
+  PMIx_Finalize(nullptr, 0);
+}
+
+Status Bootstrap::ReadJobInfo() {
+  pmix_proc_t job;
+  PMIX_PROC_LOAD(&job, nspace_.c_str(), PMIX_RANK_WILDCARD);
+  pmix_info_t info;
+  int seconds = TimeoutSeconds(timeout_);
+  PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &seconds, PMIX_INT);
+
+  pmix_value_t* value = nullptr;
+  pmix_status_t rc = PMIx_Get(&job, PMIX_JOB_SIZE, &info, 1, &value);
+  if (rc != PMIX_SUCCESS) {
+    PMIX_INFO_DESTRUCT(&info);
+    return PmixError("PMIx_Get(PMIX_JOB_SIZE)", rc);
+  }
+  size_ = value->data.uint32;
+  PMIX_VALUE_RELEASE(value);
+
+  rc = PMIx_Get(&job, PMIX_LOCAL_PEERS, &info, 1, &value);
+  if (rc == PMIX_SUCCESS && value->type == PMIX_STRING && value->data.string != nullptr) {
+    auto peers = RankSet::Parse("{" + std::string(value->data.string) + "}");
+    if (peers.ok()) local_peers_ = *peers;
+  }
+  if (value != nullptr) PMIX_VALUE_RELEASE(value);
+  value = nullptr;
+  if (local_peers_.empty()) local_peers_.Insert(rank_);
+
+  // rftrun registers this with the job; other launchers may keep it per node or not at all.
+  rc = PMIx_Get(&job, PMIX_NODE_OVERSUBSCRIBED, &info, 1, &value);
+  if (rc == PMIX_SUCCESS && value->type == PMIX_BOOL) {
+    oversubscribed_ = value->data.flag;
+  } else {
+    cpu_set_t set;
+    const long cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+                                                                   : sysconf(_SC_NPROCESSORS_ONLN);
+    oversubscribed_ = static_cast<long>(local_peers_.size()) > cpus;
+  }
+  if (value != nullptr) PMIX_VALUE_RELEASE(value);
+  value = nullptr;
+  rc = PMIx_Get(&job, PMIX_SPAWNED, &info, 1, &value);
+  if (rc == PMIX_SUCCESS && value->type == PMIX_BOOL) spawned_ = value->data.flag;
+  if (value != nullptr) PMIX_VALUE_RELEASE(value);
+  PMIX_INFO_DESTRUCT(&info);
+  if (size_ == 0 || rank_ >= size_) {
+    return OtherError("PMIx reported rank " + std::to_string(rank_) + " in a job of size " +
+                      std::to_string(size_));
+  }
+  return Status::Ok();
+}
+
+Status Bootstrap::Put(std::string_view key, std::span<const std::byte> value) {
+  if (key.empty() || key.size() >= PMIX_MAX_KEYLEN) {
+    return ArgError("PMIx key \"" + std::string(key) + "\": expected 1 to " +
+                    std::to_string(PMIX_MAX_KEYLEN - 1) + " characters");
+  }
+  pmix_value_t v;
+  PMIX_VALUE_CONSTRUCT(&v);
+  v.type = PMIX_BYTE_OBJECT;
+  v.data.bo.bytes = const_cast<char*>(reinterpret_cast<const char*>(value.data()));
+  v.data.bo.size = value.size();
+  const std::string k(key);
+  const pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, k.c_str(), &v);  // PMIx copies the bytes
+  if (rc != PMIX_SUCCESS) return PmixError("PMIx_Put(" + k + ")", rc);
+  return Status::Ok();
+}
+
+Status Bootstrap::Commit() {
+  const pmix_status_t rc = PMIx_Commit();
+  if (rc != PMIX_SUCCESS) return PmixError("PMIx_Commit", rc);
+  return Status::Ok();
+}
+
+Status Bootstrap::Fence(bool collect_data) {
+  pmix_info_t info[2];
+  int seconds = TimeoutSeconds(timeout_);
+  PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &collect_data, PMIX_BOOL);
+  PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &seconds, PMIX_INT);
+  const pmix_status_t rc = PMIx_Fence(nullptr, 0, info, 2);
+  PMIX_INFO_DESTRUCT(&info[0]);
+  PMIX_INFO_DESTRUCT(&info[1]);
+  if (rc != PMIX_SUCCESS) return PmixError("PMIx_Fence", rc);
+  return Status::Ok();
+}
+
+StatusOr<std::vector<std::byte>> Bootstrap::Get(Rank rank, std::string_view key) {
+  if (rank >= size_) {
+    return ArgError("rank " + std::to_string(rank) + ": expected a rank below the job size " +
+                    std::to_string(size_));
+  }
+  pmix_proc_t proc;
+  PMIX_PROC_LOAD(&proc, nspace_.c_str(), rank);
+  pmix_info_t info;
+  int seconds = TimeoutSeconds(timeout_);
+  PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &seconds, PMIX_INT);
+  pmix_value_t* value = nullptr;
+  const std::string k(key);
+  const pmix_status_t rc = PMIx_Get(&proc, k.c_str(), &info, 1, &value);
+  PMIX_INFO_DESTRUCT(&info);
+  if (rc != PMIX_SUCCESS) {
+    return PmixError("PMIx_Get(rank " + std::to_string(rank) + ", " + k + ")", rc);
+  }
+  std::vector<std::byte> bytes;
+  if (value->type == PMIX_BYTE_OBJECT) {
+    const auto* begin = reinterpret_cast<const std::byte*>(value->data.bo.bytes);
+    bytes.assign(begin, begin + value->data.bo.size);
+  } else {
+    const int type = value->type;
+    PMIX_VALUE_RELEASE(value);
+    return OtherError("PMIx_Get(rank " + std::to_string(rank) + ", " + k +
+                      "): expected a byte object, found PMIx type " + std::to_string(type));
+  }
+  PMIX_VALUE_RELEASE(value);
+  return bytes;
+}
+
+StatusOr<std::vector<std::vector<std::byte>>> Bootstrap::Exchange(std::string_view key,
+                                                                  std::span<const std::byte> mine) {
+  Status status = Put(key, mine);
+  if (status.ok()) status = Commit();
+  if (status.ok()) status = Fence(/*collect_data=*/true);
+  if (!status.ok()) return status;
+  std::vector<std::vector<std::byte>> all(size_);
+  for (Rank r = 0; r < size_; ++r) {
+    if (r == rank_) {
+      all[r].assign(mine.begin(), mine.end());
+      continue;
+    }
+    auto value = Get(r, key);
+    if (!value.ok()) return value.status();
+    all[r] = std::move(*value);
+  }
+  return all;
+}
+
+Status Bootstrap::OnTermination(TerminationCallback callback) {
+  {
+    std::lock_guard<std::mutex> lock(g_callback_mutex);
+    g_callback = std::move(callback);
+  }
+  if (handler_registered_) return Status::Ok();
+  std::vector<pmix_status_t> codes(TerminationEventCodes().begin(), TerminationEventCodes().end());
+  pmix_info_t info;
+  PMIX_INFO_LOAD(&info, PMIX_EVENT_HDLR_NAME, "rft.termination", PMIX_STRING);
+  // Without a registration callback the call blocks and returns the handler's id.
+  const pmix_status_t rc =
+      PMIx_Register_event_handler(codes.data(), codes.size(), &info, 1, OnEvent, nullptr, nullptr);
+  PMIX_INFO_DESTRUCT(&info);
+  if (rc < 0) return PmixError("PMIx_Register_event_handler", rc);
+  handler_id_ = static_cast<size_t>(rc);
+  handler_registered_ = true;
+  return Status::Ok();
+}
+
+Status Bootstrap::Abort(int status, std::string_view message, const RankSet& ranks) {
+  std::vector<pmix_proc_t> procs;
+  for (Rank r : ranks) {
+    if (r >= size_) {
+      return ArgError("abort of rank " + std::to_string(r) +
+                      ": expected ranks below the job size " + std::to_string(size_));
+    }
+    pmix_proc_t proc;
+    PMIX_PROC_LOAD(&proc, nspace_.c_str(), r);
+    procs.push_back(proc);
+  }
+  const std::string text(message);
+  const pmix_status_t rc =
+      PMIx_Abort(status, text.c_str(), procs.empty() ? nullptr : procs.data(), procs.size());
+  if (rc != PMIX_SUCCESS) return PmixError("PMIx_Abort", rc);
+  return Status::Ok();
+}
+
+StatusOr<std::string> Bootstrap::Spawn(const std::vector<std::string>& argv, uint32_t nprocs) {
+  if (argv.empty() || argv[0].empty()) return ArgError("spawn: expected a program to start");
+  if (nprocs == 0) return ArgError("spawn of \"" + argv[0] + "\": expected at least 1 process");
+  pmix_app_t app;
+  PMIX_APP_CONSTRUCT(&app);
+  app.cmd = strdup(argv[0].c_str());
+  app.argv = static_cast<char**>(calloc(argv.size() + 1, sizeof(char*)));
+  for (size_t i = 0; i < argv.size(); ++i) app.argv[i] = strdup(argv[i].c_str());
+  app.maxprocs = static_cast<int>(nprocs);
+  char cwd[4096];
+  if (getcwd(cwd, sizeof(cwd)) != nullptr) app.cwd = strdup(cwd);
+  pmix_nspace_t child_nspace;
+  const pmix_status_t rc = PMIx_Spawn(nullptr, 0, &app, 1, child_nspace);
+  PMIX_APP_DESTRUCT(&app);
+  if (rc != PMIX_SUCCESS) return PmixError("PMIx_Spawn(" + argv[0] + ")", rc);
+  return std::string(child_nspace);
+}
+
+}  // namespace rft::transport

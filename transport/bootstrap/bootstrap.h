@@ -1,0 +1,106 @@
+// The PMIx client of an rft process: who am I, how big is the job, who shares my node, the
+// exchange of transport addresses, and the launcher's process-termination events.
+//
+// Works under any PMIx launcher: rftrun, Open MPI 5's mpirun, PRRTE's prterun, Slurm's
+// `srun --mpi=pmix`. Every lookup and fence is bounded by RFT_PMIX_TIMEOUT, so a peer that
+// died before publishing its address turns into an RFT_ERR_TIMEOUT instead of a hang.
+#ifndef RFT_TRANSPORT_BOOTSTRAP_BOOTSTRAP_H_
+#define RFT_TRANSPORT_BOOTSTRAP_BOOTSTRAP_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/rank_set.h"
+#include "base/status.h"
+
+namespace rft::transport {
+
+// A process of the job terminated abnormally, as the launcher reports it.
+struct TerminationEvent {
+  std::string nspace;       // the job of the process (ours, or e.g. a spawned one)
+  Rank rank = 0;            // the process that terminated
+  int pmix_code = 0;        // PMIx event code, e.g. -402 (PMIX_ERR_PROC_ABORTED_BY_SIG)
+  int exit_code = -1;       // as the launcher saw it (128+signal when killed); -1: unknown
+  uint64_t fault_ns = 0;    // rftrun only: CLOCK_MONOTONIC time the fault was injected; 0: unknown
+  int64_t received_ns = 0;  // CLOCK_MONOTONIC time this process's handler ran
+};
+
+// "killed by signal 9 (SIGKILL)", "exited with status 3", ...: for messages.
+std::string DescribeTermination(const TerminationEvent& event);
+
+// PMIx codes that mean "a process terminated abnormally or is unreachable". The handler is
+// registered for exactly these.
+const std::vector<int>& TerminationEventCodes();
+
+class Bootstrap {
+ public:
+  // Connects to the launcher's PMIx server (PMIx_Init) and reads rank, size and local peers.
+  static StatusOr<std::unique_ptr<Bootstrap>> Init();
+  ~Bootstrap();  // PMIx_Finalize
+  Bootstrap(const Bootstrap&) = delete;
+  Bootstrap& operator=(const Bootstrap&) = delete;
+
+  Rank rank() const { return rank_; }
+  uint32_t size() const { return size_; }
+  const std::string& nspace() const { return nspace_; }
+  const RankSet& local_peers() const { return local_peers_; }  // including this process
+  // More processes on this node than cores: progress loops must block, not spin.
+  bool oversubscribed() const { return oversubscribed_; }
+
+  // Publishes `value` under `key` for every process of the job (visible after Commit and a
+  // Fence). Keys are namespaced by the caller ("rft.ucx.addr").
+  Status Put(std::string_view key, std::span<const std::byte> value);
+  Status Commit();
+  // Waits for every process of the job; with `collect_data`, published values are gathered.
+  Status Fence(bool collect_data);
+  // `rank`'s value under `key`; RFT_ERR_TIMEOUT after RFT_PMIX_TIMEOUT.
+  StatusOr<std::vector<std::byte>> Get(Rank rank, std::string_view key);
+
+  // Put, Commit, Fence(collect) and Get of every rank: element r is rank r's value.
+  StatusOr<std::vector<std::vector<std::byte>>> Exchange(std::string_view key,
+                                                         std::span<const std::byte> mine);
+
+  // `callback` runs on libpmix's thread for every termination event, once per event; it must
+  // be quick and thread-safe (the detector hands the news to its own thread). One callback;
+  // a second call replaces it.
+  using TerminationCallback = std::function<void(const TerminationEvent&)>;
+  Status OnTermination(TerminationCallback callback);
+
+  // Asks the launcher to kill `ranks` of this job (all of it when empty) and reports `status`
+  // and `message`. Returns when the launcher has acted, unless this process was among them.
+  Status Abort(int status, std::string_view message, const RankSet& ranks);
+
+  // Starts `nprocs` copies of `argv` as a new job (PMIx_Spawn) and returns its namespace.
+  // Returns once the launcher has started them.
+  StatusOr<std::string> Spawn(const std::vector<std::string>& argv, uint32_t nprocs);
+
+  // True when this process was started by PMIx_Spawn.
+  bool spawned() const { return spawned_; }
+
+  std::chrono::nanoseconds timeout() const { return timeout_; }
+
+ private:
+  Bootstrap() = default;
+  Status ReadJobInfo();
+
+  Rank rank_ = 0;
+  uint32_t size_ = 0;
+  std::string nspace_;
+  RankSet local_peers_;
+  bool oversubscribed_ = false;
+  bool spawned_ = false;
+  std::chrono::nanoseconds timeout_{};
+  size_t handler_id_ = 0;
+  bool handler_registered_ = false;
+};
+
+}  // namespace rft::transport
+
+#endif  // RFT_TRANSPORT_BOOTSTRAP_BOOTSTRAP_H_
