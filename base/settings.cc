@@ -1,0 +1,49 @@
+// THE list of rft settings. Add new ones here, grouped by layer, and describe them in
+// docs/configuration.md. Doc strings are full sentences; say what the setting bounds or enables
+// and what happens at the limit.
+#include "base/settings.h"
+
+namespace rft::config::internal {
+
+namespace {
+
+constexpr int64_t kMillisecond = 1000000;
+
+constexpr SettingSpec kSettings[] = {
+    // base: logging.
+    {
+        .name = "RFT_LOG_LEVEL",
+        .kind = Kind::kEnum,
+        .default_text = "warn",
+        .doc = "Verbosity of rft's diagnostic log on stderr.",
+        .choices = "error|warn|info|debug|trace",
+    },
+    {
+        .name = "RFT_LOG_PREFIX_RANK",
+        .kind = Kind::kBool,
+        .default_text = "y",
+        .doc = "Prefix each log line with the process's rank.",
+    },
+    // transport/bootstrap.
+    {
+        .name = "RFT_PMIX_TIMEOUT",
+        .kind = Kind::kDuration,
+        .default_text = "10s",
+        .doc = "Upper bound on each PMIx lookup (PMIx_Get) and fence during bootstrap; a peer "
+               "that never published its address fails the lookup instead of hanging.",
+        .min = kMillisecond,
+    },
+};
+
+std::span<const SettingSpec> g_table_for_testing;
+
+}  // namespace
+
+std::span<const SettingSpec> SettingTable() {
+  return g_table_for_testing.empty() ? std::span<const SettingSpec>(kSettings)
+                                     : g_table_for_testing;
+}
+
+void SetSettingTableForTesting(std::span<const SettingSpec> table) { g_table_for_testing = table; }
+
+}  // namespace rft::config::internal
