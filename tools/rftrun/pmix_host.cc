@@ -8,8 +8,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "base/log.h"
 
@@ -137,6 +139,33 @@ std::string RankList(uint32_t nprocs) {
   return list;
 }
 
+// An event sent right after other traffic on a client's socket waited ~40 ms for the
+// client's delayed ACK under Nagle. libpmix 4.2 accepts connections on its own thread (it
+// never calls the module's listener upcall), so rftrun sets TCP_NODELAY on libpmix's listening
+// TCP sockets instead: Linux copies the option to every connection accepted from them.
+void EnableNoDelayOnListeners() {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", error)) {
+    int fd = -1;
+    try {
+      fd = std::stoi(entry.path().filename().string());
+    } catch (...) {
+      continue;
+    }
+    int listening = 0;
+    int domain = 0;
+    socklen_t len = sizeof(listening);
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) continue;
+    len = sizeof(domain);
+    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0) continue;
+    if (domain != AF_INET && domain != AF_INET6) continue;
+    const int one = 1;
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0) {
+      RFT_LOG_WARN("TCP_NODELAY on PMIx listening socket %d: %s", fd, std::strerror(errno));
+    }
+  }
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<PmixHost>> PmixHost::Start(PmixHandler* handler,
@@ -169,6 +198,7 @@ StatusOr<std::unique_ptr<PmixHost>> PmixHost::Start(PmixHandler* handler,
     g_handler = nullptr;
     return PmixError("PMIx_server_init", rc);
   }
+  EnableNoDelayOnListeners();
   return std::unique_ptr<PmixHost>(new PmixHost());
 }
 
