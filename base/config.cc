@@ -386,6 +386,13 @@ StatusOr<std::string> GetString(std::string_view name, const EnvLookup& env) {
   return std::move(v->s);
 }
 
+Status CheckSetting(std::string_view name, const EnvLookup& env) {
+  const SettingSpec* spec = FindSpec(name);
+  RFT_CHECK(spec != nullptr, "CheckSetting: no such setting");
+  StatusOr<Value> v = Read(name, spec->kind, spec->kind, "CheckSetting", env);
+  return v.ok() ? Status::Ok() : v.status();
+}
+
 bool IsSet(std::string_view name, const EnvLookup& env) {
   const SettingSpec* spec = FindSpec(name);
   RFT_CHECK(spec != nullptr, "IsSet: no such setting");

@@ -65,6 +65,10 @@ StatusOr<std::chrono::nanoseconds> GetDuration(std::string_view name,
 // For kString and kEnum settings. Enum values come back as the canonical (lower-case) choice.
 StatusOr<std::string> GetString(std::string_view name, const EnvLookup& env = DefaultEnv());
 
+// OK when the setting's current value (or its default, when unset) is valid, whatever its kind;
+// otherwise the error the matching Get function would return.
+Status CheckSetting(std::string_view name, const EnvLookup& env = DefaultEnv());
+
 // True when the variable is present in the environment (even if empty or invalid).
 bool IsSet(std::string_view name, const EnvLookup& env = DefaultEnv());
 

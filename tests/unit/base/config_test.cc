@@ -332,6 +332,23 @@ TEST_F(ConfigKindsTest, CurrentValueText) {
   EXPECT_TRUE(IsSet("RFT_T_SIZE", Env({{"RFT_T_SIZE", ""}})));
 }
 
+TEST_F(ConfigKindsTest, CheckSettingCoversEveryKind) {
+  for (const SettingInfo& s : AllSettings()) {
+    EXPECT_TRUE(CheckSetting(s.name, kEmpty).ok()) << s.name;
+    Status bad = CheckSetting(s.name, Env({{s.name,
+                                            "\x01"
+                                            "bad"}}));
+    if (s.kind == Kind::kString) {
+      EXPECT_TRUE(bad.ok());
+    } else {
+      EXPECT_EQ(bad.code(), RFT_ERR_ARG) << s.name;
+      EXPECT_EQ(bad.message().rfind(s.name + "=\"\\x01bad\": ", 0), 0u) << bad.message();
+    }
+  }
+  EXPECT_EQ(CheckSetting("RFT_T_INT", Env({{"RFT_T_INT", "99"}})).message(),
+            "RFT_T_INT=\"99\": out of range: expected an integer 1..64");
+}
+
 TEST_F(ConfigKindsTest, DeathOnMisuse) {
   EXPECT_DEATH((void)GetInt("RFT_T_NOPE", kEmpty), "RFT_T_NOPE.*no such setting");
   EXPECT_DEATH((void)GetInt("RFT_T_BOOL", kEmpty), "GetInt.*RFT_T_BOOL.*is a bool");
