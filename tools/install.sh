@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs rft: bin/rftrun, bin/rft_info, lib/librft.so, include/rft/..., lib/pkgconfig/rft.pc.
+#
+#   bazel run //:install -- --prefix=DIR
+#
+# A relative DIR is taken from the directory bazel was started in. Applications then build
+# with `pkg-config --cflags --libs rft` (PKG_CONFIG_PATH=DIR/lib/pkgconfig).
+set -euo pipefail
+
+usage() { echo "usage: install --prefix=DIR" >&2; exit 2; }
+prefix=""
+while (($#)); do
+  case "$1" in
+    --prefix=*) prefix="${1#--prefix=}" ;;
+    --prefix) shift; (($#)) || usage; prefix="$1" ;;
+    *) echo "install: unknown argument \"$1\"" >&2; usage ;;
+  esac
+  shift
+done
+[[ -n "$prefix" ]] || { echo "install: missing --prefix=DIR" >&2; usage; }
+if [[ "$prefix" != /* ]]; then
+  prefix="${BUILD_WORKING_DIRECTORY:-$PWD}/$prefix"
+fi
+
+# Inputs live in the runfiles tree of this script.
+runfiles="${RUNFILES_DIR:-$0.runfiles}/rft"
+[[ -d "$runfiles" ]] || runfiles="$(cd "$(dirname "$0")" && pwd)"
+[[ -f "$runfiles/librft.so" ]] || { echo "install: cannot find the built files in $runfiles" >&2; exit 1; }
+
+version=$(sed -n 's/^#define RFT_VERSION_STRING "\(.*\)"/\1/p' "$runfiles/base/version.h")
+mkdir -p "$prefix/bin" "$prefix/lib/pkgconfig" "$prefix/include/rft"
+# Not install(1): this script is itself named "install" in bazel's runfiles and PATH may find it.
+copy() {  # MODE SOURCE DEST_FILE
+  rm -f "$3"
+  cp -L "$2" "$3"
+  chmod "$1" "$3"
+}
+copy 755 "$runfiles/tools/rftrun/rftrun" "$prefix/bin/rftrun"
+copy 755 "$runfiles/tools/rft_info/rft_info" "$prefix/bin/rft_info"
+copy 755 "$runfiles/librft.so" "$prefix/lib/librft.so"
+for header in $(cd "$runfiles" && find -L base transport -name '*.h'); do
+  mkdir -p "$(dirname "$prefix/include/rft/$header")"
+  copy 644 "$runfiles/$header" "$prefix/include/rft/$header"
+done
+sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|${version:-0}|" "$runfiles/tools/rft.pc.in" \
+  > "$prefix/lib/pkgconfig/rft.pc"
+echo "installed rft ${version} in $prefix"
