@@ -32,8 +32,15 @@ int main() {
   return 0;
 }
 CC
+# A sanitizer build of librft.so needs its consumers built with the same sanitizer.
+sanitize=()
+symbols=$(nm -D "$prefix/lib/librft.so")
+grep -q "__asan_init" <<<"$symbols" && sanitize+=(-fsanitize=address)
+grep -q "__tsan_init" <<<"$symbols" && sanitize+=(-fsanitize=thread)
+grep -q "__ubsan_handle_" <<<"$symbols" && sanitize+=(-fsanitize=undefined)
 # shellcheck disable=SC2046
-g++ -Wall -Wextra -Werror "$work/consumer.cc" -o "$work/consumer" $(pkg-config --cflags --libs rft)
+g++ -Wall -Wextra -Werror "${sanitize[@]}" "$work/consumer.cc" -o "$work/consumer" \
+  $(pkg-config --cflags --libs rft)
 
 out=$("$prefix/bin/rftrun" -n 2 --timeout 30 "$work/consumer" 2>&1) || { echo "FAIL: job: $out"; exit 1; }
 echo "$out"

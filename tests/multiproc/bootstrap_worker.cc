@@ -12,6 +12,7 @@
 //   spawn                         rank 0 spawns 2 processes running `spawned`
 //   spawned                       checks it was spawned, prints, exits 0
 //   no-pmix                       prints and exits without touching PMIx
+//   pid-sleep                     prints "pid N" and sleeps for a minute
 #include <unistd.h>
 
 #include <chrono>
@@ -128,6 +129,11 @@ int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   if (argc < 2) return Fail("no mode");
   const std::string mode = argv[1];
+  if (mode == "pid-sleep") {
+    std::printf("pid %d\n", static_cast<int>(getpid()));
+    std::this_thread::sleep_for(std::chrono::seconds(60));
+    return 0;
+  }
   if (mode == "no-pmix") {
     std::printf("no-pmix ran\n");
     return 0;

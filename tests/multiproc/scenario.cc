@@ -38,13 +38,12 @@ std::string Runfile(const std::string& workspace_relative) {
   return std::string(getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : ".") + "/" + workspace_relative;
 }
 
-ScenarioResult RunCommand(const std::string& program, const std::vector<std::string>& args,
-                          std::chrono::milliseconds limit,
-                          const std::vector<std::string>& extra_env) {
-  ScenarioResult result;
+pid_t StartCommand(const std::string& program, const std::vector<std::string>& args,
+                   const std::vector<std::string>& extra_env, int* output_fd,
+                   std::string* command) {
   const std::string path = Runfile(program);
-  result.command = path;
-  for (const std::string& arg : args) result.command += " " + arg;
+  *command = path;
+  for (const std::string& arg : args) *command += " " + arg;
 
   std::vector<std::string> env_strings;
   for (char** var = environ; *var != nullptr; ++var) env_strings.emplace_back(*var);
@@ -59,11 +58,7 @@ ScenarioResult RunCommand(const std::string& program, const std::vector<std::str
   argv.push_back(nullptr);
 
   int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    result.output = std::string("pipe: ") + std::strerror(errno);
-    return result;
-  }
-  const int64_t start = MonotonicNanos();
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return -1;
   const pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);  // the whole job can be killed as one group at the time limit
@@ -75,10 +70,24 @@ ScenarioResult RunCommand(const std::string& program, const std::vector<std::str
   close(pipe_fds[1]);
   if (pid < 0) {
     close(pipe_fds[0]);
-    result.output = std::string("fork: ") + std::strerror(errno);
-    return result;
+    return -1;
   }
   setpgid(pid, pid);
+  *output_fd = pipe_fds[0];
+  return pid;
+}
+
+ScenarioResult RunCommand(const std::string& program, const std::vector<std::string>& args,
+                          std::chrono::milliseconds limit,
+                          const std::vector<std::string>& extra_env) {
+  ScenarioResult result;
+  const int64_t start = MonotonicNanos();
+  int output_fd = -1;
+  const pid_t pid = StartCommand(program, args, extra_env, &output_fd, &result.command);
+  if (pid < 0) {
+    result.output = std::string("cannot start: ") + std::strerror(errno);
+    return result;
+  }
   const int64_t deadline = start + std::chrono::nanoseconds(limit).count();
   char buffer[4096];
   for (;;) {
@@ -88,11 +97,11 @@ ScenarioResult RunCommand(const std::string& program, const std::vector<std::str
       kill(-pid, SIGKILL);
       break;
     }
-    pollfd pfd{pipe_fds[0], POLLIN, 0};
+    pollfd pfd{output_fd, POLLIN, 0};
     const int ready = poll(&pfd, 1, static_cast<int>(left_ms));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) continue;
-    const ssize_t n = read(pipe_fds[0], buffer, sizeof(buffer));
+    const ssize_t n = read(output_fd, buffer, sizeof(buffer));
     if (n > 0) {
       result.output.append(buffer, static_cast<size_t>(n));
       continue;
@@ -100,7 +109,7 @@ ScenarioResult RunCommand(const std::string& program, const std::vector<std::str
     if (n < 0 && errno == EINTR) continue;
     break;  // EOF: every writer is gone
   }
-  close(pipe_fds[0]);
+  close(output_fd);
   int status = 0;
   if (result.timed_out) {
     waitpid(pid, &status, 0);

@@ -4,6 +4,8 @@
 #ifndef RFT_TESTS_MULTIPROC_SCENARIO_H_
 #define RFT_TESTS_MULTIPROC_SCENARIO_H_
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <string>
 #include <vector>
@@ -28,6 +30,11 @@ std::string Runfile(const std::string& workspace_relative);
 ScenarioResult RunCommand(const std::string& program, const std::vector<std::string>& args,
                           std::chrono::milliseconds limit,
                           const std::vector<std::string>& extra_env = {});
+
+// Starts `program args...` in a process group of its own with stdout and stderr on a pipe
+// (`*output_fd`, close-on-exec). Returns the pid, or -1 with errno set.
+pid_t StartCommand(const std::string& program, const std::vector<std::string>& args,
+                   const std::vector<std::string>& extra_env, int* output_fd, std::string* command);
 
 // Runs rftrun with `args`.
 ScenarioResult RunRftrun(const std::vector<std::string>& args,

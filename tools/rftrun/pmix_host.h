@@ -23,7 +23,7 @@ namespace rft::rftrun {
 // PMIx_Abort from a client: kill `targets` (all of the caller's namespace when empty), then
 // complete the caller's request with `Complete` unless the caller itself was killed.
 struct AbortRequest {
-  pmix_proc_t caller;
+  pmix_proc_t caller{};
   int status = 0;
   std::string message;
   std::vector<pmix_proc_t> targets;
@@ -40,7 +40,7 @@ struct SpawnApp {
   uint32_t nprocs = 1;
 };
 struct SpawnRequest {
-  pmix_proc_t parent;
+  pmix_proc_t parent{};
   std::vector<SpawnApp> apps;
   pmix_spawn_cbfunc_t cbfunc = nullptr;
   void* cbdata = nullptr;

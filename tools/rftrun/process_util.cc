@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,6 +29,7 @@ StatusOr<Child> ForkExec(const ChildSpec& spec) {
   envp.push_back(nullptr);
   const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
 
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     const int saved = errno;
@@ -38,6 +40,10 @@ StatusOr<Child> ForkExec(const ChildSpec& spec) {
     return OtherError(std::string("fork: ") + std::strerror(saved));
   }
   if (pid == 0) {
+    // If rftrun dies (even by SIGKILL) its job dies with it instead of running on as orphans.
+    // The forking thread is rftrun's main thread, which lives until the job is over.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);  // rftrun died before prctl took effect
     sigprocmask(SIG_UNBLOCK, &spec.unblock, nullptr);
     signal(SIGPIPE, SIG_DFL);
     const int null_fd = open("/dev/null", O_RDONLY);

@@ -29,11 +29,25 @@ Status PmixError(const std::string& what, int rc) {
   return Status(code, what + " failed: " + PMIx_Error_string(rc) + " (" + std::to_string(rc) + ")");
 }
 
-// PMIx takes timeouts in whole seconds; round up so a small setting still bounds the wait.
-int TimeoutSeconds(std::chrono::nanoseconds timeout) {
-  const int64_t ns = timeout.count();
-  return static_cast<int>(std::max<int64_t>(1, (ns + 999999999) / 1000000000));
-}
+// A PMIX_TIMEOUT directive for `timeout`. PMIx takes whole seconds; rounding up keeps a small
+// setting a bound rather than turning it into 0 (which PMIx reads as "wait forever").
+class TimeoutInfo {
+ public:
+  static int Seconds(std::chrono::nanoseconds timeout) {
+    return static_cast<int>(std::max<int64_t>(1, (timeout.count() + 999999999) / 1000000000));
+  }
+  explicit TimeoutInfo(std::chrono::nanoseconds timeout) {
+    int seconds = Seconds(timeout);
+    PMIX_INFO_LOAD(&info_, PMIX_TIMEOUT, &seconds, PMIX_INT);
+  }
+  ~TimeoutInfo() { PMIX_INFO_DESTRUCT(&info_); }
+  TimeoutInfo(const TimeoutInfo&) = delete;
+  TimeoutInfo& operator=(const TimeoutInfo&) = delete;
+  pmix_info_t* get() { return &info_; }
+
+ private:
+  pmix_info_t info_;
+};
 
 void OnEvent(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info_t info[],
              size_t ninfo, pmix_info_t*, size_t, pmix_event_notification_cbfunc_fn_t cbfunc,
@@ -135,44 +149,39 @@ Bootstrap::~Bootstrap() {
 Status Bootstrap::ReadJobInfo() {
   pmix_proc_t job;
   PMIX_PROC_LOAD(&job, nspace_.c_str(), PMIX_RANK_WILDCARD);
-  pmix_info_t info;
-  int seconds = TimeoutSeconds(timeout_);
-  PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &seconds, PMIX_INT);
+  TimeoutInfo timeout(timeout_);
+  // Job-level values; nullptr when the launcher does not provide the key.
+  auto get = [&](const char* key, pmix_status_t* rc) {
+    pmix_value_t* value = nullptr;
+    *rc = PMIx_Get(&job, key, timeout.get(), 1, &value);
+    return std::unique_ptr<pmix_value_t, void (*)(pmix_value_t*)>(
+        *rc == PMIX_SUCCESS ? value : nullptr, [](pmix_value_t* v) { PMIX_VALUE_RELEASE(v); });
+  };
+  pmix_status_t rc;
+  auto job_size = get(PMIX_JOB_SIZE, &rc);
+  if (job_size == nullptr) return PmixError("PMIx_Get(PMIX_JOB_SIZE)", rc);
+  size_ = job_size->data.uint32;
 
-  pmix_value_t* value = nullptr;
-  pmix_status_t rc = PMIx_Get(&job, PMIX_JOB_SIZE, &info, 1, &value);
-  if (rc != PMIX_SUCCESS) {
-    PMIX_INFO_DESTRUCT(&info);
-    return PmixError("PMIx_Get(PMIX_JOB_SIZE)", rc);
+  auto peers = get(PMIX_LOCAL_PEERS, &rc);
+  if (peers != nullptr && peers->type == PMIX_STRING && peers->data.string != nullptr) {
+    auto parsed = RankSet::Parse("{" + std::string(peers->data.string) + "}");
+    if (parsed.ok()) local_peers_ = *parsed;
   }
-  size_ = value->data.uint32;
-  PMIX_VALUE_RELEASE(value);
-
-  rc = PMIx_Get(&job, PMIX_LOCAL_PEERS, &info, 1, &value);
-  if (rc == PMIX_SUCCESS && value->type == PMIX_STRING && value->data.string != nullptr) {
-    auto peers = RankSet::Parse("{" + std::string(value->data.string) + "}");
-    if (peers.ok()) local_peers_ = *peers;
-  }
-  if (value != nullptr) PMIX_VALUE_RELEASE(value);
-  value = nullptr;
   if (local_peers_.empty()) local_peers_.Insert(rank_);
 
   // rftrun registers this with the job; other launchers may keep it per node or not at all.
-  rc = PMIx_Get(&job, PMIX_NODE_OVERSUBSCRIBED, &info, 1, &value);
-  if (rc == PMIX_SUCCESS && value->type == PMIX_BOOL) {
-    oversubscribed_ = value->data.flag;
+  auto oversubscribed = get(PMIX_NODE_OVERSUBSCRIBED, &rc);
+  if (oversubscribed != nullptr && oversubscribed->type == PMIX_BOOL) {
+    oversubscribed_ = oversubscribed->data.flag;
   } else {
     cpu_set_t set;
     const long cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
                                                                    : sysconf(_SC_NPROCESSORS_ONLN);
     oversubscribed_ = static_cast<long>(local_peers_.size()) > cpus;
   }
-  if (value != nullptr) PMIX_VALUE_RELEASE(value);
-  value = nullptr;
-  rc = PMIx_Get(&job, PMIX_SPAWNED, &info, 1, &value);
-  if (rc == PMIX_SUCCESS && value->type == PMIX_BOOL) spawned_ = value->data.flag;
-  if (value != nullptr) PMIX_VALUE_RELEASE(value);
-  PMIX_INFO_DESTRUCT(&info);
+  auto spawned = get(PMIX_SPAWNED, &rc);
+  spawned_ = spawned != nullptr && spawned->type == PMIX_BOOL && spawned->data.flag;
+
   if (size_ == 0 || rank_ >= size_) {
     return OtherError("PMIx reported rank " + std::to_string(rank_) + " in a job of size " +
                       std::to_string(size_));
@@ -204,8 +213,8 @@ Status Bootstrap::Commit() {
 
 Status Bootstrap::Fence(bool collect_data) {
   pmix_info_t info[2];
-  int seconds = TimeoutSeconds(timeout_);
   PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &collect_data, PMIX_BOOL);
+  int seconds = TimeoutInfo::Seconds(timeout_);
   PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &seconds, PMIX_INT);
   const pmix_status_t rc = PMIx_Fence(nullptr, 0, info, 2);
   PMIX_INFO_DESTRUCT(&info[0]);
@@ -221,13 +230,10 @@ StatusOr<std::vector<std::byte>> Bootstrap::Get(Rank rank, std::string_view key)
   }
   pmix_proc_t proc;
   PMIX_PROC_LOAD(&proc, nspace_.c_str(), rank);
-  pmix_info_t info;
-  int seconds = TimeoutSeconds(timeout_);
-  PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &seconds, PMIX_INT);
+  TimeoutInfo timeout(timeout_);
   pmix_value_t* value = nullptr;
   const std::string k(key);
-  const pmix_status_t rc = PMIx_Get(&proc, k.c_str(), &info, 1, &value);
-  PMIX_INFO_DESTRUCT(&info);
+  const pmix_status_t rc = PMIx_Get(&proc, k.c_str(), timeout.get(), 1, &value);
   if (rc != PMIX_SUCCESS) {
     return PmixError("PMIx_Get(rank " + std::to_string(rank) + ", " + k + ")", rc);
   }
