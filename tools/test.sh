@@ -14,6 +14,18 @@ BAZEL_FLAGS=(--color=no --curses=no --show_progress_rate_limit=30)
 
 total_passed=0
 total_failed=0
+
+# Formatting is part of the code standard (Google style, 100 columns: .clang-format).
+echo "=== clang-format --dry-run --Werror"
+mapfile -t sources < <(git ls-files '*.cc' '*.h' '*.c' 2>/dev/null || find . -name '*.cc' -o -name '*.h')
+if clang-format --dry-run --Werror "${sources[@]}"; then
+  echo "=== format: 1 passed, 0 failed (${#sources[@]} files)"
+  total_passed=$((total_passed + 1))
+else
+  echo "=== format: 0 passed, 1 failed (run clang-format -i on the files above)"
+  total_failed=$((total_failed + 1))
+fi
+
 for config in $CONFIGS; do
   config_flag=()
   [[ "$config" != "default" ]] && config_flag=(--config="$config")

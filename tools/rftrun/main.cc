@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/config.h"
 #include "base/log.h"
 #include "tools/rftrun/launcher.h"
 #include "tools/rftrun/options.h"
@@ -20,6 +21,11 @@ int main(int argc, char** argv) {
   if (options->help) {
     std::fputs(rft::rftrun::Usage(), stdout);
     return 0;
+  }
+  // The job inherits rftrun's environment: say once, up front, what each rank would reject.
+  for (const rft::Status& problem :
+       rft::config::EnvironmentProblems(rft::config::ProcessEnvironment())) {
+    std::fprintf(stderr, "rftrun: warning: %s\n", problem.message().c_str());
   }
   rft::rftrun::Launcher launcher(std::move(*options));
   return launcher.Run();
