@@ -1,0 +1,207 @@
+// Multi-process checks of the UCX endpoint layer, run under rftrun.
+//
+//   mesh                  every rank sends one active message to every rank (itself too) and
+//                         checks it receives one from each, then tears down cleanly
+//   failed-peer --victim V  as mesh; then V is killed (rftrun --kill): survivors learn it
+//                         from the launcher's event, mark it failed, check the endpoint table
+//                         refuses it, and exchange a second round among themselves
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "transport/bootstrap/bootstrap.h"
+#include "transport/ucx/endpoint_table.h"
+#include "transport/ucx/ucx_worker.h"
+
+namespace {
+
+using rft::Rank;
+using rft::transport::Bootstrap;
+using rft::transport::ucx::EndpointTable;
+using rft::transport::ucx::UcxContext;
+using rft::transport::ucx::UcxWorker;
+
+constexpr unsigned kAmId = 7;
+constexpr uint32_t kMagic = 0x52465431;  // "RFT1"
+
+struct Payload {
+  uint32_t magic;
+  uint32_t source;
+  uint32_t round;
+};
+
+// A fast rank may send its next round's message before a slow one has finished the current
+// round, so messages are counted per round.
+constexpr uint32_t kRounds = 2;
+
+struct Received {
+  std::vector<int> count_by_source[kRounds + 1];  // [round][source], rounds 1..kRounds
+  int bad = 0;
+};
+
+ucs_status_t OnMessage(void* arg, const void*, size_t, void* data, size_t length,
+                       const ucp_am_recv_param_t*) {
+  auto* received = static_cast<Received*>(arg);
+  Payload payload;
+  if (length != sizeof(payload)) {
+    ++received->bad;
+    return UCS_OK;
+  }
+  std::memcpy(&payload, data, sizeof(payload));
+  if (payload.magic != kMagic || payload.round < 1 || payload.round > kRounds ||
+      payload.source >= received->count_by_source[payload.round].size()) {
+    ++received->bad;
+    return UCS_OK;
+  }
+  ++received->count_by_source[payload.round][payload.source];
+  return UCS_OK;
+}
+
+int Fail(const std::string& what) {
+  std::printf("FAILED: %s\n", what.c_str());
+  return 3;
+}
+
+class Sink : public rft::transport::ucx::PeerFailureSink {
+ public:
+  void OnPeerFailed(Rank rank, const rft::Status& why) override {
+    std::printf("ucx reported rank %u failed: %s\n", rank, why.ToString().c_str());
+  }
+};
+
+// Sends one message of `round` to every rank in `targets` and progresses until every rank in
+// `sources` has sent one. Blocks in the worker's event fd when the job oversubscribes cores.
+int Round(UcxWorker& worker, EndpointTable& table, Received& received, Rank self, uint32_t round,
+          const std::vector<Rank>& peers, bool block) {
+  std::vector<int>& count = received.count_by_source[round];
+  Payload payload{kMagic, self, round};
+  std::vector<void*> requests;
+  for (Rank peer : peers) {
+    auto ep = table.Get(peer);
+    if (!ep.ok())
+      return Fail("endpoint to " + std::to_string(peer) + ": " + ep.status().ToString());
+    ucp_request_param_t param{};
+    void* request = ucp_am_send_nbx(*ep, kAmId, nullptr, 0, &payload, sizeof(payload), &param);
+    if (UCS_PTR_IS_ERR(request)) {
+      return Fail(std::string("ucp_am_send_nbx: ") + ucs_status_string(UCS_PTR_STATUS(request)));
+    }
+    if (request != nullptr) requests.push_back(request);
+  }
+  const rft::Deadline deadline = rft::Deadline::After(std::chrono::seconds(20));
+  auto done = [&] {
+    for (void* request : requests) {
+      if (ucp_request_check_status(request) == UCS_INPROGRESS) return false;
+    }
+    for (Rank peer : peers) {
+      if (count[peer] < 1) return false;
+    }
+    return true;
+  };
+  while (!done()) {
+    if (deadline.expired()) return Fail("round " + std::to_string(round) + " timed out");
+    if (worker.Progress() == 0 && block) {
+      rft::Status status = worker.WaitForEvents(100);
+      if (!status.ok()) return Fail(status.ToString());
+    }
+  }
+  for (void* request : requests) ucp_request_free(request);
+  for (Rank peer : peers) {
+    if (count[peer] != 1) return Fail("duplicate message");
+  }
+  if (received.bad != 0) return Fail(std::to_string(received.bad) + " malformed messages");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (argc < 2) return Fail("no mode");
+  const std::string mode = argv[1];
+  Rank victim = UINT32_MAX;
+  if (mode == "failed-peer" && argc > 3 && std::strcmp(argv[2], "--victim") == 0) {
+    victim = static_cast<Rank>(std::atoi(argv[3]));
+  } else if (mode != "mesh") {
+    return Fail("usage: mesh | failed-peer --victim V");
+  }
+
+  auto bootstrap = Bootstrap::Init();
+  if (!bootstrap.ok()) return Fail(bootstrap.status().ToString());
+  Bootstrap& job = **bootstrap;
+  std::atomic<bool> victim_failed{false};
+  rft::Status status = job.OnTermination([&](const rft::transport::TerminationEvent& event) {
+    if (event.rank == victim) victim_failed = true;
+  });
+  if (!status.ok()) return Fail(status.ToString());
+
+  int rc = 0;
+  {
+    auto context = UcxContext::Create();
+    if (!context.ok()) return Fail(context.status().ToString());
+    auto worker = UcxWorker::Create(**context);
+    if (!worker.ok()) return Fail(worker.status().ToString());
+    Received received;
+    for (auto& count : received.count_by_source) count.assign(job.size(), 0);
+    ucp_am_handler_param_t handler{};
+    handler.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                         UCP_AM_HANDLER_PARAM_FIELD_ARG;
+    handler.id = kAmId;
+    handler.cb = OnMessage;
+    handler.arg = &received;
+    if (ucp_worker_set_am_recv_handler((*worker)->get(), &handler) != UCS_OK) {
+      return Fail("ucp_worker_set_am_recv_handler");
+    }
+    auto addresses = job.Exchange("rft.test.ucx", (*worker)->address());
+    if (!addresses.ok()) return Fail(addresses.status().ToString());
+    Sink sink;
+    auto table = EndpointTable::Create(worker->get(), job.rank(), std::move(*addresses), &sink);
+    if (!table.ok()) return Fail(table.status().ToString());
+
+    const bool block = job.oversubscribed();
+    std::vector<Rank> everyone;
+    for (Rank r = 0; r < job.size(); ++r) everyone.push_back(r);
+    rc = Round(**worker, **table, received, job.rank(), 1, everyone, block);
+    if (rc != 0) return rc;
+    std::printf("mesh ok n=%u blocking=%d\n", job.size(), block ? 1 : 0);
+
+    if (mode == "failed-peer") {
+      if (job.rank() == victim) {
+        for (;;) pause();  // rftrun kills it
+      }
+      // Keep progressing (a broken endpoint may also be reported by UCX) until the launcher's
+      // event arrives.
+      const rft::Deadline deadline = rft::Deadline::After(std::chrono::seconds(20));
+      while (!victim_failed) {
+        if (deadline.expired()) return Fail("no termination event for the victim");
+        (*worker)->Progress();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      (*table)->MarkFailed(victim);
+      auto refused = (*table)->Get(victim);
+      if (refused.ok() || refused.status().code() != RFT_ERR_PROC_FAILED) {
+        return Fail("the endpoint table still hands out the failed rank's endpoint");
+      }
+      (*table)->CloseFailed();
+      std::vector<Rank> survivors;
+      for (Rank r = 0; r < job.size(); ++r) {
+        if (r != victim) survivors.push_back(r);
+      }
+      rc = Round(**worker, **table, received, job.rank(), 2, survivors, block);
+      if (rc != 0) return rc;
+      std::printf("survivors ok without rank %u\n", victim);
+    }
+    // Nobody closes endpoints while others may still be sending to it.
+    status = job.Fence(false);
+    if (!status.ok()) return Fail("final fence: " + status.ToString());
+    table->reset();
+  }
+  return rc;
+}

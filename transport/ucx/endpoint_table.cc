@@ -1,0 +1,152 @@
+#include "transport/ucx/endpoint_table.h"
+
+#include <string>
+
+#include "base/clock.h"
+#include "base/log.h"
+
+namespace rft::transport::ucx {
+namespace {
+
+// How long teardown waits for graceful closes before cancelling them.
+constexpr int64_t kCloseBudgetNs = 2'000'000'000;
+
+}  // namespace
+
+StatusOr<std::unique_ptr<EndpointTable>> EndpointTable::Create(
+    UcxWorker* worker, Rank self, std::vector<std::vector<std::byte>> addresses,
+    PeerFailureSink* sink, Options options) {
+  if (self >= addresses.size()) {
+    return ArgError("endpoint table: rank " + std::to_string(self) + " outside a job of " +
+                    std::to_string(addresses.size()));
+  }
+  std::unique_ptr<EndpointTable> table(new EndpointTable(worker, self, sink));
+  table->peers_.resize(addresses.size());
+  for (Rank r = 0; r < addresses.size(); ++r) {
+    Peer& peer = table->peers_[r];
+    peer.table = table.get();
+    peer.rank = r;
+    peer.address = std::move(addresses[r]);
+    if (peer.address.empty()) {
+      return ArgError("endpoint table: rank " + std::to_string(r) + " published no UCX address");
+    }
+  }
+  if (table->peers_.size() <= options.connect_all_max) {
+    for (Peer& peer : table->peers_) {
+      Status status = table->Connect(peer);
+      if (!status.ok()) return status;
+    }
+  }
+  return table;
+}
+
+Status EndpointTable::Connect(Peer& peer) {
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  params.address = reinterpret_cast<const ucp_address_t*>(peer.address.data());
+  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  params.err_handler.cb = &EndpointTable::OnEndpointError;
+  params.err_handler.arg = &peer;
+  const ucs_status_t status = ucp_ep_create(worker_->get(), &params, &peer.ep);
+  if (status != UCS_OK) {
+    peer.ep = nullptr;
+    return UcxError("ucp_ep_create to rank " + std::to_string(peer.rank), status);
+  }
+  return Status::Ok();
+}
+
+StatusOr<ucp_ep_h> EndpointTable::GetSlow(Rank rank) {
+  if (rank >= peers_.size()) {
+    return ArgError("rank " + std::to_string(rank) + ": expected a rank below the job size " +
+                    std::to_string(peers_.size()));
+  }
+  Peer& peer = peers_[rank];
+  if (peer.failed) {
+    return Status(RFT_ERR_PROC_FAILED, "rank " + std::to_string(rank) + " has failed");
+  }
+  Status status = Connect(peer);  // lazy connection
+  if (!status.ok()) return status;
+  return peer.ep;
+}
+
+void EndpointTable::OnEndpointError(void* arg, ucp_ep_h, ucs_status_t status) {
+  Peer& peer = *static_cast<Peer*>(arg);
+  EndpointTable& table = *peer.table;
+  if (peer.failed) return;
+  table.MarkFailed(peer.rank);
+  if (table.sink_ != nullptr) {
+    table.sink_->OnPeerFailed(
+        peer.rank, Status(RFT_ERR_PROC_FAILED, "UCX reported the endpoint to rank " +
+                                                   std::to_string(peer.rank) +
+                                                   " broken: " + ucs_status_string(status)));
+  }
+}
+
+void EndpointTable::MarkFailed(Rank rank) {
+  if (rank >= peers_.size() || peers_[rank].failed) return;
+  peers_[rank].failed = true;
+  failed_ranks_.Insert(rank);
+}
+
+void* EndpointTable::StartClose(ucp_ep_h ep, bool force) {
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+  void* request = ucp_ep_close_nbx(ep, &param);
+  if (request == nullptr) return nullptr;
+  if (UCS_PTR_IS_ERR(request)) {
+    // A failed close still ends the endpoint; nothing is left to wait for.
+    RFT_LOG_DEBUG("ucp_ep_close_nbx: %s", ucs_status_string(UCS_PTR_STATUS(request)));
+    return nullptr;
+  }
+  return request;
+}
+
+void EndpointTable::CloseFailed() {
+  for (Peer& peer : peers_) {
+    if (!peer.failed || peer.closed || peer.ep == nullptr) continue;
+    void* request = StartClose(peer.ep, /*force=*/true);
+    while (request != nullptr && ucp_request_check_status(request) == UCS_INPROGRESS) {
+      worker_->Progress();
+    }
+    if (request != nullptr) ucp_request_free(request);
+    peer.closed = true;
+  }
+}
+
+EndpointTable::~EndpointTable() {
+  CloseFailed();
+  std::vector<void*> pending;
+  for (Peer& peer : peers_) {
+    if (peer.closed || peer.ep == nullptr) continue;
+    void* request = StartClose(peer.ep, /*force=*/false);
+    if (request != nullptr) pending.push_back(request);
+    peer.closed = true;
+  }
+  const Deadline deadline = Deadline::After(std::chrono::nanoseconds(kCloseBudgetNs));
+  auto all_done = [&] {
+    for (void* request : pending) {
+      if (ucp_request_check_status(request) == UCS_INPROGRESS) return false;
+    }
+    return true;
+  };
+  while (!all_done() && !deadline.expired()) worker_->Progress();
+  if (!all_done()) {
+    // A peer that stopped answering (hung, or dead and not yet noticed) must not hang the
+    // teardown: cancel what is left and let UCX finish it.
+    RFT_LOG_WARN("closing UCX endpoints: %zu did not flush within %lld ms; cancelling",
+                 pending.size(), static_cast<long long>(kCloseBudgetNs / 1000000));
+    for (void* request : pending) {
+      if (ucp_request_check_status(request) == UCS_INPROGRESS) {
+        ucp_request_cancel(worker_->get(), request);
+      }
+    }
+    const Deadline cancel_deadline = Deadline::After(std::chrono::milliseconds(500));
+    while (!all_done() && !cancel_deadline.expired()) worker_->Progress();
+  }
+  // Freeing a request still in progress is allowed: UCX releases it when it completes.
+  for (void* request : pending) ucp_request_free(request);
+}
+
+}  // namespace rft::transport::ucx

@@ -1,0 +1,106 @@
+// The UCP endpoints of one worker to every process of the job, and what happens when one
+// breaks.
+//
+// Every endpoint uses UCP_ERR_HANDLING_MODE_PEER, so UCX reports a broken peer through an
+// error callback instead of failing the whole worker. The callback only records the failure
+// and tells the PeerFailureSink (the failure registry, later); closing the endpoint waits for
+// CloseFailed(), outside UCX's progress.
+//
+// UCX's error callback is only one source of failure news: on shared memory UCX notices a
+// dead peer late (keepalive) and a stopped one never (NOTES.md). Whoever learns of a failure
+// first calls MarkFailed(); from then on Get() refuses that rank with RFT_ERR_PROC_FAILED.
+#ifndef RFT_TRANSPORT_UCX_ENDPOINT_TABLE_H_
+#define RFT_TRANSPORT_UCX_ENDPOINT_TABLE_H_
+
+#include <ucp/api/ucp.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "base/rank_set.h"
+#include "base/status.h"
+#include "transport/ucx/ucx_worker.h"
+
+namespace rft::transport::ucx {
+
+// Receives the failures UCX reports. Called on the worker's thread, from inside UCX progress:
+// record and return; do not call back into UCX.
+class PeerFailureSink {
+ public:
+  virtual ~PeerFailureSink() = default;
+  virtual void OnPeerFailed(Rank rank, const Status& why) = 0;
+};
+
+class EndpointTable {
+ public:
+  struct Options {
+    // Jobs up to this size connect to everyone at creation (ucp_ep_create costs ~0.8 ms on
+    // shared memory, 4 ms on TCP); larger ones connect to a peer on first use.
+    uint32_t connect_all_max = 256;
+  };
+
+  // `addresses[r]` is rank r's worker address (from the bootstrap exchange); addresses[self]
+  // too, for messages to oneself.
+  static StatusOr<std::unique_ptr<EndpointTable>> Create(
+      UcxWorker* worker, Rank self, std::vector<std::vector<std::byte>> addresses,
+      PeerFailureSink* sink, Options options);
+  static StatusOr<std::unique_ptr<EndpointTable>> Create(
+      UcxWorker* worker, Rank self, std::vector<std::vector<std::byte>> addresses,
+      PeerFailureSink* sink) {
+    return Create(worker, self, std::move(addresses), sink, Options());
+  }
+  // Closes every endpoint: healthy ones gracefully (flushing what is in flight, so peers do
+  // not see a reset), failed ones forcibly; bounded in time, never hangs on a dead peer.
+  ~EndpointTable();
+  EndpointTable(const EndpointTable&) = delete;
+  EndpointTable& operator=(const EndpointTable&) = delete;
+
+  uint32_t size() const { return static_cast<uint32_t>(peers_.size()); }
+
+  // The endpoint to `rank`: RFT_ERR_PROC_FAILED once the rank is known failed, RFT_ERR_ARG for
+  // a rank outside the job.
+  StatusOr<ucp_ep_h> Get(Rank rank) {
+    if (rank < peers_.size() && peers_[rank].ep != nullptr && !peers_[rank].failed) {
+      return peers_[rank].ep;  // the fast path: one compare and a load
+    }
+    return GetSlow(rank);
+  }
+
+  bool failed(Rank rank) const { return rank < peers_.size() && peers_[rank].failed; }
+  const RankSet& failed_ranks() const { return failed_ranks_; }
+
+  // Records that `rank` failed, whatever the source. Idempotent. Does not call the sink.
+  void MarkFailed(Rank rank);
+  // Force-closes the endpoints of failed ranks. Call outside UCX progress.
+  void CloseFailed();
+
+ private:
+  struct Peer {
+    EndpointTable* table = nullptr;
+    Rank rank = 0;
+    ucp_ep_h ep = nullptr;
+    bool failed = false;
+    bool closed = false;
+    std::vector<std::byte> address;
+  };
+
+  EndpointTable(UcxWorker* worker, Rank self, PeerFailureSink* sink)
+      : worker_(worker), self_(self), sink_(sink) {}
+  Status Connect(Peer& peer);
+  StatusOr<ucp_ep_h> GetSlow(Rank rank);
+  static void OnEndpointError(void* arg, ucp_ep_h ep, ucs_status_t status);
+  // Starts closing `ep` (forcibly or not); returns the request to wait on, or nullptr when done.
+  void* StartClose(ucp_ep_h ep, bool force);
+
+  UcxWorker* worker_;
+  Rank self_;
+  PeerFailureSink* sink_;
+  std::vector<Peer> peers_;  // never resized after Create: error callbacks hold &peers_[r]
+  RankSet failed_ranks_;
+};
+
+}  // namespace rft::transport::ucx
+
+#endif  // RFT_TRANSPORT_UCX_ENDPOINT_TABLE_H_

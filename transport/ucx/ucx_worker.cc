@@ -1,0 +1,74 @@
+#include "transport/ucx/ucx_worker.h"
+
+#include <poll.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace rft::transport::ucx {
+
+Status UcxError(const std::string& what, ucs_status_t status) {
+  return OtherError(what + ": " + ucs_status_string(status) + " (UCS " +
+                    std::to_string(static_cast<int>(status)) + ")");
+}
+
+StatusOr<std::unique_ptr<UcxContext>> UcxContext::Create() {
+  // Must precede ucp_config_read; an explicit user setting wins (overwrite = 0).
+  setenv("UCX_MM_ERROR_HANDLING", "y", 0);
+
+  ucp_config_t* config = nullptr;
+  ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
+  if (status != UCS_OK) return UcxError("ucp_config_read", status);
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+  params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP;
+  params.mt_workers_shared = 0;
+  ucp_context_h context = nullptr;
+  status = ucp_init(&params, config, &context);
+  ucp_config_release(config);
+  if (status != UCS_OK) return UcxError("ucp_init", status);
+  return std::unique_ptr<UcxContext>(new UcxContext(context));
+}
+
+UcxContext::~UcxContext() { ucp_cleanup(context_); }
+
+StatusOr<std::unique_ptr<UcxWorker>> UcxWorker::Create(const UcxContext& context) {
+  std::unique_ptr<UcxWorker> worker(new UcxWorker());
+  ucp_worker_params_t params{};
+  params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  params.thread_mode = UCS_THREAD_MODE_SINGLE;
+  ucs_status_t status = ucp_worker_create(context.get(), &params, &worker->worker_);
+  if (status != UCS_OK) return UcxError("ucp_worker_create", status);
+  status = ucp_worker_get_address(worker->worker_, &worker->address_, &worker->address_length_);
+  if (status != UCS_OK) return UcxError("ucp_worker_get_address", status);
+  status = ucp_worker_get_efd(worker->worker_, &worker->event_fd_);
+  if (status != UCS_OK) return UcxError("ucp_worker_get_efd", status);
+  return worker;
+}
+
+UcxWorker::~UcxWorker() {
+  if (address_ != nullptr) ucp_worker_release_address(worker_, address_);
+  if (worker_ != nullptr) ucp_worker_destroy(worker_);
+}
+
+unsigned UcxWorker::Progress() {
+  unsigned total = 0;
+  for (unsigned n; (n = ucp_worker_progress(worker_)) != 0;) total += n;
+  return total;
+}
+
+Status UcxWorker::WaitForEvents(int timeout_ms) {
+  // Arming fails with UCS_ERR_BUSY when events are pending: the caller progresses them.
+  const ucs_status_t status = ucp_worker_arm(worker_);
+  if (status == UCS_ERR_BUSY) return Status::Ok();
+  if (status != UCS_OK) return UcxError("ucp_worker_arm", status);
+  pollfd pfd{event_fd_, POLLIN, 0};
+  const int ready = poll(&pfd, 1, timeout_ms);
+  if (ready < 0 && errno != EINTR) {
+    return OtherError(std::string("poll on the UCX event fd: ") + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+}  // namespace rft::transport::ucx
