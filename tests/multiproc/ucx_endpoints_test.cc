@@ -28,6 +28,18 @@ TEST_P(MeshTest, EveryPairExchangesAMessage) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, MeshTest, ::testing::Values(1, 2, 4, 8));
 
+class OneSidedTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(OneSidedTest, PutGetAndFetchAddWithoutTheTargetsHelp) {
+  const int n = GetParam();
+  const auto r =
+      RunRftrun({"-n", std::to_string(n), "--timeout", "60", Runfile(kWorker), "one-sided"});
+  ASSERT_EQ(r.exit_status, 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "one-sided ok n=" + std::to_string(n)), n) << r.Report();
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, OneSidedTest, ::testing::Values(2, 4));
+
 // UCX drops shared memory for endpoints with peer error handling unless
 // UCX_MM_ERROR_HANDLING=y (NOTES.md); rft sets it. With only shared memory allowed, the mesh
 // must still connect (it fails with "Destination is unreachable" when the setting is off).

@@ -5,6 +5,10 @@
 //   failed-peer --victim V  as mesh; then V is killed (rftrun --kill): survivors learn it
 //                         from the launcher's event, mark it failed, check the endpoint table
 //                         refuses it, and exchange a second round among themselves
+//   one-sided             every rank fetch-adds 1 to a counter on rank 0 and puts a value into
+//                         its successor's region, then checks bounds and descriptor errors;
+//                         after a fence (targets do not progress UCX meanwhile) each checks
+//                         its own memory
 #include <unistd.h>
 
 #include <atomic>
@@ -12,6 +16,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +25,7 @@
 #include "base/clock.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/ucx/endpoint_table.h"
+#include "transport/ucx/memory_region.h"
 #include "transport/ucx/ucx_worker.h"
 
 namespace {
@@ -122,6 +129,66 @@ int Round(UcxWorker& worker, EndpointTable& table, Received& received, Rank self
 
 }  // namespace
 
+// One-sided checks; `table` connects to everyone.
+int OneSided(Bootstrap& job, const UcxContext& context, UcxWorker& worker, EndpointTable& table) {
+  using rft::transport::ucx::LocalRegion;
+  using rft::transport::ucx::RemoteRegion;
+  const Rank n = job.size();
+  const Rank me = job.rank();
+  auto local = LocalRegion::Allocate(context, 8 * (n + 1));
+  if (!local.ok()) return Fail(local.status().ToString());
+  auto descriptors = job.Exchange("rft.test.region", (*local)->descriptor());
+  if (!descriptors.ok()) return Fail(descriptors.status().ToString());
+  std::vector<std::unique_ptr<RemoteRegion>> remote(n);
+  for (Rank r = 0; r < n; ++r) {
+    auto attached = RemoteRegion::Attach(&worker, *table.Get(r), (*descriptors)[r]);
+    if (!attached.ok()) return Fail(attached.status().ToString());
+    remote[r] = std::move(*attached);
+  }
+  auto previous = remote[0]->FetchAdd(0, 1);
+  if (!previous.ok()) return Fail(previous.status().ToString());
+  if (*previous >= n) return Fail("counter already " + std::to_string(*previous));
+  const Rank next = (me + 1) % n;
+  const uint64_t value = 1000 * (me + 1);
+  rft::Status status = remote[next]->Put(8 * (me + 1), std::as_bytes(std::span(&value, 1)));
+  if (!status.ok()) return Fail(status.ToString());
+  uint64_t back = 0;
+  status = remote[next]->Get(8 * (me + 1), std::as_writable_bytes(std::span(&back, 1)));
+  if (!status.ok() || back != value) return Fail("get after put: " + status.ToString());
+
+  // Nothing outside the region is ever touched.
+  status = remote[next]->Put(8 * n + 4, std::as_bytes(std::span(&value, 1)));
+  if (status.code() != RFT_ERR_ARG ||
+      status.message().find("outside the remote region of " + std::to_string(8 * (n + 1))) ==
+          std::string::npos) {
+    return Fail("out-of-bounds put: " + status.ToString());
+  }
+  if (remote[0]->FetchAdd(4, 1).status().code() != RFT_ERR_ARG) {
+    return Fail("unaligned fetch-add was accepted");
+  }
+  std::vector<std::byte> truncated = (*descriptors)[next];
+  truncated.pop_back();
+  if (RemoteRegion::Attach(&worker, *table.Get(next), truncated).ok()) {
+    return Fail("a truncated descriptor was accepted");
+  }
+
+  // Targets sit in the fence without progressing UCX: the accesses above were one-sided.
+  status = job.Fence(false);
+  if (!status.ok()) return Fail(status.ToString());
+  const Rank prev = (me + n - 1) % n;
+  uint64_t mine = 0;
+  std::memcpy(&mine, (*local)->data() + 8 * (prev + 1), 8);
+  if (mine != 1000 * (prev + 1)) return Fail("slot written by rank " + std::to_string(prev));
+  if (me == 0) {
+    uint64_t counter = 0;
+    std::memcpy(&counter, (*local)->data(), 8);
+    if (counter != n) return Fail("counter is " + std::to_string(counter));
+  }
+  std::printf("one-sided ok n=%u\n", n);
+  remote.clear();
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   if (argc < 2) return Fail("no mode");
@@ -129,8 +196,8 @@ int main(int argc, char** argv) {
   Rank victim = UINT32_MAX;
   if (mode == "failed-peer" && argc > 3 && std::strcmp(argv[2], "--victim") == 0) {
     victim = static_cast<Rank>(std::atoi(argv[3]));
-  } else if (mode != "mesh") {
-    return Fail("usage: mesh | failed-peer --victim V");
+  } else if (mode != "mesh" && mode != "one-sided") {
+    return Fail("usage: mesh | one-sided | failed-peer --victim V");
   }
 
   auto bootstrap = Bootstrap::Init();
@@ -165,6 +232,14 @@ int main(int argc, char** argv) {
     auto table = EndpointTable::Create(worker->get(), job.rank(), std::move(*addresses), &sink);
     if (!table.ok()) return Fail(table.status().ToString());
 
+    if (mode == "one-sided") {
+      rc = OneSided(job, **context, **worker, **table);
+      if (rc != 0) return rc;
+      status = job.Fence(false);
+      if (!status.ok()) return Fail("final fence: " + status.ToString());
+      table->reset();
+      return 0;
+    }
     const bool block = job.oversubscribed();
     std::vector<Rank> everyone;
     for (Rank r = 0; r < job.size(); ++r) everyone.push_back(r);
