@@ -132,13 +132,7 @@ int main(int argc, char** argv) {
   Receiver receiver;
   receiver.worker = &worker;
   receiver.buffer.assign(*std::max_element(sizes.begin(), sizes.end()) + 64, 0);
-  ucp_am_handler_param_t handler{};
-  handler.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                       UCP_AM_HANDLER_PARAM_FIELD_ARG;
-  handler.id = kAmId;
-  handler.cb = OnMessage;
-  handler.arg = &receiver;
-  ucp_worker_set_am_recv_handler(worker.get(), &handler);
+  if (!worker.SetActiveMessageHandler(kAmId, OnMessage, &receiver).ok()) return 1;
   auto addresses = job.Exchange("bench.ucx", worker.address());
   if (!addresses.ok()) return 1;
   auto table = EndpointTable::Create(&worker, job.rank(), std::move(*addresses), nullptr);

@@ -217,15 +217,8 @@ int main(int argc, char** argv) {
     if (!worker.ok()) return Fail(worker.status().ToString());
     Received received;
     for (auto& count : received.count_by_source) count.assign(job.size(), 0);
-    ucp_am_handler_param_t handler{};
-    handler.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                         UCP_AM_HANDLER_PARAM_FIELD_ARG;
-    handler.id = kAmId;
-    handler.cb = OnMessage;
-    handler.arg = &received;
-    if (ucp_worker_set_am_recv_handler((*worker)->get(), &handler) != UCS_OK) {
-      return Fail("ucp_worker_set_am_recv_handler");
-    }
+    status = (*worker)->SetActiveMessageHandler(kAmId, OnMessage, &received);
+    if (!status.ok()) return Fail(status.ToString());
     auto addresses = job.Exchange("rft.test.ucx", (*worker)->address());
     if (!addresses.ok()) return Fail(addresses.status().ToString());
     Sink sink;

@@ -52,6 +52,20 @@ UcxWorker::~UcxWorker() {
   if (worker_ != nullptr) ucp_worker_destroy(worker_);
 }
 
+Status UcxWorker::SetActiveMessageHandler(unsigned id, ucp_am_recv_callback_t callback, void* arg) {
+  ucp_am_handler_param_t param{};
+  param.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                     UCP_AM_HANDLER_PARAM_FIELD_ARG;
+  param.id = id;
+  param.cb = callback;
+  param.arg = arg;
+  const ucs_status_t status = ucp_worker_set_am_recv_handler(worker_, &param);
+  if (status != UCS_OK) {
+    return UcxError("ucp_worker_set_am_recv_handler(" + std::to_string(id) + ")", status);
+  }
+  return Status::Ok();
+}
+
 unsigned UcxWorker::Progress() {
   unsigned total = 0;
   for (unsigned n; (n = ucp_worker_progress(worker_)) != 0;) total += n;

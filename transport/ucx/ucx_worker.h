@@ -55,6 +55,10 @@ class UcxWorker {
     return {reinterpret_cast<const std::byte*>(address_), address_length_};
   }
 
+  // Routes active messages with `id` to `callback(arg, ...)`, which UCX calls from inside
+  // Progress(). Replaces an earlier handler for the same id.
+  Status SetActiveMessageHandler(unsigned id, ucp_am_recv_callback_t callback, void* arg);
+
   // Runs UCX progress until nothing more is pending; returns the number of events handled.
   unsigned Progress();
   // Sleeps until the worker has something to progress or `timeout_ms` passed (-1: no limit).
