@@ -1,0 +1,91 @@
+#include "transport/wire/wire_header.h"
+
+namespace rft::transport {
+namespace {
+
+template <class T>
+void Store(std::span<std::byte, kWireHeaderSize> out, size_t at, T value) {
+  const auto bits = static_cast<uint64_t>(value);
+  for (size_t i = 0; i < sizeof(T); ++i) out[at + i] = static_cast<std::byte>(bits >> (8 * i));
+}
+
+template <class T>
+T Load(std::span<const std::byte> in, size_t at) {
+  uint64_t bits = 0;
+  for (size_t i = 0; i < sizeof(T); ++i) bits |= static_cast<uint64_t>(in[at + i]) << (8 * i);
+  return static_cast<T>(bits);
+}
+
+}  // namespace
+
+void EncodeHeader(const WireHeader& header, std::span<std::byte, kWireHeaderSize> out) {
+  Store<uint8_t>(out, 0, header.version);
+  Store<uint8_t>(out, 1, static_cast<uint8_t>(header.type));
+  Store<uint16_t>(out, 2, header.flags);
+  Store<uint32_t>(out, 4, header.source);
+  Store<uint32_t>(out, 8, header.context_id);
+  Store<uint32_t>(out, 12, header.epoch);
+  Store<uint32_t>(out, 16, static_cast<uint32_t>(header.tag));
+  Store<uint64_t>(out, 20, header.length);
+  Store<uint32_t>(out, 28, header.job_token);
+}
+
+const char* DecodeErrorName(DecodeError error) {
+  switch (error) {
+    case DecodeError::kNone:
+      return "none";
+    case DecodeError::kTooShort:
+      return "too short";
+    case DecodeError::kBadVersion:
+      return "bad version";
+    case DecodeError::kUnknownType:
+      return "unknown type";
+    case DecodeError::kLengthMismatch:
+      return "length mismatch";
+    case DecodeError::kForeignJob:
+      return "foreign job";
+    case DecodeError::kBadSource:
+      return "bad source";
+    case DecodeError::kBadTag:
+      return "bad tag";
+    case DecodeError::kCount:
+      break;
+  }
+  return "unknown";
+}
+
+DecodeError DecodeHeader(std::span<const std::byte> message, uint64_t payload_size,
+                         uint32_t job_token, uint32_t job_size, WireHeader* out) {
+  if (message.size() < kWireHeaderSize) return DecodeError::kTooShort;
+  if (message.size() != kWireHeaderSize) return DecodeError::kLengthMismatch;
+  WireHeader header;
+  header.version = Load<uint8_t>(message, 0);
+  if (header.version != kWireVersion) return DecodeError::kBadVersion;
+  const uint8_t type = Load<uint8_t>(message, 1);
+  if (type < static_cast<uint8_t>(MessageType::kEager) ||
+      type > static_cast<uint8_t>(MessageType::kControl)) {
+    return DecodeError::kUnknownType;
+  }
+  header.type = static_cast<MessageType>(type);
+  header.flags = Load<uint16_t>(message, 2);
+  header.source = Load<uint32_t>(message, 4);
+  header.context_id = Load<uint32_t>(message, 8);
+  header.epoch = Load<uint32_t>(message, 12);
+  header.tag = static_cast<int32_t>(Load<uint32_t>(message, 16));
+  header.length = Load<uint64_t>(message, 20);
+  header.job_token = Load<uint32_t>(message, 28);
+  if (header.length != payload_size) return DecodeError::kLengthMismatch;
+  if (header.job_token != job_token) return DecodeError::kForeignJob;
+  if (header.source >= job_size) return DecodeError::kBadSource;
+  if (header.tag < 0) return DecodeError::kBadTag;
+  *out = header;
+  return DecodeError::kNone;
+}
+
+uint64_t DropCounters::total() const {
+  uint64_t sum = 0;
+  for (size_t i = 1; i < counts_.size(); ++i) sum += counts_[i].load(std::memory_order_relaxed);
+  return sum;
+}
+
+}  // namespace rft::transport

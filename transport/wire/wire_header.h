@@ -1,0 +1,101 @@
+// The fixed header that starts every rft wire message (docs/wire_format.md).
+//
+//   offset size field       meaning
+//        0    1 version     kWireVersion
+//        1    1 type        MessageType
+//        2    2 flags       per type; 0 when unused
+//        4    4 source      sender's rank in the job
+//        8    4 context_id  communicator context the message belongs to
+//       12    4 epoch       context epoch (stale messages are dropped by the layer above)
+//       16    4 tag         MPI tag, >= 0 (signed on the wire for the API's int tags)
+//       20    8 length      payload bytes that follow the header in this message
+//       28    4 job_token   identifies the job: a message from another job is foreign
+//
+// All fields are little-endian and encoded byte by byte, so the format does not depend on
+// the host or on struct layout. A decoder checks every field against what the receiver
+// knows; whatever fails is dropped and counted (DropCounters), never acted on.
+#ifndef RFT_TRANSPORT_WIRE_WIRE_HEADER_H_
+#define RFT_TRANSPORT_WIRE_WIRE_HEADER_H_
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace rft::transport {
+
+inline constexpr uint8_t kWireVersion = 1;
+inline constexpr size_t kWireHeaderSize = 32;
+
+enum class MessageType : uint8_t {
+  kEager = 1,              // the payload follows inline
+  kRendezvousRequest = 2,  // describes a large message the receiver fetches
+  kRendezvousDone = 3,     // the receiver finished fetching; the sender may reuse its buffer
+  kControl = 4,            // control plane (failure propagation, revoke, agreement)
+};
+
+struct WireHeader {
+  uint8_t version = kWireVersion;
+  MessageType type = MessageType::kEager;
+  uint16_t flags = 0;
+  uint32_t source = 0;
+  uint32_t context_id = 0;
+  uint32_t epoch = 0;
+  int32_t tag = 0;
+  uint64_t length = 0;
+  uint32_t job_token = 0;
+
+  bool operator==(const WireHeader&) const = default;
+};
+
+void EncodeHeader(const WireHeader& header, std::span<std::byte, kWireHeaderSize> out);
+
+enum class DecodeError : uint8_t {
+  kNone = 0,
+  kTooShort,        // fewer bytes than a header
+  kBadVersion,      // not kWireVersion
+  kUnknownType,     // not a MessageType
+  kLengthMismatch,  // `length` differs from the bytes that follow the header
+  kForeignJob,      // job_token is not this job's
+  kBadSource,       // source is not a rank of this job
+  kBadTag,          // negative tag
+  kCount,
+};
+
+const char* DecodeErrorName(DecodeError error);
+
+// Decodes and validates `header` (exactly the header's bytes; fewer is kTooShort, more is
+// kLengthMismatch) describing `payload_size` bytes carried separately (as UCX active messages
+// carry them). `*out` is written only when the result is kNone. Never reads outside `header`.
+DecodeError DecodeHeader(std::span<const std::byte> header, uint64_t payload_size,
+                         uint32_t job_token, uint32_t job_size, WireHeader* out);
+
+// The same for a contiguous message: the header, then the payload.
+inline DecodeError DecodeMessage(std::span<const std::byte> message, uint32_t job_token,
+                                 uint32_t job_size, WireHeader* out) {
+  if (message.size() < kWireHeaderSize) return DecodeError::kTooShort;
+  return DecodeHeader(message.first(kWireHeaderSize), message.size() - kWireHeaderSize, job_token,
+                      job_size, out);
+}
+
+// Dropped-message counts by reason. One thread records (the data plane's); any thread may read
+// (rft_info, the control thread), hence relaxed atomics.
+class DropCounters {
+ public:
+  void Record(DecodeError error) {
+    counts_[static_cast<size_t>(error)].fetch_add(1, std::memory_order_relaxed);
+  }
+  uint64_t count(DecodeError error) const {
+    return counts_[static_cast<size_t>(error)].load(std::memory_order_relaxed);
+  }
+  // All drops (kNone is never recorded by a correct caller and is not counted).
+  uint64_t total() const;
+
+ private:
+  std::array<std::atomic<uint64_t>, static_cast<size_t>(DecodeError::kCount)> counts_{};
+};
+
+}  // namespace rft::transport
+
+#endif  // RFT_TRANSPORT_WIRE_WIRE_HEADER_H_
