@@ -114,7 +114,8 @@ pmix_status_t OnDeregisterEvents(pmix_status_t*, size_t, pmix_op_cbfunc_t, void*
   return PMIX_OPERATION_SUCCEEDED;
 }
 
-// Taking over accept() is the one place where rftrun sees client sockets before libpmix does.
+// Used by libpmix versions that let the host accept client connections (4.2.2 does not; see
+// EnableNoDelayOnListeners): the accepted socket gets TCP_NODELAY before libpmix sees it.
 pmix_status_t OnListener(int listening_sd, pmix_connection_cbfunc_t cbfunc, void* cbdata) {
   {
     std::lock_guard<std::mutex> lock(g_listeners_mutex);
