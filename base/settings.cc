@@ -33,6 +33,26 @@ constexpr SettingSpec kSettings[] = {
                "that never published its address fails the lookup instead of hanging.",
         .min = kMillisecond,
     },
+    // transport: data plane.
+    {
+        .name = "RFT_EAGER_LIMIT",
+        .kind = Kind::kSize,
+        .default_text = "8k",
+        .doc = "Largest message sent eagerly (copied through the transport's buffers); larger "
+               "messages use the zero-copy rendezvous, fetched straight into the receive buffer.",
+        .min = 0,
+        .max = int64_t{1} << 30,
+    },
+    {
+        .name = "RFT_PROGRESS",
+        .kind = Kind::kEnum,
+        .default_text = "auto",
+        .doc = "How waits make progress: poll spins on the network, block sleeps on the "
+               "transport's event descriptor. auto blocks when the node runs more processes than "
+               "it has cores (spinning processes sharing a core cost milliseconds per message) "
+               "and polls otherwise.",
+        .choices = "auto|poll|block",
+    },
 };
 
 std::span<const SettingSpec> g_table_for_testing;

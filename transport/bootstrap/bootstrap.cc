@@ -16,6 +16,15 @@
 #include "base/log.h"
 
 namespace rft::transport {
+
+uint32_t Bootstrap::JobToken(std::string_view nspace) {
+  uint32_t hash = 2166136261u;  // FNV-1a: cheap, and any bit of the name changes the token
+  for (char c : nspace) {
+    hash ^= static_cast<uint8_t>(c);
+    hash *= 16777619u;
+  }
+  return hash;
+}
 namespace {
 
 // libpmix's event handler has no user pointer that survives re-registration; one client per

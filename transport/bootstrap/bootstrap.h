@@ -50,6 +50,10 @@ class Bootstrap {
   Rank rank() const { return rank_; }
   uint32_t size() const { return size_; }
   const std::string& nspace() const { return nspace_; }
+  // A 32-bit digest of the namespace that every wire message carries, so a message from
+  // another job (a stale process, a spawned job's stray endpoint) is recognised and dropped.
+  uint32_t job_token() const { return JobToken(nspace_); }
+  static uint32_t JobToken(std::string_view nspace);
   const RankSet& local_peers() const { return local_peers_; }  // including this process
   // More processes on this node than cores: progress loops must block, not spin.
   bool oversubscribed() const { return oversubscribed_; }

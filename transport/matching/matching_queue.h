@@ -71,6 +71,15 @@ class MatchingQueue {
     }
   }
 
+  // Visits the unexpected messages from `source` in arrival order, leaving them queued (the
+  // data plane marks those whose data a failed sender still held).
+  template <class F>
+  void ForEachUnexpectedFrom(Rank source, F&& visit) {
+    for (UnexpectedMessage* m = unexpected_.front(); m != nullptr; m = unexpected_.next(m)) {
+      if (m->source == source) visit(m);
+    }
+  }
+
   // Revoke: empties both queues, unexpected messages first.
   template <class F, class G>
   void Purge(F&& on_unexpected, G&& on_posted) {

@@ -52,10 +52,12 @@ UcxWorker::~UcxWorker() {
   if (worker_ != nullptr) ucp_worker_destroy(worker_);
 }
 
-Status UcxWorker::SetActiveMessageHandler(unsigned id, ucp_am_recv_callback_t callback, void* arg) {
+Status UcxWorker::SetActiveMessageHandler(unsigned id, ucp_am_recv_callback_t callback, void* arg,
+                                          uint32_t flags) {
   ucp_am_handler_param_t param{};
   param.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                     UCP_AM_HANDLER_PARAM_FIELD_ARG;
+                     UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+  param.flags = flags;
   param.id = id;
   param.cb = callback;
   param.arg = arg;
@@ -72,13 +74,13 @@ unsigned UcxWorker::Progress() {
   return total;
 }
 
-Status UcxWorker::WaitForEvents(int timeout_ms) {
+Status UcxWorker::WaitForEvents(int timeout_ms, int wake_fd) {
   // Arming fails with UCS_ERR_BUSY when events are pending: the caller progresses them.
   const ucs_status_t status = ucp_worker_arm(worker_);
   if (status == UCS_ERR_BUSY) return Status::Ok();
   if (status != UCS_OK) return UcxError("ucp_worker_arm", status);
-  pollfd pfd{event_fd_, POLLIN, 0};
-  const int ready = poll(&pfd, 1, timeout_ms);
+  pollfd pfds[2] = {{event_fd_, POLLIN, 0}, {wake_fd, POLLIN, 0}};
+  const int ready = poll(pfds, wake_fd >= 0 ? 2 : 1, timeout_ms);
   if (ready < 0 && errno != EINTR) {
     return OtherError(std::string("poll on the UCX event fd: ") + std::strerror(errno));
   }

@@ -14,6 +14,7 @@
 #include <ucp/api/ucp.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -56,14 +57,17 @@ class UcxWorker {
   }
 
   // Routes active messages with `id` to `callback(arg, ...)`, which UCX calls from inside
-  // Progress(). Replaces an earlier handler for the same id.
-  Status SetActiveMessageHandler(unsigned id, ucp_am_recv_callback_t callback, void* arg);
+  // Progress(). Replaces an earlier handler for the same id. `flags`: ucp_am_cb_flags.
+  Status SetActiveMessageHandler(unsigned id, ucp_am_recv_callback_t callback, void* arg,
+                                 uint32_t flags = 0);
 
   // Runs UCX progress until nothing more is pending; returns the number of events handled.
   unsigned Progress();
   // Sleeps until the worker has something to progress or `timeout_ms` passed (-1: no limit).
   // Returns at once when events are already pending. RFT_ERR_OTHER on a UCX failure.
-  Status WaitForEvents(int timeout_ms);
+  // `wake_fd` (optional) is polled too, so another thread can interrupt the sleep (the data
+  // plane's failure news); the caller drains it.
+  Status WaitForEvents(int timeout_ms, int wake_fd = -1);
 
  private:
   UcxWorker() = default;

@@ -48,6 +48,12 @@ const char* DecodeErrorName(DecodeError error) {
       return "bad source";
     case DecodeError::kBadTag:
       return "bad tag";
+    case DecodeError::kUnknownContext:
+      return "unknown context";
+    case DecodeError::kStaleEpoch:
+      return "stale epoch";
+    case DecodeError::kBadPayload:
+      return "bad payload";
     case DecodeError::kCount:
       break;
   }

@@ -60,6 +60,10 @@ enum class DecodeError : uint8_t {
   kForeignJob,      // job_token is not this job's
   kBadSource,       // source is not a rank of this job
   kBadTag,          // negative tag
+  // Found by the data plane after a successful decode, counted here with the rest:
+  kUnknownContext,  // context id beyond the receiver's context table
+  kStaleEpoch,      // older than the receiver's epoch of that context (revoked traffic)
+  kBadPayload,      // a type whose payload the receiver cannot use (e.g. a short descriptor)
   kCount,
 };
 

@@ -1,0 +1,43 @@
+// Check macros and the rule checks shared by the data plane's multi-process worker.
+#ifndef RFT_TESTS_MULTIPROC_DATAPLANE_CHECKS_H_
+#define RFT_TESTS_MULTIPROC_DATAPLANE_CHECKS_H_
+
+#include <cstdio>
+#include <sstream>
+#include <string>
+
+#include "transport/bootstrap/bootstrap.h"
+#include "transport/dataplane/data_plane.h"
+
+namespace rft::testing {
+
+// Prints "FAILED: <what>" (the test driver looks for it) and returns the exit status 3.
+inline int Fail(const std::string& what) {
+  std::printf("FAILED: %s\n", what.c_str());
+  std::fflush(stdout);
+  return 3;
+}
+
+#define CHECK(cond, what)                                                         \
+  do {                                                                            \
+    if (!(cond)) {                                                                \
+      std::ostringstream check_out_;                                              \
+      check_out_ << __FILE__ << ":" << __LINE__ << ": " << #cond << ": " << what; \
+      return ::rft::testing::Fail(check_out_.str());                              \
+    }                                                                             \
+  } while (0)
+
+#define CHECK_OK(expr)                                   \
+  do {                                                   \
+    const ::rft::Status check_status_ = (expr);          \
+    CHECK(check_status_.ok(), check_status_.ToString()); \
+  } while (0)
+
+// Matching rules, completion calls, truncation, probe, cancel, boundary sizes, bad
+// arguments and malformed input (dataplane_rules.cc). n = 1 (to itself) or more (each rank
+// with its ring neighbours).
+int Rules(transport::Bootstrap& job, transport::DataPlane& plane);
+
+}  // namespace rft::testing
+
+#endif  // RFT_TESTS_MULTIPROC_DATAPLANE_CHECKS_H_

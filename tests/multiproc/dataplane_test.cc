@@ -1,0 +1,83 @@
+// The data plane across real processes under rftrun: matching rules on real endpoints, many
+// ranks on 2 cores (blocking progress), and failure completion when a peer is killed.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/multiproc/scenario.h"
+
+namespace rft::testing {
+namespace {
+
+const std::string kWorker = "tests/multiproc/dataplane_worker";
+
+ScenarioResult RunWorker(int n, const std::vector<std::string>& worker_args,
+                         const std::vector<std::string>& env = {},
+                         const std::vector<std::string>& rftrun_args = {}) {
+  std::vector<std::string> args = {"-n", std::to_string(n), "--timeout", "90"};
+  args.insert(args.end(), rftrun_args.begin(), rftrun_args.end());
+  args.push_back(Runfile(kWorker));
+  args.insert(args.end(), worker_args.begin(), worker_args.end());
+  return RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(100), env);
+}
+
+class RulesTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(RulesTest, MatchingCompletionTruncationAndBadInput) {
+  const int n = GetParam();
+  const auto r = RunWorker(n, {"rules"});
+  ASSERT_EQ(r.exit_status, 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "rules ok n=" + std::to_string(n)), n) << r.Report();
+}
+
+// 1: messages to oneself; 2 and 3: across processes, 3 with more ranks than cores.
+INSTANTIATE_TEST_SUITE_P(Sizes, RulesTest, ::testing::Values(1, 2, 3));
+
+// A small eager limit moves the rendezvous boundary, so the same rules run both protocols at
+// other sizes; and the limit the user sets is the one used.
+TEST(DataPlaneTest, RulesHoldWithAnotherEagerLimit) {
+  const auto r = RunWorker(2, {"rules"}, {"RFT_EAGER_LIMIT=256"});
+  ASSERT_EQ(r.exit_status, 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "rules ok n=2 eager_limit=256"), 2) << r.Report();
+}
+
+TEST(DataPlaneTest, ABadEagerLimitIsRefusedByName) {
+  const auto r = RunWorker(1, {"rules"}, {"RFT_EAGER_LIMIT=lots"});
+  EXPECT_NE(r.exit_status, 0) << r.Report();
+  EXPECT_NE(r.output.find("RFT_EAGER_LIMIT"), std::string::npos) << r.Report();
+  EXPECT_NE(r.output.find("lots"), std::string::npos) << r.Report();
+}
+
+class MeshTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(MeshTest, EveryPairStreamsBothProtocolsInOrder) {
+  const int n = GetParam();
+  const auto r = RunWorker(n, {"mesh"});
+  ASSERT_EQ(r.exit_status, 0) << r.Report();
+  // More ranks than the 2 cores: waits must block in the event fd rather than spin.
+  EXPECT_EQ(
+      CountLines(r.output, "mesh ok n=" + std::to_string(n) + " blocking=" + (n > 2 ? "1" : "0")),
+      n)
+      << r.Report();
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, MeshTest, ::testing::Values(2, 4, 8));
+
+TEST(DataPlaneTest, APeersFailureCompletesItsOperationsAndSurvivorsGoOn) {
+  const auto r = RunWorker(4, {"failure", "--victim", "2"}, {}, {"--ft", "--kill", "2@3"});
+  ASSERT_EQ(r.exit_status, 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "survivors ok without rank 2"), 3) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "FAILED"), 0) << r.Report();
+}
+
+TEST(DataPlaneTest, FailureOfRankZeroOverTcp) {
+  // TCP reports a dead peer itself (connection reset), racing the launcher's event.
+  const auto r =
+      RunWorker(3, {"failure", "--victim", "0"}, {"UCX_TLS=tcp,self"}, {"--ft", "--kill", "0@3"});
+  ASSERT_EQ(r.exit_status, 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "survivors ok without rank 0"), 2) << r.Report();
+}
+
+}  // namespace
+}  // namespace rft::testing

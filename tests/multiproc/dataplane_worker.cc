@@ -1,0 +1,250 @@
+// Multi-process checks of the data plane (transport/dataplane), run under rftrun by
+// dataplane_test.cc. Every check prints "FAILED: ..." and exits 3 on a violation.
+//
+//   rules        (n = 1 or 2) matching order, wildcards, truncation, probe, cancel, every
+//                completion call, eager/rendezvous boundary sizes, bad arguments, and
+//                malformed messages fed to the receive path
+//   mesh         (n >= 2) every rank sends every other rank a stream of eager and
+//                rendezvous messages; receivers check content and per-sender order, half of
+//                them through ANY_SOURCE receives
+//   failure --victim V  (n >= 3; rftrun --kill V@T) operations pending on V when it is
+//                killed complete with RFT_ERR_PROC_FAILED, what V sent before is still
+//                received, ANY_SOURCE receives stay pending, and the survivors go on
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "tests/multiproc/dataplane_checks.h"
+#include "transport/bootstrap/bootstrap.h"
+#include "transport/dataplane/data_plane.h"
+
+namespace rft::testing {
+namespace {
+
+using transport::Bootstrap;
+using transport::DataPlane;
+using transport::kAnySource;
+using transport::kAnyTag;
+using transport::MessageStatus;
+using transport::Request;
+
+constexpr uint32_t kContext = 3;
+
+// Deterministic content: byte i of message (source, seq) is a function of all three.
+std::vector<char> Pattern(size_t size, Rank source, uint32_t seq) {
+  std::vector<char> bytes(size);
+  for (size_t i = 0; i < size; ++i)
+    bytes[i] = static_cast<char>((i * 131 + source * 7 + seq) & 0xff);
+  return bytes;
+}
+
+int Mesh(Bootstrap& job, DataPlane& plane) {
+  const Rank n = job.size();
+  const Rank me = job.rank();
+  // Each sender sends kPerPeer messages to each peer, sizes cycling through both paths.
+  const std::vector<size_t> sizes = {
+      0, 8, 1000, plane.options().eager_limit, plane.options().eager_limit + 1, 200000};
+  constexpr uint32_t kPerPeer = 12;
+  std::vector<std::vector<char>> outgoing;
+  std::vector<Request*> sends;
+  for (Rank peer = 0; peer < n; ++peer) {
+    if (peer == me) continue;
+    for (uint32_t seq = 0; seq < kPerPeer; ++seq) {
+      outgoing.push_back(Pattern(sizes[seq % sizes.size()], me, seq));
+    }
+  }
+  size_t k = 0;
+  for (Rank peer = 0; peer < n; ++peer) {
+    if (peer == me) continue;
+    for (uint32_t seq = 0; seq < kPerPeer; ++seq, ++k) {
+      Request* request = nullptr;
+      CHECK_OK(plane.Isend(outgoing[k].data(), outgoing[k].size(), peer, /*tag=*/seq % 3, kContext,
+                           &request));
+      sends.push_back(request);
+    }
+  }
+  // Receives: from even ranks by name, from odd ranks through ANY_SOURCE with the sequence
+  // checked per sender (non-overtaking).
+  std::vector<uint32_t> next_seq(n, 0);
+  std::vector<char> buffer(200000);
+  const size_t expected = static_cast<size_t>(n - 1) * kPerPeer;
+  for (size_t received = 0; received < expected; ++received) {
+    MessageStatus status;
+    // ANY_TAG: tags cycle, so only order per sender tells the sequence number.
+    // Alternately ANY_SOURCE and a named sender that still has messages due.
+    Rank from = kAnySource;
+    if (received % 2 == 1) {
+      for (Rank r = 0; r < n; ++r) {
+        if (r != me && next_seq[r] < kPerPeer) from = r;
+      }
+    }
+    CHECK_OK(plane.Recv(buffer.data(), buffer.size(), from, kAnyTag, kContext, &status));
+    const Rank source = status.source;
+    CHECK(source < n && source != me, "message from rank " << source);
+    const uint32_t seq = next_seq[source]++;
+    CHECK(status.tag == static_cast<int32_t>(seq % 3),
+          "from " << source << " seq " << seq << ": tag " << status.tag << " (overtaken?)");
+    const std::vector<char> want = Pattern(sizes[seq % sizes.size()], source, seq);
+    CHECK(status.count == want.size(), "from " << source << " seq " << seq << ": " << status.count
+                                               << " bytes, expected " << want.size());
+    CHECK(std::equal(want.begin(), want.end(), buffer.begin()),
+          "from " << source << " seq " << seq << ": corrupted content");
+  }
+  CHECK_OK(plane.Waitall(sends, {}));
+  std::printf("mesh ok n=%u blocking=%d\n", n,
+              plane.options().progress == transport::ProgressMode::kBlock ? 1 : 0);
+  return 0;
+}
+
+int Failure(Bootstrap& job, DataPlane& plane, Rank victim) {
+  const Rank me = job.rank();
+  const Rank witness = victim == 0 ? 1 : 0;  // receives what the victim sent before dying
+  const size_t large = plane.options().eager_limit * 8 + 100;
+  std::vector<char> eager_data = Pattern(64, victim, 1);
+  std::vector<char> large_data = Pattern(large, victim, 2);
+  if (me == victim) {
+    for (int i = 0; i < 3; ++i) CHECK_OK(plane.Send(eager_data.data(), 64, witness, 7, kContext));
+    Request* rendezvous = nullptr;  // never fetched: the witness receives it after our death
+    CHECK_OK(plane.Isend(large_data.data(), large, witness, 8, kContext, &rendezvous));
+    CHECK_OK(plane.Send("sync", 4, witness, 6, kContext));
+    CHECK_OK(job.Fence(false));
+    for (;;) {
+      plane.Progress();  // rftrun kills us here
+      usleep(1000);
+    }
+  }
+  if (me == witness) {
+    char sync[4];
+    MessageStatus status;
+    CHECK_OK(plane.Recv(sync, sizeof(sync), victim, 6, kContext, &status));
+    CHECK(plane.unexpected_count() >= 4, "the victim's earlier messages are not queued");
+  }
+  CHECK_OK(job.Fence(false));
+
+  // Operations that can only finish with the victim's help, of both sizes and directions.
+  std::vector<char> small_in(64), large_in(large), small_out = Pattern(64, me, 3);
+  std::vector<char> large_out = Pattern(large, me, 4);
+  std::vector<Request*> pending(4, nullptr);
+  CHECK_OK(plane.Irecv(small_in.data(), small_in.size(), victim, 9, kContext, &pending[0]));
+  CHECK_OK(plane.Irecv(large_in.data(), large_in.size(), victim, 10, kContext, &pending[1]));
+  CHECK_OK(plane.Isend(large_out.data(), large, victim, 11, kContext, &pending[2]));
+  CHECK_OK(plane.Isend(small_out.data(), 64, victim, 12, kContext, &pending[3]));
+  Request* wildcard = nullptr;
+  std::vector<char> wildcard_in(64);
+  CHECK_OK(
+      plane.Irecv(wildcard_in.data(), wildcard_in.size(), kAnySource, 13, kContext, &wildcard));
+  const uint64_t epoch_before = plane.failure_epoch();
+  const int64_t start = MonotonicNanos();
+
+  std::vector<MessageStatus> statuses(pending.size());
+  const Status all = plane.Waitall(pending, statuses, Deadline::After(std::chrono::seconds(20)));
+  CHECK(all.code() == RFT_ERR_IN_STATUS,
+        "waitall with the victim's operations: " << all.ToString());
+  const double ms = static_cast<double>(MonotonicNanos() - start) / 1e6;
+  // The receives and the rendezvous send need the victim; the eager send may have left
+  // before it died (UCS_OK is not delivery, but it is not an error either).
+  for (int i = 0; i < 3; ++i) {
+    CHECK(statuses[i].error == RFT_ERR_PROC_FAILED,
+          "operation " << i << " on the victim: " << rft_error_name(statuses[i].error));
+  }
+  CHECK(statuses[3].error == RFT_ERR_PROC_FAILED || statuses[3].error == RFT_SUCCESS,
+        "eager send to the victim: " << rft_error_name(statuses[3].error));
+  CHECK(plane.failure_epoch() > epoch_before, "failure epoch did not move");
+  CHECK(plane.failed_ranks().Contains(victim), "victim not among the failed ranks");
+
+  // The ANY_SOURCE receive is the API layer's to fail (PROC_FAILED_PENDING): still pending.
+  bool done = true;
+  CHECK_OK(plane.Test(&wildcard, &done, nullptr));
+  CHECK(!done, "an ANY_SOURCE receive was completed by a peer's failure");
+  CHECK(plane.HasAnySourceReceive(kContext), "HasAnySourceReceive is false");
+  CHECK_OK(plane.Cancel(wildcard));
+  MessageStatus cancelled;
+  CHECK_OK(plane.Wait(&wildcard, &cancelled));
+  CHECK(cancelled.cancelled, "cancelled wildcard receive not marked cancelled");
+
+  if (me == witness) {
+    // Data that arrived before the failure is not lost, and keeps its order.
+    for (int i = 0; i < 3; ++i) {
+      std::vector<char> in(64);
+      MessageStatus status;
+      CHECK_OK(plane.Recv(in.data(), in.size(), victim, kAnyTag, kContext, &status));
+      CHECK(status.tag == 7 && in == eager_data, "eager message " << i << " from the victim");
+    }
+    // The announced rendezvous' data stayed with the victim.
+    MessageStatus status;
+    const Status lost = plane.Recv(large_in.data(), large, victim, 8, kContext, &status);
+    CHECK(lost.code() == RFT_ERR_PROC_FAILED,
+          "rendezvous from the dead victim: " << lost.ToString());
+  }
+  // New operations on the victim fail at once.
+  const Status late_recv = plane.Recv(small_in.data(), 64, victim, 9, kContext, nullptr);
+  CHECK(late_recv.code() == RFT_ERR_PROC_FAILED,
+        "receive after the failure: " << late_recv.ToString());
+  const Status late_send = plane.Send(small_out.data(), 64, victim, 9, kContext);
+  CHECK(late_send.code() == RFT_ERR_PROC_FAILED,
+        "send after the failure: " << late_send.ToString());
+
+  // The survivors talk on, both sizes, without an error.
+  std::vector<Request*> round;
+  std::vector<std::vector<char>> in;
+  for (Rank peer = 0; peer < job.size(); ++peer) {
+    if (peer == victim || peer == me) continue;
+    for (size_t size : {size_t{64}, large}) {
+      in.emplace_back(size);
+      round.emplace_back();
+      CHECK_OK(plane.Irecv(in.back().data(), size, peer, 20, kContext, &round.back()));
+    }
+  }
+  for (Rank peer = 0; peer < job.size(); ++peer) {
+    if (peer == victim || peer == me) continue;
+    CHECK_OK(plane.Send(small_out.data(), 64, peer, 20, kContext));
+    CHECK_OK(plane.Send(large_out.data(), large, peer, 20, kContext));
+  }
+  CHECK_OK(plane.Waitall(round, {}, Deadline::After(std::chrono::seconds(20))));
+  std::printf("failure completed in %.1f ms; survivors ok without rank %u\n", ms, victim);
+  CHECK_OK(job.Fence(false));
+  return 0;
+}
+
+}  // namespace
+}  // namespace rft::testing
+
+int main(int argc, char** argv) {
+  using namespace rft::testing;
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (argc < 2) return Fail("usage: rules | mesh | failure --victim V");
+  const std::string mode = argv[1];
+  auto job = rft::transport::Bootstrap::Init();
+  if (!job.ok()) return Fail(job.status().ToString());
+  auto options = rft::transport::DataPlane::OptionsFromConfig(**job);
+  if (!options.ok()) return Fail(options.status().ToString());
+  auto plane = rft::transport::DataPlane::Create(job->get(), *options);
+  if (!plane.ok()) return Fail(plane.status().ToString());
+  int rc = 0;
+  if (mode == "rules") {
+    rc = Rules(**job, **plane);
+  } else if (mode == "mesh") {
+    rc = Mesh(**job, **plane);
+  } else if (mode == "failure" && argc == 4 && std::strcmp(argv[2], "--victim") == 0) {
+    rc = Failure(**job, **plane, static_cast<rft::Rank>(std::atoi(argv[3])));
+  } else {
+    return Fail("usage: rules | mesh | failure --victim V");
+  }
+  if (rc != 0) return rc;
+  if (mode != "failure") {
+    // Nobody closes endpoints while others may still be sending to it.
+    const rft::Status status = (*job)->Fence(false);
+    if (!status.ok()) return Fail("final fence: " + status.ToString());
+  }
+  const uint64_t drops = (*plane)->drops().total();
+  plane->reset();
+  if (mode != "rules" && drops != 0) return Fail(std::to_string(drops) + " messages dropped");
+  return 0;
+}

@@ -1,0 +1,233 @@
+// The data plane's receive side: UCX hands every arriving rft message to OnActiveMessage
+// (inside ucp_worker_progress), which validates the header, matches it against the posted
+// receives of its context, and delivers it (eager), fetches it (rendezvous) or keeps it
+// (unexpected). Also the completions of UCX operations the data plane started.
+#include <algorithm>
+#include <cstring>
+
+#include "transport/dataplane/data_plane.h"
+#include "transport/dataplane/data_plane_internal.h"
+
+namespace rft::transport {
+
+ucs_status_t DataPlane::OnActiveMessage(void* arg, const void* header, size_t header_length,
+                                        void* data, size_t length,
+                                        const ucp_am_recv_param_t* param) {
+  auto* self = static_cast<DataPlane*>(arg);
+  WireHeader decoded;
+  const DecodeError error =
+      DecodeHeader(std::span<const std::byte>(static_cast<const std::byte*>(header), header_length),
+                   length, self->job_token_, self->size_, &decoded);
+  if (error != DecodeError::kNone) {
+    // Returning UCS_OK lets UCX drop the data (and end a rendezvous without fetching it).
+    self->drops_.Record(error);
+    return UCS_OK;
+  }
+  if (decoded.type != MessageType::kEager) {
+    self->drops_.Record(DecodeError::kUnknownType);  // not a type the data id carries
+    return UCS_OK;
+  }
+  return self->HandleMessage(decoded, data, length,
+                             (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0,
+                             (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) != 0);
+}
+
+void DataPlane::InjectForTesting(std::span<const std::byte> header,
+                                 std::span<const std::byte> payload) {
+  ucp_am_recv_param_t param{};
+  param.recv_attr = 0;  // eager, not persistent: the receive path copies what it keeps
+  OnActiveMessage(this, header.data(), header.size(), const_cast<std::byte*>(payload.data()),
+                  payload.size(), &param);
+}
+
+ucs_status_t DataPlane::HandleMessage(const WireHeader& header, void* data, size_t length,
+                                      bool rendezvous, bool persistent) {
+  Context* context = FindContext(header.context_id);
+  if (context == nullptr) {
+    // A context this process has not used yet (its peers got there first): created once.
+    auto created = GetContext(header.context_id);
+    if (!created.ok()) {
+      drops_.Record(DecodeError::kUnknownContext);
+      return UCS_OK;
+    }
+    context = *created;
+  }
+  if (header.epoch < context->epoch) {
+    drops_.Record(DecodeError::kStaleEpoch);
+    return UCS_OK;
+  }
+  const Rank source = header.source;
+  if (PostedReceive* node = context->queue.MatchArrival(source, header.tag)) {
+    auto* request = static_cast<Request*>(node->owner);
+    if (!rendezvous) {
+      DeliverEager(request, source, header.tag, data, length);
+    } else if (endpoints_->failed(source)) {
+      request->status.source = source;
+      request->status.tag = header.tag;
+      request->status.message_length = length;
+      Complete(request, RFT_ERR_PROC_FAILED);
+    } else {
+      StartFetch(request, source, header.tag, data, length);  // UCX owns `data` from here
+    }
+    return UCS_OK;
+  }
+
+  Unexpected* message = unexpected_.Acquire();
+  message->node.owner = message;
+  message->node.source = source;
+  message->node.tag = header.tag;
+  message->length = length;
+  ucs_status_t result = UCS_OK;
+  if (rendezvous) {
+    if (endpoints_->failed(source)) {
+      message->storage = Unexpected::Storage::kSenderFailed;  // UCS_OK drops the descriptor
+    } else {
+      message->storage = Unexpected::Storage::kRendezvous;
+      message->data = data;
+      result = UCS_INPROGRESS;  // keep the descriptor until a receive matches
+    }
+  } else if (persistent) {
+    message->storage = Unexpected::Storage::kUcxData;  // no copy: UCX keeps the buffer for us
+    message->data = data;
+    result = UCS_INPROGRESS;
+  } else if (std::byte* copy = buffers_.Acquire(length)) {
+    message->storage = Unexpected::Storage::kPooled;
+    if (length > 0) std::memcpy(copy, data, length);
+    message->data = copy;
+  } else {
+    // Eager beyond our pool's classes: the sender runs with a larger RFT_EAGER_LIMIT.
+    message->storage = Unexpected::Storage::kHeap;
+    auto* copy_heap = new std::byte[length];
+    std::memcpy(copy_heap, data, length);
+    message->data = copy_heap;
+  }
+  context->queue.AddUnexpected(&message->node);
+  return result;
+}
+
+void DataPlane::DeliverEager(Request* request, Rank source, int32_t tag, const void* data,
+                             size_t length) {
+  const size_t count = std::min(length, request->capacity);
+  if (count > 0) std::memcpy(request->buffer, data, count);
+  request->status.source = source;
+  request->status.tag = tag;
+  request->status.count = count;
+  request->status.message_length = length;
+  Complete(request, length > request->capacity ? RFT_ERR_TRUNCATE : RFT_SUCCESS);
+}
+
+void DataPlane::StartFetch(Request* request, Rank source, int32_t tag, void* descriptor,
+                           size_t length) {
+  request->status.source = source;
+  request->status.tag = tag;
+  request->status.count = std::min(length, request->capacity);
+  request->status.message_length = length;
+  void* target = request->buffer;
+  if (length > request->capacity) {
+    // UCX fetches whole messages only: a truncated one lands in a bounce buffer first.
+    request->bounce = new std::byte[length];
+    request->bounce_size = length;
+    target = request->bounce;
+  }
+  ucp_request_param_t param;
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.cb.recv_am = &OnFetchDone;
+  param.user_data = request;
+  void* ucx_request = ucp_am_recv_data_nbx(worker_->get(), descriptor, target, length, &param);
+  if (UCS_PTR_IS_PTR(ucx_request) && ucx_request != nullptr) {
+    request->ucx_request = ucx_request;
+    if (!request->peer_link.linked()) {
+      request->peer = source;  // a wildcard receive now depends on this sender
+      LinkToPeer(request, source);
+    }
+    return;
+  }
+  FinishUcxOperation(request, nullptr, UCS_PTR_STATUS(ucx_request));
+}
+
+void DataPlane::DeliverUnexpected(Request* request, Unexpected* message) {
+  const Rank source = message->node.source;
+  const int32_t tag = message->node.tag;
+  switch (message->storage) {
+    case Unexpected::Storage::kRendezvous: {
+      void* descriptor = message->data;
+      const size_t length = message->length;
+      message->data = nullptr;  // UCX takes the descriptor back through the fetch
+      unexpected_.Release(message);
+      if (endpoints_->failed(source)) {
+        ucp_am_data_release(worker_->get(), descriptor);
+        request->status.source = source;
+        request->status.tag = tag;
+        Complete(request, RFT_ERR_PROC_FAILED);
+        return;
+      }
+      StartFetch(request, source, tag, descriptor, length);
+      return;
+    }
+    case Unexpected::Storage::kSenderFailed:
+      request->status.source = source;
+      request->status.tag = tag;
+      request->status.message_length = message->length;
+      unexpected_.Release(message);
+      Complete(request, RFT_ERR_PROC_FAILED);
+      return;
+    default:
+      DeliverEager(request, source, tag, message->data, message->length);
+      ReleaseUnexpected(message);
+      return;
+  }
+}
+
+void DataPlane::ReleaseUnexpected(Unexpected* message) {
+  switch (message->storage) {
+    case Unexpected::Storage::kUcxData:
+    case Unexpected::Storage::kRendezvous:
+      ucp_am_data_release(worker_->get(), message->data);
+      break;
+    case Unexpected::Storage::kPooled:
+      buffers_.Release(static_cast<std::byte*>(message->data), message->length);
+      break;
+    case Unexpected::Storage::kHeap:
+      delete[] static_cast<std::byte*>(message->data);
+      break;
+    case Unexpected::Storage::kSenderFailed:
+      break;
+  }
+  unexpected_.Release(message);
+}
+
+void DataPlane::OnSendDone(void* ucx_request, ucs_status_t status, void* user_data) {
+  auto* request = static_cast<Request*>(user_data);
+  request->plane->FinishUcxOperation(request, ucx_request, status);
+}
+
+void DataPlane::OnFetchDone(void* ucx_request, ucs_status_t status, size_t, void* user_data) {
+  auto* request = static_cast<Request*>(user_data);
+  request->plane->FinishUcxOperation(request, ucx_request, status);
+}
+
+void DataPlane::FinishUcxOperation(Request* request, void* ucx_request, ucs_status_t status) {
+  if (ucx_request != nullptr) ucp_request_free(ucx_request);
+  request->ucx_request = nullptr;
+  if (request->bounce != nullptr) {
+    if (status == UCS_OK && !request->complete) {
+      std::memcpy(request->buffer, request->bounce, request->capacity);
+    }
+    delete[] request->bounce;
+    request->bounce = nullptr;
+    request->bounce_size = 0;
+  }
+  if (request->orphaned) {
+    requests_.Release(request);  // completed for the user long ago (its peer failed)
+    return;
+  }
+  if (request->complete) return;  // failure completion got there first
+  rft_error_t error = internal::ErrorFromUcx(status);
+  if (error == RFT_SUCCESS && request->status.message_length > request->capacity &&
+      request->kind == RequestKind::kReceive) {
+    error = RFT_ERR_TRUNCATE;
+  }
+  Complete(request, error);
+}
+
+}  // namespace rft::transport

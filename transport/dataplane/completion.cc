@@ -1,0 +1,219 @@
+// Completion calls of the data plane: Test, Wait and their all/any forms, and the progress
+// loop they share (spinning in poll mode; sleeping on UCX's event fd in block mode).
+#include <string>
+
+#include "transport/dataplane/data_plane.h"
+
+namespace rft::transport {
+namespace {
+
+// A non-OK Status for a failed request; the message names the operation (built on the error
+// path only: a successful completion allocates nothing).
+Status RequestError(const Request& request) {
+  const MessageStatus& s = request.status;
+  std::string what =
+      request.kind == RequestKind::kSend
+          ? "send to rank " + std::to_string(request.peer)
+          : "receive from " + (s.source == kAnySource ? std::string("ANY_SOURCE")
+                                                      : "rank " + std::to_string(s.source));
+  what +=
+      " (tag " + std::to_string(s.tag) + ", context " + std::to_string(request.context_id) + ")";
+  switch (s.error) {
+    case RFT_ERR_PROC_FAILED:
+      return Status(s.error, what + ": the peer failed");
+    case RFT_ERR_TRUNCATE:
+      return Status(s.error, what + ": message of " + std::to_string(s.message_length) +
+                                 " bytes truncated to the buffer's " + std::to_string(s.count));
+    default:
+      return Status(s.error, what + ": " + rft_error_string(s.error));
+  }
+}
+
+bool IsDone(const Request* request) { return request == nullptr || request->complete; }
+
+}  // namespace
+
+template <class Ready>
+Status DataPlane::WaitUntil(Ready&& ready, Deadline deadline, const char* what) {
+  const bool bounded = !(deadline == Deadline::Never());
+  while (!ready()) {
+    const unsigned events = Progress();
+    if (ready()) break;
+    if (bounded && deadline.expired()) {
+      return TimeoutError(std::string(what) + ": the deadline passed before completion");
+    }
+    if (events == 0 && options_.progress == ProgressMode::kBlock) {
+      // Sleep in slices so a deadline is noticed; failure reports wake the sleep at once.
+      const int slice_ms = bounded ? std::min(deadline.remaining_ms_for_poll(), 100) : 100;
+      RFT_RETURN_IF_ERROR(Idle(slice_ms));
+    }
+  }
+  return Status::Ok();
+}
+
+void DataPlane::ReleaseRequest(Request** handle, MessageStatus* status) {
+  Request* request = *handle;
+  if (status != nullptr) *status = request->status;
+  *handle = nullptr;
+  if (request->ucx_request != nullptr) {
+    request->orphaned = true;  // UCX still holds it (failed peer): its callback releases it
+    return;
+  }
+  requests_.Release(request);
+}
+
+Status DataPlane::Test(Request** request, bool* done, MessageStatus* status) {
+  if (*request == nullptr) {
+    *done = true;
+    if (status != nullptr) *status = MessageStatus();
+    return Status::Ok();
+  }
+  if (!(*request)->complete) Progress();
+  *done = (*request)->complete;
+  if (!*done) return Status::Ok();
+  Status result = (*request)->status.error == RFT_SUCCESS ? Status() : RequestError(**request);
+  ReleaseRequest(request, status);
+  return result;
+}
+
+Status DataPlane::Wait(Request** request, MessageStatus* status, Deadline deadline) {
+  Request* r = *request;
+  if (r == nullptr) {
+    if (status != nullptr) *status = MessageStatus();
+    return Status::Ok();
+  }
+  RFT_RETURN_IF_ERROR(WaitUntil([r] { return r->complete; }, deadline, "wait"));
+  Status result = r->status.error == RFT_SUCCESS ? Status() : RequestError(*r);
+  ReleaseRequest(request, status);
+  return result;
+}
+
+namespace {
+
+Status CheckStatuses(size_t requests, size_t statuses) {
+  if (statuses != 0 && statuses < requests) {
+    return ArgError(std::to_string(requests) + " requests but room for " +
+                    std::to_string(statuses) + " statuses: expected one per request (or none)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status DataPlane::Waitall(std::span<Request*> requests, std::span<MessageStatus> statuses,
+                          Deadline deadline) {
+  RFT_RETURN_IF_ERROR(CheckStatuses(requests.size(), statuses.size()));
+  RFT_RETURN_IF_ERROR(WaitUntil(
+      [&] {
+        for (Request* r : requests) {
+          if (!IsDone(r)) return false;
+        }
+        return true;
+      },
+      deadline, "waitall"));
+  bool failed = false;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    MessageStatus* status = statuses.empty() ? nullptr : &statuses[i];
+    if (requests[i] == nullptr) {
+      if (status != nullptr) *status = MessageStatus();
+      continue;
+    }
+    failed |= requests[i]->status.error != RFT_SUCCESS;
+    ReleaseRequest(&requests[i], status);
+  }
+  if (failed) {
+    return Status(RFT_ERR_IN_STATUS, "waitall: some requests failed; their statuses say why");
+  }
+  return Status::Ok();
+}
+
+Status DataPlane::Testall(std::span<Request*> requests, bool* done,
+                          std::span<MessageStatus> statuses) {
+  RFT_RETURN_IF_ERROR(CheckStatuses(requests.size(), statuses.size()));
+  auto all_done = [&] {
+    for (Request* r : requests) {
+      if (!IsDone(r)) return false;
+    }
+    return true;
+  };
+  *done = all_done();
+  if (!*done) {
+    Progress();
+    *done = all_done();
+  }
+  if (!*done) return Status::Ok();  // MPI: nothing is released unless everything completed
+  return Waitall(requests, statuses, Deadline::Never());
+}
+
+Status DataPlane::Waitany(std::span<Request*> requests, size_t* index, MessageStatus* status,
+                          Deadline deadline) {
+  *index = kNoIndex;
+  bool any_active = false;
+  for (Request* r : requests) any_active |= r != nullptr;
+  if (!any_active) {
+    if (status != nullptr) *status = MessageStatus();
+    return Status::Ok();
+  }
+  RFT_RETURN_IF_ERROR(WaitUntil(
+      [&] {
+        for (size_t i = 0; i < requests.size(); ++i) {
+          if (requests[i] != nullptr && requests[i]->complete) {
+            *index = i;
+            return true;
+          }
+        }
+        return false;
+      },
+      deadline, "waitany"));
+  Request* r = requests[*index];
+  Status result = r->status.error == RFT_SUCCESS ? Status() : RequestError(*r);
+  ReleaseRequest(&requests[*index], status);
+  return result;
+}
+
+Status DataPlane::Testany(std::span<Request*> requests, size_t* index, bool* done,
+                          MessageStatus* status) {
+  *index = kNoIndex;
+  bool any_active = false;
+  for (Request* r : requests) any_active |= r != nullptr;
+  if (!any_active) {
+    *done = true;
+    if (status != nullptr) *status = MessageStatus();
+    return Status::Ok();
+  }
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (requests[i] != nullptr && requests[i]->complete) {
+        *done = true;
+        *index = i;
+        Request* r = requests[i];
+        Status result = r->status.error == RFT_SUCCESS ? Status() : RequestError(*r);
+        ReleaseRequest(&requests[i], status);
+        return result;
+      }
+    }
+    if (attempt == 0) Progress();
+  }
+  *done = false;
+  return Status::Ok();
+}
+
+Status DataPlane::Probe(Rank source, int32_t tag, uint32_t context_id, MessageStatus* status,
+                        Deadline deadline) {
+  bool found = false;
+  Status result;
+  RFT_RETURN_IF_ERROR(WaitUntil(
+      [&] {
+        result = Iprobe(source, tag, context_id, &found, status);
+        return !result.ok() || found || (source != kAnySource && endpoints_->failed(source));
+      },
+      deadline, "probe"));
+  RFT_RETURN_IF_ERROR(result);
+  if (!found) {
+    return ProcFailedError("probe for a message from rank " + std::to_string(source) +
+                           ": the rank failed");
+  }
+  return Status::Ok();
+}
+
+}  // namespace rft::transport

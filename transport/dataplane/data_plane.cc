@@ -1,0 +1,406 @@
+// The data plane's set-up, the send and receive calls, and failure completion. The receive
+// side of the network is in active_message.cc, the completion calls in completion.cc.
+#include "transport/dataplane/data_plane.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "base/config.h"
+#include "base/log.h"
+#include "transport/dataplane/data_plane_internal.h"
+
+namespace rft::transport {
+
+StatusOr<DataPlane::Options> DataPlane::OptionsFromConfig(const Bootstrap& job) {
+  Options options;
+  auto eager = config::GetSize("RFT_EAGER_LIMIT");
+  if (!eager.ok()) return eager.status();
+  options.eager_limit = *eager;
+  auto progress = config::GetString("RFT_PROGRESS");
+  if (!progress.ok()) return progress.status();
+  if (*progress == "poll") {
+    options.progress = ProgressMode::kPoll;
+  } else if (*progress == "block") {
+    options.progress = ProgressMode::kBlock;
+  } else {
+    options.progress = job.oversubscribed() ? ProgressMode::kBlock : ProgressMode::kPoll;
+  }
+  return options;
+}
+
+DataPlane::DataPlane(Bootstrap* job, const Options& options)
+    : job_(job),
+      options_(options),
+      rank_(job->rank()),
+      size_(job->size()),
+      job_token_(job->job_token()),
+      buffers_(std::max<size_t>(options.eager_limit, 64)) {}
+
+StatusOr<std::unique_ptr<DataPlane>> DataPlane::Create(Bootstrap* job, const Options& options) {
+  if (options.max_contexts == 0) {
+    return ArgError("data plane: max_contexts 0: expected at least 1 context");
+  }
+  std::unique_ptr<DataPlane> plane(new DataPlane(job, options));
+  RFT_RETURN_IF_ERROR(plane->Start());
+  return plane;
+}
+
+Status DataPlane::Start() {
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) return OtherError(std::string("eventfd: ") + std::strerror(errno));
+  peer_pending_ = std::make_unique<IntrusiveList<PeerLink>[]>(size_);
+  failure_completed_.assign(size_, false);
+
+  auto context = ucx::UcxContext::Create();
+  if (!context.ok()) return context.status();
+  ucx_context_ = std::move(*context);
+  auto worker = ucx::UcxWorker::Create(*ucx_context_);
+  if (!worker.ok()) return worker.status();
+  worker_ = std::move(*worker);
+  RFT_RETURN_IF_ERROR(worker_->SetActiveMessageHandler(internal::kDataAmId, &OnActiveMessage, this,
+                                                       UCP_AM_FLAG_WHOLE_MSG));
+  auto addresses = job_->Exchange("rft.dataplane.ucx", worker_->address());
+  if (!addresses.ok()) return addresses.status();
+  ucx::EndpointTable::Options table_options;
+  table_options.connect_all_max = options_.connect_all_max;
+  auto table =
+      ucx::EndpointTable::Create(worker_.get(), rank_, std::move(*addresses), this, table_options);
+  if (!table.ok()) return table.status();
+  endpoints_ = std::move(*table);
+  if (options_.watch_launcher_events) {
+    RFT_RETURN_IF_ERROR(job_->OnTermination([this](const TerminationEvent& event) {
+      if (event.nspace == job_->nspace()) ReportPeerFailed(event.rank);
+    }));
+  }
+  return Status::Ok();
+}
+
+DataPlane::~DataPlane() {
+  if (options_.watch_launcher_events && endpoints_ != nullptr) {
+    // Returns once no callback runs (bootstrap calls it under its lock).
+    (void)job_->OnTermination(nullptr);
+  }
+  if (endpoints_ != nullptr) {
+    ProcessFailureReports();
+    // Operations still running reference requests and user buffers: cancel them and let UCX
+    // call back before the endpoints go.
+    for (Rank r = 0; r < size_; ++r) {
+      for (PeerLink* link = peer_pending_[r].front(); link != nullptr;
+           link = peer_pending_[r].next(link)) {
+        if (link->request->ucx_request != nullptr) {
+          ucp_request_cancel(worker_->get(), link->request->ucx_request);
+        }
+      }
+    }
+    worker_->Progress();
+    endpoints_.reset();  // progresses UCX until the closes finish (bounded)
+  }
+  // Unexpected messages never received: give UCX back its buffers, ours to the pools.
+  for (auto& context : contexts_) {
+    if (context == nullptr) continue;
+    context->queue.Purge(
+        [this](UnexpectedMessage* node) {
+          ReleaseUnexpected(static_cast<Unexpected*>(node->owner));
+        },
+        [](PostedReceive*) {});
+  }
+  if (requests_.in_use() > 0) {
+    RFT_LOG_WARN("data plane closed with %zu requests never completed by the caller",
+                 requests_.in_use());
+    requests_.AbandonInUse();
+  }
+  worker_.reset();
+  ucx_context_.reset();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+StatusOr<DataPlane::Context*> DataPlane::GetContext(uint32_t context_id) {
+  if (Context* context = FindContext(context_id)) return context;
+  if (context_id >= options_.max_contexts) {
+    return ArgError("context id " + std::to_string(context_id) +
+                    ": expected an id below the data plane's limit of " +
+                    std::to_string(options_.max_contexts));
+  }
+  if (context_id >= contexts_.size()) contexts_.resize(context_id + 1);
+  contexts_[context_id] = std::make_unique<Context>();
+  return contexts_[context_id].get();
+}
+
+Status DataPlane::SetContextEpoch(uint32_t context_id, uint32_t epoch) {
+  auto context = GetContext(context_id);
+  if (!context.ok()) return context.status();
+  (*context)->epoch = epoch;
+  return Status::Ok();
+}
+
+bool DataPlane::HasAnySourceReceive(uint32_t context_id) const {
+  return context_id < contexts_.size() && contexts_[context_id] != nullptr &&
+         contexts_[context_id]->queue.HasAnySourceReceive();
+}
+
+Request* DataPlane::NewRequest(RequestKind kind, Rank peer, int32_t tag, uint32_t context_id,
+                               void* buffer, size_t capacity) {
+  Request* request = requests_.Acquire();
+  request->plane = this;
+  request->kind = kind;
+  request->peer = peer;
+  request->tag = tag;
+  request->context_id = context_id;
+  request->buffer = buffer;
+  request->capacity = capacity;
+  request->posted.owner = request;
+  request->peer_link.request = request;
+  return request;
+}
+
+void DataPlane::LinkToPeer(Request* request, Rank peer) {
+  peer_pending_[peer].push_back(&request->peer_link);
+}
+
+void DataPlane::UnlinkFromPeer(Request* request) {
+  if (request->peer_link.linked()) peer_pending_[request->peer].erase(&request->peer_link);
+}
+
+void DataPlane::Complete(Request* request, rft_error_t error) {
+  UnlinkFromPeer(request);
+  request->status.error = error;
+  request->complete = true;
+}
+
+Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag,
+                        uint32_t context_id, Request** out) {
+  if (dest >= size_) {
+    return ArgError("send to rank " + std::to_string(dest) + ": expected a rank below " +
+                    std::to_string(size_));
+  }
+  if (tag < 0) return ArgError("send with tag " + std::to_string(tag) + ": expected a tag >= 0");
+  if (buffer == nullptr && bytes > 0) {
+    return ArgError("send of " + std::to_string(bytes) + " bytes from a null buffer");
+  }
+  Context* context = FindContext(context_id);
+  if (context == nullptr) {
+    auto created = GetContext(context_id);
+    if (!created.ok()) return created.status();
+    context = *created;
+  }
+  Request* request =
+      NewRequest(RequestKind::kSend, dest, tag, context_id, const_cast<void*>(buffer), bytes);
+  *out = request;
+  request->status.source = dest;
+  request->status.tag = tag;
+  request->status.count = bytes;
+  request->status.message_length = bytes;
+
+  auto ep = endpoints_->Get(dest);
+  if (!ep.ok()) {
+    Complete(request, ep.status().code());
+    return Status::Ok();  // the request carries the error, like any other send to a failed peer
+  }
+  WireHeader header;
+  header.type = MessageType::kEager;
+  header.source = rank_;
+  header.context_id = context_id;
+  header.epoch = context->epoch;
+  header.tag = tag;
+  header.length = bytes;
+  header.job_token = job_token_;
+  EncodeHeader(header, std::span<std::byte, kWireHeaderSize>(request->header));
+
+  ucp_request_param_t param;
+  param.op_attr_mask =
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = bytes <= options_.eager_limit ? UCP_AM_SEND_FLAG_EAGER : UCP_AM_SEND_FLAG_RNDV;
+  param.cb.send = &OnSendDone;
+  param.user_data = request;
+  void* ucx_request = ucp_am_send_nbx(*ep, internal::kDataAmId, request->header.data(),
+                                      kWireHeaderSize, buffer, bytes, &param);
+  if (ucx_request == nullptr) {
+    request->complete = true;  // sent (copied out) at once: the common small-message case
+  } else if (UCS_PTR_IS_ERR(ucx_request)) {
+    Complete(request, internal::ErrorFromUcx(UCS_PTR_STATUS(ucx_request)));
+  } else {
+    request->ucx_request = ucx_request;
+    LinkToPeer(request, dest);
+  }
+  return Status::Ok();
+}
+
+Status DataPlane::Irecv(void* buffer, size_t capacity, Rank source, int32_t tag,
+                        uint32_t context_id, Request** out) {
+  if (source >= size_ && source != kAnySource) {
+    return ArgError("receive from rank " + std::to_string(source) + ": expected a rank below " +
+                    std::to_string(size_) + " or ANY_SOURCE");
+  }
+  if (tag < 0 && tag != kAnyTag) {
+    return ArgError("receive with tag " + std::to_string(tag) + ": expected a tag >= 0 or ANY_TAG");
+  }
+  if (buffer == nullptr && capacity > 0) {
+    return ArgError("receive of up to " + std::to_string(capacity) + " bytes into a null buffer");
+  }
+  Context* context = FindContext(context_id);
+  if (context == nullptr) {
+    auto created = GetContext(context_id);
+    if (!created.ok()) return created.status();
+    context = *created;
+  }
+  Request* request = NewRequest(RequestKind::kReceive, source, tag, context_id, buffer, capacity);
+  *out = request;
+  request->posted.source = source;
+  request->posted.tag = tag;
+  if (UnexpectedMessage* node = context->queue.MatchPosted(source, tag)) {
+    DeliverUnexpected(request, static_cast<Unexpected*>(node->owner));
+    return Status::Ok();
+  }
+  if (source != kAnySource && endpoints_->failed(source)) {
+    // Nothing from it arrived, and nothing will.
+    request->status.source = source;
+    request->status.tag = tag;
+    Complete(request, RFT_ERR_PROC_FAILED);
+    return Status::Ok();
+  }
+  context->queue.AddPosted(&request->posted);
+  if (source != kAnySource) LinkToPeer(request, source);
+  return Status::Ok();
+}
+
+Status DataPlane::Cancel(Request* request) {
+  if (request == nullptr) return ArgError("cancel of a null request");
+  if (request->complete || request->kind != RequestKind::kReceive) return Status::Ok();
+  Context* context = FindContext(request->context_id);
+  if (context != nullptr && context->queue.Cancel(&request->posted)) {
+    request->status.cancelled = true;
+    request->status.source = request->peer;
+    request->status.tag = request->tag;
+    Complete(request, RFT_SUCCESS);
+  }
+  return Status::Ok();
+}
+
+Status DataPlane::Iprobe(Rank source, int32_t tag, uint32_t context_id, bool* found,
+                         MessageStatus* status) {
+  if (source >= size_ && source != kAnySource) {
+    return ArgError("probe for rank " + std::to_string(source) + ": expected a rank below " +
+                    std::to_string(size_) + " or ANY_SOURCE");
+  }
+  if (tag < 0 && tag != kAnyTag) {
+    return ArgError("probe for tag " + std::to_string(tag) + ": expected a tag >= 0 or ANY_TAG");
+  }
+  Progress();
+  *found = false;
+  Context* context = FindContext(context_id);
+  if (context == nullptr) return Status::Ok();
+  const UnexpectedMessage* node = context->queue.Probe(source, tag);
+  if (node == nullptr) return Status::Ok();
+  *found = true;
+  if (status != nullptr) {
+    const auto* message = static_cast<const Unexpected*>(node->owner);
+    *status = MessageStatus();
+    status->source = node->source;
+    status->tag = node->tag;
+    status->count = status->message_length = message->length;
+  }
+  return Status::Ok();
+}
+
+Status DataPlane::Send(const void* buffer, size_t bytes, Rank dest, int32_t tag,
+                       uint32_t context_id) {
+  Request* request = nullptr;
+  RFT_RETURN_IF_ERROR(Isend(buffer, bytes, dest, tag, context_id, &request));
+  return Wait(&request, nullptr);
+}
+
+Status DataPlane::Recv(void* buffer, size_t capacity, Rank source, int32_t tag, uint32_t context_id,
+                       MessageStatus* status) {
+  Request* request = nullptr;
+  RFT_RETURN_IF_ERROR(Irecv(buffer, capacity, source, tag, context_id, &request));
+  return Wait(&request, status);
+}
+
+unsigned DataPlane::Progress() {
+  const unsigned events = worker_->Progress();
+  if (failures_reported_.load(std::memory_order_acquire)) ProcessFailureReports();
+  return events;
+}
+
+Status DataPlane::Idle(int timeout_ms) {
+  if (options_.progress == ProgressMode::kPoll) return Status::Ok();
+  RFT_RETURN_IF_ERROR(worker_->WaitForEvents(timeout_ms, wake_fd_));
+  uint64_t count;
+  // Drains the eventfd (non-blocking: EAGAIN when nothing was reported).
+  [[maybe_unused]] const ssize_t n = read(wake_fd_, &count, sizeof(count));
+  return Status::Ok();
+}
+
+// ---- Failure completion ----
+
+void DataPlane::ReportPeerFailed(Rank rank) {
+  {
+    std::lock_guard<std::mutex> lock(failure_mutex_);
+    reported_failures_.push_back(rank);
+  }
+  failures_reported_.store(true, std::memory_order_release);
+  const uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof(one));
+}
+
+void DataPlane::OnPeerFailed(Rank rank, const Status& why) {
+  // Inside UCX progress: record only; Progress() completes the operations afterwards.
+  RFT_LOG_DEBUG("%s", why.ToString().c_str());
+  ReportPeerFailed(rank);
+}
+
+void DataPlane::ProcessFailureReports() {
+  if (failing_peer_) return;  // FailPeer progresses UCX; the outer call drains the rest
+  while (failures_reported_.exchange(false, std::memory_order_acq_rel)) {
+    std::vector<Rank> ranks;
+    {
+      std::lock_guard<std::mutex> lock(failure_mutex_);
+      ranks.swap(reported_failures_);
+    }
+    for (Rank rank : ranks) {
+      if (rank < size_ && rank != rank_ && !failure_completed_[rank]) FailPeer(rank);
+    }
+  }
+}
+
+void DataPlane::FailPeer(Rank rank) {
+  failing_peer_ = true;
+  failure_completed_[rank] = true;
+  endpoints_->MarkFailed(rank);
+  // Everything that depended on `rank` completes with PROC_FAILED. Operations UCX still runs
+  // keep their request until UCX calls back (closing the endpoint below makes it).
+  while (PeerLink* link = peer_pending_[rank].front()) {
+    Request* request = link->request;
+    if (request->kind == RequestKind::kReceive && request->posted.linked()) {
+      FindContext(request->context_id)->queue.Cancel(&request->posted);
+      request->status.source = rank;
+      request->status.tag = request->tag;
+    }
+    Complete(request, RFT_ERR_PROC_FAILED);
+  }
+  // Rendezvous messages it announced but nobody fetched: the data stays at the dead sender.
+  // They keep their place in the queues (a later message from it must not overtake them) and
+  // fail the receive that matches them; UCX's descriptors go back now, before the endpoint.
+  for (auto& context : contexts_) {
+    if (context == nullptr) continue;
+    context->queue.ForEachUnexpectedFrom(rank, [this](UnexpectedMessage* node) {
+      auto* message = static_cast<Unexpected*>(node->owner);
+      if (message->storage == Unexpected::Storage::kRendezvous) {
+        ucp_am_data_release(worker_->get(), message->data);
+        message->storage = Unexpected::Storage::kSenderFailed;
+        message->data = nullptr;
+      }
+    });
+  }
+  endpoints_->CloseFailed();
+  ++failure_epoch_;
+  failing_peer_ = false;
+  RFT_LOG_INFO("rank %u failed: its pending operations completed with RFT_ERR_PROC_FAILED", rank);
+}
+
+}  // namespace rft::transport

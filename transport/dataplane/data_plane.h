@@ -1,0 +1,236 @@
+// The data plane: tagged point-to-point messages between the processes of a job over UCX, with
+// rft's own MPI tag matching and failure completion.
+//
+// Every message is one UCX active message: rft's 32-byte header (transport/wire) as the AM
+// header, the user's bytes as the AM data. Up to the eager limit (RFT_EAGER_LIMIT) UCX sends
+// the data inline; above it UCX's rendezvous hands the receiver a descriptor, and the data is
+// fetched straight into the matched receive buffer (zero copy). Unmatched eager data is kept
+// in UCX's own buffer when UCX allows it, else copied into a pooled buffer; an unmatched
+// rendezvous keeps its descriptor until a receive matches it.
+//
+// Failure completion: when a peer is reported failed (UCX's error callback, the launcher's
+// termination event, or the detector), every send to it and every receive naming it completes
+// with RFT_ERR_PROC_FAILED; messages it sent that already arrived stay receivable; ANY_SOURCE
+// receives stay posted, and failure_epoch() moves so the API layer can apply the
+// PROC_FAILED_PENDING rule.
+//
+// Threading: one thread (the data-plane thread) calls everything except ReportPeerFailed,
+// which any thread may call. The fast path takes no lock and allocates nothing: requests,
+// unexpected-message records and copy buffers come from pools.
+#ifndef RFT_TRANSPORT_DATAPLANE_DATA_PLANE_H_
+#define RFT_TRANSPORT_DATAPLANE_DATA_PLANE_H_
+
+#include <ucp/api/ucp.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/rank_set.h"
+#include "base/status.h"
+#include "transport/bootstrap/bootstrap.h"
+#include "transport/dataplane/request.h"
+#include "transport/matching/matching_queue.h"
+#include "transport/pool/buffer_pool.h"
+#include "transport/pool/object_pool.h"
+#include "transport/ucx/endpoint_table.h"
+#include "transport/ucx/ucx_worker.h"
+#include "transport/wire/wire_header.h"
+
+namespace rft::transport {
+
+enum class ProgressMode : uint8_t {
+  kPoll,   // spin on the network: lowest latency, needs a core per process
+  kBlock,  // sleep on UCX's event fd when idle: for more processes than cores
+};
+
+class DataPlane : private ucx::PeerFailureSink {
+ public:
+  struct Options {
+    size_t eager_limit = 8192;
+    ProgressMode progress = ProgressMode::kPoll;
+    // Context ids are below this (the API layer allocates them densely); messages for a
+    // larger id are dropped and counted.
+    uint32_t max_contexts = 65536;
+    uint32_t connect_all_max = 256;  // see ucx::EndpointTable::Options
+    // Take the launcher's termination events (Bootstrap::OnTermination) as failure reports.
+    // Off when another component (the detector) owns that callback and reports to us.
+    bool watch_launcher_events = true;
+  };
+  // Options from RFT_EAGER_LIMIT and RFT_PROGRESS (auto: block when `job` oversubscribes its
+  // node); RFT_ERR_ARG naming the variable for a bad value.
+  static StatusOr<Options> OptionsFromConfig(const Bootstrap& job);
+
+  // Creates the UCX worker, exchanges addresses through `job` (a collective over the job) and
+  // connects. `job` must outlive the data plane.
+  static StatusOr<std::unique_ptr<DataPlane>> Create(Bootstrap* job, const Options& options);
+  // Closes every endpoint (bounded in time) after cancelling the UCX operations still running.
+  // Requests the caller never completed are a bug: they are reported in the log and leaked.
+  ~DataPlane() override;
+  DataPlane(const DataPlane&) = delete;
+  DataPlane& operator=(const DataPlane&) = delete;
+
+  Rank rank() const { return rank_; }
+  uint32_t size() const { return size_; }
+  const Options& options() const { return options_; }
+
+  // Starts sending `bytes` bytes at `buffer` to `dest` with `tag` (>= 0) in `context_id`. The
+  // buffer must stay untouched until the request completes. A failed `dest` gives a request
+  // that completes with RFT_ERR_PROC_FAILED; bad arguments give RFT_ERR_ARG and no request.
+  Status Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag, uint32_t context_id,
+               Request** request);
+  // Starts receiving up to `capacity` bytes from `source` (or kAnySource) with `tag` (or
+  // kAnyTag). A longer message fills the buffer and completes with RFT_ERR_TRUNCATE.
+  Status Irecv(void* buffer, size_t capacity, Rank source, int32_t tag, uint32_t context_id,
+               Request** request);
+
+  // Completion. Each completed request is returned to the pool and its handle set to nullptr;
+  // a nullptr handle counts as complete with an empty status (MPI's null request). `status`
+  // may be nullptr. The returned Status is the request's error (OK, PROC_FAILED, TRUNCATE...);
+  // Wait* also return RFT_ERR_TIMEOUT when `deadline` passes (the requests stay pending).
+  Status Test(Request** request, bool* done, MessageStatus* status);
+  Status Wait(Request** request, MessageStatus* status, Deadline deadline = Deadline::Never());
+  // RFT_ERR_IN_STATUS when some request failed; then every status says its own error.
+  Status Waitall(std::span<Request*> requests, std::span<MessageStatus> statuses,
+                 Deadline deadline = Deadline::Never());
+  Status Testall(std::span<Request*> requests, bool* done, std::span<MessageStatus> statuses);
+  // `*index` is the completed request's position; kNoIndex when every handle is nullptr.
+  static constexpr size_t kNoIndex = SIZE_MAX;
+  Status Waitany(std::span<Request*> requests, size_t* index, MessageStatus* status,
+                 Deadline deadline = Deadline::Never());
+  Status Testany(std::span<Request*> requests, size_t* index, bool* done, MessageStatus* status);
+
+  // Cancels a receive that has not matched: it completes with status.cancelled = true. A
+  // receive already matched, and any send, completes normally (status.cancelled = false).
+  Status Cancel(Request* request);
+
+  // Whether a message matching (source, tag) has arrived and is not yet received; its source,
+  // tag and length in `status`.
+  Status Iprobe(Rank source, int32_t tag, uint32_t context_id, bool* found, MessageStatus* status);
+  // Waits for such a message; RFT_ERR_PROC_FAILED when `source` failed with no such message.
+  Status Probe(Rank source, int32_t tag, uint32_t context_id, MessageStatus* status,
+               Deadline deadline = Deadline::Never());
+
+  // Blocking forms.
+  Status Send(const void* buffer, size_t bytes, Rank dest, int32_t tag, uint32_t context_id);
+  Status Recv(void* buffer, size_t capacity, Rank source, int32_t tag, uint32_t context_id,
+              MessageStatus* status);
+
+  // Drives UCX and handles failure news; returns the number of events handled.
+  unsigned Progress();
+  // Sleeps until the network or a failure report has something for Progress(), at most
+  // `timeout_ms`. In poll mode returns at once.
+  Status Idle(int timeout_ms);
+
+  // `rank` failed: records it and completes what depended on it (on the data-plane thread, at
+  // the next Progress()). Any thread; idempotent; wakes a blocked wait.
+  void ReportPeerFailed(Rank rank);
+  // Failures processed so far: moves every time a new failure completed its operations.
+  uint64_t failure_epoch() const { return failure_epoch_; }
+  const RankSet& failed_ranks() const { return endpoints_->failed_ranks(); }
+
+  // Messages of `context_id` with an older epoch are dropped from now on (the API layer's
+  // revoke and reuse of context ids); outgoing messages carry `epoch`.
+  Status SetContextEpoch(uint32_t context_id, uint32_t epoch);
+  // Whether an ANY_SOURCE receive is posted in `context_id` (the PROC_FAILED_PENDING check).
+  bool HasAnySourceReceive(uint32_t context_id) const;
+
+  // Hands `header` and `payload` to the receive path as if UCX had delivered them eagerly: for
+  // tests that feed malformed and foreign messages.
+  void InjectForTesting(std::span<const std::byte> header, std::span<const std::byte> payload);
+
+  const DropCounters& drops() const { return drops_; }
+  size_t requests_in_use() const { return requests_.in_use(); }
+  size_t unexpected_count() const { return unexpected_.in_use(); }
+
+ private:
+  // An arrived message no receive has matched yet.
+  struct Unexpected {
+    enum class Storage : uint8_t {
+      kUcxData,       // UCX's persistent buffer: ucp_am_data_release when done
+      kPooled,        // copied into buffers_
+      kHeap,          // copied into new[] (larger than the pool's classes; rare)
+      kRendezvous,    // a UCX rendezvous descriptor: the data is still at the sender
+      kSenderFailed,  // a rendezvous whose sender failed before it was fetched
+    };
+    UnexpectedMessage node;  // owner = this
+    Storage storage = Storage::kPooled;
+    void* data = nullptr;
+    size_t length = 0;
+  };
+  struct Context {
+    MatchingQueue queue;
+    uint32_t epoch = 0;
+  };
+  DataPlane(Bootstrap* job, const Options& options);
+  Status Start();
+
+  Context* FindContext(uint32_t context_id) {
+    return context_id < contexts_.size() ? contexts_[context_id].get() : nullptr;
+  }
+  StatusOr<Context*> GetContext(uint32_t context_id);
+  Request* NewRequest(RequestKind kind, Rank peer, int32_t tag, uint32_t context_id, void* buffer,
+                      size_t capacity);
+  void Complete(Request* request, rft_error_t error);
+  void ReleaseRequest(Request** handle, MessageStatus* status);
+  void LinkToPeer(Request* request, Rank peer);
+  void UnlinkFromPeer(Request* request);
+
+  // Receive side (active_message.cc).
+  static ucs_status_t OnActiveMessage(void* arg, const void* header, size_t header_length,
+                                      void* data, size_t length, const ucp_am_recv_param_t* param);
+  ucs_status_t HandleMessage(const WireHeader& header, void* data, size_t length, bool rendezvous,
+                             bool persistent);
+  void DeliverEager(Request* request, Rank source, int32_t tag, const void* data, size_t length);
+  void StartFetch(Request* request, Rank source, int32_t tag, void* descriptor, size_t length);
+  void DeliverUnexpected(Request* request, Unexpected* message);
+  void ReleaseUnexpected(Unexpected* message);
+  static void OnSendDone(void* ucx_request, ucs_status_t status, void* user_data);
+  static void OnFetchDone(void* ucx_request, ucs_status_t status, size_t length, void* user_data);
+  void FinishUcxOperation(Request* request, void* ucx_request, ucs_status_t status);
+
+  // Failure completion.
+  void OnPeerFailed(Rank rank, const Status& why) override;
+  void ProcessFailureReports();
+  void FailPeer(Rank rank);
+
+  // Waits until `ready()` or the deadline; progresses (and sleeps in block mode) meanwhile.
+  template <class Ready>
+  Status WaitUntil(Ready&& ready, Deadline deadline, const char* what);
+
+  Bootstrap* job_;
+  Options options_;
+  Rank rank_ = 0;
+  uint32_t size_ = 0;
+  uint32_t job_token_ = 0;
+  std::unique_ptr<ucx::UcxContext> ucx_context_;
+  std::unique_ptr<ucx::UcxWorker> worker_;
+  std::unique_ptr<ucx::EndpointTable> endpoints_;
+  std::vector<std::unique_ptr<Context>> contexts_;
+  std::unique_ptr<IntrusiveList<PeerLink>[]> peer_pending_;  // [rank]: operations depending on it
+  // [rank]: its failure was completed here (the endpoint table may know of it earlier: UCX's
+  // error callback marks it there before our report is processed).
+  std::vector<bool> failure_completed_;
+  ObjectPool<Request> requests_;
+  ObjectPool<Unexpected> unexpected_;
+  BufferPool buffers_;
+  DropCounters drops_;
+  uint64_t failure_epoch_ = 0;
+
+  // Failure reports from any thread (libpmix's, the detector's) and from UCX callbacks; the
+  // data-plane thread drains them in Progress(). Only the flag is read on the fast path.
+  std::atomic<bool> failures_reported_{false};
+  std::mutex failure_mutex_;
+  std::vector<Rank> reported_failures_;  // guarded by failure_mutex_
+  int wake_fd_ = -1;                     // eventfd: wakes Idle() for a report
+  bool failing_peer_ = false;            // inside FailPeer (re-entrancy from UCX callbacks)
+};
+
+}  // namespace rft::transport
+
+#endif  // RFT_TRANSPORT_DATAPLANE_DATA_PLANE_H_

@@ -1,0 +1,71 @@
+// A point-to-point operation in flight (isend, irecv) and what its completion reports.
+//
+// Requests come from the data plane's pool; the user holds a Request* handle, and the
+// completion calls (Test, Wait, ...) return it to the pool and set the handle to nullptr, as
+// MPI does. A request may outlive its user-visible completion while UCX still references it
+// (a peer failed with a send or fetch in flight): it then goes back to the pool only when UCX
+// calls back, so UCX never writes into a recycled request.
+#ifndef RFT_TRANSPORT_DATAPLANE_REQUEST_H_
+#define RFT_TRANSPORT_DATAPLANE_REQUEST_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "base/error.h"
+#include "base/rank_set.h"
+#include "transport/matching/matching_queue.h"
+#include "transport/wire/wire_header.h"
+
+namespace rft::transport {
+
+// What a completed operation (or a probe) reports, like MPI_Status.
+struct MessageStatus {
+  Rank source = kAnySource;  // receives: the sender; sends: the destination
+  int32_t tag = kAnyTag;
+  // Bytes delivered into the receive buffer (on truncation: the buffer's size); for a probe,
+  // the message's length; for a send, the bytes sent.
+  size_t count = 0;
+  // The message's full length (differs from `count` only on truncation).
+  size_t message_length = 0;
+  rft_error_t error = RFT_SUCCESS;
+  bool cancelled = false;
+};
+
+class DataPlane;
+struct Request;
+
+// Links a request into its peer's list of pending operations (failure completion). A second
+// node beside the PostedReceive one, since a receive sits on both lists at once.
+struct PeerLink : ListNode {
+  Request* request = nullptr;
+};
+
+enum class RequestKind : uint8_t { kSend, kReceive };
+
+struct Request {
+  PostedReceive posted;        // a receive's node in its context's matching queue
+  PeerLink peer_link;          // on peers_[peer].pending while the operation depends on that peer
+  DataPlane* plane = nullptr;  // for UCX's completion callbacks
+  RequestKind kind = RequestKind::kSend;
+  bool complete = false;
+  // The user let go of the handle (completion returned it) while UCX still references the
+  // request: UCX's callback returns it to the pool.
+  bool orphaned = false;
+  Rank peer = kAnySource;  // send: destination; receive: the source it names (or any)
+  int32_t tag = 0;
+  uint32_t context_id = 0;
+  void* buffer = nullptr;
+  size_t capacity = 0;          // receive buffer size, or bytes to send
+  void* ucx_request = nullptr;  // a UCX send or rendezvous fetch still running
+  std::byte* bounce = nullptr;  // a truncated rendezvous lands here first (rare; heap)
+  size_t bounce_size = 0;
+  MessageStatus status;
+  // A send's header must stay valid until UCX completes the send (UCX 1.13 has no
+  // copy-header flag), so it lives here.
+  std::array<std::byte, kWireHeaderSize> header{};
+};
+
+}  // namespace rft::transport
+
+#endif  // RFT_TRANSPORT_DATAPLANE_REQUEST_H_
