@@ -54,16 +54,16 @@ for line in open(sys.argv[1]):
 m = {k: statistics.median(v) for k, v in values.items()}
 reps = int(sys.argv[2])
 lines = [
-    {"bench": "p2p_latency", "transport": "ucx_am", "n": 2, "size": 8, "reps": reps,
+    {"bench": "p2p_latency", "transport": "rft", "n": 2, "size": 8, "reps": reps,
      "p50_us": m["rft_lat_8"], "ref": "ucp_am_lat -e", "ref_p50_us": m["ref_am_lat_eh"],
      "ratio": round(m["rft_lat_8"] / m["ref_am_lat_eh"], 3)},
-    {"bench": "p2p_latency", "transport": "ucx_am", "n": 2, "size": 8, "reps": reps,
+    {"bench": "p2p_latency", "transport": "rft", "n": 2, "size": 8, "reps": reps,
      "p50_us": m["rft_lat_8"], "ref": "ucp_am_lat", "ref_p50_us": m["ref_am_lat_best"],
      "ratio": round(m["rft_lat_8"] / m["ref_am_lat_best"], 3)},
-    {"bench": "p2p_bandwidth", "transport": "ucx_am", "n": 2, "size": 1048576, "reps": reps,
+    {"bench": "p2p_bandwidth", "transport": "rft", "n": 2, "size": 1048576, "reps": reps,
      "mb_s": m["rft_bw_1m"], "ref": "tag_bw", "ref_mb_s": m["ref_tag_bw_best"],
      "ratio": round(m["rft_bw_1m"] / m["ref_tag_bw_best"], 3)},
-    {"bench": "p2p_bandwidth", "transport": "ucx_am", "n": 2, "size": 1048576, "reps": reps,
+    {"bench": "p2p_bandwidth", "transport": "rft", "n": 2, "size": 1048576, "reps": reps,
      "mb_s": m["rft_bw_1m"], "ref": "tag_bw -e", "ref_mb_s": m["ref_tag_bw_eh"],
      "ratio": round(m["rft_bw_1m"] / m["ref_tag_bw_eh"], 3)},
 ]

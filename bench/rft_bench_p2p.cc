@@ -1,18 +1,14 @@
-// rft_bench_p2p: point-to-point latency and bandwidth between two ranks, OSU style.
+// rft_bench_p2p: point-to-point latency and bandwidth of rft's data plane between two ranks,
+// OSU style.
 //
-//   rftrun -n 2 rft_bench_p2p [--sizes 8,1024,1048576] [--json] [--iters N]
+//   rftrun -n 2 rft_bench_p2p [--sizes 8,1024,1048576] [--iters N] [--json]
 //
-// Latency: ping-pong, one-way = round trip / 2, per-iteration median and p99.
-// Bandwidth: rank 0 streams a window of messages, rank 1 acknowledges the window.
-//
-// Until the data plane (isend/irecv with tag matching) exists, this measures rft's UCX layer
-// itself: active messages on endpoints with peer error handling (UcxWorker, EndpointTable),
-// eager for small messages and UCX's rendezvous straight into the receive buffer for large
-// ones — the paths the data plane will use. bench/compare_p2p.sh runs it beside ucx_perftest.
-#include <unistd.h>
-
+// Latency: ping-pong with blocking Send/Recv (what an application writes); one-way = round
+// trip / 2, median and p99 over iterations (one clock read per iteration).
+// Bandwidth: rank 0 streams windows of 64 Isends, rank 1 pre-posts 64 Irecvs per window and
+// acknowledges each window with an 8-byte message.
+// bench/compare_p2p.sh runs it beside ucx_perftest and prints the ratios.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,74 +17,39 @@
 
 #include "base/clock.h"
 #include "transport/bootstrap/bootstrap.h"
-#include "transport/ucx/endpoint_table.h"
-#include "transport/ucx/ucx_worker.h"
+#include "transport/dataplane/data_plane.h"
 
 namespace {
 
 using rft::Rank;
-using rft::transport::ucx::EndpointTable;
-using rft::transport::ucx::UcxWorker;
+using rft::transport::DataPlane;
+using rft::transport::Request;
 
-constexpr unsigned kAmId = 1;
 constexpr int kWindow = 64;
+constexpr uint32_t kContext = 0;
+constexpr int32_t kTag = 1;
+constexpr int32_t kAckTag = 2;
 
-// Receive side: counts arrivals; large (rendezvous) data is fetched into `buffer`.
-struct Receiver {
-  UcxWorker* worker = nullptr;
-  std::vector<char> buffer;
-  uint64_t arrived = 0;
-  uint64_t pending_fetches = 0;
-};
-
-void OnFetched(void* request, ucs_status_t, size_t, void* user_data) {
-  auto* receiver = static_cast<Receiver*>(user_data);
-  --receiver->pending_fetches;
-  ++receiver->arrived;
-  ucp_request_free(request);
-}
-
-ucs_status_t OnMessage(void* arg, const void*, size_t, void* data, size_t length,
-                       const ucp_am_recv_param_t* param) {
-  auto* receiver = static_cast<Receiver*>(arg);
-  if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
-    ucp_request_param_t request_param{};
-    request_param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    request_param.cb.recv_am = OnFetched;
-    request_param.user_data = receiver;
-    void* request = ucp_am_recv_data_nbx(receiver->worker->get(), data, receiver->buffer.data(),
-                                         std::min(length, receiver->buffer.size()), &request_param);
-    if (request == nullptr) {
-      ++receiver->arrived;  // completed in place
-    } else if (!UCS_PTR_IS_ERR(request)) {
-      ++receiver->pending_fetches;
-    }
-    return UCS_OK;
-  }
-  std::memcpy(receiver->buffer.data(), data, std::min(length, receiver->buffer.size()));
-  ++receiver->arrived;
-  return UCS_OK;
-}
-
-void Send(UcxWorker& worker, ucp_ep_h ep, const void* data, size_t size) {
-  ucp_request_param_t param{};
-  void* request = ucp_am_send_nbx(ep, kAmId, nullptr, 0, data, size, &param);
-  if (request == nullptr) return;
-  if (UCS_PTR_IS_ERR(request)) {
-    std::fprintf(stderr, "send failed: %s\n", ucs_status_string(UCS_PTR_STATUS(request)));
-    std::exit(1);
-  }
-  while (ucp_request_check_status(request) == UCS_INPROGRESS) worker.Progress();
-  ucp_request_free(request);
-}
-
-void WaitArrivals(UcxWorker& worker, Receiver& receiver, uint64_t target) {
-  while (receiver.arrived < target) ucp_worker_progress(worker.get());
+void Check(const rft::Status& status, const char* what) {
+  if (status.ok()) return;
+  std::fprintf(stderr, "rft_bench_p2p: %s: %s\n", what, status.ToString().c_str());
+  std::exit(1);
 }
 
 int64_t Percentile(std::vector<int64_t>& values, double p) {
   std::sort(values.begin(), values.end());
   return values[std::min(values.size() - 1, static_cast<size_t>(p / 100 * values.size()))];
+}
+
+bool ParseSizes(char* text, std::vector<size_t>* sizes) {
+  sizes->clear();
+  for (char* s = std::strtok(text, ","); s != nullptr; s = std::strtok(nullptr, ",")) {
+    char* end = nullptr;
+    const unsigned long long value = std::strtoull(s, &end, 10);
+    if (end == s || *end != '\0' || value > (1ull << 30)) return false;
+    sizes->push_back(value);
+  }
+  return !sizes->empty();
 }
 
 }  // namespace
@@ -103,10 +64,16 @@ int main(int argc, char** argv) {
       json = true;
     } else if (arg == "--iters" && i + 1 < argc) {
       fixed_iters = std::atol(argv[++i]);
+      if (fixed_iters <= 0) {
+        std::fprintf(stderr, "rft_bench_p2p: --iters %s: expected a positive count\n", argv[i]);
+        return 2;
+      }
     } else if (arg == "--sizes" && i + 1 < argc) {
-      sizes.clear();
-      for (char* s = std::strtok(argv[++i], ","); s; s = std::strtok(nullptr, ",")) {
-        sizes.push_back(std::strtoull(s, nullptr, 10));
+      if (!ParseSizes(argv[++i], &sizes)) {
+        std::fprintf(stderr,
+                     "rft_bench_p2p: --sizes: expected byte counts up to 1 GiB "
+                     "separated by commas\n");
+        return 2;
       }
     } else {
       std::fprintf(stderr, "usage: rftrun -n 2 %s [--sizes 8,1024] [--iters N] [--json]\n",
@@ -115,38 +82,32 @@ int main(int argc, char** argv) {
     }
   }
   auto init = rft::transport::Bootstrap::Init();
-  if (!init.ok()) {
-    std::fprintf(stderr, "%s\n", init.status().ToString().c_str());
-    return 1;
-  }
+  Check(init.status(), "bootstrap");
   auto& job = **init;
   if (job.size() != 2) {
     std::fprintf(stderr, "rft_bench_p2p needs exactly 2 ranks (got %u)\n", job.size());
     return 2;
   }
-  auto context = rft::transport::ucx::UcxContext::Create();
-  if (!context.ok()) return 1;
-  auto worker_or = UcxWorker::Create(**context);
-  if (!worker_or.ok()) return 1;
-  UcxWorker& worker = **worker_or;
-  Receiver receiver;
-  receiver.worker = &worker;
-  receiver.buffer.assign(*std::max_element(sizes.begin(), sizes.end()) + 64, 0);
-  if (!worker.SetActiveMessageHandler(kAmId, OnMessage, &receiver).ok()) return 1;
-  auto addresses = job.Exchange("bench.ucx", worker.address());
-  if (!addresses.ok()) return 1;
-  auto table = EndpointTable::Create(&worker, job.rank(), std::move(*addresses), nullptr);
-  if (!table.ok()) return 1;
+  auto options = DataPlane::OptionsFromConfig(job);
+  Check(options.status(), "options");
+  auto plane_or = DataPlane::Create(&job, *options);
+  Check(plane_or.status(), "data plane");
+  DataPlane& plane = **plane_or;
   const Rank peer = 1 - job.rank();
-  ucp_ep_h ep = *(*table)->Get(peer);
-  std::vector<char> send_buffer(receiver.buffer.size(), 'x');
   const bool leader = job.rank() == 0;
+  const size_t largest = *std::max_element(sizes.begin(), sizes.end());
+  std::vector<char> send_buffer(largest, 'x');
+  std::vector<char> receive_buffer(largest);  // a window's receives share it, as in OSU's bw
+  std::vector<Request*> window(kWindow);
+  char ack[8] = {};
 
   if (leader && !json) {
-    std::printf("# rft_bench_p2p: UCX active messages, peer error handling (n=2)\n");
+    std::printf(
+        "# rft_bench_p2p: rft data plane over UCX (n=2, eager limit %zu, %s progress)\n",
+        plane.options().eager_limit,
+        plane.options().progress == rft::transport::ProgressMode::kPoll ? "polling" : "blocking");
     std::printf("%10s %10s %10s %10s %12s\n", "size", "iters", "p50_us", "p99_us", "MB/s");
   }
-  uint64_t expected = 0;
   for (size_t size : sizes) {
     const long iters = fixed_iters > 0 ? fixed_iters
                        : size <= 8192  ? 20000
@@ -155,28 +116,36 @@ int main(int argc, char** argv) {
     const long warmup = iters / 10;
     std::vector<int64_t> samples;
     samples.reserve(iters);
+    int64_t last = rft::MonotonicNanos();
     for (long i = 0; i < warmup + iters; ++i) {
-      const int64_t start = rft::MonotonicNanos();
       if (leader) {
-        Send(worker, ep, send_buffer.data(), size);
-        WaitArrivals(worker, receiver, ++expected);
+        Check(plane.Send(send_buffer.data(), size, peer, kTag, kContext), "send");
+        Check(plane.Recv(receive_buffer.data(), size, peer, kTag, kContext, nullptr), "recv");
       } else {
-        WaitArrivals(worker, receiver, ++expected);
-        Send(worker, ep, send_buffer.data(), size);
+        Check(plane.Recv(receive_buffer.data(), size, peer, kTag, kContext, nullptr), "recv");
+        Check(plane.Send(send_buffer.data(), size, peer, kTag, kContext), "send");
       }
-      if (i >= warmup) samples.push_back(rft::MonotonicNanos() - start);
+      const int64_t now = rft::MonotonicNanos();
+      if (i >= warmup) samples.push_back(now - last);
+      last = now;
     }
-    // Bandwidth: windows of kWindow messages, one acknowledgement each.
     const long windows = std::max<long>(10, iters / kWindow / 4);
+    Check(job.Fence(false), "fence");  // both sides start streaming together
     const int64_t bw_start = rft::MonotonicNanos();
     for (long w = 0; w < windows; ++w) {
       if (leader) {
-        for (int k = 0; k < kWindow; ++k) Send(worker, ep, send_buffer.data(), size);
-        WaitArrivals(worker, receiver, ++expected);
+        for (int k = 0; k < kWindow; ++k) {
+          Check(plane.Isend(send_buffer.data(), size, peer, kTag, kContext, &window[k]), "isend");
+        }
+        Check(plane.Waitall(window, {}), "waitall");
+        Check(plane.Recv(ack, sizeof(ack), peer, kAckTag, kContext, nullptr), "ack");
       } else {
-        expected += kWindow;
-        WaitArrivals(worker, receiver, expected);
-        Send(worker, ep, send_buffer.data(), 8);
+        for (int k = 0; k < kWindow; ++k) {
+          Check(plane.Irecv(receive_buffer.data(), size, peer, kTag, kContext, &window[k]),
+                "irecv");
+        }
+        Check(plane.Waitall(window, {}), "waitall");
+        Check(plane.Send(ack, sizeof(ack), peer, kAckTag, kContext), "ack");
       }
     }
     const double seconds = static_cast<double>(rft::MonotonicNanos() - bw_start) / 1e9;
@@ -186,11 +155,11 @@ int main(int argc, char** argv) {
       const double p99 = static_cast<double>(Percentile(samples, 99)) / 2e3;
       if (json) {
         std::printf(
-            "{\"bench\":\"p2p_latency\",\"transport\":\"ucx_am\",\"n\":2,\"size\":%zu,"
+            "{\"bench\":\"p2p_latency\",\"transport\":\"rft\",\"n\":2,\"size\":%zu,"
             "\"iters\":%ld,\"p50_us\":%.3f,\"p99_us\":%.3f}\n",
             size, iters, p50, p99);
         std::printf(
-            "{\"bench\":\"p2p_bandwidth\",\"transport\":\"ucx_am\",\"n\":2,\"size\":%zu,"
+            "{\"bench\":\"p2p_bandwidth\",\"transport\":\"rft\",\"n\":2,\"size\":%zu,"
             "\"iters\":%ld,\"mb_s\":%.1f}\n",
             size, windows * kWindow, mb_s);
       } else {
@@ -199,7 +168,7 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
   }
-  rft::Status status = job.Fence(false);  // nobody tears down while the other still sends
-  table->reset();
-  return status.ok() ? 0 : 1;
+  Check(job.Fence(false), "fence");  // nobody tears down while the other still sends
+  plane_or->reset();
+  return 0;
 }

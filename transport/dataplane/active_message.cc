@@ -14,10 +14,24 @@ ucs_status_t DataPlane::OnActiveMessage(void* arg, const void* header, size_t he
                                         void* data, size_t length,
                                         const ucp_am_recv_param_t* param) {
   auto* self = static_cast<DataPlane*>(arg);
+  const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+  void* payload = data;
+  size_t payload_length = length;
+  if (header_length == 0 && !rendezvous) {
+    // A small message: the header leads the data (see Isend).
+    if (length < kWireHeaderSize) {
+      self->drops_.Record(DecodeError::kTooShort);
+      return UCS_OK;
+    }
+    header = data;
+    header_length = kWireHeaderSize;
+    payload = static_cast<std::byte*>(data) + kWireHeaderSize;
+    payload_length = length - kWireHeaderSize;
+  }
   WireHeader decoded;
   const DecodeError error =
       DecodeHeader(std::span<const std::byte>(static_cast<const std::byte*>(header), header_length),
-                   length, self->job_token_, self->size_, &decoded);
+                   payload_length, self->job_token_, self->size_, &decoded);
   if (error != DecodeError::kNone) {
     // Returning UCS_OK lets UCX drop the data (and end a rendezvous without fetching it).
     self->drops_.Record(error);
@@ -27,8 +41,7 @@ ucs_status_t DataPlane::OnActiveMessage(void* arg, const void* header, size_t he
     self->drops_.Record(DecodeError::kUnknownType);  // not a type the data id carries
     return UCS_OK;
   }
-  return self->HandleMessage(decoded, data, length,
-                             (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0,
+  return self->HandleMessage(decoded, payload, payload_length, data, rendezvous,
                              (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) != 0);
 }
 
@@ -41,7 +54,7 @@ void DataPlane::InjectForTesting(std::span<const std::byte> header,
 }
 
 ucs_status_t DataPlane::HandleMessage(const WireHeader& header, void* data, size_t length,
-                                      bool rendezvous, bool persistent) {
+                                      void* ucx_data, bool rendezvous, bool persistent) {
   Context* context = FindContext(header.context_id);
   if (context == nullptr) {
     // A context this process has not used yet (its peers got there first): created once.
@@ -84,11 +97,13 @@ ucs_status_t DataPlane::HandleMessage(const WireHeader& header, void* data, size
     } else {
       message->storage = Unexpected::Storage::kRendezvous;
       message->data = data;
+      message->ucx_data = ucx_data;
       result = UCS_INPROGRESS;  // keep the descriptor until a receive matches
     }
   } else if (persistent) {
     message->storage = Unexpected::Storage::kUcxData;  // no copy: UCX keeps the buffer for us
     message->data = data;
+    message->ucx_data = ucx_data;
     result = UCS_INPROGRESS;
   } else if (std::byte* copy = buffers_.Acquire(length)) {
     message->storage = Unexpected::Storage::kPooled;
@@ -182,7 +197,7 @@ void DataPlane::ReleaseUnexpected(Unexpected* message) {
   switch (message->storage) {
     case Unexpected::Storage::kUcxData:
     case Unexpected::Storage::kRendezvous:
-      ucp_am_data_release(worker_->get(), message->data);
+      ucp_am_data_release(worker_->get(), message->ucx_data);
       break;
     case Unexpected::Storage::kPooled:
       buffers_.Release(static_cast<std::byte*>(message->data), message->length);

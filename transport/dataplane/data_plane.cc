@@ -209,7 +209,8 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
   header.tag = tag;
   header.length = bytes;
   header.job_token = job_token_;
-  EncodeHeader(header, std::span<std::byte, kWireHeaderSize>(request->header));
+  EncodeHeader(header,
+               std::span<std::byte, kWireHeaderSize>(request->header.data(), kWireHeaderSize));
 
   ucp_request_param_t param;
   param.op_attr_mask =
@@ -217,8 +218,18 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
   param.flags = bytes <= options_.eager_limit ? UCP_AM_SEND_FLAG_EAGER : UCP_AM_SEND_FLAG_RNDV;
   param.cb.send = &OnSendDone;
   param.user_data = request;
-  void* ucx_request = ucp_am_send_nbx(*ep, internal::kDataAmId, request->header.data(),
-                                      kWireHeaderSize, buffer, bytes, &param);
+  void* ucx_request;
+  if (bytes <= kInlinePayloadMax && bytes <= options_.eager_limit) {
+    // Small: header and payload in one AM data buffer with no AM header. UCX sends that
+    // through its plain short path, cheaper than the gather of a separate header (measured in
+    // the 8-byte ping-pong).
+    if (bytes > 0) std::memcpy(request->header.data() + kWireHeaderSize, buffer, bytes);
+    ucx_request = ucp_am_send_nbx(*ep, internal::kDataAmId, nullptr, 0, request->header.data(),
+                                  kWireHeaderSize + bytes, &param);
+  } else {
+    ucx_request = ucp_am_send_nbx(*ep, internal::kDataAmId, request->header.data(), kWireHeaderSize,
+                                  buffer, bytes, &param);
+  }
   if (ucx_request == nullptr) {
     request->complete = true;  // sent (copied out) at once: the common small-message case
   } else if (UCS_PTR_IS_ERR(ucx_request)) {
@@ -311,6 +322,10 @@ Status DataPlane::Send(const void* buffer, size_t bytes, Rank dest, int32_t tag,
                        uint32_t context_id) {
   Request* request = nullptr;
   RFT_RETURN_IF_ERROR(Isend(buffer, bytes, dest, tag, context_id, &request));
+  if (request->complete && request->status.error == RFT_SUCCESS) {
+    requests_.Release(request);  // sent at once, the usual small message: skip the wait
+    return Status::Ok();
+  }
   return Wait(&request, nullptr);
 }
 
@@ -322,7 +337,9 @@ Status DataPlane::Recv(void* buffer, size_t capacity, Rank source, int32_t tag, 
 }
 
 unsigned DataPlane::Progress() {
-  const unsigned events = worker_->Progress();
+  // One pass, not UcxWorker::Progress()'s drain: a wait checks its request after every pass,
+  // and the drain's extra empty pass was measurable in the 8-byte latency.
+  const unsigned events = ucp_worker_progress(worker_->get());
   if (failures_reported_.load(std::memory_order_acquire)) ProcessFailureReports();
   return events;
 }
@@ -391,7 +408,7 @@ void DataPlane::FailPeer(Rank rank) {
     context->queue.ForEachUnexpectedFrom(rank, [this](UnexpectedMessage* node) {
       auto* message = static_cast<Unexpected*>(node->owner);
       if (message->storage == Unexpected::Storage::kRendezvous) {
-        ucp_am_data_release(worker_->get(), message->data);
+        ucp_am_data_release(worker_->get(), message->ucx_data);
         message->storage = Unexpected::Storage::kSenderFailed;
         message->data = nullptr;
       }

@@ -160,7 +160,8 @@ class DataPlane : private ucx::PeerFailureSink {
     };
     UnexpectedMessage node;  // owner = this
     Storage storage = Storage::kPooled;
-    void* data = nullptr;
+    void* data = nullptr;      // the payload
+    void* ucx_data = nullptr;  // kUcxData, kRendezvous: what UCX handed us (to release)
     size_t length = 0;
   };
   struct Context {
@@ -184,8 +185,9 @@ class DataPlane : private ucx::PeerFailureSink {
   // Receive side (active_message.cc).
   static ucs_status_t OnActiveMessage(void* arg, const void* header, size_t header_length,
                                       void* data, size_t length, const ucp_am_recv_param_t* param);
-  ucs_status_t HandleMessage(const WireHeader& header, void* data, size_t length, bool rendezvous,
-                             bool persistent);
+  // `data`: the payload; `ucx_data`: the buffer UCX handed over (differs for inline messages).
+  ucs_status_t HandleMessage(const WireHeader& header, void* data, size_t length, void* ucx_data,
+                             bool rendezvous, bool persistent);
   void DeliverEager(Request* request, Rank source, int32_t tag, const void* data, size_t length);
   void StartFetch(Request* request, Rank source, int32_t tag, void* descriptor, size_t length);
   void DeliverUnexpected(Request* request, Unexpected* message);

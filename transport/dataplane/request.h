@@ -43,6 +43,9 @@ struct PeerLink : ListNode {
 
 enum class RequestKind : uint8_t { kSend, kReceive };
 
+// Payloads up to this size travel in one piece with their header (see Request::header).
+inline constexpr size_t kInlinePayloadMax = 224;
+
 struct Request {
   PostedReceive posted;        // a receive's node in its context's matching queue
   PeerLink peer_link;          // on peers_[peer].pending while the operation depends on that peer
@@ -61,9 +64,11 @@ struct Request {
   std::byte* bounce = nullptr;  // a truncated rendezvous lands here first (rare; heap)
   size_t bounce_size = 0;
   MessageStatus status;
-  // A send's header must stay valid until UCX completes the send (UCX 1.13 has no
-  // copy-header flag), so it lives here.
-  std::array<std::byte, kWireHeaderSize> header{};
+  // What a send hands UCX must stay valid until UCX completes the send (UCX 1.13 has no
+  // copy-header flag), so it lives here: the header alone (it travels as the AM header), or
+  // for a small message the header and the payload together (docs/wire_format.md).
+  // Left uninitialised: every send writes what it uses.
+  std::array<std::byte, kWireHeaderSize + kInlinePayloadMax> header;
 };
 
 }  // namespace rft::transport
