@@ -1,6 +1,7 @@
 // The data plane's rules, checked on real UCX endpoints: each rank sends to its successor
 // and receives from its predecessor in a ring (with one process, to itself). Fences order
 // the two sides where a check needs messages to arrive before or after receives are posted.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -132,7 +133,7 @@ int SizesAndTruncation(transport::Bootstrap& job, DataPlane& plane, Ring ring) {
       CHECK_OK(plane.Wait(&receive, &status, Soon()));
       CHECK_OK(plane.Wait(&send, nullptr, Soon()));
       CHECK(
-          status.count == size && std::memcmp(in.data(), out.data(), size) == 0 && in[size] == 'z',
+          status.count == size && std::equal(out.begin(), out.end(), in.begin()) && in[size] == 'z',
           size << " bytes (" << (posted_first ? "posted" : "unexpected") << "): got "
                << status.count);
       CHECK_OK(job.Fence(false));

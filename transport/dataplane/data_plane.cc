@@ -182,12 +182,8 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
   if (buffer == nullptr && bytes > 0) {
     return ArgError("send of " + std::to_string(bytes) + " bytes from a null buffer");
   }
-  Context* context = FindContext(context_id);
-  if (context == nullptr) {
-    auto created = GetContext(context_id);
-    if (!created.ok()) return created.status();
-    context = *created;
-  }
+  Context* context = nullptr;
+  RFT_RETURN_IF_ERROR(UseContext(context_id, &context));
   Request* request =
       NewRequest(RequestKind::kSend, dest, tag, context_id, const_cast<void*>(buffer), bytes);
   *out = request;
@@ -253,12 +249,8 @@ Status DataPlane::Irecv(void* buffer, size_t capacity, Rank source, int32_t tag,
   if (buffer == nullptr && capacity > 0) {
     return ArgError("receive of up to " + std::to_string(capacity) + " bytes into a null buffer");
   }
-  Context* context = FindContext(context_id);
-  if (context == nullptr) {
-    auto created = GetContext(context_id);
-    if (!created.ok()) return created.status();
-    context = *created;
-  }
+  Context* context = nullptr;
+  RFT_RETURN_IF_ERROR(UseContext(context_id, &context));
   Request* request = NewRequest(RequestKind::kReceive, source, tag, context_id, buffer, capacity);
   *out = request;
   request->posted.source = source;

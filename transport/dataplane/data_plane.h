@@ -174,7 +174,17 @@ class DataPlane : private ucx::PeerFailureSink {
   Context* FindContext(uint32_t context_id) {
     return context_id < contexts_.size() ? contexts_[context_id].get() : nullptr;
   }
+  // Finds or creates the context (created once, on first use).
   StatusOr<Context*> GetContext(uint32_t context_id);
+  // The same with the fast path inline: a hit costs one bounds check and a load.
+  Status UseContext(uint32_t context_id, Context** context) {
+    *context = FindContext(context_id);
+    if (*context != nullptr) return Status::Ok();
+    auto created = GetContext(context_id);
+    if (!created.ok()) return created.status();
+    *context = *created;
+    return Status::Ok();
+  }
   Request* NewRequest(RequestKind kind, Rank peer, int32_t tag, uint32_t context_id, void* buffer,
                       size_t capacity);
   void Complete(Request* request, rft_error_t error);
