@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/dataplane/data_plane.h"
@@ -32,6 +33,14 @@ inline int Fail(const std::string& what) {
     const ::rft::Status check_status_ = (expr);          \
     CHECK(check_status_.ok(), check_status_.ToString()); \
   } while (0)
+
+// Deterministic message content: byte i is a function of i and `seed`, so a message
+// delivered to the wrong receive, reordered or corrupted shows.
+inline std::vector<char> TestBytes(size_t size, uint32_t seed) {
+  std::vector<char> bytes(size);
+  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>((i * 131 + seed * 17) & 0xff);
+  return bytes;
+}
 
 // Matching rules, completion calls, truncation, probe, cancel, boundary sizes, bad
 // arguments and malformed input (dataplane_rules.cc). n = 1 (to itself) or more (each rank

@@ -25,12 +25,6 @@ constexpr uint32_t kContext = 1;
 
 Deadline Soon() { return Deadline::After(std::chrono::seconds(20)); }
 
-std::vector<char> Bytes(size_t size, int seed) {
-  std::vector<char> bytes(size);
-  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>((i * 31 + seed * 17) & 0xff);
-  return bytes;
-}
-
 // Waits until a message (source, tag) has arrived (so later checks see it as unexpected).
 Status AwaitArrival(DataPlane& plane, Rank source, int32_t tag) {
   const Deadline deadline = Soon();
@@ -49,7 +43,7 @@ struct Ring {
 int UnexpectedOrder(transport::Bootstrap& job, DataPlane& plane, Ring ring) {
   const int tags[] = {5, 6, 5, 7};
   std::vector<std::vector<char>> out;
-  for (int i = 0; i < 4; ++i) out.push_back(Bytes(10 + i, i));
+  for (int i = 0; i < 4; ++i) out.push_back(TestBytes(10 + i, i));
   for (int i = 0; i < 4; ++i) {
     CHECK_OK(plane.Send(out[i].data(), out[i].size(), ring.next, tags[i], kContext));
   }
@@ -91,7 +85,7 @@ int PostedOrder(transport::Bootstrap& job, DataPlane& plane, Ring ring) {
   CHECK_OK(job.Fence(false));  // every receive is posted before anything is sent
   const int tags[] = {9, 9, 4};
   std::vector<std::vector<char>> out;
-  for (int i = 0; i < 3; ++i) out.push_back(Bytes(20 + i, 10 + i));
+  for (int i = 0; i < 3; ++i) out.push_back(TestBytes(20 + i, 10 + i));
   for (int i = 0; i < 3; ++i) {
     CHECK_OK(plane.Send(out[i].data(), out[i].size(), ring.next, tags[i], kContext));
   }
@@ -116,7 +110,7 @@ int SizesAndTruncation(transport::Bootstrap& job, DataPlane& plane, Ring ring) {
   int seed = 100;
   for (size_t size : sizes) {
     for (bool posted_first : {true, false}) {
-      const std::vector<char> out = Bytes(size, ++seed);
+      const std::vector<char> out = TestBytes(size, ++seed);
       std::vector<char> in(size + 16, 'z');
       Request* receive = nullptr;
       Request* send = nullptr;
@@ -140,7 +134,7 @@ int SizesAndTruncation(transport::Bootstrap& job, DataPlane& plane, Ring ring) {
     }
   }
   for (size_t size : {size_t{100}, 4 * limit}) {
-    const std::vector<char> out = Bytes(size, 7);
+    const std::vector<char> out = TestBytes(size, 7);
     std::vector<char> in(41, 'z');
     Request* send = nullptr;
     CHECK_OK(plane.Isend(out.data(), size, ring.next, 41, kContext, &send));

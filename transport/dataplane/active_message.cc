@@ -75,10 +75,8 @@ ucs_status_t DataPlane::HandleMessage(const WireHeader& header, void* data, size
     if (!rendezvous) {
       DeliverEager(request, source, header.tag, data, length);
     } else if (endpoints_->failed(source)) {
-      request->status.source = source;
-      request->status.tag = header.tag;
       request->status.message_length = length;
-      Complete(request, RFT_ERR_PROC_FAILED);
+      CompleteReceive(request, source, header.tag, RFT_ERR_PROC_FAILED);
     } else {
       StartFetch(request, source, header.tag, data, length);  // UCX owns `data` from here
     }
@@ -141,7 +139,6 @@ void DataPlane::StartFetch(Request* request, Rank source, int32_t tag, void* des
   if (length > request->capacity) {
     // UCX fetches whole messages only: a truncated one lands in a bounce buffer first.
     request->bounce = new std::byte[length];
-    request->bounce_size = length;
     target = request->bounce;
   }
   ucp_request_param_t param;
@@ -171,20 +168,16 @@ void DataPlane::DeliverUnexpected(Request* request, Unexpected* message) {
       unexpected_.Release(message);
       if (endpoints_->failed(source)) {
         ucp_am_data_release(worker_->get(), descriptor);
-        request->status.source = source;
-        request->status.tag = tag;
-        Complete(request, RFT_ERR_PROC_FAILED);
+        CompleteReceive(request, source, tag, RFT_ERR_PROC_FAILED);
         return;
       }
       StartFetch(request, source, tag, descriptor, length);
       return;
     }
     case Unexpected::Storage::kSenderFailed:
-      request->status.source = source;
-      request->status.tag = tag;
       request->status.message_length = message->length;
       unexpected_.Release(message);
-      Complete(request, RFT_ERR_PROC_FAILED);
+      CompleteReceive(request, source, tag, RFT_ERR_PROC_FAILED);
       return;
     default:
       DeliverEager(request, source, tag, message->data, message->length);
@@ -230,7 +223,6 @@ void DataPlane::FinishUcxOperation(Request* request, void* ucx_request, ucs_stat
     }
     delete[] request->bounce;
     request->bounce = nullptr;
-    request->bounce_size = 0;
   }
   if (request->orphaned) {
     requests_.Release(request);  // completed for the user long ago (its peer failed)

@@ -62,33 +62,40 @@ void DataPlane::ReleaseRequest(Request** handle, MessageStatus* status) {
   requests_.Release(request);
 }
 
-Status DataPlane::Test(Request** request, bool* done, MessageStatus* status) {
-  if (*request == nullptr) {
-    *done = true;
-    if (status != nullptr) *status = MessageStatus();
-    return Status::Ok();
-  }
-  if (!(*request)->complete) Progress();
-  *done = (*request)->complete;
-  if (!*done) return Status::Ok();
-  Status result = (*request)->status.error == RFT_SUCCESS ? Status() : RequestError(**request);
-  ReleaseRequest(request, status);
-  return result;
-}
-
-Status DataPlane::Wait(Request** request, MessageStatus* status, Deadline deadline) {
-  Request* r = *request;
-  if (r == nullptr) {
-    if (status != nullptr) *status = MessageStatus();
-    return Status::Ok();
-  }
-  RFT_RETURN_IF_ERROR(WaitUntil([r] { return r->complete; }, deadline, "wait"));
-  Status result = r->status.error == RFT_SUCCESS ? Status() : RequestError(*r);
-  ReleaseRequest(request, status);
+Status DataPlane::Finish(Request** handle, MessageStatus* status) {
+  Status result = (*handle)->status.error == RFT_SUCCESS ? Status() : RequestError(**handle);
+  ReleaseRequest(handle, status);
   return result;
 }
 
 namespace {
+
+bool AllDone(std::span<Request* const> requests) {
+  for (const Request* r : requests) {
+    if (!IsDone(r)) return false;
+  }
+  return true;
+}
+
+// The position of the first completed request, or DataPlane::kNoIndex.
+size_t FirstComplete(std::span<Request* const> requests) {
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (requests[i] != nullptr && requests[i]->complete) return i;
+  }
+  return DataPlane::kNoIndex;
+}
+
+bool AllNull(std::span<Request* const> requests) {
+  for (const Request* r : requests) {
+    if (r != nullptr) return false;
+  }
+  return true;
+}
+
+// MPI's empty status, for a null handle.
+void ClearStatus(MessageStatus* status) {
+  if (status != nullptr) *status = MessageStatus();
+}
 
 Status CheckStatuses(size_t requests, size_t statuses) {
   if (statuses != 0 && statuses < requests) {
@@ -100,22 +107,36 @@ Status CheckStatuses(size_t requests, size_t statuses) {
 
 }  // namespace
 
+Status DataPlane::Test(Request** request, bool* done, MessageStatus* status) {
+  *done = true;
+  if (*request == nullptr) {
+    ClearStatus(status);
+    return Status::Ok();
+  }
+  if (!(*request)->complete) Progress();
+  *done = (*request)->complete;
+  return *done ? Finish(request, status) : Status::Ok();
+}
+
+Status DataPlane::Wait(Request** request, MessageStatus* status, Deadline deadline) {
+  Request* r = *request;
+  if (r == nullptr) {
+    ClearStatus(status);
+    return Status::Ok();
+  }
+  RFT_RETURN_IF_ERROR(WaitUntil([r] { return r->complete; }, deadline, "wait"));
+  return Finish(request, status);
+}
+
 Status DataPlane::Waitall(std::span<Request*> requests, std::span<MessageStatus> statuses,
                           Deadline deadline) {
   RFT_RETURN_IF_ERROR(CheckStatuses(requests.size(), statuses.size()));
-  RFT_RETURN_IF_ERROR(WaitUntil(
-      [&] {
-        for (Request* r : requests) {
-          if (!IsDone(r)) return false;
-        }
-        return true;
-      },
-      deadline, "waitall"));
+  RFT_RETURN_IF_ERROR(WaitUntil([&] { return AllDone(requests); }, deadline, "waitall"));
   bool failed = false;
   for (size_t i = 0; i < requests.size(); ++i) {
     MessageStatus* status = statuses.empty() ? nullptr : &statuses[i];
     if (requests[i] == nullptr) {
-      if (status != nullptr) *status = MessageStatus();
+      ClearStatus(status);
       continue;
     }
     failed |= requests[i]->status.error != RFT_SUCCESS;
@@ -130,16 +151,10 @@ Status DataPlane::Waitall(std::span<Request*> requests, std::span<MessageStatus>
 Status DataPlane::Testall(std::span<Request*> requests, bool* done,
                           std::span<MessageStatus> statuses) {
   RFT_RETURN_IF_ERROR(CheckStatuses(requests.size(), statuses.size()));
-  auto all_done = [&] {
-    for (Request* r : requests) {
-      if (!IsDone(r)) return false;
-    }
-    return true;
-  };
-  *done = all_done();
+  *done = AllDone(requests);
   if (!*done) {
     Progress();
-    *done = all_done();
+    *done = AllDone(requests);
   }
   if (!*done) return Status::Ok();  // MPI: nothing is released unless everything completed
   return Waitall(requests, statuses, Deadline::Never());
@@ -148,67 +163,43 @@ Status DataPlane::Testall(std::span<Request*> requests, bool* done,
 Status DataPlane::Waitany(std::span<Request*> requests, size_t* index, MessageStatus* status,
                           Deadline deadline) {
   *index = kNoIndex;
-  bool any_active = false;
-  for (Request* r : requests) any_active |= r != nullptr;
-  if (!any_active) {
-    if (status != nullptr) *status = MessageStatus();
+  if (AllNull(requests)) {
+    ClearStatus(status);
     return Status::Ok();
   }
-  RFT_RETURN_IF_ERROR(WaitUntil(
-      [&] {
-        for (size_t i = 0; i < requests.size(); ++i) {
-          if (requests[i] != nullptr && requests[i]->complete) {
-            *index = i;
-            return true;
-          }
-        }
-        return false;
-      },
-      deadline, "waitany"));
-  Request* r = requests[*index];
-  Status result = r->status.error == RFT_SUCCESS ? Status() : RequestError(*r);
-  ReleaseRequest(&requests[*index], status);
-  return result;
+  RFT_RETURN_IF_ERROR(WaitUntil([&] { return (*index = FirstComplete(requests)) != kNoIndex; },
+                                deadline, "waitany"));
+  return Finish(&requests[*index], status);
 }
 
 Status DataPlane::Testany(std::span<Request*> requests, size_t* index, bool* done,
                           MessageStatus* status) {
+  *done = true;
   *index = kNoIndex;
-  bool any_active = false;
-  for (Request* r : requests) any_active |= r != nullptr;
-  if (!any_active) {
-    *done = true;
-    if (status != nullptr) *status = MessageStatus();
+  if (AllNull(requests)) {
+    ClearStatus(status);
     return Status::Ok();
   }
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    for (size_t i = 0; i < requests.size(); ++i) {
-      if (requests[i] != nullptr && requests[i]->complete) {
-        *done = true;
-        *index = i;
-        Request* r = requests[i];
-        Status result = r->status.error == RFT_SUCCESS ? Status() : RequestError(*r);
-        ReleaseRequest(&requests[i], status);
-        return result;
-      }
-    }
-    if (attempt == 0) Progress();
+  *index = FirstComplete(requests);
+  if (*index == kNoIndex) {
+    Progress();
+    *index = FirstComplete(requests);
   }
-  *done = false;
-  return Status::Ok();
+  *done = *index != kNoIndex;
+  return *done ? Finish(&requests[*index], status) : Status::Ok();
 }
 
 Status DataPlane::Probe(Rank source, int32_t tag, uint32_t context_id, MessageStatus* status,
                         Deadline deadline) {
-  bool found = false;
-  Status result;
+  RFT_RETURN_IF_ERROR(CheckSourceAndTag("probe", source, tag));
   RFT_RETURN_IF_ERROR(WaitUntil(
       [&] {
-        result = Iprobe(source, tag, context_id, &found, status);
-        return !result.ok() || found || (source != kAnySource && endpoints_->failed(source));
+        return FindArrived(source, tag, context_id) != nullptr ||
+               (source != kAnySource && endpoints_->failed(source));
       },
       deadline, "probe"));
-  RFT_RETURN_IF_ERROR(result);
+  bool found = false;
+  RFT_RETURN_IF_ERROR(Iprobe(source, tag, context_id, &found, status));  // fills the status
   if (!found) {
     return ProcFailedError("probe for a message from rank " + std::to_string(source) +
                            ": the rank failed");

@@ -139,8 +139,8 @@ Status DataPlane::SetContextEpoch(uint32_t context_id, uint32_t epoch) {
 }
 
 bool DataPlane::HasAnySourceReceive(uint32_t context_id) const {
-  return context_id < contexts_.size() && contexts_[context_id] != nullptr &&
-         contexts_[context_id]->queue.HasAnySourceReceive();
+  const Context* context = FindContext(context_id);
+  return context != nullptr && context->queue.HasAnySourceReceive();
 }
 
 Request* DataPlane::NewRequest(RequestKind kind, Rank peer, int32_t tag, uint32_t context_id,
@@ -239,13 +239,7 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
 
 Status DataPlane::Irecv(void* buffer, size_t capacity, Rank source, int32_t tag,
                         uint32_t context_id, Request** out) {
-  if (source >= size_ && source != kAnySource) {
-    return ArgError("receive from rank " + std::to_string(source) + ": expected a rank below " +
-                    std::to_string(size_) + " or ANY_SOURCE");
-  }
-  if (tag < 0 && tag != kAnyTag) {
-    return ArgError("receive with tag " + std::to_string(tag) + ": expected a tag >= 0 or ANY_TAG");
-  }
+  RFT_RETURN_IF_ERROR(CheckSourceAndTag("receive", source, tag));
   if (buffer == nullptr && capacity > 0) {
     return ArgError("receive of up to " + std::to_string(capacity) + " bytes into a null buffer");
   }
@@ -260,10 +254,7 @@ Status DataPlane::Irecv(void* buffer, size_t capacity, Rank source, int32_t tag,
     return Status::Ok();
   }
   if (source != kAnySource && endpoints_->failed(source)) {
-    // Nothing from it arrived, and nothing will.
-    request->status.source = source;
-    request->status.tag = tag;
-    Complete(request, RFT_ERR_PROC_FAILED);
+    CompleteReceive(request, source, tag, RFT_ERR_PROC_FAILED);  // nothing came, none will
     return Status::Ok();
   }
   context->queue.AddPosted(&request->posted);
@@ -277,35 +268,40 @@ Status DataPlane::Cancel(Request* request) {
   Context* context = FindContext(request->context_id);
   if (context != nullptr && context->queue.Cancel(&request->posted)) {
     request->status.cancelled = true;
-    request->status.source = request->peer;
-    request->status.tag = request->tag;
-    Complete(request, RFT_SUCCESS);
+    CompleteReceive(request, request->peer, request->tag, RFT_SUCCESS);
   }
   return Status::Ok();
 }
 
-Status DataPlane::Iprobe(Rank source, int32_t tag, uint32_t context_id, bool* found,
-                         MessageStatus* status) {
+Status DataPlane::CheckSourceAndTag(const char* operation, Rank source, int32_t tag) const {
   if (source >= size_ && source != kAnySource) {
-    return ArgError("probe for rank " + std::to_string(source) + ": expected a rank below " +
-                    std::to_string(size_) + " or ANY_SOURCE");
+    return ArgError(std::string(operation) + " from rank " + std::to_string(source) +
+                    ": expected a rank below " + std::to_string(size_) + " or ANY_SOURCE");
   }
   if (tag < 0 && tag != kAnyTag) {
-    return ArgError("probe for tag " + std::to_string(tag) + ": expected a tag >= 0 or ANY_TAG");
+    return ArgError(std::string(operation) + " with tag " + std::to_string(tag) +
+                    ": expected a tag >= 0 or ANY_TAG");
   }
+  return Status::Ok();
+}
+
+const UnexpectedMessage* DataPlane::FindArrived(Rank source, int32_t tag,
+                                                uint32_t context_id) const {
+  const Context* context = FindContext(context_id);
+  return context == nullptr ? nullptr : context->queue.Probe(source, tag);
+}
+
+Status DataPlane::Iprobe(Rank source, int32_t tag, uint32_t context_id, bool* found,
+                         MessageStatus* status) {
+  RFT_RETURN_IF_ERROR(CheckSourceAndTag("probe", source, tag));
   Progress();
-  *found = false;
-  Context* context = FindContext(context_id);
-  if (context == nullptr) return Status::Ok();
-  const UnexpectedMessage* node = context->queue.Probe(source, tag);
-  if (node == nullptr) return Status::Ok();
-  *found = true;
-  if (status != nullptr) {
-    const auto* message = static_cast<const Unexpected*>(node->owner);
+  const UnexpectedMessage* node = FindArrived(source, tag, context_id);
+  *found = node != nullptr;
+  if (node != nullptr && status != nullptr) {
     *status = MessageStatus();
     status->source = node->source;
     status->tag = node->tag;
-    status->count = status->message_length = message->length;
+    status->count = status->message_length = static_cast<const Unexpected*>(node->owner)->length;
   }
   return Status::Ok();
 }
@@ -387,10 +383,10 @@ void DataPlane::FailPeer(Rank rank) {
     Request* request = link->request;
     if (request->kind == RequestKind::kReceive && request->posted.linked()) {
       FindContext(request->context_id)->queue.Cancel(&request->posted);
-      request->status.source = rank;
-      request->status.tag = request->tag;
+      CompleteReceive(request, rank, request->tag, RFT_ERR_PROC_FAILED);
+    } else {
+      Complete(request, RFT_ERR_PROC_FAILED);
     }
-    Complete(request, RFT_ERR_PROC_FAILED);
   }
   // Rendezvous messages it announced but nobody fetched: the data stays at the dead sender.
   // They keep their place in the queues (a later message from it must not overtake them) and

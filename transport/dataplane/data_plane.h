@@ -171,7 +171,7 @@ class DataPlane : private ucx::PeerFailureSink {
   DataPlane(Bootstrap* job, const Options& options);
   Status Start();
 
-  Context* FindContext(uint32_t context_id) {
+  Context* FindContext(uint32_t context_id) const {
     return context_id < contexts_.size() ? contexts_[context_id].get() : nullptr;
   }
   // Finds or creates the context (created once, on first use).
@@ -188,6 +188,19 @@ class DataPlane : private ucx::PeerFailureSink {
   Request* NewRequest(RequestKind kind, Rank peer, int32_t tag, uint32_t context_id, void* buffer,
                       size_t capacity);
   void Complete(Request* request, rft_error_t error);
+  // Completes a receive that matched (or named) `source` and `tag` with `error`.
+  void CompleteReceive(Request* request, Rank source, int32_t tag, rft_error_t error) {
+    request->status.source = source;
+    request->status.tag = tag;
+    Complete(request, error);
+  }
+  // RFT_ERR_ARG naming a source or tag a receive or probe cannot use ("receive", "probe").
+  Status CheckSourceAndTag(const char* operation, Rank source, int32_t tag) const;
+  // The earliest arrived message of `context_id` matching (source, tag), without progress.
+  const UnexpectedMessage* FindArrived(Rank source, int32_t tag, uint32_t context_id) const;
+  // A completed request handed back to the caller: its Status (built only on error), its
+  // status copied out, and the request returned to the pool.
+  Status Finish(Request** handle, MessageStatus* status);
   void ReleaseRequest(Request** handle, MessageStatus* status);
   void LinkToPeer(Request* request, Rank peer);
   void UnlinkFromPeer(Request* request);

@@ -62,7 +62,6 @@ struct Request {
   size_t capacity = 0;          // receive buffer size, or bytes to send
   void* ucx_request = nullptr;  // a UCX send or rendezvous fetch still running
   std::byte* bounce = nullptr;  // a truncated rendezvous lands here first (rare; heap)
-  size_t bounce_size = 0;
   MessageStatus status;
   // What a send hands UCX must stay valid until UCX completes the send (UCX 1.13 has no
   // copy-header flag), so it lives here: the header alone (it travels as the AM header), or
