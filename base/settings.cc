@@ -53,6 +53,17 @@ constexpr SettingSpec kSettings[] = {
                "and polls otherwise.",
         .choices = "auto|poll|block",
     },
+    {
+        .name = "RFT_RENDEZVOUS",
+        .kind = Kind::kEnum,
+        .default_text = "auto",
+        .doc = "How messages above RFT_EAGER_LIMIT travel. cma: between processes of one node, "
+               "the receiver copies the data straight from the sender's memory with "
+               "process_vm_readv (one copy, no UCX rendezvous); start-up fails if the system "
+               "forbids it. ucx: UCX's rendezvous. auto: cma where the system allows it, else "
+               "ucx; processes on other nodes always use ucx.",
+        .choices = "auto|cma|ucx",
+    },
 };
 
 std::span<const SettingSpec> g_table_for_testing;

@@ -13,6 +13,7 @@ cd "$(dirname "$0")/.."
 reps=${1:-3}
 bazel build --config=opt --color=no --curses=no --noshow_progress \
   //bench:rft_bench_p2p //tools/rftrun 2>/dev/null
+bin=$(bazel info --config=opt bazel-bin 2>/dev/null)  # not the bazel-bin link: another build may move it
 port=$((20000 + RANDOM % 20000))
 
 perftest() {  # ARGS... -> prints "p50_us avg_us MB/s" of the client's Final line
@@ -34,7 +35,7 @@ for ((i = 0; i < reps; i++)); do
   echo "ref_tag_bw_best $bw" >>"$results"
   read -r _ _ bw < <(UCX_MM_ERROR_HANDLING=y perftest -t tag_bw -s 1048576 -n 2000 -e)
   echo "ref_tag_bw_eh $bw" >>"$results"
-  bazel-bin/tools/rftrun/rftrun -n 2 --timeout 120 --no-tag-output bazel-bin/bench/rft_bench_p2p \
+  "$bin"/tools/rftrun/rftrun -n 2 --timeout 120 --no-tag-output "$bin"/bench/rft_bench_p2p \
     --sizes 8,1048576 --json | python3 -c '
 import json, sys
 for line in sys.stdin:
@@ -52,6 +53,9 @@ for line in open(sys.argv[1]):
     key, value = line.split()
     values.setdefault(key, []).append(float(value))
 m = {k: statistics.median(v) for k, v in values.items()}
+# Every repetition, so the spread is visible (this machine is shared and noisy).
+for key, v in sorted(values.items()):
+    print("# %-16s %s" % (key, " ".join("%g" % x for x in v)))
 reps = int(sys.argv[2])
 lines = [
     {"bench": "p2p_latency", "transport": "rft", "n": 2, "size": 8, "reps": reps,

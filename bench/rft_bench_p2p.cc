@@ -129,7 +129,9 @@ int main(int argc, char** argv) {
       if (i >= warmup) samples.push_back(now - last);
       last = now;
     }
-    const long windows = std::max<long>(10, iters / kWindow / 4);
+    // At least 32 windows (2048 messages, as many as ucx_perftest's tag_bw -n 2000): fewer
+    // made the large sizes' figure swing by a third between runs.
+    const long windows = std::max<long>(32, iters / kWindow / 4);
     Check(job.Fence(false), "fence");  // both sides start streaming together
     const int64_t bw_start = rft::MonotonicNanos();
     for (long w = 0; w < windows; ++w) {

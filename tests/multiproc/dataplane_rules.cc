@@ -293,6 +293,93 @@ int MalformedInput(DataPlane& plane, uint32_t job_token) {
   return 0;
 }
 
+// The same-node rendezvous' own messages fed to the receive path: malformed ones are dropped
+// and counted; a request naming memory that cannot be read fails the receive with a clear
+// error (and tells the "sender" so); a valid one is read, with truncation; a done message
+// naming no pending send is dropped.
+int CmaInput(DataPlane& plane, uint32_t job_token) {
+  using transport::RendezvousDescriptor;
+  const Rank me = plane.rank();
+  auto inject = [&](transport::MessageType type, uint32_t epoch, std::span<const std::byte> body) {
+    WireHeader h;
+    h.type = type;
+    h.source = me;
+    h.context_id = kContext + 1;  // epoch 5 (MalformedInput set it)
+    h.epoch = epoch;
+    h.tag = 60;
+    h.length = body.size();
+    h.job_token = job_token;
+    std::array<std::byte, transport::kWireHeaderSize> header;
+    transport::EncodeHeader(h, header);
+    plane.InjectForTesting(header, body);
+  };
+  auto request_to_send = [&](const void* address, uint64_t length, uint32_t epoch) {
+    std::array<std::byte, transport::kRendezvousDescriptorSize> body;
+    transport::EncodeRendezvousDescriptor({.address = reinterpret_cast<uint64_t>(address),
+                                           .length = length,
+                                           .cookie = 1,
+                                           .sequence = 1},
+                                          body);
+    inject(transport::MessageType::kRendezvousRequest, epoch, body);
+  };
+  // Every done message below names no pending send (cookie 1): each is dropped on arrival.
+  const uint64_t bad_before = plane.drops().count(DecodeError::kBadPayload);
+  uint64_t bad_expected = bad_before;
+  auto await_bad_payloads = [&]() -> Status {
+    const Deadline deadline = Soon();
+    while (plane.drops().count(DecodeError::kBadPayload) < bad_expected) {
+      plane.Progress();
+      if (deadline.expired()) return TimeoutError("a rendezvous done message never arrived");
+    }
+    return Status::Ok();
+  };
+
+  const std::array<std::byte, 31> short_descriptor{};
+  inject(transport::MessageType::kRendezvousRequest, 5, short_descriptor);
+  const std::array<std::byte, 15> short_done{};
+  inject(transport::MessageType::kRendezvousDone, 0, short_done);
+  const std::array<std::byte, transport::kRendezvousDoneSize> unknown_done{std::byte{1}};
+  inject(transport::MessageType::kRendezvousDone, 0, unknown_done);
+  bad_expected += 3;
+  CHECK(plane.drops().count(DecodeError::kBadPayload) == bad_expected,
+        "malformed rendezvous messages not counted as bad payload");
+
+  // A stale epoch: dropped unread, and the "sender" is told (one more done to drop).
+  const uint64_t stale = plane.drops().count(DecodeError::kStaleEpoch);
+  request_to_send(nullptr, 8, 4);
+  CHECK(plane.drops().count(DecodeError::kStaleEpoch) == stale + 1, "stale request not dropped");
+  ++bad_expected;
+  CHECK_OK(await_bad_payloads());
+
+  // Unreadable memory (the first page is never mapped).
+  char in[64];
+  MessageStatus status;
+  request_to_send(reinterpret_cast<void*>(uintptr_t{8}), 64, 5);
+  const Status unreadable = plane.Recv(in, sizeof(in), me, 60, kContext + 1, &status);
+  CHECK(unreadable.code() == RFT_ERR_OTHER, "unreadable rendezvous: " << unreadable.ToString());
+  ++bad_expected;
+  CHECK_OK(await_bad_payloads());
+
+  // A readable one, received whole and truncated.
+  const std::vector<char> data = TestBytes(40000, me * 100 + 61);
+  request_to_send(data.data(), data.size(), 5);
+  std::vector<char> whole(data.size() + 10);
+  CHECK_OK(plane.Recv(whole.data(), whole.size(), me, 60, kContext + 1, &status));
+  CHECK(status.count == data.size() && std::equal(data.begin(), data.end(), whole.begin()),
+        "rendezvous read: " << status.count << " bytes or wrong content");
+  request_to_send(data.data(), data.size(), 5);
+  std::vector<char> part(1000);
+  const Status truncated = plane.Recv(part.data(), part.size(), me, 60, kContext + 1, &status);
+  CHECK(truncated.code() == RFT_ERR_TRUNCATE && status.count == 1000 &&
+            status.message_length == data.size() &&
+            std::equal(part.begin(), part.end(), data.begin()),
+        "truncated rendezvous read: " << truncated.ToString());
+  bad_expected += 2;
+  CHECK_OK(await_bad_payloads());
+  CHECK(plane.requests_in_use() == 0, plane.requests_in_use() << " requests leaked");
+  return 0;
+}
+
 }  // namespace
 
 int Rules(transport::Bootstrap& job, DataPlane& plane) {
@@ -304,7 +391,11 @@ int Rules(transport::Bootstrap& job, DataPlane& plane) {
   if (int rc = CompletionCalls(job, plane, ring)) return rc;
   if (int rc = DeadlinesAndArguments(plane)) return rc;
   if (int rc = MalformedInput(plane, job.job_token())) return rc;
-  std::printf("rules ok n=%u eager_limit=%zu\n", n, plane.options().eager_limit);
+  if (plane.UsesCmaWith(job.rank())) {
+    if (int rc = CmaInput(plane, job.job_token())) return rc;
+  }
+  std::printf("rules ok n=%u eager_limit=%zu rendezvous=%s\n", n, plane.options().eager_limit,
+              plane.UsesCmaWith(ring.next) ? "cma" : "ucx");
   return 0;
 }
 

@@ -49,6 +49,23 @@ TEST(DataPlaneTest, ABadEagerLimitIsRefusedByName) {
   EXPECT_NE(r.output.find("lots"), std::string::npos) << r.Report();
 }
 
+// On one node large messages use rft's own rendezvous (process_vm_readv) unless told not to;
+// the same rules hold with UCX's.
+TEST(DataPlaneTest, RulesHoldWithEitherRendezvous) {
+  for (const char* protocol : {"cma", "ucx"}) {
+    const auto r = RunWorker(2, {"rules"}, {std::string("RFT_RENDEZVOUS=") + protocol});
+    ASSERT_EQ(r.exit_status, 0) << protocol << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, std::string("rendezvous=") + protocol), 2) << r.Report();
+  }
+}
+
+TEST(DataPlaneTest, ABadRendezvousProtocolIsRefusedByName) {
+  const auto r = RunWorker(1, {"rules"}, {"RFT_RENDEZVOUS=rdma"});
+  EXPECT_NE(r.exit_status, 0) << r.Report();
+  EXPECT_NE(r.output.find("RFT_RENDEZVOUS"), std::string::npos) << r.Report();
+  EXPECT_NE(r.output.find("rdma"), std::string::npos) << r.Report();
+}
+
 class MeshTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(MeshTest, EveryPairStreamsBothProtocolsInOrder) {
@@ -69,6 +86,15 @@ TEST(DataPlaneTest, APeersFailureCompletesItsOperationsAndSurvivorsGoOn) {
   ASSERT_EQ(r.exit_status, 0) << r.Report();
   EXPECT_EQ(CountLines(r.output, "survivors ok without rank 2"), 3) << r.Report();
   EXPECT_EQ(CountLines(r.output, "FAILED"), 0) << r.Report();
+}
+
+// The same with UCX's rendezvous in place of the same-node one (its descriptors and fetches
+// are what failure completion must cancel then).
+TEST(DataPlaneTest, APeersFailureWithUcxRendezvous) {
+  const auto r =
+      RunWorker(4, {"failure", "--victim", "1"}, {"RFT_RENDEZVOUS=ucx"}, {"--ft", "--kill", "1@3"});
+  ASSERT_EQ(r.exit_status, 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "survivors ok without rank 1"), 3) << r.Report();
 }
 
 TEST(DataPlaneTest, FailureOfRankZeroOverTcp) {

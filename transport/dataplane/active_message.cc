@@ -38,7 +38,22 @@ ucs_status_t DataPlane::OnActiveMessage(void* arg, const void* header, size_t he
     return UCS_OK;
   }
   if (decoded.type != MessageType::kEager) {
-    self->drops_.Record(DecodeError::kUnknownType);  // not a type the data id carries
+    if (rendezvous) {
+      self->drops_.Record(DecodeError::kBadPayload);  // rft's own protocol messages are small
+      return UCS_OK;
+    }
+    const std::span<const std::byte> bytes(static_cast<const std::byte*>(payload), payload_length);
+    switch (decoded.type) {
+      case MessageType::kRendezvousRequest:
+        self->HandleCmaRequest(decoded, bytes);
+        break;
+      case MessageType::kRendezvousDone:
+        self->HandleCmaDone(decoded, bytes);
+        break;
+      default:
+        self->drops_.Record(DecodeError::kUnknownType);  // not a type the data id carries
+        break;
+    }
     return UCS_OK;
   }
   return self->HandleMessage(decoded, payload, payload_length, data, rendezvous,
@@ -53,26 +68,35 @@ void DataPlane::InjectForTesting(std::span<const std::byte> header,
                   payload.size(), &param);
 }
 
-ucs_status_t DataPlane::HandleMessage(const WireHeader& header, void* data, size_t length,
-                                      void* ucx_data, bool rendezvous, bool persistent) {
+DataPlane::Context* DataPlane::ContextForArrival(const WireHeader& header) {
   Context* context = FindContext(header.context_id);
   if (context == nullptr) {
     // A context this process has not used yet (its peers got there first): created once.
     auto created = GetContext(header.context_id);
     if (!created.ok()) {
       drops_.Record(DecodeError::kUnknownContext);
-      return UCS_OK;
+      return nullptr;
     }
     context = *created;
   }
   if (header.epoch < context->epoch) {
     drops_.Record(DecodeError::kStaleEpoch);
-    return UCS_OK;
+    return nullptr;
   }
+  return context;
+}
+
+ucs_status_t DataPlane::HandleMessage(const WireHeader& header, void* data, size_t length,
+                                      void* ucx_data, bool rendezvous, bool persistent,
+                                      const RendezvousDescriptor* cma) {
+  Context* context = ContextForArrival(header);
+  if (context == nullptr) return UCS_OK;
   const Rank source = header.source;
   if (PostedReceive* node = context->queue.MatchArrival(source, header.tag)) {
     auto* request = static_cast<Request*>(node->owner);
-    if (!rendezvous) {
+    if (cma != nullptr) {
+      ReadCma(request, source, header.tag, *cma);
+    } else if (!rendezvous) {
       DeliverEager(request, source, header.tag, data, length);
     } else if (endpoints_->failed(source)) {
       request->status.message_length = length;
@@ -89,7 +113,11 @@ ucs_status_t DataPlane::HandleMessage(const WireHeader& header, void* data, size
   message->node.tag = header.tag;
   message->length = length;
   ucs_status_t result = UCS_OK;
-  if (rendezvous) {
+  if (cma != nullptr) {
+    message->storage = Unexpected::Storage::kCma;  // nothing held: the data waits at the sender
+    message->cma = *cma;
+    message->length = cma->length;
+  } else if (rendezvous) {
     if (endpoints_->failed(source)) {
       message->storage = Unexpected::Storage::kSenderFailed;  // UCS_OK drops the descriptor
     } else {
@@ -174,6 +202,12 @@ void DataPlane::DeliverUnexpected(Request* request, Unexpected* message) {
       StartFetch(request, source, tag, descriptor, length);
       return;
     }
+    case Unexpected::Storage::kCma: {
+      const RendezvousDescriptor descriptor = message->cma;
+      unexpected_.Release(message);
+      ReadCma(request, source, tag, descriptor);
+      return;
+    }
     case Unexpected::Storage::kSenderFailed:
       request->status.message_length = message->length;
       unexpected_.Release(message);
@@ -197,6 +231,10 @@ void DataPlane::ReleaseUnexpected(Unexpected* message) {
       break;
     case Unexpected::Storage::kHeap:
       delete[] static_cast<std::byte*>(message->data);
+      break;
+    case Unexpected::Storage::kCma:
+      // Never received (purged): the sender still waits for word that its buffer is free.
+      SendCmaDone(message->node.source, message->cma, kRendezvousDiscarded);
       break;
     case Unexpected::Storage::kSenderFailed:
       break;
@@ -230,6 +268,13 @@ void DataPlane::FinishUcxOperation(Request* request, void* ucx_request, ucs_stat
   }
   if (request->complete) return;  // failure completion got there first
   rft_error_t error = internal::ErrorFromUcx(status);
+  if (error == RFT_SUCCESS) {
+    // A same-node rendezvous send is over when the receiver says so (HandleCmaDone).
+    if (request->awaiting_cma_done) return;
+    error = request->status.error;  // what the done message said, if it came first
+  } else {
+    request->awaiting_cma_done = false;
+  }
   if (error == RFT_SUCCESS && request->status.message_length > request->capacity &&
       request->kind == RequestKind::kReceive) {
     error = RFT_ERR_TRUNCATE;

@@ -30,6 +30,11 @@ StatusOr<DataPlane::Options> DataPlane::OptionsFromConfig(const Bootstrap& job) 
   } else {
     options.progress = job.oversubscribed() ? ProgressMode::kBlock : ProgressMode::kPoll;
   }
+  auto rendezvous = config::GetString("RFT_RENDEZVOUS");
+  if (!rendezvous.ok()) return rendezvous.status();
+  options.rendezvous = *rendezvous == "cma"   ? RendezvousProtocol::kCma
+                       : *rendezvous == "ucx" ? RendezvousProtocol::kUcx
+                                              : RendezvousProtocol::kAuto;
   return options;
 }
 
@@ -64,14 +69,7 @@ Status DataPlane::Start() {
   worker_ = std::move(*worker);
   RFT_RETURN_IF_ERROR(worker_->SetActiveMessageHandler(internal::kDataAmId, &OnActiveMessage, this,
                                                        UCP_AM_FLAG_WHOLE_MSG));
-  auto addresses = job_->Exchange("rft.dataplane.ucx", worker_->address());
-  if (!addresses.ok()) return addresses.status();
-  ucx::EndpointTable::Options table_options;
-  table_options.connect_all_max = options_.connect_all_max;
-  auto table =
-      ucx::EndpointTable::Create(worker_.get(), rank_, std::move(*addresses), this, table_options);
-  if (!table.ok()) return table.status();
-  endpoints_ = std::move(*table);
+  RFT_RETURN_IF_ERROR(ExchangeAndConnect());
   if (options_.watch_launcher_events) {
     RFT_RETURN_IF_ERROR(job_->OnTermination([this](const TerminationEvent& event) {
       if (event.nspace == job_->nspace()) ReportPeerFailed(event.rank);
@@ -109,6 +107,8 @@ DataPlane::~DataPlane() {
         },
         [](PostedReceive*) {});
   }
+  // Done messages UCX never sent (their peer failed and the close cancelled nothing).
+  if (control_sends_.in_use() > 0) control_sends_.AbandonInUse();
   if (requests_.in_use() > 0) {
     RFT_LOG_WARN("data plane closed with %zu requests never completed by the caller",
                  requests_.in_use());
@@ -117,6 +117,63 @@ DataPlane::~DataPlane() {
   worker_.reset();
   ucx_context_.reset();
   if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+Status DataPlane::ExchangeAndConnect() {
+  // What each rank publishes: its pid and whether it takes part in the same-node rendezvous,
+  // then its UCX worker address.
+  constexpr size_t kPrefix = 8;
+  bool cma_usable = false;
+  if (options_.rendezvous != RendezvousProtocol::kUcx) {
+    const Status probe = ProbeCma();
+    if (!probe.ok() && options_.rendezvous == RendezvousProtocol::kCma) {
+      return ArgError("RFT_RENDEZVOUS=cma: " + probe.message() + "; expected auto or ucx here");
+    }
+    if (!probe.ok()) RFT_LOG_INFO("same-node rendezvous off: %s", probe.message().c_str());
+    cma_usable = probe.ok();
+  }
+  const std::span<const std::byte> address = worker_->address();
+  std::vector<std::byte> mine(kPrefix + address.size());
+  const uint32_t pid = static_cast<uint32_t>(getpid());
+  const uint32_t flags = cma_usable ? 1 : 0;
+  std::memcpy(mine.data(), &pid, 4);
+  std::memcpy(mine.data() + 4, &flags, 4);
+  std::memcpy(mine.data() + kPrefix, address.data(), address.size());
+  auto published = job_->Exchange("rft.dataplane", mine);
+  if (!published.ok()) return published.status();
+
+  std::vector<std::vector<std::byte>> addresses(size_);
+  cma_peers_.assign(size_, 0);
+  pids_.assign(size_, 0);
+  for (Rank r = 0; r < size_; ++r) {
+    std::vector<std::byte>& theirs = (*published)[r];
+    if (theirs.size() <= kPrefix) {
+      return OtherError("rank " + std::to_string(r) + " published " +
+                        std::to_string(theirs.size()) + " bytes of data-plane address: expected " +
+                        "more than " + std::to_string(kPrefix));
+    }
+    uint32_t their_pid, their_flags;
+    std::memcpy(&their_pid, theirs.data(), 4);
+    std::memcpy(&their_flags, theirs.data() + 4, 4);
+    pids_[r] = static_cast<pid_t>(their_pid);
+    // Both ends must be able to use it, and share a node (the launcher says which ranks do).
+    cma_peers_[r] = cma_usable && (their_flags & 1) != 0 && job_->local_peers().Contains(r);
+    addresses[r].assign(theirs.begin() + kPrefix, theirs.end());
+  }
+  ucx::EndpointTable::Options table_options;
+  table_options.connect_all_max = options_.connect_all_max;
+  auto table =
+      ucx::EndpointTable::Create(worker_.get(), rank_, std::move(addresses), this, table_options);
+  if (!table.ok()) return table.status();
+  endpoints_ = std::move(*table);
+  return Status::Ok();
+}
+
+Status DataPlane::CreateContext(uint32_t context_id, Context** context) {
+  auto created = GetContext(context_id);
+  if (!created.ok()) return created.status();
+  *context = *created;
+  return Status::Ok();
 }
 
 StatusOr<DataPlane::Context*> DataPlane::GetContext(uint32_t context_id) {
@@ -197,16 +254,13 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
     Complete(request, ep.status().code());
     return Status::Ok();  // the request carries the error, like any other send to a failed peer
   }
-  WireHeader header;
-  header.type = MessageType::kEager;
-  header.source = rank_;
-  header.context_id = context_id;
-  header.epoch = context->epoch;
-  header.tag = tag;
-  header.length = bytes;
-  header.job_token = job_token_;
-  EncodeHeader(header,
-               std::span<std::byte, kWireHeaderSize>(request->header.data(), kWireHeaderSize));
+  // Same node and large: only a descriptor travels; the receiver reads the data
+  // (cma_rendezvous.cc).
+  const bool cma = bytes > options_.eager_limit && cma_peers_[dest];
+  EncodeDataHeader(*context, context_id, tag,
+                   cma ? MessageType::kRendezvousRequest : MessageType::kEager,
+                   cma ? kRendezvousDescriptorSize : bytes,
+                   std::span<std::byte, kWireHeaderSize>(request->header.data(), kWireHeaderSize));
 
   ucp_request_param_t param;
   param.op_attr_mask =
@@ -215,7 +269,12 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
   param.cb.send = &OnSendDone;
   param.user_data = request;
   void* ucx_request;
-  if (bytes <= kInlinePayloadMax && bytes <= options_.eager_limit) {
+  if (cma) {
+    EncodeCmaRequest(request);
+    param.flags = UCP_AM_SEND_FLAG_EAGER;
+    ucx_request = ucp_am_send_nbx(*ep, internal::kDataAmId, nullptr, 0, request->header.data(),
+                                  kWireHeaderSize + kRendezvousDescriptorSize, &param);
+  } else if (bytes <= kInlinePayloadMax && bytes <= options_.eager_limit) {
     // Small: header and payload in one AM data buffer with no AM header. UCX sends that
     // through its plain short path, cheaper than the gather of a separate header (measured in
     // the 8-byte ping-pong).
@@ -226,15 +285,30 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
     ucx_request = ucp_am_send_nbx(*ep, internal::kDataAmId, request->header.data(), kWireHeaderSize,
                                   buffer, bytes, &param);
   }
-  if (ucx_request == nullptr) {
-    request->complete = true;  // sent (copied out) at once: the common small-message case
-  } else if (UCS_PTR_IS_ERR(ucx_request)) {
+  if (UCS_PTR_IS_ERR(ucx_request)) {
+    request->awaiting_cma_done = false;
     Complete(request, internal::ErrorFromUcx(UCS_PTR_STATUS(ucx_request)));
-  } else {
+  } else if (ucx_request != nullptr || request->awaiting_cma_done) {
     request->ucx_request = ucx_request;
     LinkToPeer(request, dest);
+  } else {
+    request->complete = true;  // sent (copied out) at once: the common small-message case
   }
   return Status::Ok();
+}
+
+void DataPlane::EncodeDataHeader(const Context& context, uint32_t context_id, int32_t tag,
+                                 MessageType type, uint64_t length,
+                                 std::span<std::byte, kWireHeaderSize> out) const {
+  WireHeader header;
+  header.type = type;
+  header.source = rank_;
+  header.context_id = context_id;
+  header.epoch = context.epoch;
+  header.tag = tag;
+  header.length = length;
+  header.job_token = job_token_;
+  EncodeHeader(header, out);
 }
 
 Status DataPlane::Irecv(void* buffer, size_t capacity, Rank source, int32_t tag,
@@ -273,7 +347,7 @@ Status DataPlane::Cancel(Request* request) {
   return Status::Ok();
 }
 
-Status DataPlane::CheckSourceAndTag(const char* operation, Rank source, int32_t tag) const {
+Status DataPlane::SourceOrTagError(const char* operation, Rank source, int32_t tag) const {
   if (source >= size_ && source != kAnySource) {
     return ArgError(std::string(operation) + " from rank " + std::to_string(source) +
                     ": expected a rank below " + std::to_string(size_) + " or ANY_SOURCE");
@@ -308,6 +382,25 @@ Status DataPlane::Iprobe(Rank source, int32_t tag, uint32_t context_id, bool* fo
 
 Status DataPlane::Send(const void* buffer, size_t bytes, Rank dest, int32_t tag,
                        uint32_t context_id) {
+  // A small message to a connected peer goes out from the stack with no request, if UCX can
+  // send it at once (FORCE_IMM_CMPL: else nothing is sent, and the general path below queues
+  // it, in order). This is the 8-byte ping-pong's path.
+  const Context* context = FindContext(context_id);
+  const ucp_ep_h ep = endpoints_->Connected(dest);
+  if (bytes <= kInlinePayloadMax && bytes <= options_.eager_limit && tag >= 0 &&
+      context != nullptr && ep != nullptr && (buffer != nullptr || bytes == 0)) [[likely]] {
+    alignas(8) std::array<std::byte, kWireHeaderSize + kInlinePayloadMax> message;
+    EncodeDataHeader(*context, context_id, tag, MessageType::kEager, bytes,
+                     std::span<std::byte, kWireHeaderSize>(message.data(), kWireHeaderSize));
+    if (bytes > 0) std::memcpy(message.data() + kWireHeaderSize, buffer, bytes);
+    ucp_request_param_t param;
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+    param.flags = UCP_AM_SEND_FLAG_EAGER;
+    const ucs_status_ptr_t sent = ucp_am_send_nbx(ep, internal::kDataAmId, nullptr, 0,
+                                                  message.data(), kWireHeaderSize + bytes, &param);
+    if (sent == nullptr) [[likely]]
+      return Status::Ok();
+  }
   Request* request = nullptr;
   RFT_RETURN_IF_ERROR(Isend(buffer, bytes, dest, tag, context_id, &request));
   if (request->complete && request->status.error == RFT_SUCCESS) {
@@ -399,6 +492,8 @@ void DataPlane::FailPeer(Rank rank) {
         ucp_am_data_release(worker_->get(), message->ucx_data);
         message->storage = Unexpected::Storage::kSenderFailed;
         message->data = nullptr;
+      } else if (message->storage == Unexpected::Storage::kCma) {
+        message->storage = Unexpected::Storage::kSenderFailed;
       }
     });
   }

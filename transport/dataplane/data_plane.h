@@ -3,10 +3,13 @@
 //
 // Every message is one UCX active message: rft's 32-byte header (transport/wire) as the AM
 // header, the user's bytes as the AM data. Up to the eager limit (RFT_EAGER_LIMIT) UCX sends
-// the data inline; above it UCX's rendezvous hands the receiver a descriptor, and the data is
-// fetched straight into the matched receive buffer (zero copy). Unmatched eager data is kept
-// in UCX's own buffer when UCX allows it, else copied into a pooled buffer; an unmatched
-// rendezvous keeps its descriptor until a receive matches it.
+// the data inline. Above it, between processes of one node, rft's own rendezvous sends a
+// request-to-send naming the data's address, and the receiver copies it with one
+// process_vm_readv straight into the matched buffer (cma_rendezvous.cc); elsewhere UCX's
+// rendezvous hands the receiver a descriptor, and the data is fetched straight into the
+// matched receive buffer (zero copy). Unmatched eager data is kept in UCX's own buffer when
+// UCX allows it, else copied into a pooled buffer; an unmatched rendezvous keeps its
+// descriptor until a receive matches it.
 //
 // Failure completion: when a peer is reported failed (UCX's error callback, the launcher's
 // termination event, or the detector), every send to it and every receive naming it completes
@@ -20,8 +23,10 @@
 #ifndef RFT_TRANSPORT_DATAPLANE_DATA_PLANE_H_
 #define RFT_TRANSPORT_DATAPLANE_DATA_PLANE_H_
 
+#include <sys/types.h>
 #include <ucp/api/ucp.h>
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -40,6 +45,7 @@
 #include "transport/pool/object_pool.h"
 #include "transport/ucx/endpoint_table.h"
 #include "transport/ucx/ucx_worker.h"
+#include "transport/wire/rendezvous.h"
 #include "transport/wire/wire_header.h"
 
 namespace rft::transport {
@@ -49,11 +55,19 @@ enum class ProgressMode : uint8_t {
   kBlock,  // sleep on UCX's event fd when idle: for more processes than cores
 };
 
+// How messages above the eager limit travel (RFT_RENDEZVOUS).
+enum class RendezvousProtocol : uint8_t {
+  kAuto,  // kCma with the peers of this node where the system allows it, else kUcx
+  kCma,   // the same, and start-up fails when the system forbids process_vm_readv
+  kUcx,   // UCX's rendezvous everywhere
+};
+
 class DataPlane : private ucx::PeerFailureSink {
  public:
   struct Options {
     size_t eager_limit = 8192;
     ProgressMode progress = ProgressMode::kPoll;
+    RendezvousProtocol rendezvous = RendezvousProtocol::kAuto;
     // Context ids are below this (the API layer allocates them densely); messages for a
     // larger id are dropped and counted.
     uint32_t max_contexts = 65536;
@@ -62,8 +76,8 @@ class DataPlane : private ucx::PeerFailureSink {
     // Off when another component (the detector) owns that callback and reports to us.
     bool watch_launcher_events = true;
   };
-  // Options from RFT_EAGER_LIMIT and RFT_PROGRESS (auto: block when `job` oversubscribes its
-  // node); RFT_ERR_ARG naming the variable for a bad value.
+  // Options from RFT_EAGER_LIMIT, RFT_PROGRESS (auto: block when `job` oversubscribes its
+  // node) and RFT_RENDEZVOUS; RFT_ERR_ARG naming the variable for a bad value.
   static StatusOr<Options> OptionsFromConfig(const Bootstrap& job);
 
   // Creates the UCX worker, exchanges addresses through `job` (a collective over the job) and
@@ -78,6 +92,8 @@ class DataPlane : private ucx::PeerFailureSink {
   Rank rank() const { return rank_; }
   uint32_t size() const { return size_; }
   const Options& options() const { return options_; }
+  // Whether large messages to and from `peer` use the same-node (CMA) rendezvous.
+  bool UsesCmaWith(Rank peer) const { return peer < size_ && cma_peers_[peer]; }
 
   // Starts sending `bytes` bytes at `buffer` to `dest` with `tag` (>= 0) in `context_id`. The
   // buffer must stay untouched until the request completes. A failed `dest` gives a request
@@ -156,6 +172,7 @@ class DataPlane : private ucx::PeerFailureSink {
       kPooled,        // copied into buffers_
       kHeap,          // copied into new[] (larger than the pool's classes; rare)
       kRendezvous,    // a UCX rendezvous descriptor: the data is still at the sender
+      kCma,           // a same-node rendezvous request: the data is still at the sender
       kSenderFailed,  // a rendezvous whose sender failed before it was fetched
     };
     UnexpectedMessage node;  // owner = this
@@ -163,6 +180,13 @@ class DataPlane : private ucx::PeerFailureSink {
     void* data = nullptr;      // the payload
     void* ucx_data = nullptr;  // kUcxData, kRendezvous: what UCX handed us (to release)
     size_t length = 0;
+    RendezvousDescriptor cma;  // kCma: where the data is
+  };
+  // A message the data plane sends on its own behalf (a rendezvous done), kept until UCX has
+  // sent it (UCX 1.13 does not copy what it is given).
+  struct ControlSend {
+    DataPlane* plane = nullptr;
+    std::array<std::byte, kWireHeaderSize + kRendezvousDoneSize> bytes;
   };
   struct Context {
     MatchingQueue queue;
@@ -170,6 +194,9 @@ class DataPlane : private ucx::PeerFailureSink {
   };
   DataPlane(Bootstrap* job, const Options& options);
   Status Start();
+  // Exchanges worker addresses and what the same-node rendezvous needs (pid, whether it can
+  // be used) with every rank; connects.
+  Status ExchangeAndConnect();
 
   Context* FindContext(uint32_t context_id) const {
     return context_id < contexts_.size() ? contexts_[context_id].get() : nullptr;
@@ -177,14 +204,13 @@ class DataPlane : private ucx::PeerFailureSink {
   // Finds or creates the context (created once, on first use).
   StatusOr<Context*> GetContext(uint32_t context_id);
   // The same with the fast path inline: a hit costs one bounds check and a load.
-  Status UseContext(uint32_t context_id, Context** context) {
+  [[gnu::always_inline]] Status UseContext(uint32_t context_id, Context** context) {
     *context = FindContext(context_id);
-    if (*context != nullptr) return Status::Ok();
-    auto created = GetContext(context_id);
-    if (!created.ok()) return created.status();
-    *context = *created;
-    return Status::Ok();
+    if (*context != nullptr) [[likely]]
+      return Status::Ok();
+    return CreateContext(context_id, context);
   }
+  Status CreateContext(uint32_t context_id, Context** context);
   Request* NewRequest(RequestKind kind, Rank peer, int32_t tag, uint32_t context_id, void* buffer,
                       size_t capacity);
   void Complete(Request* request, rft_error_t error);
@@ -195,7 +221,17 @@ class DataPlane : private ucx::PeerFailureSink {
     Complete(request, error);
   }
   // RFT_ERR_ARG naming a source or tag a receive or probe cannot use ("receive", "probe").
-  Status CheckSourceAndTag(const char* operation, Rank source, int32_t tag) const;
+  [[gnu::always_inline]] Status CheckSourceAndTag(const char* operation, Rank source,
+                                                  int32_t tag) const {
+    if ((source < size_ || source == kAnySource) && (tag >= 0 || tag == kAnyTag)) [[likely]] {
+      return Status::Ok();
+    }
+    return SourceOrTagError(operation, source, tag);
+  }
+  Status SourceOrTagError(const char* operation, Rank source, int32_t tag) const;
+  // The header of a message from this process in `context_id`, encoded into `out`.
+  void EncodeDataHeader(const Context& context, uint32_t context_id, int32_t tag, MessageType type,
+                        uint64_t length, std::span<std::byte, kWireHeaderSize> out) const;
   // The earliest arrived message of `context_id` matching (source, tag), without progress.
   const UnexpectedMessage* FindArrived(Rank source, int32_t tag, uint32_t context_id) const;
   // A completed request handed back to the caller: its Status (built only on error), its
@@ -209,12 +245,29 @@ class DataPlane : private ucx::PeerFailureSink {
   static ucs_status_t OnActiveMessage(void* arg, const void* header, size_t header_length,
                                       void* data, size_t length, const ucp_am_recv_param_t* param);
   // `data`: the payload; `ucx_data`: the buffer UCX handed over (differs for inline messages).
+  // `cma`: a same-node rendezvous request (then `data` and `length` are unused).
   ucs_status_t HandleMessage(const WireHeader& header, void* data, size_t length, void* ucx_data,
-                             bool rendezvous, bool persistent);
+                             bool rendezvous, bool persistent,
+                             const RendezvousDescriptor* cma = nullptr);
+  // The context of an arriving message, or nullptr (counted) when it must be dropped.
+  Context* ContextForArrival(const WireHeader& header);
   void DeliverEager(Request* request, Rank source, int32_t tag, const void* data, size_t length);
   void StartFetch(Request* request, Rank source, int32_t tag, void* descriptor, size_t length);
   void DeliverUnexpected(Request* request, Unexpected* message);
   void ReleaseUnexpected(Unexpected* message);
+  // The same-node rendezvous (cma_rendezvous.cc).
+  // Whether this process can use process_vm_readv at all; a message naming why not.
+  Status ProbeCma() const;
+  // Writes a request-to-send's descriptor after the send's header.
+  void EncodeCmaRequest(Request* request);
+  void HandleCmaRequest(const WireHeader& header, std::span<const std::byte> payload);
+  void HandleCmaDone(const WireHeader& header, std::span<const std::byte> payload);
+  // Copies the message `descriptor` names from `source` into the receive and completes it.
+  void ReadCma(Request* request, Rank source, int32_t tag, const RendezvousDescriptor& descriptor);
+  // Tells `source` its send of `descriptor` is over (`flags`: RendezvousDoneFlags).
+  void SendCmaDone(Rank source, const RendezvousDescriptor& descriptor, uint16_t flags);
+  static void OnControlSendDone(void* ucx_request, ucs_status_t status, void* user_data);
+
   static void OnSendDone(void* ucx_request, ucs_status_t status, void* user_data);
   static void OnFetchDone(void* ucx_request, ucs_status_t status, size_t length, void* user_data);
   void FinishUcxOperation(Request* request, void* ucx_request, ucs_status_t status);
@@ -241,8 +294,12 @@ class DataPlane : private ucx::PeerFailureSink {
   // [rank]: its failure was completed here (the endpoint table may know of it earlier: UCX's
   // error callback marks it there before our report is processed).
   std::vector<bool> failure_completed_;
+  std::vector<uint8_t> cma_peers_;  // [rank]: large messages use the same-node rendezvous
+  std::vector<pid_t> pids_;         // [rank]: its process id, for the same-node rendezvous
+  uint64_t cma_sequence_ = 0;
   ObjectPool<Request> requests_;
   ObjectPool<Unexpected> unexpected_;
+  ObjectPool<ControlSend> control_sends_;
   BufferPool buffers_;
   DropCounters drops_;
   uint64_t failure_epoch_ = 0;

@@ -61,11 +61,16 @@ struct Request {
   void* buffer = nullptr;
   size_t capacity = 0;          // receive buffer size, or bytes to send
   void* ucx_request = nullptr;  // a UCX send or rendezvous fetch still running
+  // A same-node rendezvous send waits for the receiver's done message (and its sequence
+  // number, which tells this use of the request from earlier ones).
+  bool awaiting_cma_done = false;
+  uint64_t cma_sequence = 0;
   std::byte* bounce = nullptr;  // a truncated rendezvous lands here first (rare; heap)
   MessageStatus status;
   // What a send hands UCX must stay valid until UCX completes the send (UCX 1.13 has no
   // copy-header flag), so it lives here: the header alone (it travels as the AM header), or
-  // for a small message the header and the payload together (docs/wire_format.md).
+  // for a small message the header and the payload together, or for a same-node rendezvous
+  // the header and the descriptor (docs/wire_format.md).
   // Left uninitialised: every send writes what it uses.
   std::array<std::byte, kWireHeaderSize + kInlinePayloadMax> header;
 };

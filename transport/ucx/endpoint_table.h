@@ -68,6 +68,11 @@ class EndpointTable {
     return GetSlow(rank);
   }
 
+  // The endpoint to `rank` if it is connected and not failed, else nullptr (then Get says why,
+  // or connects). For fast paths that have a fallback.
+  ucp_ep_h Connected(Rank rank) const {
+    return rank < peers_.size() && !peers_[rank].failed ? peers_[rank].ep : nullptr;
+  }
   bool failed(Rank rank) const { return rank < peers_.size() && peers_[rank].failed; }
   const RankSet& failed_ranks() const { return failed_ranks_; }
 

@@ -1,38 +1,10 @@
 #include "transport/wire/wire_header.h"
 
-#include <bit>
-#include <cstring>
+#include "transport/wire/little_endian.h"
 
 namespace rft::transport {
-namespace {
-
-// Fixed-width little-endian access through memcpy: one load or store per field on
-// little-endian hosts (a byte loop cost ~150 instructions per header in the 8-byte
-// ping-pong), a byte swap on big-endian ones. Callers guarantee `at + sizeof(T)` is in range.
-template <class T>
-T ToLittleEndian(T value) {
-  if constexpr (std::endian::native == std::endian::big && sizeof(T) > 1) {
-    if constexpr (sizeof(T) == 2) return static_cast<T>(__builtin_bswap16(value));
-    if constexpr (sizeof(T) == 4) return static_cast<T>(__builtin_bswap32(value));
-    if constexpr (sizeof(T) == 8) return static_cast<T>(__builtin_bswap64(value));
-  }
-  return value;
-}
-
-template <class T>
-void Store(std::span<std::byte, kWireHeaderSize> out, size_t at, T value) {
-  const T little = ToLittleEndian(value);
-  std::memcpy(out.data() + at, &little, sizeof(T));
-}
-
-template <class T>
-T Load(std::span<const std::byte> in, size_t at) {
-  T value;
-  std::memcpy(&value, in.data() + at, sizeof(T));
-  return ToLittleEndian(value);
-}
-
-}  // namespace
+using wire_internal::Load;
+using wire_internal::Store;
 
 void EncodeHeader(const WireHeader& header, std::span<std::byte, kWireHeaderSize> out) {
   Store<uint8_t>(out, 0, header.version);

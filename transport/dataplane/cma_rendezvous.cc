@@ -1,0 +1,209 @@
+// The same-node rendezvous: large messages between processes of one node without UCX's
+// rendezvous.
+//
+// The sender sends a request-to-send (a kRendezvousRequest: the header and a descriptor of
+// where the data is) and keeps its request pending. The receiver matches it like any message;
+// once matched it copies the data with one process_vm_readv (cross-memory attach: a single
+// kernel copy, no shared bounce buffer) straight into the receive buffer, completes the
+// receive, and answers with a kRendezvousDone that completes the send. UCX drops its own CMA
+// transport under peer error handling (../shared/NOTES.md), so without this, large messages
+// on one node cost a second copy through shared memory.
+//
+// Failures: a sender that died is ESRCH (the receive fails with PROC_FAILED and the failure is
+// reported); a receiver that died leaves the send pending on its peer list, which failure
+// completion ends. A done message is trusted only if it names, by cookie and sequence number,
+// a send still pending to the rank it came from.
+#include <sys/prctl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "base/log.h"
+#include "transport/dataplane/data_plane.h"
+#include "transport/dataplane/data_plane_internal.h"
+
+namespace rft::transport {
+namespace {
+
+static_assert(kRendezvousDescriptorSize <= kInlinePayloadMax,
+              "a rendezvous request travels in the request's header buffer");
+
+// Reads `length` bytes at `remote` in process `pid` into `local`; 0 or an errno.
+int ReadFromProcess(pid_t pid, void* local, uint64_t remote, size_t length) {
+  size_t done = 0;
+  while (done < length) {
+    struct iovec local_iov = {static_cast<char*>(local) + done, length - done};
+    struct iovec remote_iov = {reinterpret_cast<void*>(remote + done), length - done};
+    const ssize_t n = process_vm_readv(pid, &local_iov, 1, &remote_iov, 1, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) return EFAULT;  // no progress: the remote range ends early
+    done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Status DataPlane::ProbeCma() const {
+  // The system call may be compiled out or filtered (seccomp in containers): try it on
+  // ourselves.
+  uint64_t word = 0x5243'4d41'5052'4f42;  // any value
+  uint64_t copy = 0;
+  const int error = ReadFromProcess(getpid(), &copy, reinterpret_cast<uint64_t>(&word), 8);
+  if (error != 0 || copy != word) {
+    return OtherError(std::string("process_vm_readv is not usable here (") + std::strerror(error) +
+                      ")");
+  }
+  // Yama restricts reading other processes: scope 1 only to descendants, unless a process
+  // allows any tracer (as we do below); 2 and 3 never for ordinary processes.
+  std::ifstream yama("/proc/sys/kernel/yama/ptrace_scope");
+  int scope = 0;
+  if (yama >> scope) {
+    if (scope >= 2) {
+      return OtherError("kernel.yama.ptrace_scope is " + std::to_string(scope) +
+                        ": processes may not read each other's memory");
+    }
+    if (scope == 1 && prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) != 0) {
+      return OtherError(std::string("kernel.yama.ptrace_scope is 1 and PR_SET_PTRACER failed: ") +
+                        std::strerror(errno));
+    }
+  }
+  return Status::Ok();
+}
+
+void DataPlane::EncodeCmaRequest(Request* request) {
+  request->awaiting_cma_done = true;
+  request->cma_sequence = ++cma_sequence_;
+  const RendezvousDescriptor descriptor{
+      .address = reinterpret_cast<uint64_t>(request->buffer),
+      .length = request->capacity,
+      .cookie = reinterpret_cast<uint64_t>(request),
+      .sequence = request->cma_sequence,
+  };
+  EncodeRendezvousDescriptor(
+      descriptor, std::span<std::byte, kRendezvousDescriptorSize>(
+                      request->header.data() + kWireHeaderSize, kRendezvousDescriptorSize));
+}
+
+void DataPlane::HandleCmaRequest(const WireHeader& header, std::span<const std::byte> payload) {
+  RendezvousDescriptor descriptor;
+  if (!cma_peers_[header.source] || !DecodeRendezvousDescriptor(payload, &descriptor)) {
+    drops_.Record(DecodeError::kBadPayload);  // not a peer we agreed to read from, or garbage
+    return;
+  }
+  if (ContextForArrival(header) == nullptr) {
+    // Dropped unread (revoked traffic); like an eager message, the send still succeeds.
+    SendCmaDone(header.source, descriptor, kRendezvousDiscarded);
+    return;
+  }
+  HandleMessage(header, nullptr, 0, nullptr, /*rendezvous=*/false, /*persistent=*/false,
+                &descriptor);
+}
+
+void DataPlane::ReadCma(Request* request, Rank source, int32_t tag,
+                        const RendezvousDescriptor& descriptor) {
+  const size_t count = std::min<uint64_t>(descriptor.length, request->capacity);
+  request->status.count = count;
+  request->status.message_length = descriptor.length;
+  if (endpoints_->failed(source)) {
+    CompleteReceive(request, source, tag, RFT_ERR_PROC_FAILED);
+    return;
+  }
+  const int error = ReadFromProcess(pids_[source], request->buffer, descriptor.address, count);
+  if (error == ESRCH) {
+    // The sender is gone: its data with it.
+    CompleteReceive(request, source, tag, RFT_ERR_PROC_FAILED);
+    ReportPeerFailed(source);
+    return;
+  }
+  if (error != 0) {
+    RFT_LOG_ERROR(
+        "receive of %llu bytes from rank %u: process_vm_readv from pid %d failed (%s); the "
+        "message is lost and both ends get RFT_ERR_OTHER. RFT_RENDEZVOUS=ucx avoids it",
+        static_cast<unsigned long long>(descriptor.length), source, static_cast<int>(pids_[source]),
+        std::strerror(error));
+    request->status.count = 0;
+    CompleteReceive(request, source, tag, RFT_ERR_OTHER);
+    SendCmaDone(source, descriptor, kRendezvousReadFailed);
+    return;
+  }
+  CompleteReceive(request, source, tag,
+                  descriptor.length > request->capacity ? RFT_ERR_TRUNCATE : RFT_SUCCESS);
+  SendCmaDone(source, descriptor, 0);
+}
+
+void DataPlane::SendCmaDone(Rank source, const RendezvousDescriptor& descriptor, uint16_t flags) {
+  if (endpoints_ == nullptr) return;  // closing: nobody waits any more
+  auto ep = endpoints_->Get(source);
+  if (!ep.ok()) return;  // the sender failed: its send completed with it
+  ControlSend* send = control_sends_.Acquire();
+  send->plane = this;
+  WireHeader header;
+  header.type = MessageType::kRendezvousDone;
+  header.flags = flags;
+  header.source = rank_;
+  header.length = kRendezvousDoneSize;
+  header.job_token = job_token_;
+  EncodeHeader(header, std::span<std::byte, kWireHeaderSize>(send->bytes.data(), kWireHeaderSize));
+  EncodeRendezvousDone({.cookie = descriptor.cookie, .sequence = descriptor.sequence},
+                       std::span<std::byte, kRendezvousDoneSize>(
+                           send->bytes.data() + kWireHeaderSize, kRendezvousDoneSize));
+  ucp_request_param_t param;
+  param.op_attr_mask =
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = UCP_AM_SEND_FLAG_EAGER;
+  param.cb.send = &OnControlSendDone;
+  param.user_data = send;
+  void* ucx_request = ucp_am_send_nbx(*ep, internal::kDataAmId, nullptr, 0, send->bytes.data(),
+                                      send->bytes.size(), &param);
+  if (!UCS_PTR_IS_PTR(ucx_request) || ucx_request == nullptr) {
+    // Sent at once, or the endpoint failed (then the sender's failure ends its send).
+    control_sends_.Release(send);
+  }
+}
+
+void DataPlane::OnControlSendDone(void* ucx_request, ucs_status_t, void* user_data) {
+  auto* send = static_cast<ControlSend*>(user_data);
+  ucp_request_free(ucx_request);
+  send->plane->control_sends_.Release(send);
+}
+
+void DataPlane::HandleCmaDone(const WireHeader& header, std::span<const std::byte> payload) {
+  RendezvousDone done;
+  if (!DecodeRendezvousDone(payload, &done)) {
+    drops_.Record(DecodeError::kBadPayload);
+    return;
+  }
+  // The cookie is a pointer we handed out: never dereferenced before it is found among the
+  // sends still waiting on that peer.
+  Request* request = nullptr;
+  for (PeerLink* link = peer_pending_[header.source].front(); link != nullptr;
+       link = peer_pending_[header.source].next(link)) {
+    if (reinterpret_cast<uint64_t>(link->request) == done.cookie) {
+      request = link->request;
+      break;
+    }
+  }
+  if (request == nullptr || !request->awaiting_cma_done || request->cma_sequence != done.sequence) {
+    drops_.Record(DecodeError::kBadPayload);  // stale or forged
+    return;
+  }
+  request->awaiting_cma_done = false;
+  const rft_error_t error =
+      (header.flags & kRendezvousReadFailed) != 0 ? RFT_ERR_OTHER : RFT_SUCCESS;
+  if (request->ucx_request != nullptr) {
+    request->status.error = error;  // the request-to-send itself is still with UCX: it finishes
+    return;
+  }
+  Complete(request, error);
+}
+
+}  // namespace rft::transport
