@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "detector/control_plane.h"
+#include "detector/failure_registry.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/dataplane/data_plane.h"
 
@@ -57,11 +59,14 @@ bool ParseSizes(char* text, std::vector<size_t>* sizes) {
 int main(int argc, char** argv) {
   std::vector<size_t> sizes = {8, 64, 1024, 8192, 65536, 1048576, 4194304};
   bool json = false;
+  bool detector = false;
   long fixed_iters = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--json") {
       json = true;
+    } else if (arg == "--detector") {
+      detector = true;
     } else if (arg == "--iters" && i + 1 < argc) {
       fixed_iters = std::atol(argv[++i]);
       if (fixed_iters <= 0) {
@@ -76,7 +81,8 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else {
-      std::fprintf(stderr, "usage: rftrun -n 2 %s [--sizes 8,1024] [--iters N] [--json]\n",
+      std::fprintf(stderr,
+                   "usage: rftrun -n 2 %s [--sizes 8,1024] [--iters N] [--detector] [--json]\n",
                    argv[0]);
       return 2;
     }
@@ -88,8 +94,28 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "rft_bench_p2p needs exactly 2 ranks (got %u)\n", job.size());
     return 2;
   }
+  // --detector: the failure detector runs beside the data plane, as in a fault-tolerant job
+  // (its control thread, heartbeats and death watch), to show what it costs the fast path.
+  std::unique_ptr<rft::detector::FailureRegistry> registry;
+  std::unique_ptr<rft::detector::ControlPlane> control;
+  if (detector) {
+    auto created = rft::detector::FailureRegistry::Create(job.rank(), job.size());
+    Check(created.status(), "registry");
+    registry = std::move(*created);
+    auto control_options = rft::detector::ControlPlane::OptionsFromConfig();
+    Check(control_options.status(), "detector options");
+    auto control_or = rft::detector::ControlPlane::Create(&job, registry.get(), *control_options);
+    Check(control_or.status(), "detector");
+    control = std::move(*control_or);
+  }
   auto options = DataPlane::OptionsFromConfig(job);
   Check(options.status(), "options");
+  if (detector) {
+    options->watch_launcher_events = false;  // the detector owns them
+    options->report_failure = [&registry](Rank rank) {
+      registry->Report(rank, rft::detector::FailureSource::kTransport);
+    };
+  }
   auto plane_or = DataPlane::Create(&job, *options);
   Check(plane_or.status(), "data plane");
   DataPlane& plane = **plane_or;
@@ -157,9 +183,9 @@ int main(int argc, char** argv) {
       const double p99 = static_cast<double>(Percentile(samples, 99)) / 2e3;
       if (json) {
         std::printf(
-            "{\"bench\":\"p2p_latency\",\"transport\":\"rft\",\"n\":2,\"size\":%zu,"
-            "\"iters\":%ld,\"p50_us\":%.3f,\"p99_us\":%.3f}\n",
-            size, iters, p50, p99);
+            "{\"bench\":\"p2p_latency\",\"transport\":\"rft\",\"n\":2,\"detector\":%d,"
+            "\"size\":%zu,\"iters\":%ld,\"p50_us\":%.3f,\"p99_us\":%.3f}\n",
+            detector ? 1 : 0, size, iters, p50, p99);
         std::printf(
             "{\"bench\":\"p2p_bandwidth\",\"transport\":\"rft\",\"n\":2,\"size\":%zu,"
             "\"iters\":%ld,\"mb_s\":%.1f}\n",

@@ -121,7 +121,7 @@ void DataPlane::ReadCma(Request* request, Rank source, int32_t tag,
   if (error == ESRCH) {
     // The sender is gone: its data with it.
     CompleteReceive(request, source, tag, RFT_ERR_PROC_FAILED);
-    ReportPeerFailed(source);
+    Discovered(source);
     return;
   }
   if (error != 0) {

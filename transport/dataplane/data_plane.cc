@@ -449,7 +449,7 @@ void DataPlane::ReportPeerFailed(Rank rank) {
 void DataPlane::OnPeerFailed(Rank rank, const Status& why) {
   // Inside UCX progress: record only; Progress() completes the operations afterwards.
   RFT_LOG_DEBUG("%s", why.ToString().c_str());
-  ReportPeerFailed(rank);
+  Discovered(rank);
 }
 
 void DataPlane::ProcessFailureReports() {

@@ -30,6 +30,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -75,6 +76,10 @@ class DataPlane : private ucx::PeerFailureSink {
     // Take the launcher's termination events (Bootstrap::OnTermination) as failure reports.
     // Off when another component (the detector) owns that callback and reports to us.
     bool watch_launcher_events = true;
+    // Where failures the data plane itself discovers go (UCX's error callback, a same-node
+    // rendezvous finding its sender gone): the failure registry, which calls ReportPeerFailed
+    // back. Unset: straight to ReportPeerFailed. Called from UCX callbacks: must not block.
+    std::function<void(Rank)> report_failure;
   };
   // Options from RFT_EAGER_LIMIT, RFT_PROGRESS (auto: block when `job` oversubscribes its
   // node) and RFT_RENDEZVOUS; RFT_ERR_ARG naming the variable for a bad value.
@@ -273,6 +278,14 @@ class DataPlane : private ucx::PeerFailureSink {
   void FinishUcxOperation(Request* request, void* ucx_request, ucs_status_t status);
 
   // Failure completion.
+  // A failure this process found itself: to Options::report_failure, or ReportPeerFailed.
+  void Discovered(Rank rank) {
+    if (options_.report_failure) {
+      options_.report_failure(rank);
+    } else {
+      ReportPeerFailed(rank);
+    }
+  }
   void OnPeerFailed(Rank rank, const Status& why) override;
   void ProcessFailureReports();
   void FailPeer(Rank rank);

@@ -82,7 +82,42 @@ StatusOr<std::unique_ptr<RemoteRegion>> RemoteRegion::Attach(
 }
 
 RemoteRegion::~RemoteRegion() {
+  if (posted_ != nullptr) {
+    if (posted_->in_flight) {
+      posted_->orphaned = true;  // UCX's callback frees it
+    } else {
+      delete posted_;
+    }
+  }
   if (rkey_ != nullptr) ucp_rkey_destroy(rkey_);
+}
+
+void RemoteRegion::OnPostDone(void* request, ucs_status_t, void* user_data) {
+  auto* posted = static_cast<PostedWord*>(user_data);
+  ucp_request_free(request);
+  posted->in_flight = false;
+  if (posted->orphaned) delete posted;
+}
+
+StatusOr<bool> RemoteRegion::PostWord(uint64_t offset, uint64_t word) {
+  Status status = CheckBounds("put", offset, sizeof(word));
+  if (!status.ok()) return status;
+  if (offset % sizeof(word) != 0) {
+    return ArgError("put of a word at offset " + std::to_string(offset) +
+                    ": expected an 8-byte aligned offset");
+  }
+  if (posted_ == nullptr) posted_ = new PostedWord();  // once per region
+  if (posted_->in_flight) return false;
+  posted_->word = word;
+  ucp_request_param_t param;
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.cb.send = &OnPostDone;
+  param.user_data = posted_;
+  void* request =
+      ucp_put_nbx(ep_, &posted_->word, sizeof(posted_->word), base_ + offset, rkey_, &param);
+  if (UCS_PTR_IS_ERR(request)) return UcxError("ucp_put_nbx", UCS_PTR_STATUS(request));
+  posted_->in_flight = request != nullptr;  // nullptr: done at once
+  return true;
 }
 
 Status RemoteRegion::CheckBounds(const char* operation, uint64_t offset, uint64_t length) const {

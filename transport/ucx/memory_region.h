@@ -63,6 +63,11 @@ class RemoteRegion {
 
   Status Put(uint64_t offset, std::span<const std::byte> data,
              std::chrono::nanoseconds timeout = std::chrono::seconds(5));
+  // Puts the 64-bit `word` at `offset` (8-byte aligned) without waiting for it to reach the
+  // peer: for heartbeats, where a late put is the protocol's to judge and a stopped peer must
+  // not block the caller. At most one such put is in flight; while it is, a new one is skipped
+  // and false returned (true when posted).
+  StatusOr<bool> PostWord(uint64_t offset, uint64_t word);
   Status Get(uint64_t offset, std::span<std::byte> out,
              std::chrono::nanoseconds timeout = std::chrono::seconds(5));
   // Atomically adds `value` to the 64-bit word at `offset` (8-byte aligned) and returns the
@@ -79,6 +84,15 @@ class RemoteRegion {
   UcxWorker* worker_;
   ucp_ep_h ep_;
   ucp_rkey_h rkey_ = nullptr;
+  // PostWord's source word and state. Heap-held so that a put still running when the region
+  // goes can finish into it: the callback then frees it.
+  struct PostedWord {
+    uint64_t word = 0;
+    bool in_flight = false;
+    bool orphaned = false;
+  };
+  PostedWord* posted_ = nullptr;
+  static void OnPostDone(void* request, ucs_status_t status, void* user_data);
   uint64_t base_ = 0;
   size_t size_ = 0;
 };

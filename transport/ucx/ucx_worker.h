@@ -61,6 +61,10 @@ class UcxWorker {
   Status SetActiveMessageHandler(unsigned id, ucp_am_recv_callback_t callback, void* arg,
                                  uint32_t flags = 0);
 
+  // The worker's event fd (readable when armed and something arrived): for callers that wait
+  // on more descriptors than WaitForEvents takes. Arm with ucp_worker_arm first.
+  int event_fd() const { return event_fd_; }
+
   // Runs UCX progress until nothing more is pending; returns the number of events handled.
   unsigned Progress();
   // Sleeps until the worker has something to progress or `timeout_ms` passed (-1: no limit).

@@ -1,0 +1,463 @@
+#include "detector/control_plane.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "base/config.h"
+#include "base/log.h"
+#include "transport/wire/wire_header.h"
+
+namespace rft::detector {
+namespace {
+
+using transport::DecodeError;
+using transport::kWireHeaderSize;
+using transport::MessageType;
+using transport::WireHeader;
+
+// The control plane's active-message id on its own worker (the data plane's is 1).
+constexpr unsigned kControlAmId = 2;
+// WireHeader::flags of a kControl message: what the payload is.
+enum ControlSubtype : uint16_t {
+  kObserveRequest = 1,  // payload: generation, u32 little-endian
+  kBroadcast = 2,       // payload: an encoded BroadcastMessage
+};
+// The heartbeat slot's offset in this process's registered region.
+constexpr uint64_t kSlotOffset = 0;
+constexpr size_t kRegionSize = 64;
+
+// Watching every process of a big node would cost a blocked thread each; the nearest ones
+// suffice, the broadcast tells the rest.
+constexpr size_t kMaxWatched = 8;
+
+// A control message in flight: UCX 1.13 does not copy what it sends, so the bytes live here
+// until UCX calls back. Control messages are rare (failures, ring repairs): a heap block each.
+struct ControlSend {
+  std::vector<std::byte> bytes;
+};
+
+void OnControlSent(void* request, ucs_status_t, void* user_data) {
+  ucp_request_free(request);
+  delete static_cast<ControlSend*>(user_data);
+}
+
+}  // namespace
+
+StatusOr<ControlPlane::Options> ControlPlane::OptionsFromConfig() {
+  Options options;
+  auto period = config::GetDuration("RFT_HEARTBEAT_PERIOD");
+  if (!period.ok()) return period.status();
+  auto timeout = config::GetDuration("RFT_HEARTBEAT_TIMEOUT");
+  if (!timeout.ok()) return timeout.status();
+  auto thread = config::GetBool("RFT_PROGRESS_THREAD");
+  if (!thread.ok()) return thread.status();
+  options.heartbeat.period_ns = period->count();
+  options.heartbeat.timeout_ns = timeout->count();
+  options.progress_thread = *thread;
+  if (options.heartbeat.timeout_ns <= 2 * options.heartbeat.period_ns) {
+    return ArgError("RFT_HEARTBEAT_TIMEOUT of " + std::to_string(timeout->count() / 1000) +
+                    " us: expected more than twice RFT_HEARTBEAT_PERIOD (" +
+                    std::to_string(period->count() / 1000) + " us), or one late heartbeat " +
+                    "would declare a live process dead");
+  }
+  return options;
+}
+
+ControlPlane::ControlPlane(transport::Bootstrap* job, FailureRegistry* registry,
+                           const Options& options)
+    : job_(job),
+      registry_(registry),
+      options_(options),
+      self_(job->rank()),
+      size_(job->size()),
+      job_token_(job->job_token()),
+      broadcast_(job->rank(), job->size()) {}
+
+StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Create(transport::Bootstrap* job,
+                                                             FailureRegistry* registry,
+                                                             const Options& options) {
+  if (registry->self() != job->rank() || registry->size() != job->size()) {
+    return ArgError("control plane: the registry is for rank " + std::to_string(registry->self()) +
+                    " of " + std::to_string(registry->size()) + ", the job says rank " +
+                    std::to_string(job->rank()) + " of " + std::to_string(job->size()));
+  }
+  std::unique_ptr<ControlPlane> plane(new ControlPlane(job, registry, options));
+  RFT_RETURN_IF_ERROR(plane->Start());
+  return plane;
+}
+
+Status ControlPlane::Start() {
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) return OtherError(std::string("eventfd: ") + std::strerror(errno));
+  auto context = transport::ucx::UcxContext::Create();
+  if (!context.ok()) return context.status();
+  context_ = std::move(*context);
+  auto worker = transport::ucx::UcxWorker::Create(*context_);
+  if (!worker.ok()) return worker.status();
+  worker_ = std::move(*worker);
+  RFT_RETURN_IF_ERROR(worker_->SetActiveMessageHandler(kControlAmId, &OnActiveMessage, this,
+                                                       UCP_AM_FLAG_WHOLE_MSG));
+  auto slots = transport::ucx::LocalRegion::Allocate(*context_, kRegionSize);
+  if (!slots.ok()) return slots.status();
+  slots_ = std::move(*slots);
+  std::memset(slots_->data(), 0, kRegionSize);
+  if (options_.watch_local_exits) {
+    auto watch = DeathWatch::Create(job_token_, self_, [this](Rank rank) {
+      registry_->Report(rank, FailureSource::kProcessExit);
+    });
+    if (watch.ok()) {
+      death_watch_ = std::move(*watch);
+    } else {
+      RFT_LOG_INFO("no death watch (%s): local crashes are seen by the launcher or heartbeats",
+                   watch.status().ToString().c_str());
+    }
+  }
+  RFT_RETURN_IF_ERROR(Exchange());
+  const bool watching = death_watch_ != nullptr;
+  if (watching) {
+    // The local ranks after this one, around the node's ring.
+    const RankSet& local = job_->local_peers();
+    const size_t count = local.size();
+    const size_t me = local.IndexOf(self_).value_or(0);
+    for (size_t i = 1; i < count && i <= kMaxWatched; ++i) {
+      const Rank peer = local.Nth((me + i) % count);
+      const Status watched = death_watch_->Watch(peer);
+      if (!watched.ok()) registry_->Report(peer, FailureSource::kProcessExit);
+    }
+  }
+  // Every rank is connected (and every watcher has opened its segments): start the ring. All
+  // ranks leave this fence within a few milliseconds of each other, well inside a timeout.
+  RFT_RETURN_IF_ERROR(job_->Fence(false));
+  if (watching) death_watch_->Unlink();
+  ring_.emplace(self_, size_, options_.heartbeat, MonotonicNanos());
+
+  listener_id_ = registry_->AddListener([this](const FailureRecord& record) {
+    {
+      std::lock_guard<std::mutex> lock(pending_mutex_);
+      pending_.push_back(record);
+    }
+    has_pending_.store(true, std::memory_order_release);
+    const uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof(one));
+  });
+  if (options_.watch_launcher_events) {
+    RFT_RETURN_IF_ERROR(job_->OnTermination([this](const transport::TerminationEvent& event) {
+      if (event.nspace == job_->nspace()) registry_->Report(event.rank, FailureSource::kLauncher);
+    }));
+  }
+  if (options_.progress_thread) {
+    thread_ = std::thread([this] {
+      // A heartbeat must not wait behind the application's threads on a busy node: ask for a
+      // higher share of the CPU (allowed with CAP_SYS_NICE or a raised RLIMIT_NICE; else the
+      // default, which a node loaded beyond its cores may not serve within the timeout).
+      if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), -10) != 0) {
+        RFT_LOG_INFO("control thread keeps the default priority (setpriority: %s)",
+                     std::strerror(errno));
+      }
+      Run();
+    });
+  }
+  return Status::Ok();
+}
+
+Status ControlPlane::Exchange() {
+  // Each rank publishes: pid (u32, informative), the length of its region descriptor (u32), the
+  // descriptor, then its worker address.
+  const std::vector<std::byte>& descriptor = slots_->descriptor();
+  const std::span<const std::byte> address = worker_->address();
+  std::vector<std::byte> mine(8 + descriptor.size() + address.size());
+  const uint32_t pid = static_cast<uint32_t>(getpid());
+  const uint32_t descriptor_size = static_cast<uint32_t>(descriptor.size());
+  std::memcpy(mine.data(), &pid, 4);
+  std::memcpy(mine.data() + 4, &descriptor_size, 4);
+  std::memcpy(mine.data() + 8, descriptor.data(), descriptor.size());
+  std::memcpy(mine.data() + 8 + descriptor.size(), address.data(), address.size());
+  auto published = job_->Exchange("rft.control", mine);
+  if (!published.ok()) return published.status();
+
+  std::vector<std::vector<std::byte>> addresses(size_);
+  region_descriptors_.resize(size_);
+  remote_.resize(size_);
+  for (Rank r = 0; r < size_; ++r) {
+    const std::vector<std::byte>& theirs = (*published)[r];
+    uint32_t their_descriptor = 0;
+    if (theirs.size() >= 8) {
+      std::memcpy(&their_descriptor, theirs.data() + 4, 4);
+    }
+    if (theirs.size() < 8 || theirs.size() <= 8 + static_cast<size_t>(their_descriptor)) {
+      return OtherError("rank " + std::to_string(r) + " published " +
+                        std::to_string(theirs.size()) +
+                        " bytes of control-plane address: expected a pid, a region descriptor "
+                        "and a worker address");
+    }
+    region_descriptors_[r].assign(theirs.begin() + 8, theirs.begin() + 8 + their_descriptor);
+    addresses[r].assign(theirs.begin() + 8 + their_descriptor, theirs.end());
+  }
+  auto table = transport::ucx::EndpointTable::Create(
+      worker_.get(), self_, std::move(addresses), this, transport::ucx::EndpointTable::Options());
+  if (!table.ok()) return table.status();
+  endpoints_ = std::move(*table);
+  return Status::Ok();
+}
+
+ControlPlane::~ControlPlane() {
+  if (listener_id_ != SIZE_MAX) registry_->RemoveListener(listener_id_);
+  if (options_.watch_launcher_events && endpoints_ != nullptr) (void)job_->OnTermination(nullptr);
+  stop_.store(true, std::memory_order_release);
+  if (wake_fd_ >= 0) {
+    const uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof(one));
+  }
+  if (thread_.joinable()) thread_.join();
+  for (std::thread& killer : killers_) killer.join();
+  remote_.clear();
+  endpoints_.reset();
+  death_watch_.reset();
+  slots_.reset();
+  worker_.reset();
+  context_.reset();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+Status ControlPlane::Poll(int timeout_ms) {
+  if (options_.progress_thread) {
+    return ArgError(
+        "control plane Poll with the progress thread running: expected "
+        "RFT_PROGRESS_THREAD=n");
+  }
+  return Step(static_cast<int64_t>(timeout_ms) * 1000000);
+}
+
+void ControlPlane::Run() {
+  while (!stop_.load(std::memory_order_acquire)) {
+    const Status status = Step(HeartbeatRing::kNoTimer);
+    if (!status.ok()) {
+      RFT_LOG_ERROR("control plane: %s; the detector stops", status.ToString().c_str());
+      return;
+    }
+  }
+}
+
+Status ControlPlane::Step(int64_t timeout_ns) {
+  if (has_pending_.load(std::memory_order_acquire)) HandleFailures();
+  if (worker_->Progress() > 0) armed_ = false;
+  HandleTimer();
+
+  // Sleep until the next tick, a message, a failure report or a local exit.
+  const int64_t now = MonotonicNanos();
+  const int64_t next = ring_.has_value() ? ring_->next_timer_ns() : HeartbeatRing::kNoTimer;
+  int64_t wait_ns = next == HeartbeatRing::kNoTimer ? timeout_ns : next - now;
+  if (wait_ns > timeout_ns) wait_ns = timeout_ns;
+  if (wait_ns <= 0) return Status::Ok();
+  // Arming costs four system calls here (UCX drains its signal descriptors), which was a third
+  // of an idle tick: a worker stays armed until an event arrives, so after a quiet tick (no
+  // event, only our own put) it is not armed again.
+  if (!armed_) {
+    const ucs_status_t armed = ucp_worker_arm(worker_->get());
+    if (armed == UCS_ERR_BUSY) return Status::Ok();  // something arrived: progress it
+    if (armed != UCS_OK) {
+      return OtherError(std::string("ucp_worker_arm: ") + ucs_status_string(armed));
+    }
+    armed_ = true;
+  }
+  pollfd fds[2] = {{worker_->event_fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  timespec ts;
+  const bool forever = wait_ns == HeartbeatRing::kNoTimer;
+  ts.tv_sec = static_cast<time_t>(wait_ns / 1000000000);
+  ts.tv_nsec = static_cast<long>(wait_ns % 1000000000);
+  const int ready = ppoll(fds, 2, forever ? nullptr : &ts, nullptr);
+  if (ready < 0 && errno != EINTR) return OtherError(std::string("ppoll: ") + std::strerror(errno));
+  if (ready > 0 && fds[0].revents != 0) armed_ = false;
+  if (ready > 0 && fds[1].revents != 0) {
+    uint64_t count;
+    [[maybe_unused]] const ssize_t n = read(wake_fd_, &count, sizeof(count));
+  }
+  return Status::Ok();
+}
+
+void ControlPlane::HandleFailures() {
+  std::vector<FailureRecord> records;
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex_);
+    records.swap(pending_);
+    has_pending_.store(false, std::memory_order_release);
+  }
+  const int64_t now = MonotonicNanos();
+  for (const FailureRecord& record : records) {
+    endpoints_->MarkFailed(record.rank);
+    heartbeat_actions_.clear();
+    ring_->OnFailure(record.rank, now, &heartbeat_actions_);
+    Execute(heartbeat_actions_);
+    broadcast_actions_.clear();
+    broadcast_.OnFailure(record.rank, &broadcast_actions_);
+    if (record.source != FailureSource::kPropagated) {
+      // News from this process's own sources spreads; a message it forwards already does.
+      broadcast_.Broadcast({.kind = BroadcastKind::kFailure,
+                            .context = 0,
+                            .epoch = 0,
+                            .origin = self_,
+                            .subject = record.rank},
+                           &broadcast_actions_);
+    }
+    Execute(broadcast_actions_);
+  }
+  endpoints_->CloseFailed();
+}
+
+void ControlPlane::HandleTimer() {
+  if (!ring_.has_value()) return;
+  const int64_t now = MonotonicNanos();
+  if (now < ring_->next_timer_ns()) return;
+  // The slot is written by the observed process's puts: read it as an atomic word.
+  const uint64_t word =
+      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(slots_->data() + kSlotOffset))
+          .load(std::memory_order_acquire);
+  const uint64_t late_before = ring_->late_ticks();
+  heartbeat_actions_.clear();
+  ring_->OnTimer(now, word, &heartbeat_actions_);
+  if (ring_->late_ticks() != late_before) late_ticks_.fetch_add(1, std::memory_order_relaxed);
+  Execute(heartbeat_actions_);
+}
+
+void ControlPlane::Execute(const std::vector<HeartbeatAction>& actions) {
+  for (const HeartbeatAction& action : actions) {
+    if (const auto* put = std::get_if<detector::PutHeartbeat>(&action)) {
+      PutHeartbeat(put->observer, put->word);
+    } else if (const auto* suspect = std::get_if<Suspect>(&action)) {
+      suspicions_.fetch_add(1, std::memory_order_relaxed);
+      RFT_LOG_WARN("rank %u sent no heartbeat for %lld ms: declared failed", suspect->rank,
+                   static_cast<long long>(options_.heartbeat.timeout_ns / 1000000));
+      registry_->Report(suspect->rank, FailureSource::kHeartbeat);
+      if (options_.enforce_fail_stop) Kill(suspect->rank);
+    } else if (const auto* request = std::get_if<SendObserveRequest>(&action)) {
+      std::byte payload[4];
+      std::memcpy(payload, &request->generation, 4);
+      SendControl(request->to, kObserveRequest, payload);
+    }
+  }
+}
+
+void ControlPlane::Execute(const std::vector<BroadcastAction>& actions) {
+  for (const BroadcastAction& action : actions) {
+    if (const auto* send = std::get_if<SendBroadcast>(&action)) {
+      std::array<std::byte, kBroadcastMessageSize> payload;
+      EncodeBroadcastMessage(send->message, payload);
+      SendControl(send->to, kBroadcast, payload);
+    } else if (const auto* deliver = std::get_if<DeliverBroadcast>(&action)) {
+      const BroadcastMessage& message = deliver->message;
+      if (message.kind != BroadcastKind::kFailure) continue;  // revoke: the API layer's, later
+      if (message.subject == self_) DeclaredFailed(message.origin);
+      registry_->Report(static_cast<Rank>(message.subject), FailureSource::kPropagated);
+    }
+  }
+}
+
+void ControlPlane::PutHeartbeat(Rank observer, uint64_t word) {
+  if (observer >= size_ || registry_->IsFailed(observer)) return;
+  if (remote_[observer] == nullptr) {
+    auto ep = endpoints_->Get(observer);
+    if (!ep.ok()) return;  // failed meanwhile: the ring repairs itself on the news
+    auto region =
+        transport::ucx::RemoteRegion::Attach(worker_.get(), *ep, region_descriptors_[observer]);
+    if (!region.ok()) {
+      RFT_LOG_ERROR("heartbeat region of rank %u: %s", observer,
+                    region.status().ToString().c_str());
+      return;
+    }
+    remote_[observer] = std::move(*region);
+  }
+  auto posted = remote_[observer]->PostWord(kSlotOffset, word);
+  if (posted.ok() && *posted) heartbeats_put_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ControlPlane::SendControl(Rank to, uint16_t subtype, std::span<const std::byte> payload) {
+  auto ep = endpoints_->Get(to);
+  if (!ep.ok()) return;  // failed: nothing to tell it
+  auto* send = new ControlSend();
+  send->bytes.resize(kWireHeaderSize + payload.size());
+  WireHeader header;
+  header.type = MessageType::kControl;
+  header.flags = subtype;
+  header.source = self_;
+  header.length = payload.size();
+  header.job_token = job_token_;
+  transport::EncodeHeader(
+      header, std::span<std::byte, kWireHeaderSize>(send->bytes.data(), kWireHeaderSize));
+  std::memcpy(send->bytes.data() + kWireHeaderSize, payload.data(), payload.size());
+  ucp_request_param_t param;
+  param.op_attr_mask =
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = UCP_AM_SEND_FLAG_EAGER;
+  param.cb.send = &OnControlSent;
+  param.user_data = send;
+  void* request = ucp_am_send_nbx(*ep, kControlAmId, nullptr, 0, send->bytes.data(),
+                                  send->bytes.size(), &param);
+  if (!UCS_PTR_IS_PTR(request) || request == nullptr) delete send;  // done, or failed at once
+}
+
+void ControlPlane::Kill(Rank rank) {
+  // Fail-stop: the launcher kills it (a hung process never ends itself). The call blocks
+  // until the launcher acted, so it runs beside the control loop.
+  killers_.emplace_back([this, rank] {
+    const Status status =
+        job_->Abort(0, "rft: declared failed by its heartbeat observer", RankSet{rank});
+    if (!status.ok()) {
+      RFT_LOG_ERROR("could not have rank %u killed: %s", rank, status.ToString().c_str());
+    }
+  });
+}
+
+void ControlPlane::DeclaredFailed(Rank by) {
+  // Never undone: the others already completed everything that depended on this process.
+  RFT_LOG_ERROR("this process was declared failed (news from rank %u): exiting (fail-stop)", by);
+  std::fflush(nullptr);
+  _exit(1);
+}
+
+void ControlPlane::OnPeerFailed(Rank rank, const Status& why) {
+  RFT_LOG_DEBUG("control plane: %s", why.ToString().c_str());
+  registry_->Report(rank, FailureSource::kTransport);
+}
+
+ucs_status_t ControlPlane::OnActiveMessage(void* arg, const void*, size_t, void* data,
+                                           size_t length, const ucp_am_recv_param_t*) {
+  auto* self = static_cast<ControlPlane*>(arg);
+  const std::span<const std::byte> message(static_cast<const std::byte*>(data), length);
+  WireHeader header;
+  if (transport::DecodeMessage(message, self->job_token_, self->size_, &header) !=
+          DecodeError::kNone ||
+      header.type != MessageType::kControl) {
+    self->dropped_.fetch_add(1, std::memory_order_relaxed);
+    return UCS_OK;
+  }
+  const std::span<const std::byte> payload = message.subspan(kWireHeaderSize);
+  if (header.flags == kObserveRequest && payload.size() == 4 && self->ring_.has_value()) {
+    uint32_t generation;
+    std::memcpy(&generation, payload.data(), 4);
+    self->heartbeat_actions_.clear();
+    self->ring_->OnObserveRequest(header.source, generation, MonotonicNanos(),
+                                  &self->heartbeat_actions_);
+    self->Execute(self->heartbeat_actions_);
+  } else if (header.flags == kBroadcast) {
+    auto decoded = DecodeBroadcastMessage(payload);
+    if (!decoded.ok()) {
+      self->dropped_.fetch_add(1, std::memory_order_relaxed);
+      return UCS_OK;
+    }
+    self->broadcast_actions_.clear();
+    self->broadcast_.OnMessage(header.source, *decoded, &self->broadcast_actions_);
+    self->Execute(self->broadcast_actions_);
+  } else {
+    self->dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return UCS_OK;
+}
+
+}  // namespace rft::detector

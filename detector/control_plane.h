@@ -1,0 +1,146 @@
+// rft::detector::ControlPlane: the driver that binds the detector's protocol cores to the real
+// transport and runs them in a thread of their own (DESIGN.md §1, docs/detector.md).
+//
+// It owns a UCX context and worker separate from the data plane's, so heartbeats flow while the
+// application computes, and the data plane's fast path shares nothing with it but the failure
+// registry. What it does:
+// - Heartbeat ring (HeartbeatRing): every period it puts a counter word into its observer's
+//   registered slot (one-sided, UCX-allocated memory, never waiting for completion) and checks
+//   the word in its own slot; a suspect is reported (FailureSource::kHeartbeat) and killed
+//   through the launcher (fail-stop), and the ring is repaired.
+// - Reliable broadcast (ReliableBroadcast): every failure this process learns from any source
+//   other than the broadcast itself is broadcast; delivered failures go to the registry.
+// - Local deaths: the processes on this node watch each other through robust mutexes
+//   (DeathWatch), so a crash there is known as the kernel starts tearing the process down
+//   (FailureSource::kProcessExit), before the launcher's event or a heartbeat timeout.
+// - Launcher events: the bootstrap's termination callback reports to the registry.
+// - Fail-stop: a process that is told it was declared failed exits at once.
+//
+// Without the thread (Options::progress_thread false, RFT_PROGRESS_THREAD=n) nothing happens
+// unless the program calls Poll(); a process that does not call it for longer than the
+// heartbeat timeout is declared failed by its observer.
+#ifndef RFT_DETECTOR_CONTROL_PLANE_H_
+#define RFT_DETECTOR_CONTROL_PLANE_H_
+
+#include <ucp/api/ucp.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "detector/death_watch.h"
+#include "detector/failure_registry.h"
+#include "detector/heartbeat_ring.h"
+#include "detector/reliable_broadcast.h"
+#include "transport/bootstrap/bootstrap.h"
+#include "transport/ucx/endpoint_table.h"
+#include "transport/ucx/memory_region.h"
+#include "transport/ucx/ucx_worker.h"
+
+namespace rft::detector {
+
+class ControlPlane : private transport::ucx::PeerFailureSink {
+ public:
+  struct Options {
+    HeartbeatConfig heartbeat;
+    bool progress_thread = true;
+    bool watch_launcher_events = true;  // take Bootstrap::OnTermination
+    bool watch_local_exits = true;      // DeathWatch on the processes of this node
+    bool enforce_fail_stop = true;      // kill suspects through the launcher
+  };
+  // From RFT_HEARTBEAT_PERIOD, RFT_HEARTBEAT_TIMEOUT and RFT_PROGRESS_THREAD; RFT_ERR_ARG
+  // naming the variable for a bad value or a timeout not above twice the period.
+  static StatusOr<Options> OptionsFromConfig();
+
+  // Exchanges addresses through `job` (a collective over the job), connects, and starts the
+  // thread. `job` and `registry` must outlive the control plane.
+  static StatusOr<std::unique_ptr<ControlPlane>> Create(transport::Bootstrap* job,
+                                                        FailureRegistry* registry,
+                                                        const Options& options);
+  // Stops the thread and closes the endpoints.
+  ~ControlPlane() override;
+  ControlPlane(const ControlPlane&) = delete;
+  ControlPlane& operator=(const ControlPlane&) = delete;
+
+  // One pass of the control loop, sleeping at most `timeout_ms` for something to do. Only
+  // without the progress thread (RFT_ERR_ARG otherwise).
+  Status Poll(int timeout_ms);
+
+  const Options& options() const { return options_; }
+  // Counters, readable from any thread.
+  uint64_t heartbeats_put() const { return heartbeats_put_.load(std::memory_order_relaxed); }
+  uint64_t suspicions() const { return suspicions_.load(std::memory_order_relaxed); }
+  uint64_t late_ticks() const { return late_ticks_.load(std::memory_order_relaxed); }
+  uint64_t dropped_messages() const { return dropped_.load(std::memory_order_relaxed); }
+
+ private:
+  ControlPlane(transport::Bootstrap* job, FailureRegistry* registry, const Options& options);
+  Status Start();
+  Status Exchange();
+
+  void Run();  // the thread
+  // One iteration: failures learned, network, timers, then a sleep of at most `timeout_ns`.
+  Status Step(int64_t timeout_ns);
+  void HandleFailures();
+  void HandleTimer();
+
+  void Execute(const std::vector<HeartbeatAction>& actions);
+  void Execute(const std::vector<BroadcastAction>& actions);
+  void PutHeartbeat(Rank observer, uint64_t word);
+  // Sends a control message of `subtype` with `payload` to `to` (fire and forget).
+  void SendControl(Rank to, uint16_t subtype, std::span<const std::byte> payload);
+  void Kill(Rank rank);
+  [[noreturn]] void DeclaredFailed(Rank by);
+
+  static ucs_status_t OnActiveMessage(void* arg, const void* header, size_t header_length,
+                                      void* data, size_t length, const ucp_am_recv_param_t* param);
+  void OnPeerFailed(Rank rank, const Status& why) override;
+
+  transport::Bootstrap* job_;
+  FailureRegistry* registry_;
+  Options options_;
+  Rank self_;
+  uint32_t size_;
+  uint32_t job_token_;
+
+  std::unique_ptr<transport::ucx::UcxContext> context_;
+  std::unique_ptr<transport::ucx::UcxWorker> worker_;
+  std::unique_ptr<transport::ucx::LocalRegion> slots_;  // this process's heartbeat slot
+  std::unique_ptr<transport::ucx::EndpointTable> endpoints_;
+  std::vector<std::vector<std::byte>> region_descriptors_;             // [rank]
+  std::vector<std::unique_ptr<transport::ucx::RemoteRegion>> remote_;  // [rank], on first use
+  std::unique_ptr<DeathWatch> death_watch_;
+
+  // Built once every rank is connected (a ring started before a slow start-up's exchange
+  // would suspect peers that have not begun to put).
+  std::optional<HeartbeatRing> ring_;
+  ReliableBroadcast broadcast_;
+  std::vector<HeartbeatAction> heartbeat_actions_;  // reused: no allocation per tick
+  std::vector<BroadcastAction> broadcast_actions_;
+
+  // Failures the registry dispatched, for the control thread to feed to the cores.
+  std::mutex pending_mutex_;
+  std::vector<FailureRecord> pending_;  // guarded by pending_mutex_
+  std::atomic<bool> has_pending_{false};
+  int wake_fd_ = -1;  // eventfd: wakes the thread for a pending failure or shutdown
+  size_t listener_id_ = SIZE_MAX;
+
+  bool armed_ = false;  // the worker's event fd will signal the next event
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::vector<std::thread> killers_;  // launcher aborts in flight (they block)
+
+  std::atomic<uint64_t> heartbeats_put_{0};
+  std::atomic<uint64_t> suspicions_{0};
+  std::atomic<uint64_t> late_ticks_{0};
+  std::atomic<uint64_t> dropped_{0};
+};
+
+}  // namespace rft::detector
+
+#endif  // RFT_DETECTOR_CONTROL_PLANE_H_

@@ -1,0 +1,134 @@
+#include "detector/failure_registry.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+namespace rft::detector {
+
+const char* FailureSourceName(FailureSource source) {
+  switch (source) {
+    case FailureSource::kLauncher:
+      return "launcher";
+    case FailureSource::kTransport:
+      return "transport";
+    case FailureSource::kProcessExit:
+      return "process exit";
+    case FailureSource::kHeartbeat:
+      return "heartbeat";
+    case FailureSource::kPropagated:
+      return "propagated";
+    case FailureSource::kAgreement:
+      return "agreement";
+    case FailureSource::kApplication:
+      return "application";
+  }
+  return "unknown";
+}
+
+StatusOr<std::unique_ptr<FailureRegistry>> FailureRegistry::Create(Rank self, uint32_t size) {
+  if (self >= size) {
+    return ArgError("failure registry for rank " + std::to_string(self) +
+                    ": expected a rank below the job size " + std::to_string(size));
+  }
+  std::unique_ptr<FailureRegistry> registry(new FailureRegistry(self, size));
+  registry->wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (registry->wake_fd_ < 0) return OtherError(std::string("eventfd: ") + std::strerror(errno));
+  return registry;
+}
+
+FailureRegistry::FailureRegistry(Rank self, uint32_t size)
+    : self_(self), size_(size), known_(new std::atomic<bool>[size]) {
+  for (uint32_t r = 0; r < size; ++r) known_[r].store(false, std::memory_order_relaxed);
+}
+
+FailureRegistry::~FailureRegistry() {
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+size_t FailureRegistry::AddListener(Listener listener) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  listeners_.push_back(std::make_unique<Listener>(std::move(listener)));
+  return listeners_.size() - 1;
+}
+
+void FailureRegistry::RemoveListener(size_t id) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (id >= listeners_.size() || listeners_[id] == nullptr) return;
+  if (dispatching_ && dispatcher_ == std::this_thread::get_id()) {
+    // Inside a listener: the dispatch loop owns the object until its call returns.
+    removed_.push_back(std::move(listeners_[id]));
+    return;
+  }
+  changed_.wait(lock, [this] { return !dispatching_; });
+  listeners_[id].reset();
+}
+
+bool FailureRegistry::Report(Rank rank, FailureSource source) {
+  if (rank >= size_ || rank == self_) {
+    ignored_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (known_[rank].load(std::memory_order_relaxed)) {
+      ignored_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    records_.push_back({rank, source, MonotonicNanos()});
+    known_[rank].store(true, std::memory_order_release);
+    count_.fetch_add(1, std::memory_order_release);
+  }
+  changed_.notify_all();
+  const uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof(one));
+  Dispatch();
+  return true;
+}
+
+void FailureRegistry::Dispatch() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (dispatching_) return;  // the dispatching call will reach our record
+  dispatching_ = true;
+  dispatcher_ = std::this_thread::get_id();
+  while (dispatched_ < records_.size()) {
+    const FailureRecord record = records_[dispatched_++];
+    for (size_t i = 0; i < listeners_.size(); ++i) {
+      Listener* listener = listeners_[i].get();
+      if (listener == nullptr) continue;
+      lock.unlock();
+      (*listener)(record);
+      lock.lock();
+    }
+  }
+  removed_.clear();
+  dispatching_ = false;
+  changed_.notify_all();  // RemoveListener waits for this
+}
+
+std::vector<FailureRecord> FailureRegistry::Records() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return records_;
+}
+
+RankSet FailureRegistry::Failed() const {
+  RankSet failed;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const FailureRecord& record : records_) failed.Insert(record.rank);
+  return failed;
+}
+
+bool FailureRegistry::WaitForChange(uint64_t seen, Deadline deadline) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto moved = [&] { return count_.load(std::memory_order_acquire) > seen; };
+  if (deadline.is_never()) {
+    changed_.wait(lock, moved);
+    return true;
+  }
+  return changed_.wait_for(lock, deadline.remaining(), moved);
+}
+
+}  // namespace rft::detector

@@ -1,0 +1,119 @@
+// rft::detector::FailureRegistry: the one place a process records that another process failed.
+//
+// Every source reports here (DESIGN.md §1): the launcher's termination events, the transport
+// (UCX's error callback, a cross-memory read that found the sender gone), the operating system
+// (a same-node peer's pidfd), heartbeat timeouts, failures propagated by the reliable
+// broadcast, and later agreements. The registry is idempotent (a rank is recorded once, by
+// whichever source was first), keeps one global order of failures (so the lists it hands out
+// are prefixes of each other, as get_failed needs), and passes each new failure to its
+// listeners in that order: the data plane's failure completion, the control plane's protocol
+// cores, and an optional application callback.
+//
+// Threading: Report may be called from any thread, also from a listener. Listeners run on the
+// thread that dispatches, one record at a time in the global order: a report made while another
+// thread (or an outer call on this thread) is dispatching is handed to the listeners by that
+// dispatcher, possibly after Report returned. Listeners must be quick and never removed; one
+// added late is called for the records not yet dispatched. count(), IsFailed() and the wake fd
+// are lock-free to read.
+#ifndef RFT_DETECTOR_FAILURE_REGISTRY_H_
+#define RFT_DETECTOR_FAILURE_REGISTRY_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/rank_set.h"
+#include "base/status.h"
+
+namespace rft::detector {
+
+enum class FailureSource : uint8_t {
+  kLauncher,     // the launcher's (PMIx) termination event
+  kTransport,    // a transport error naming the peer
+  kProcessExit,  // the operating system saw the process exit (same node)
+  kHeartbeat,    // its observer saw no heartbeat for the timeout
+  kPropagated,   // another process's news, through the reliable broadcast
+  kAgreement,    // an agreement's decided failed set
+  kApplication,  // the caller (tests, the API layer's own knowledge)
+};
+const char* FailureSourceName(FailureSource source);
+
+struct FailureRecord {
+  Rank rank = kInvalidRank;
+  FailureSource source = FailureSource::kApplication;
+  int64_t known_ns = 0;  // MonotonicNanos() when it was recorded here
+};
+
+class FailureRegistry {
+ public:
+  using Listener = std::function<void(const FailureRecord&)>;
+
+  // `self` is this process's rank in a job of `size`; RFT_ERR_ARG if self >= size.
+  static StatusOr<std::unique_ptr<FailureRegistry>> Create(Rank self, uint32_t size);
+  ~FailureRegistry();
+  FailureRegistry(const FailureRegistry&) = delete;
+  FailureRegistry& operator=(const FailureRegistry&) = delete;
+
+  // Records that `rank` failed. True the first time; false when it was already known, or for
+  // this process itself or a rank outside the job (those are counted, never recorded: a
+  // process declared failed is the control plane's to end, not the registry's to list).
+  bool Report(Rank rank, FailureSource source);
+
+  // Returns an id for RemoveListener.
+  size_t AddListener(Listener listener);
+  // After it returns, the listener is not running and never runs again (it waits for a
+  // dispatch in progress on another thread; from inside a listener it only stops later calls).
+  void RemoveListener(size_t id);
+
+  // Failures recorded so far; moves by one per new failure (an epoch waits can compare).
+  uint64_t count() const { return count_.load(std::memory_order_acquire); }
+  bool IsFailed(Rank rank) const {
+    return rank < size_ && known_[rank].load(std::memory_order_acquire);
+  }
+  // Every failure in the order recorded; a later call returns a longer or equal list with this
+  // one as its prefix.
+  std::vector<FailureRecord> Records() const;
+  RankSet Failed() const;
+  // Reports that changed nothing (already known, self, out of range).
+  uint64_t ignored_reports() const { return ignored_.load(std::memory_order_relaxed); }
+
+  // An eventfd that becomes readable after every new failure (for poll loops; the reader
+  // drains it). Waits until count() > `seen` or the deadline: true if it moved.
+  int wake_fd() const { return wake_fd_; }
+  bool WaitForChange(uint64_t seen, Deadline deadline) const;
+
+  Rank self() const { return self_; }
+  uint32_t size() const { return size_; }
+
+ private:
+  FailureRegistry(Rank self, uint32_t size);
+  // Hands every record not yet dispatched to the listeners, in order, unless another call up
+  // the stack (or on another thread) is doing it; that one then picks up ours too.
+  void Dispatch();
+
+  const Rank self_;
+  const uint32_t size_;
+  std::unique_ptr<std::atomic<bool>[]> known_;
+  std::atomic<uint64_t> count_{0};
+  std::atomic<uint64_t> ignored_{0};
+  int wake_fd_ = -1;
+
+  mutable std::mutex mutex_;  // guards records_, dispatched_, dispatching_, listeners_
+  mutable std::condition_variable changed_;
+  std::vector<FailureRecord> records_;
+  size_t dispatched_ = 0;     // records_[0, dispatched_) reached every listener
+  bool dispatching_ = false;  // some thread is inside Dispatch's listener calls
+  std::thread::id dispatcher_;
+  std::vector<std::unique_ptr<Listener>> listeners_;  // pointers: stable while called unlocked
+  std::vector<std::unique_ptr<Listener>> removed_;    // removed by themselves; freed after dispatch
+};
+
+}  // namespace rft::detector
+
+#endif  // RFT_DETECTOR_FAILURE_REGISTRY_H_

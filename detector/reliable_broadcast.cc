@@ -1,0 +1,224 @@
+#include "detector/reliable_broadcast.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <string>
+
+#include "base/check.h"
+#include "detector/live_ring.h"
+
+namespace rft::detector {
+
+namespace {
+
+// Wire offsets (see kBroadcastMessageSize).
+constexpr size_t kKindAt = 0;
+constexpr size_t kReservedAt = 1;
+constexpr size_t kReservedSize = 3;
+constexpr size_t kContextAt = 4;
+constexpr size_t kEpochAt = 8;
+constexpr size_t kOriginAt = 12;
+constexpr size_t kSubjectAt = 16;
+
+template <class T>
+T ToLittleEndian(T value) {
+  if constexpr (std::endian::native == std::endian::big) {
+    if constexpr (sizeof(T) == 4) return static_cast<T>(__builtin_bswap32(value));
+    if constexpr (sizeof(T) == 8) return static_cast<T>(__builtin_bswap64(value));
+  }
+  return value;
+}
+
+template <class T>
+void Store(std::byte* out, size_t at, T value) {
+  const T little = ToLittleEndian(value);
+  std::memcpy(out + at, &little, sizeof(T));
+}
+
+template <class T>
+T Load(const std::byte* in, size_t at) {
+  T value;
+  std::memcpy(&value, in + at, sizeof(T));
+  return ToLittleEndian(value);
+}
+
+// Orders messages by their dedupe key (kind, context, epoch, subject); origin is deliberately not
+// part of it. A function object so the searches of every incoming message inline it.
+struct KeyOrder {
+  bool operator()(const BroadcastMessage& a, const BroadcastMessage& b) const {
+    if (a.kind != b.kind) return a.kind < b.kind;
+    if (a.context != b.context) return a.context < b.context;
+    if (a.epoch != b.epoch) return a.epoch < b.epoch;
+    return a.subject < b.subject;
+  }
+};
+constexpr KeyOrder KeyLess{};
+
+}  // namespace
+
+void EncodeBroadcastMessage(const BroadcastMessage& message,
+                            std::span<std::byte, kBroadcastMessageSize> out) {
+  std::byte* p = out.data();
+  std::memset(p, 0, kBroadcastMessageSize);
+  p[kKindAt] = static_cast<std::byte>(message.kind);
+  Store<uint32_t>(p, kContextAt, message.context);
+  Store<uint32_t>(p, kEpochAt, message.epoch);
+  Store<uint32_t>(p, kOriginAt, message.origin);
+  Store<uint64_t>(p, kSubjectAt, message.subject);
+}
+
+StatusOr<BroadcastMessage> DecodeBroadcastMessage(std::span<const std::byte> in) {
+  if (in.size() != kBroadcastMessageSize) {
+    return ArgError("broadcast message: length " + std::to_string(in.size()) + ", expected " +
+                    std::to_string(kBroadcastMessageSize));
+  }
+  const std::byte* p = in.data();
+  const auto kind = static_cast<uint8_t>(p[kKindAt]);
+  if (kind != static_cast<uint8_t>(BroadcastKind::kFailure) &&
+      kind != static_cast<uint8_t>(BroadcastKind::kRevoke)) {
+    return ArgError("broadcast message: unknown kind " + std::to_string(kind));
+  }
+  for (size_t i = 0; i < kReservedSize; ++i) {
+    if (p[kReservedAt + i] != std::byte{0}) {
+      return ArgError("broadcast message: reserved byte " + std::to_string(kReservedAt + i) +
+                      " is " + std::to_string(static_cast<unsigned>(p[kReservedAt + i])) +
+                      ", expected 0");
+    }
+  }
+  BroadcastMessage m;
+  m.kind = static_cast<BroadcastKind>(kind);
+  m.context = Load<uint32_t>(p, kContextAt);
+  m.epoch = Load<uint32_t>(p, kEpochAt);
+  m.origin = Load<uint32_t>(p, kOriginAt);
+  m.subject = Load<uint64_t>(p, kSubjectAt);
+  if (m.origin == kInvalidRank) {
+    return ArgError("broadcast message: origin " + std::to_string(m.origin) + " is not a rank");
+  }
+  if (m.kind == BroadcastKind::kFailure && m.subject > kMaxRank) {
+    return ArgError("broadcast message: failure subject " + std::to_string(m.subject) +
+                    " is not a rank");
+  }
+  return m;
+}
+
+ReliableBroadcast::ReliableBroadcast(Rank self, Rank size)
+    : self_(self),
+      size_(size),
+      log2_size_(size <= 1 ? 0 : static_cast<uint32_t>(std::bit_width(size - 1))) {
+  RFT_CHECK(size >= 1 && size - 1 <= kMaxRank, "ReliableBroadcast: size out of range");
+  RFT_CHECK(self < size, "ReliableBroadcast: self must be below size");
+}
+
+void ReliableBroadcast::AppendNeighbors(std::vector<Rank>* out) const {
+  const size_t first = out->size();
+  auto consider = [&](Rank rank) {
+    if (rank != kInvalidRank && rank != self_ && !failed_.Contains(rank)) out->push_back(rank);
+  };
+  for (uint32_t i = 0; i < log2_size_; ++i) {
+    const uint64_t step = uint64_t{1} << i;  // < size
+    consider(static_cast<Rank>((self_ + step) % size_));
+    consider(static_cast<Rank>((self_ + size_ - step) % size_));
+  }
+  consider(NextLiveRank(failed_, size_, self_));
+  consider(PreviousLiveRank(failed_, size_, self_));
+  std::sort(out->begin() + static_cast<std::ptrdiff_t>(first), out->end());
+  out->erase(std::unique(out->begin() + static_cast<std::ptrdiff_t>(first), out->end()),
+             out->end());
+}
+
+std::vector<Rank> ReliableBroadcast::Neighbors() const {
+  std::vector<Rank> out;
+  AppendNeighbors(&out);
+  return out;
+}
+
+bool ReliableBroadcast::AtPowerOfTwoDistance(Rank rank) const {
+  const uint64_t up = (static_cast<uint64_t>(rank) + size_ - self_) % size_;
+  const uint64_t down = (static_cast<uint64_t>(self_) + size_ - rank) % size_;
+  return std::has_single_bit(up) || std::has_single_bit(down);
+}
+
+void ReliableBroadcast::SetContextEpoch(uint32_t context, uint32_t epoch) {
+  auto it = std::lower_bound(epochs_.begin(), epochs_.end(), context,
+                             [](const ContextEpochEntry& e, uint32_t c) { return e.context < c; });
+  if (it != epochs_.end() && it->context == context) {
+    if (epoch <= it->epoch) return;
+    it->epoch = epoch;
+  } else {
+    epochs_.insert(it, ContextEpochEntry{context, epoch});
+  }
+  // Entries of this context below the new epoch can never be delivered again: forget them.
+  std::erase_if(log_,
+                [&](const BroadcastMessage& m) { return m.context == context && m.epoch < epoch; });
+}
+
+uint32_t ReliableBroadcast::ContextEpoch(uint32_t context) const {
+  auto it = std::lower_bound(epochs_.begin(), epochs_.end(), context,
+                             [](const ContextEpochEntry& e, uint32_t c) { return e.context < c; });
+  return it != epochs_.end() && it->context == context ? it->epoch : 0;
+}
+
+bool ReliableBroadcast::IsStale(const BroadcastMessage& message) const {
+  return message.epoch < ContextEpoch(message.context);
+}
+
+bool ReliableBroadcast::Delivered(const BroadcastMessage& message) const {
+  return std::binary_search(log_.begin(), log_.end(), message, KeyLess);
+}
+
+bool ReliableBroadcast::Broadcast(BroadcastMessage message, std::vector<BroadcastAction>* out) {
+  message.origin = self_;
+  if (IsStale(message)) {
+    ++stale_dropped_;
+    return false;
+  }
+  if (Delivered(message)) return false;
+  Accept(kInvalidRank, message, out);
+  return true;
+}
+
+void ReliableBroadcast::OnMessage(Rank from, const BroadcastMessage& message,
+                                  std::vector<BroadcastAction>* out) {
+  if (IsStale(message)) {
+    ++stale_dropped_;
+    return;
+  }
+  if (Delivered(message)) {
+    ++duplicates_dropped_;
+    return;
+  }
+  Accept(from, message, out);
+}
+
+void ReliableBroadcast::Accept(Rank from, const BroadcastMessage& message,
+                               std::vector<BroadcastAction>* out) {
+  log_.insert(std::upper_bound(log_.begin(), log_.end(), message, KeyLess), message);
+  out->push_back(DeliverBroadcast{message});
+  scratch_.clear();
+  AppendNeighbors(&scratch_);
+  for (Rank to : scratch_) {
+    if (to != from) out->push_back(SendBroadcast{to, message});
+  }
+}
+
+void ReliableBroadcast::OnFailure(Rank rank, std::vector<BroadcastAction>* out) {
+  if (rank >= size_ || rank == self_ || failed_.Contains(rank)) return;
+  const Rank old_next = NextLiveRank(failed_, size_, self_);
+  const Rank old_previous = PreviousLiveRank(failed_, size_, self_);
+  failed_.Insert(rank);
+  const Rank next = NextLiveRank(failed_, size_, self_);
+  const Rank previous = PreviousLiveRank(failed_, size_, self_);
+  // Ranks at a power-of-two distance were neighbours all along and got every message already.
+  auto is_new = [&](Rank r) {
+    return r != kInvalidRank && r != old_next && r != old_previous && !AtPowerOfTwoDistance(r);
+  };
+  const bool next_is_new = is_new(next);
+  const bool previous_is_new = is_new(previous) && previous != next;
+  for (const BroadcastMessage& m : log_) {
+    if (next_is_new) out->push_back(SendBroadcast{next, m});
+    if (previous_is_new) out->push_back(SendBroadcast{previous, m});
+  }
+}
+
+}  // namespace rft::detector

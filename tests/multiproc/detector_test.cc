@@ -1,0 +1,90 @@
+// The detector across real processes under rftrun: a killed and a stopped rank become known at
+// every survivor (and a stopped one is killed: fail-stop), the data plane fails what depended on
+// them, the survivors go on; without faults heartbeats flow and nobody is suspected.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/multiproc/scenario.h"
+
+namespace rft::testing {
+namespace {
+
+const std::string kWorker = "tests/multiproc/detector_worker";
+
+// Sanitizer builds run 2–15× slower on 2 shared cores: a 20 ms heartbeat timeout there declares
+// starved processes dead. The tests use a generous timeout; the defaults are checked by a quiet
+// run in the plain build and measured by bench/rft_bench_detect.
+const std::vector<std::string> kTolerant = {"RFT_HEARTBEAT_PERIOD=10ms",
+                                            "RFT_HEARTBEAT_TIMEOUT=1s"};
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+ScenarioResult RunWorker(int n, const std::vector<std::string>& worker_args,
+                         const std::vector<std::string>& env = {}) {
+  std::vector<std::string> args = {"-n", std::to_string(n), "--ft", "--timeout", "60"};
+  args.push_back(Runfile(kWorker));
+  args.insert(args.end(), worker_args.begin(), worker_args.end());
+  return RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(70), env);
+}
+
+struct Fault {
+  int n;
+  const char* kind;
+  int victim;
+};
+
+class FaultTest : public ::testing::TestWithParam<Fault> {};
+
+TEST_P(FaultTest, EverySurvivorLearnsItAndGoesOn) {
+  const Fault f = GetParam();
+  const auto r = RunWorker(f.n, {"fault", f.kind, "--victim", std::to_string(f.victim)}, kTolerant);
+  ASSERT_EQ(r.exit_status, 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "fault ok"), f.n - 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "FAILED"), 0) << r.Report();
+  if (std::string(f.kind) == "stop") {
+    // Only a heartbeat timeout finds a stopped process; fail-stop has the launcher kill it.
+    EXPECT_GE(CountLines(r.output, "source=heartbeat"), 1) << r.Report();
+    EXPECT_NE(r.output.find("aborted on request"), std::string::npos) << r.Report();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Faults, FaultTest,
+                         ::testing::Values(Fault{2, "kill", 1}, Fault{4, "kill", 2},
+                                           Fault{4, "kill", 0}, Fault{2, "stop", 0},
+                                           Fault{4, "stop", 3}, Fault{8, "kill", 5}));
+
+TEST(DetectorTest, NoFaultNoSuspicion) {
+  const auto r = RunWorker(4, {"quiet", "--seconds", "1"}, kTolerant);
+  ASSERT_EQ(r.exit_status, 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "quiet ok"), 4) << r.Report();
+}
+
+TEST(DetectorTest, NoFaultNoSuspicionWithTheDefaults) {
+  if (kSanitized) GTEST_SKIP() << "default 20 ms timeout: too tight for a sanitizer build";
+  const auto r = RunWorker(4, {"quiet", "--seconds", "1"});
+  ASSERT_EQ(r.exit_status, 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "quiet ok"), 4) << r.Report();
+}
+
+TEST(DetectorTest, WithoutTheThreadPollDrivesIt) {
+  std::vector<std::string> env = kTolerant;
+  env.push_back("RFT_PROGRESS_THREAD=n");
+  const auto r = RunWorker(3, {"quiet", "--seconds", "1"}, env);
+  ASSERT_EQ(r.exit_status, 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "quiet ok"), 3) << r.Report();
+}
+
+TEST(DetectorTest, ATimeoutNotAboveTwicePeriodIsRefusedByName) {
+  const auto r = RunWorker(1, {"quiet", "--seconds", "0.1"},
+                           {"RFT_HEARTBEAT_PERIOD=2ms", "RFT_HEARTBEAT_TIMEOUT=3ms"});
+  EXPECT_NE(r.exit_status, 0) << r.Report();
+  EXPECT_NE(r.output.find("RFT_HEARTBEAT_TIMEOUT"), std::string::npos) << r.Report();
+}
+
+}  // namespace
+}  // namespace rft::testing

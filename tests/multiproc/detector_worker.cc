@@ -1,0 +1,169 @@
+// Multi-process checks of the detector (detector/), run under rftrun by detector_test.cc.
+// Every check prints "FAILED: ..." and exits 3 on a violation.
+//
+//   fault kill|stop --victim V   (rftrun --ft) the ranks agree on an instant; the victim then
+//                SIGKILLs or SIGSTOPs itself. Every survivor's registry must have it, its data
+//                plane must have failed the receive posted on it, and the survivors must still
+//                talk to each other. A stopped victim must be killed by the launcher.
+//   quiet --seconds S   no fault: heartbeats flow (each rank's observer sees its counter move)
+//                and nobody is suspected; with RFT_PROGRESS_THREAD=n through Poll calls.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "base/clock.h"
+#include "detector/control_plane.h"
+#include "detector/failure_registry.h"
+#include "tests/multiproc/dataplane_checks.h"
+#include "transport/bootstrap/bootstrap.h"
+#include "transport/dataplane/data_plane.h"
+
+namespace rft::testing {
+namespace {
+
+using detector::ControlPlane;
+using detector::FailureRegistry;
+using transport::Bootstrap;
+using transport::DataPlane;
+
+constexpr uint32_t kContext = 5;
+
+int Fault(Bootstrap& job, FailureRegistry& registry, ControlPlane& control, DataPlane& plane,
+          bool kill, Rank victim) {
+  const Rank me = job.rank();
+  const Rank n = job.size();
+  CHECK(victim < n && n >= 2, "victim " << victim << " of " << n);
+  // A receive only the victim could complete.
+  char in[8];
+  transport::Request* pending = nullptr;
+  if (me != victim) CHECK_OK(plane.Irecv(in, sizeof(in), victim, 1, kContext, &pending));
+  // The instant of the fault: the latest clock of all ranks plus a margin for the ring to run.
+  const int64_t now = MonotonicNanos();
+  auto clocks = job.Exchange(
+      "test.detector.now",
+      std::span<const std::byte>(reinterpret_cast<const std::byte*>(&now), sizeof(now)));
+  CHECK_OK(clocks.status());
+  int64_t fault_at = now;
+  for (const auto& bytes : *clocks) {
+    int64_t theirs;
+    std::memcpy(&theirs, bytes.data(), sizeof(theirs));
+    fault_at = std::max(fault_at, theirs);
+  }
+  fault_at += 3 * control.options().heartbeat.timeout_ns;
+  if (me == victim) {
+    while (MonotonicNanos() < fault_at) usleep(100);
+    raise(kill ? SIGKILL : SIGSTOP);
+    for (;;) pause();
+  }
+  // Generous for sanitizer builds on 2 shared cores; the benchmark measures the real figure.
+  const Deadline deadline = Deadline::After(std::chrono::seconds(20));
+  while (!registry.IsFailed(victim)) {
+    CHECK(registry.WaitForChange(registry.count(), deadline),
+          "rank " << victim << " not known failed 20 s after the fault");
+  }
+  const auto records = registry.Records();
+  CHECK(records.size() == 1 && records[0].rank == victim,
+        records.size() << " failures recorded; expected only rank " << victim);
+  const double ms = static_cast<double>(records[0].known_ns - fault_at) / 1e6;
+  // The data plane heard it through the registry and failed what depended on the victim.
+  transport::MessageStatus status;
+  const Status received = plane.Wait(&pending, &status, Deadline::After(std::chrono::seconds(10)));
+  CHECK(received.code() == RFT_ERR_PROC_FAILED, "receive from the victim: " << received.ToString());
+  // The survivors go on: a ring among them.
+  std::vector<Rank> live;
+  for (Rank r = 0; r < n; ++r) {
+    if (r != victim) live.push_back(r);
+  }
+  const size_t at = static_cast<size_t>(std::find(live.begin(), live.end(), me) - live.begin());
+  const Rank next = live[(at + 1) % live.size()];
+  const Rank prev = live[(at + live.size() - 1) % live.size()];
+  if (live.size() > 1) {
+    const uint64_t token = 1000 + me;
+    uint64_t got = 0;
+    transport::Request* receive = nullptr;
+    CHECK_OK(plane.Irecv(&got, sizeof(got), prev, 2, kContext, &receive));
+    CHECK_OK(plane.Send(&token, sizeof(token), next, 2, kContext));
+    CHECK_OK(plane.Wait(&receive, nullptr, Deadline::After(std::chrono::seconds(10))));
+    CHECK(got == 1000 + prev, "ring token " << got << " from rank " << prev);
+  }
+  std::printf("fault ok rank=%u victim=%u source=%s ms=%.2f\n", me, victim,
+              detector::FailureSourceName(records[0].source), ms);
+  std::fflush(stdout);
+  // No collective with a dead rank: give the others time to finish their checks.
+  usleep(500000);
+  return 0;
+}
+
+int Quiet(Bootstrap& job, FailureRegistry& registry, ControlPlane& control, double seconds) {
+  CHECK_OK(job.Fence(false));
+  if (control.options().progress_thread) {
+    usleep(static_cast<useconds_t>(seconds * 1e6));
+  } else {
+    // RFT_PROGRESS_THREAD=n: the detector runs only inside Poll.
+    const Deadline end =
+        Deadline::After(std::chrono::nanoseconds(static_cast<int64_t>(seconds * 1e9)));
+    while (!end.expired()) CHECK_OK(control.Poll(5));
+  }
+  const uint64_t put = control.heartbeats_put();
+  const int64_t period = control.options().heartbeat.period_ns;
+  // At least half the periods of the run produced a put (the thread may be descheduled).
+  const uint64_t expected = job.size() > 1 ? static_cast<uint64_t>(seconds * 1e9 / period / 2) : 0;
+  CHECK(put >= expected, put << " heartbeats put in " << seconds << " s; expected >= " << expected);
+  CHECK(control.suspicions() == 0 && registry.count() == 0,
+        control.suspicions() << " suspicions, " << registry.count() << " failures without a fault");
+  CHECK_OK(job.Fence(false));
+  std::printf("quiet ok rank=%u heartbeats=%llu\n", job.rank(),
+              static_cast<unsigned long long>(put));
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  if (argc < 2)
+    return Fail("usage: detector_worker fault kill|stop --victim V | quiet --seconds S");
+  const std::string mode = argv[1];
+  auto init = Bootstrap::Init();
+  CHECK_OK(init.status());
+  Bootstrap& job = **init;
+  auto registry = FailureRegistry::Create(job.rank(), job.size());
+  CHECK_OK(registry.status());
+  auto options = ControlPlane::OptionsFromConfig();
+  CHECK_OK(options.status());
+  auto control = ControlPlane::Create(&job, registry->get(), *options);
+  CHECK_OK(control.status());
+  // The data plane hears of failures through the registry only, and tells it what it finds.
+  auto plane_options = DataPlane::OptionsFromConfig(job);
+  CHECK_OK(plane_options.status());
+  plane_options->watch_launcher_events = false;
+  plane_options->report_failure = [&](Rank rank) {
+    (*registry)->Report(rank, detector::FailureSource::kTransport);
+  };
+  auto plane = DataPlane::Create(&job, *plane_options);
+  CHECK_OK(plane.status());
+  DataPlane* plane_ptr = plane->get();
+  const size_t listener =
+      (*registry)->AddListener([plane_ptr](const detector::FailureRecord& record) {
+        plane_ptr->ReportPeerFailed(record.rank);
+      });
+  int rc;
+  if (mode == "fault" && argc == 5 && std::string(argv[3]) == "--victim") {
+    const std::string kind = argv[2];
+    rc = Fault(job, **registry, **control, **plane, kind == "kill", std::atoi(argv[4]));
+  } else if (mode == "quiet" && argc == 4 && std::string(argv[2]) == "--seconds") {
+    rc = Quiet(job, **registry, **control, std::atof(argv[3]));
+  } else {
+    rc = Fail("unknown arguments");
+  }
+  (*registry)->RemoveListener(listener);
+  return rc;
+}
+
+}  // namespace
+}  // namespace rft::testing
+
+int main(int argc, char** argv) { return rft::testing::Main(argc, argv); }

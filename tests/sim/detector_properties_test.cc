@@ -1,0 +1,286 @@
+// Properties of the heartbeat ring and the reliable broadcast together, over many seeded
+// simulated schedules (see sim_test_util.h for replaying a seed).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "tests/sim/sim_test_util.h"
+#include "tests/sim/simulator.h"
+
+namespace rft::sim {
+namespace {
+
+using detector::BroadcastKind;
+using detector::BroadcastMessage;
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kUs = 1'000;
+const std::vector<Rank> kSmallSizes = {2, 3, 5, 16, 64};
+
+uint32_t CeilLog2(Rank n) { return n <= 1 ? 0 : static_cast<uint32_t>(std::bit_width(n - 1)); }
+
+// Default model plus occasional scheduling stalls well below δ - 2η.
+SimOptions Options(uint64_t seed, Rank n) {
+  SimOptions o;
+  o.size = n;
+  o.seed = seed;
+  o.network.timer_stall_probability = 0.002;
+  o.network.timer_stall_max_ns = o.heartbeat.timeout_ns / 4;
+  return o;
+}
+
+// The worst time, in a schedule with `faults` faults and no partition, from a fault until every
+// survivor knows it. One timeout per fault, each plus a period of tick granularity, scheduling
+// lateness and propagation, is not enough: faults at adjacent ranks chain. If the observer of a
+// dead process dies itself just before its timeout, the wait was wasted, and the next observer
+// must first declare the dead observer and only then starts watching the first dead process:
+// with F faults, up to F - 1 wasted windows plus F timeouts.
+int64_t KnowledgeBound(const SimOptions& o, size_t faults) {
+  const int64_t per_fault =
+      o.heartbeat.timeout_ns + 2 * o.heartbeat.period_ns + o.network.timer_stall_max_ns + kMs;
+  return static_cast<int64_t>(2 * faults - 1) * per_fault + 2 * kMs;
+}
+
+// The run's faults and suspicions, to append to a violation (a dozen at most).
+std::string Describe(const Simulator& sim) {
+  std::ostringstream out;
+  out << "\n  faults:";
+  for (size_t i = 0; i < sim.failures().size() && i < 12; ++i) {
+    const FailureRecord& f = sim.failures()[i];
+    out << " " << f.rank << "@" << f.fault_ns / kUs << "us(declared@" << f.declared_ns / kUs
+        << "us)";
+  }
+  out << "\n  suspicions:";
+  for (size_t i = 0; i < sim.suspicions().size() && i < 12; ++i) {
+    const SuspicionRecord& s = sim.suspicions()[i];
+    out << " " << s.observer << "->" << s.suspect << "@" << s.at_ns / kUs << "us";
+  }
+  return out.str();
+}
+
+// Every declared failure known by every running process, within `bound` of the fault.
+std::string CheckKnowledge(const Simulator& sim, int64_t bound) {
+  std::ostringstream why;
+  bool anyone = false;
+  for (Rank r = 0; r < sim.size(); ++r) anyone = anyone || sim.running(r);
+  if (!anyone) return "";  // nobody left to know anything
+  for (const FailureRecord& f : sim.failures()) {
+    if (f.declared_ns < 0) {
+      why << "rank " << f.rank << " failed at " << f.fault_ns << " ns and was never declared";
+      return why.str();
+    }
+    for (Rank r = 0; r < sim.size(); ++r) {
+      if (!sim.running(r)) continue;
+      const int64_t at = sim.LearnedAt(r, f.rank);
+      if (at < 0) {
+        why << "survivor " << r << " never learned that " << f.rank << " failed";
+        return why.str();
+      }
+      if (at - f.fault_ns > bound) {
+        why << "survivor " << r << " learned that " << f.rank << " failed "
+            << (at - f.fault_ns) / kUs << " us after the fault (bound " << bound / kUs << " us)"
+            << Describe(sim);
+        return why.str();
+      }
+    }
+  }
+  return "";
+}
+
+// (a) + (b) without partitions: crashes and hangs reach every survivor within the bound, and no
+// running process is ever suspected.
+std::string CrashesAndHangs(uint64_t seed, Rank n) {
+  const SimOptions o = Options(seed, n);
+  Simulator sim(o);
+  std::mt19937_64 rng(seed * 7919 + n);
+  const size_t faults = 1 + rng() % std::min<Rank>(3, n - 1);
+  std::vector<Rank> ranks(n);
+  for (Rank r = 0; r < n; ++r) ranks[r] = r;
+  std::shuffle(ranks.begin(), ranks.end(), rng);
+  int64_t last = 0;
+  for (size_t i = 0; i < faults; ++i) {
+    const int64_t at = 3 * kMs + static_cast<int64_t>(rng() % (40 * kMs));
+    last = std::max(last, at);
+    if (rng() % 2) {
+      sim.Crash(ranks[i], at);
+    } else {
+      sim.Hang(ranks[i], at);
+    }
+  }
+  const int64_t bound = KnowledgeBound(o, faults);
+  if (!sim.RunUntilAllKnow(last + bound + 10 * kMs, kMs)) {
+    return "not every survivor knew every failure by the end of the run";
+  }
+  for (const SuspicionRecord& s : sim.suspicions()) {
+    if (s.suspect_running) {
+      std::ostringstream why;
+      why << "false suspicion: " << s.observer << " suspected running " << s.suspect << " at "
+          << s.at_ns << " ns after " << s.silence_ns / kUs << " us of silence";
+      return why.str();
+    }
+  }
+  if (sim.failures().size() != faults) return "a rank failed that no fault was injected into";
+  return CheckKnowledge(sim, bound);
+}
+
+TEST(DetectorPropertiesTest, CrashesAndHangsReachEverySurvivor) {
+  ForEachSeed(kSmallSizes, 200, CrashesAndHangs);
+}
+
+TEST(DetectorPropertiesTest, CrashesAndHangsReachEverySurvivorAt1000) {
+  ForEachSeed({1000}, 4, CrashesAndHangs);
+}
+
+// (b) with partitions: a running process may be suspected (and is then killed) only if no put of
+// its own landed at its observer for δ; afterwards every survivor still learns everything.
+std::string Partitions(uint64_t seed, Rank n) {
+  SimOptions o = Options(seed, n);
+  Simulator sim(o);
+  std::mt19937_64 rng(seed * 104729 + n);
+  const int64_t delta = o.heartbeat.timeout_ns;
+  int64_t heal = 0;
+  const int cuts = 1 + static_cast<int>(rng() % 2);
+  for (int i = 0; i < cuts; ++i) {
+    // One side is a contiguous block of ranks, as when a switch or a node drops out.
+    const Rank first = static_cast<Rank>(rng() % n);
+    const Rank count = 1 + static_cast<Rank>(rng() % std::max<Rank>(1, n / 2));
+    RankSet side;
+    for (Rank k = 0; k < count; ++k) side.Insert((first + k) % n);
+    const int64_t from = 2 * kMs + static_cast<int64_t>(rng() % (30 * kMs));
+    const int64_t length = kMs + static_cast<int64_t>(rng() % (2 * delta));
+    sim.Partition(side, from, from + length);
+    heal = std::max(heal, from + length);
+  }
+  if (rng() % 2) sim.Crash(static_cast<Rank>(rng() % n), static_cast<int64_t>(rng() % (40 * kMs)));
+  // A partition can cascade (each declared rank's predecessor is then watched across the cut),
+  // so the run gets room for every rank to be declared once.
+  sim.RunUntil(heal);
+  if (!sim.RunUntilAllKnow(heal + static_cast<int64_t>(n) * (delta + 10 * kMs), kMs)) {
+    return "not every survivor knew every failure after the partitions healed";
+  }
+  for (const SuspicionRecord& s : sim.suspicions()) {
+    if (s.suspect_running && s.silence_ns < delta) {
+      std::ostringstream why;
+      why << s.observer << " suspected running " << s.suspect << " at " << s.at_ns
+          << " ns after only " << s.silence_ns / kUs << " us without a put from it";
+      return why.str();
+    }
+  }
+  return CheckKnowledge(sim, INT64_MAX);
+}
+
+TEST(DetectorPropertiesTest, PartitionsOnlySuspectProcessesThatMissedTheTimeout) {
+  ForEachSeed(kSmallSizes, 200, Partitions);
+}
+
+// (c) without failures a broadcast reaches every process exactly once within ⌈log2 n⌉+1 hops.
+// The bound is on the graph's diameter; the first copy to arrive only follows a shortest path
+// when the latency spread is small, so this uses uniform jitter below latency / (2⌈log2 n⌉).
+std::string HopsWithoutFailures(uint64_t seed, Rank n) {
+  SimOptions o = Options(seed, n);
+  o.network.jitter = NetworkModel::Jitter::kUniform;
+  o.network.jitter_ns = std::max<int64_t>(1, o.network.latency_ns / (2 * (CeilLog2(n) + 1)));
+  Simulator sim(o);
+  std::mt19937_64 rng(seed);
+  const Rank origin = static_cast<Rank>(rng() % n);
+  const BroadcastMessage revoke{BroadcastKind::kRevoke, 5, 1, origin, 0};
+  sim.Broadcast(origin, revoke, kMs);
+  sim.RunUntil(2 * kMs);
+  const BroadcastRecord* record = sim.FindBroadcast(revoke);
+  if (record == nullptr) return "the broadcast was never delivered";
+  const uint32_t limit = CeilLog2(n) + 1;
+  for (Rank r = 0; r < n; ++r) {
+    std::ostringstream why;
+    if (record->deliveries[r] != 1) {
+      why << "rank " << r << " delivered " << int{record->deliveries[r]} << " times";
+      return why.str();
+    }
+    if (record->hops[r] > limit) {
+      why << "rank " << r << " got it after " << record->hops[r] << " hops (limit " << limit << ")";
+      return why.str();
+    }
+  }
+  if (!sim.suspicions().empty()) return "a suspicion in a failure-free run";
+  return "";
+}
+
+TEST(DetectorPropertiesTest, BroadcastWithinLogHopsWithoutFailures) {
+  ForEachSeed(kSmallSizes, 200, HopsWithoutFailures);
+  ForEachSeed({1000, 4096}, 3, HopsWithoutFailures);
+}
+
+// (d) crashes while a broadcast floods: every process that stays running delivers it exactly
+// once (or, if the origin died before any copy got out, none does).
+std::string CrashesDuringBroadcast(uint64_t seed, Rank n) {
+  SimOptions o = Options(seed, n);
+  Simulator sim(o);
+  std::mt19937_64 rng(seed * 15485863 + n);
+  const Rank origin = static_cast<Rank>(rng() % n);
+  const int64_t start = 5 * kMs;
+  const BroadcastMessage revoke{BroadcastKind::kRevoke, 3, 0, origin, 0};
+  sim.Broadcast(origin, revoke, start);
+  const size_t faults = 1 + rng() % std::max<Rank>(1, std::min<Rank>(4, n / 3));
+  std::vector<Rank> ranks(n);
+  for (Rank r = 0; r < n; ++r) ranks[r] = r;
+  std::shuffle(ranks.begin(), ranks.end(), rng);
+  // Crash the origin's ring neighbours more often than chance: they carry the repaired edges.
+  if (rng() % 2) ranks[0] = (origin + 1) % n;
+  for (size_t i = 0; i < faults; ++i) {
+    sim.Crash(ranks[i], start + static_cast<int64_t>(rng() % (8 * kUs)));
+  }
+  if (!sim.RunUntilAllKnow(start + KnowledgeBound(o, faults) + 10 * kMs, kMs)) {
+    return "the crashes were not known everywhere by the end of the run";
+  }
+  sim.RunUntil(sim.now_ns() + 2 * kMs);  // let the last resends land
+  const BroadcastRecord* record = sim.FindBroadcast(revoke);
+  int delivered = 0, missing = 0;
+  for (Rank r = 0; r < n; ++r) {
+    if (!sim.running(r)) continue;
+    const int count = record == nullptr ? 0 : record->deliveries[r];
+    if (count > 1)
+      return "rank " + std::to_string(r) + " delivered " + std::to_string(count) + " times";
+    (count == 1 ? delivered : missing)++;
+  }
+  if (missing > 0 && (delivered > 0 || sim.running(origin))) {
+    return std::to_string(missing) + " running processes never delivered (origin " +
+           std::to_string(origin) + (sim.running(origin) ? " running)" : " crashed)");
+  }
+  return "";
+}
+
+TEST(DetectorPropertiesTest, CrashesDuringBroadcastStillDeliverExactlyOnce) {
+  ForEachSeed({3, 5, 16, 64}, 200, CrashesDuringBroadcast);
+}
+
+// The full scale: 100,000 processes, one crash, detection and propagation, hops of the flood.
+TEST(DetectorPropertiesTest, OneCrashAmongOneHundredThousand) {
+  if (UnderSlowSanitizer()) GTEST_SKIP() << "100,000 simulated ranks are too slow under ASan/TSan";
+  ForEachSeed({100'000}, 1, [](uint64_t seed, Rank n) -> std::string {
+    SimOptions o = Options(seed, n);
+    o.network.jitter = NetworkModel::Jitter::kUniform;
+    o.network.jitter_ns = o.network.latency_ns / (2 * (CeilLog2(n) + 1));
+    Simulator sim(o);
+    const Rank victim = static_cast<Rank>(seed * 7777 % n);
+    sim.Crash(victim, 3 * kMs);
+    const int64_t bound = KnowledgeBound(o, 1);
+    if (!sim.RunUntilAllKnow(3 * kMs + bound, kMs)) return "not known everywhere in time";
+    const BroadcastRecord* flood = sim.FindBroadcast({BroadcastKind::kFailure, 0, 0, 0, victim});
+    if (flood == nullptr) return "no failure broadcast";
+    const uint16_t hops =
+        *std::max_element(flood->hops.begin(), flood->hops.end(), [](uint16_t a, uint16_t b) {
+          return (a == BroadcastRecord::kNoHops ? 0 : a) < (b == BroadcastRecord::kNoHops ? 0 : b);
+        });
+    if (hops > CeilLog2(n) + 1) return "the failure flood took " + std::to_string(hops) + " hops";
+    for (const SuspicionRecord& s : sim.suspicions()) {
+      if (s.suspect_running) return "false suspicion of " + std::to_string(s.suspect);
+    }
+    return CheckKnowledge(sim, bound);
+  });
+}
+
+}  // namespace
+}  // namespace rft::sim

@@ -1,0 +1,221 @@
+// rft::sim::Simulator: a discrete-event network of simulated processes that drives the very same
+// sans-I/O detector cores as the real control thread (detector::HeartbeatRing and
+// detector::ReliableBroadcast), with seeded random latencies, timer lateness and injected faults.
+//
+// Model (docs/detector.md, "Simulator"):
+// - Events run in (time, sequence) order; every random draw comes from one std::mt19937_64
+//   seeded by SimOptions::seed, so a seed replays exactly.
+// - A message or one-sided put takes latency + jitter (exponential with mean jitter_ns, or
+//   uniform in [0, jitter_ns)). A put is a delayed write into the target's one slot; it lands
+//   even in a hung process (the NIC still works) but not in a crashed one.
+// - Each process's heartbeat timer fires at the core's next_timer_ns() plus a lateness drawn
+//   from an exponential, plus with some probability a stall, to model OS scheduling.
+// - Faults: crash (the process stops; a message or put it sent that is still in flight is lost
+//   with probability crash_loss_probability), hang (it stops taking events but is not dead),
+//   and partition (between a side and the rest for an interval: puts across the cut are dropped,
+//   messages are held until the partition heals, as a reliable connection would retransmit them).
+// - Fail-stop is enforced as the launcher does it: the first time any process suspects a rank,
+//   that rank is killed on the spot if it was still running.
+// - Each process has a registry (the set of failures it knows). On Suspect it records the rank
+//   and broadcasts a kFailure; on delivering a kFailure it records it; recording calls OnFailure
+//   on both cores.
+//
+// The simulator records ground truth for property checks: every suspicion with whether the
+// suspect was still running and how long since its last put landed at the suspecter, per
+// failure when every process learned it, and per broadcast every delivery with its hop count.
+#ifndef RFT_TESTS_SIM_SIMULATOR_H_
+#define RFT_TESTS_SIM_SIMULATOR_H_
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "base/rank_set.h"
+#include "detector/heartbeat_ring.h"
+#include "detector/reliable_broadcast.h"
+#include "tests/sim/event_queue.h"
+
+namespace rft::sim {
+
+struct NetworkModel {
+  enum class Jitter : uint8_t { kExponential, kUniform };
+  int64_t latency_ns = 1'500;  // fixed part of every message and put
+  Jitter jitter = Jitter::kExponential;
+  int64_t jitter_ns = 500;  // exponential mean, or uniform exclusive bound
+  int64_t timer_lateness_mean_ns = 20'000;
+  double timer_stall_probability = 0;  // per firing
+  int64_t timer_stall_max_ns = 0;      // a stall adds U(0, max) lateness
+  double crash_loss_probability = 0.5;
+};
+
+struct SimOptions {
+  Rank size = 2;
+  uint64_t seed = 1;
+  detector::HeartbeatConfig heartbeat;
+  NetworkModel network;
+};
+
+enum class ProcessState : uint8_t {
+  kRunning,
+  kCrashed,  // injected crash
+  kHung,     // injected hang
+  kKilled,   // declared failed while running, killed by the simulated launcher
+};
+
+struct SuspicionRecord {
+  Rank observer;
+  Rank suspect;
+  int64_t at_ns;
+  bool suspect_running;  // was it running when suspected (a live process)?
+  int64_t silence_ns;    // since the suspect's last put landed at the observer (at_ns if never)
+};
+
+struct FailureRecord {
+  Rank rank;
+  int64_t fault_ns;          // crash/hang time, or the kill time of a declared live process
+  int64_t declared_ns = -1;  // first suspicion
+};
+
+struct BroadcastRecord {
+  detector::BroadcastMessage message;  // as first broadcast (origin included)
+  int64_t start_ns = 0;
+  std::vector<uint8_t> deliveries;  // per rank
+  std::vector<uint16_t> hops;       // per rank, kNoHops until delivered
+  static constexpr uint16_t kNoHops = UINT16_MAX;
+};
+
+class Simulator {
+ public:
+  explicit Simulator(const SimOptions& options);
+
+  // Fault injection and workload; all times are absolute simulated nanoseconds.
+  void Crash(Rank rank, int64_t at_ns);
+  void Hang(Rank rank, int64_t at_ns);
+  void Partition(RankSet side, int64_t from_ns, int64_t until_ns);
+  // `origin` starts a reliable broadcast of `message` at `at_ns` (nothing if it is not running).
+  void Broadcast(Rank origin, const detector::BroadcastMessage& message, int64_t at_ns);
+
+  // Processes every event up to and including `end_ns`.
+  void RunUntil(int64_t end_ns);
+  // Runs until every injected fault has happened and been declared and every running process
+  // knows every declared failure (checked every `check_every_ns`), or until `end_ns`. Returns
+  // whether that state was reached.
+  bool RunUntilAllKnow(int64_t end_ns, int64_t check_every_ns);
+  bool AllKnow() const;
+
+  int64_t now_ns() const { return now_ns_; }
+  Rank size() const { return static_cast<Rank>(processes_.size()); }
+  const SimOptions& options() const { return options_; }
+  ProcessState state(Rank rank) const { return processes_[rank].state; }
+  bool running(Rank rank) const { return processes_[rank].state == ProcessState::kRunning; }
+  const RankSet& known_failures(Rank rank) const { return processes_[rank].known; }
+  // When `rank` learned that `failed` failed, or -1.
+  int64_t LearnedAt(Rank rank, Rank failed) const;
+  const detector::HeartbeatRing& ring(Rank rank) const { return processes_[rank].ring; }
+  const detector::ReliableBroadcast& broadcast(Rank rank) const {
+    return processes_[rank].broadcast;
+  }
+
+  const std::vector<SuspicionRecord>& suspicions() const { return suspicions_; }
+  // One per failed or declared rank, in order of fault.
+  const std::vector<FailureRecord>& failures() const { return failures_; }
+  // nullptr if no process delivered a message with this key.
+  const BroadcastRecord* FindBroadcast(const detector::BroadcastMessage& key) const;
+  uint64_t events_processed() const { return events_processed_; }
+
+ private:
+  enum class EventType : uint8_t {
+    kTimer,
+    kPut,
+    kObserveRequest,
+    kBroadcastMessage,
+    kCrash,
+    kHang,
+    kStartBroadcast,
+  };
+  struct Event {
+    int64_t time;
+    uint32_t sequence;  // ties broken in push order; a run stays far below 2^32 events
+    EventType type;
+    uint16_t hops;  // kBroadcastMessage: path length so far
+    Rank to;
+    Rank from;
+    // kPut: the word; kTimer: the token; kObserveRequest: the generation.
+    uint64_t value;
+    // kBroadcastMessage, kStartBroadcast. Inline: a side table costs a cache miss per message.
+    detector::BroadcastMessage message;
+  };
+  struct Process {
+    Process(Rank self, Rank size, detector::HeartbeatConfig config)
+        : ring(self, size, config, 0), broadcast(self, size) {}
+    detector::HeartbeatRing ring;
+    detector::ReliableBroadcast broadcast;
+    RankSet known;                                      // the registry
+    std::vector<std::pair<Rank, int64_t>> learned;      // (failed rank, when), in order
+    std::vector<std::pair<Rank, int64_t>> last_landed;  // (writer, when) of puts into the slot
+    uint64_t slot = 0;
+    int64_t stopped_ns = -1;        // crash, hang or kill time
+    int64_t timer_desired_ns = -1;  // what the pending timer event was armed for
+    uint32_t timer_token = 0;       // a timer event with another token is stale
+    ProcessState state = ProcessState::kRunning;
+  };
+  struct Cut {
+    RankSet side;
+    int64_t from_ns;
+    int64_t until_ns;
+  };
+  // The broadcast core's dedupe key.
+  using Key = std::tuple<uint8_t, uint32_t, uint32_t, uint64_t>;
+  static Key KeyOf(const detector::BroadcastMessage& message);
+
+  void Push(Event event);
+  void Dispatch(const Event& event);
+  void Arm(Rank rank);
+  int64_t Latency();
+  int64_t TimerLateness();
+  double Uniform();
+  // The time a partition holds a message from a to b sent now until, or -1 if none does.
+  int64_t HeldUntil(Rank a, Rank b) const;
+  // Whether a message or put from a sender that crashed while it was in flight is lost.
+  bool LostInFlight(Rank from);
+
+  void HandleRingActions(Rank rank, size_t start);
+  void HandleBroadcastActions(Rank rank, size_t start, uint16_t delivery_hops);
+  // Sends a put, an observe request or (with `message`) a broadcast message.
+  void Send(Rank from, Rank to, EventType type, uint64_t value,
+            const detector::BroadcastMessage* message, uint16_t hops);
+  // The registry of `rank` records `failed`.
+  void Learn(Rank rank, Rank failed);
+  // The simulated launcher: the first suspicion of a rank declares it and kills it if running.
+  void Declare(Rank rank);
+  void Stop(Rank rank, ProcessState state);
+  FailureRecord& FailureOf(Rank rank);
+  BroadcastRecord& RecordOf(const detector::BroadcastMessage& message);
+
+  SimOptions options_;
+  std::mt19937_64 rng_;
+  EventQueue<Event> queue_;
+  uint32_t sequence_ = 0;
+  int64_t now_ns_ = 0;
+  uint64_t events_processed_ = 0;
+  std::vector<Process> processes_;
+  std::vector<Cut> cuts_;
+  std::vector<FailureRecord> failures_;
+  std::vector<int32_t> failure_index_;  // per rank, -1 if none
+  size_t pending_faults_ = 0;           // injected, not yet happened
+  std::vector<SuspicionRecord> suspicions_;
+  std::vector<BroadcastRecord> broadcasts_;
+  std::map<Key, size_t> broadcast_index_;
+  // The record RecordOf found last: a flood asks for the same one millions of times.
+  Key last_key_{};
+  size_t last_record_ = SIZE_MAX;
+  std::vector<detector::HeartbeatAction> ring_out_;
+  std::vector<detector::BroadcastAction> broadcast_out_;
+};
+
+}  // namespace rft::sim
+
+#endif  // RFT_TESTS_SIM_SIMULATOR_H_

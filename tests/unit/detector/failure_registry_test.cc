@@ -1,0 +1,130 @@
+#include "detector/failure_registry.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+namespace rft::detector {
+namespace {
+
+std::unique_ptr<FailureRegistry> Make(Rank self, uint32_t size) {
+  auto registry = FailureRegistry::Create(self, size);
+  EXPECT_TRUE(registry.ok()) << registry.status().ToString();
+  return std::move(*registry);
+}
+
+TEST(FailureRegistryTest, RecordsEachRankOnceInOrderWithItsFirstSource) {
+  auto registry = Make(0, 8);
+  std::vector<FailureRecord> heard;
+  registry->AddListener([&](const FailureRecord& r) { heard.push_back(r); });
+  EXPECT_TRUE(registry->Report(3, FailureSource::kLauncher));
+  EXPECT_TRUE(registry->Report(5, FailureSource::kHeartbeat));
+  EXPECT_FALSE(registry->Report(3, FailureSource::kPropagated));
+  EXPECT_EQ(registry->count(), 2u);
+  auto records = registry->Records();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].rank, 3u);
+  EXPECT_EQ(records[0].source, FailureSource::kLauncher);
+  EXPECT_EQ(records[1].rank, 5u);
+  EXPECT_LE(records[0].known_ns, records[1].known_ns);
+  ASSERT_EQ(heard.size(), 2u);
+  EXPECT_EQ(heard[0].rank, 3u);
+  EXPECT_EQ(heard[1].rank, 5u);
+  EXPECT_TRUE(registry->IsFailed(5));
+  EXPECT_FALSE(registry->IsFailed(4));
+  EXPECT_EQ(registry->Failed(), (RankSet{3, 5}));
+  EXPECT_EQ(registry->ignored_reports(), 1u);
+}
+
+TEST(FailureRegistryTest, SelfAndOutOfRangeAreIgnoredNotRecorded) {
+  auto registry = Make(2, 4);
+  EXPECT_FALSE(registry->Report(2, FailureSource::kPropagated));
+  EXPECT_FALSE(registry->Report(4, FailureSource::kTransport));
+  EXPECT_FALSE(registry->Report(kInvalidRank, FailureSource::kTransport));
+  EXPECT_FALSE(registry->IsFailed(4));
+  EXPECT_EQ(registry->count(), 0u);
+  EXPECT_EQ(registry->ignored_reports(), 3u);
+}
+
+TEST(FailureRegistryTest, ABadSelfIsRefusedByValue) {
+  auto registry = FailureRegistry::Create(4, 4);
+  ASSERT_FALSE(registry.ok());
+  EXPECT_EQ(registry.status().code(), RFT_ERR_ARG);
+  EXPECT_NE(registry.status().message().find("rank 4"), std::string::npos);
+}
+
+TEST(FailureRegistryTest, AReportFromAListenerIsDispatchedAfterTheCurrentOneInOrder) {
+  auto registry = Make(0, 8);
+  std::vector<Rank> first, second;
+  registry->AddListener([&](const FailureRecord& r) {
+    first.push_back(r.rank);
+    if (r.rank == 1) registry->Report(2, FailureSource::kPropagated);  // nested
+  });
+  registry->AddListener([&](const FailureRecord& r) { second.push_back(r.rank); });
+  registry->Report(1, FailureSource::kHeartbeat);
+  EXPECT_EQ(first, (std::vector<Rank>{1, 2}));
+  EXPECT_EQ(second, (std::vector<Rank>{1, 2}));  // 1 reached every listener before 2
+}
+
+TEST(FailureRegistryTest, ARemovedListenerIsNeverCalledAgain) {
+  auto registry = Make(0, 8);
+  int calls = 0, self_removing_calls = 0;
+  const size_t id = registry->AddListener([&](const FailureRecord&) { ++calls; });
+  size_t self_id = 0;
+  self_id = registry->AddListener([&](const FailureRecord&) {
+    ++self_removing_calls;
+    registry->RemoveListener(self_id);  // from inside itself: later records skip it
+  });
+  registry->Report(1, FailureSource::kLauncher);
+  registry->RemoveListener(id);
+  registry->Report(2, FailureSource::kLauncher);
+  registry->RemoveListener(id);  // twice is harmless
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(self_removing_calls, 1);
+}
+
+TEST(FailureRegistryTest, ConcurrentReportersAgreeOnOneOrderAndListenersSeeIt) {
+  constexpr uint32_t kSize = 2000;
+  auto registry = Make(0, kSize);
+  std::vector<Rank> heard;  // listeners run one at a time (one dispatcher): no lock needed
+  registry->AddListener([&](const FailureRecord& r) { heard.push_back(r.rank); });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      // Every thread reports every rank: each rank must be recorded exactly once.
+      for (Rank r = 1; r < kSize; ++r) {
+        registry->Report((r * 7 + static_cast<Rank>(t) * 13) % (kSize - 1) + 1,
+                         FailureSource::kPropagated);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  const auto records = registry->Records();
+  ASSERT_EQ(records.size(), kSize - 1);
+  std::vector<Rank> recorded;
+  for (const auto& r : records) recorded.push_back(r.rank);
+  EXPECT_EQ(heard, recorded);
+  std::sort(recorded.begin(), recorded.end());
+  EXPECT_EQ(std::adjacent_find(recorded.begin(), recorded.end()), recorded.end());
+  EXPECT_EQ(registry->ignored_reports(), 4u * (kSize - 1) - (kSize - 1));
+}
+
+TEST(FailureRegistryTest, WaitersAndTheWakeFdSeeANewFailure) {
+  auto registry = Make(0, 4);
+  EXPECT_FALSE(registry->WaitForChange(0, Deadline::After(std::chrono::milliseconds(5))));
+  std::thread reporter([&] {
+    usleep(20000);
+    registry->Report(3, FailureSource::kLauncher);
+  });
+  EXPECT_TRUE(registry->WaitForChange(0, Deadline::After(std::chrono::seconds(10))));
+  reporter.join();
+  uint64_t value = 0;
+  EXPECT_EQ(read(registry->wake_fd(), &value, sizeof(value)), 8);
+  EXPECT_EQ(value, 1u);
+}
+
+}  // namespace
+}  // namespace rft::detector
