@@ -2,7 +2,6 @@
 
 #include <poll.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -12,6 +11,7 @@
 
 #include "base/config.h"
 #include "base/log.h"
+#include "detector/thread_priority.h"
 #include "transport/wire/wire_header.h"
 
 namespace rft::detector {
@@ -35,7 +35,7 @@ constexpr size_t kRegionSize = 64;
 
 // Watching every process of a big node would cost a blocked thread each; the nearest ones
 // suffice, the broadcast tells the rest.
-constexpr size_t kMaxWatched = 8;
+constexpr size_t kMaxWatched = DeathWatch::kWatcherSlots;
 
 // A control message in flight: UCX 1.13 does not copy what it sends, so the bytes live here
 // until UCX calls back. Control messages are rare (failures, ring repairs): a heap block each.
@@ -128,7 +128,8 @@ Status ControlPlane::Start() {
     const size_t me = local.IndexOf(self_).value_or(0);
     for (size_t i = 1; i < count && i <= kMaxWatched; ++i) {
       const Rank peer = local.Nth((me + i) % count);
-      const Status watched = death_watch_->Watch(peer);
+      // The peer's i-th watcher before it (around the ring) is this process: slot i - 1.
+      const Status watched = death_watch_->Watch(peer, i - 1);
       if (!watched.ok()) registry_->Report(peer, FailureSource::kProcessExit);
     }
   }
@@ -154,13 +155,7 @@ Status ControlPlane::Start() {
   }
   if (options_.progress_thread) {
     thread_ = std::thread([this] {
-      // A heartbeat must not wait behind the application's threads on a busy node: ask for a
-      // higher share of the CPU (allowed with CAP_SYS_NICE or a raised RLIMIT_NICE; else the
-      // default, which a node loaded beyond its cores may not serve within the timeout).
-      if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), -10) != 0) {
-        RFT_LOG_INFO("control thread keeps the default priority (setpriority: %s)",
-                     std::strerror(errno));
-      }
+      internal::RaiseThreadPriority("control");
       Run();
     });
   }

@@ -11,11 +11,15 @@
 #include <new>
 
 #include "base/log.h"
+#include "detector/thread_priority.h"
 
 namespace rft::detector {
 
 struct DeathWatch::Segment {
-  pthread_mutex_t mutex;
+  // One per watcher: the kernel wakes one waiter per mutex when the owner dies, so watchers
+  // sharing a mutex would learn it one after another (each when the previous one's thread
+  // ended), which cost milliseconds at 8 processes.
+  pthread_mutex_t mutex[DeathWatch::kWatcherSlots];
   // Set by the owner as it ends cleanly (the mutex then dies with its thread, unreleased).
   std::atomic<uint32_t> finalized;
 };
@@ -73,11 +77,15 @@ StatusOr<std::unique_ptr<DeathWatch>> DeathWatch::Create(uint32_t job_token, Ran
   pthread_mutexattr_init(&attributes);
   pthread_mutexattr_setpshared(&attributes, PTHREAD_PROCESS_SHARED);
   pthread_mutexattr_setrobust(&attributes, PTHREAD_MUTEX_ROBUST);
-  const int init = pthread_mutex_init(&watch->own_->mutex, &attributes);
+  for (pthread_mutex_t& mutex : watch->own_->mutex) {
+    int error = pthread_mutex_init(&mutex, &attributes);
+    if (error == 0) error = pthread_mutex_lock(&mutex);
+    if (error != 0) {
+      pthread_mutexattr_destroy(&attributes);
+      return OtherError(std::string("robust mutex: ") + std::strerror(error));
+    }
+  }
   pthread_mutexattr_destroy(&attributes);
-  if (init != 0) return OtherError(std::string("robust mutex: ") + std::strerror(init));
-  const int locked = pthread_mutex_lock(&watch->own_->mutex);
-  if (locked != 0) return OtherError(std::string("robust mutex lock: ") + std::strerror(locked));
   return watch;
 }
 
@@ -102,15 +110,23 @@ void DeathWatch::Unlink() {
   shm_unlink(SegmentName(job_token_, self_).c_str());
 }
 
-Status DeathWatch::Watch(Rank rank) {
+Status DeathWatch::Watch(Rank rank, size_t slot) {
+  if (slot >= kWatcherSlots) {
+    return ArgError("death watch slot " + std::to_string(slot) + " of rank " +
+                    std::to_string(rank) + ": expected a slot below " +
+                    std::to_string(kWatcherSlots));
+  }
   auto segment = Map(SegmentName(job_token_, rank), /*create=*/false);
   if (!segment.ok()) return segment.status();
   Segment* mapped = *segment;
-  watchers_.emplace_back(mapped, std::thread([this, rank, mapped] { WatchLoop(rank, mapped); }));
+  pthread_mutex_t* mutex = &mapped->mutex[slot];
+  watchers_.emplace_back(
+      mapped, std::thread([this, rank, mapped, mutex] { WatchLoop(rank, mapped, mutex); }));
   return Status::Ok();
 }
 
-void DeathWatch::WatchLoop(Rank rank, Segment* segment) {
+void DeathWatch::WatchLoop(Rank rank, Segment* segment, pthread_mutex_t* mutex) {
+  internal::RaiseThreadPriority("death watch");
   while (!stop_.load(std::memory_order_acquire)) {
     timespec until;
     clock_gettime(CLOCK_REALTIME, &until);  // pthread_mutex_timedlock's clock
@@ -119,11 +135,11 @@ void DeathWatch::WatchLoop(Rank rank, Segment* segment) {
       until.tv_sec += 1;
       until.tv_nsec -= 1'000'000'000;
     }
-    const int result = pthread_mutex_timedlock(&segment->mutex, &until);
+    const int result = pthread_mutex_timedlock(mutex, &until);
     if (result == ETIMEDOUT) continue;
     if (result == EOWNERDEAD) {
-      // Kept, inconsistent and locked, until this thread ends: then the next watcher of this
-      // process gets "owner died" in turn. Nothing here ever unlocks a mutex.
+      // Kept, inconsistent and locked, until this thread ends. Nothing here ever unlocks a
+      // mutex: the owner never does, and each watcher has its own.
       if (segment->finalized.load(std::memory_order_acquire) == 0) on_death_(rank);
       return;
     }

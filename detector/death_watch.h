@@ -7,8 +7,8 @@
 // before the address space is freed; a pidfd or the launcher's SIGCHLD only fires after that
 // teardown, which cost 1–3 ms for a process with UCX loaded here (docs/detector.md). A holder
 // that ends cleanly sets a flag beside its mutex first, so its watchers see a clean end.
-// Nobody ever unlocks: a watcher that got "owner died" keeps the mutex until its own thread
-// ends, which passes "owner died" on to the next watcher of the same process.
+// Each watcher has a mutex of its own in the owner's segment (the kernel wakes one waiter per
+// mutex), so all watchers learn a death at once. Nobody ever unlocks.
 //
 // Threading: one blocked thread per watched peer (no CPU while the peer lives; it re-checks a
 // stop flag every 50 ms). Create and the destructor must run on the same thread: the mutex is
@@ -45,9 +45,13 @@ class DeathWatch {
   DeathWatch(const DeathWatch&) = delete;
   DeathWatch& operator=(const DeathWatch&) = delete;
 
-  // Starts watching `rank` (a process of this job on this node that already called Create).
-  // RFT_ERR_PROC_FAILED if it is already gone.
-  Status Watch(Rank rank);
+  // A process holds this many mutexes, one per watcher; a watcher uses the slot it is given
+  // (distinct watchers of one process must use distinct slots).
+  static constexpr size_t kWatcherSlots = 8;
+
+  // Starts watching `rank` (a process of this job on this node that already called Create)
+  // through its mutex `slot`. RFT_ERR_PROC_FAILED if it is already gone.
+  Status Watch(Rank rank, size_t slot);
   // Removes this process's segment name once every watcher opened it (after a fence): the
   // mapping lives on, and nothing is left in /dev/shm if the process then dies.
   void Unlink();
@@ -58,7 +62,7 @@ class DeathWatch {
   struct Segment;
   DeathWatch(uint32_t job_token, Rank self, OnDeath on_death);
   static StatusOr<Segment*> Map(const std::string& name, bool create);
-  void WatchLoop(Rank rank, Segment* segment);
+  void WatchLoop(Rank rank, Segment* segment, pthread_mutex_t* mutex);
 
   const uint32_t job_token_;
   const Rank self_;
