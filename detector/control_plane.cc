@@ -32,6 +32,10 @@ enum ControlSubtype : uint16_t {
 // The heartbeat slot's offset in this process's registered region.
 constexpr uint64_t kSlotOffset = 0;
 constexpr size_t kRegionSize = 64;
+// A heartbeat counter that says "I am ending cleanly": the observer stops expecting puts. A
+// real counter reaches it only after 2^32 - 1 puts (197 days at 4 ms), and then only until
+// its next put.
+constexpr uint32_t kFarewellCounter = UINT32_MAX;
 
 // Watching every process of a big node would cost a blocked thread each; the nearest ones
 // suffice, the broadcast tells the rest.
@@ -210,7 +214,11 @@ ControlPlane::~ControlPlane() {
     const uint64_t one = 1;
     [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof(one));
   }
-  if (thread_.joinable()) thread_.join();
+  if (thread_.joinable()) {
+    thread_.join();  // it says farewell on its way out
+  } else if (endpoints_ != nullptr) {
+    SayFarewell();
+  }
   for (std::thread& killer : killers_) killer.join();
   remote_.clear();
   endpoints_.reset();
@@ -238,6 +246,7 @@ void ControlPlane::Run() {
       return;
     }
   }
+  SayFarewell();
 }
 
 Status ControlPlane::Step(int64_t timeout_ns) {
@@ -311,9 +320,14 @@ void ControlPlane::HandleTimer() {
   const int64_t now = MonotonicNanos();
   if (now < ring_->next_timer_ns()) return;
   // The slot is written by the observed process's puts: read it as an atomic word.
-  const uint64_t word =
+  uint64_t word =
       std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(slots_->data() + kSlotOffset))
           .load(std::memory_order_acquire);
+  if (word == EncodeHeartbeatWord(ring_->observed(), kFarewellCounter)) {
+    // It ended cleanly: its silence from now on is no failure. Fed as progress, so the core
+    // never suspects it (a later real put replaces the word and ends this).
+    word = EncodeHeartbeatWord(ring_->observed(), ++farewell_ticks_);
+  }
   const uint64_t late_before = ring_->late_ticks();
   heartbeat_actions_.clear();
   ring_->OnTimer(now, word, &heartbeat_actions_);
@@ -354,22 +368,40 @@ void ControlPlane::Execute(const std::vector<BroadcastAction>& actions) {
   }
 }
 
-void ControlPlane::PutHeartbeat(Rank observer, uint64_t word) {
-  if (observer >= size_ || registry_->IsFailed(observer)) return;
+bool ControlPlane::PutHeartbeat(Rank observer, uint64_t word) {
+  if (observer >= size_ || registry_->IsFailed(observer)) return true;
   if (remote_[observer] == nullptr) {
     auto ep = endpoints_->Get(observer);
-    if (!ep.ok()) return;  // failed meanwhile: the ring repairs itself on the news
+    if (!ep.ok()) return true;  // failed meanwhile: the ring repairs itself on the news
     auto region =
         transport::ucx::RemoteRegion::Attach(worker_.get(), *ep, region_descriptors_[observer]);
     if (!region.ok()) {
       RFT_LOG_ERROR("heartbeat region of rank %u: %s", observer,
                     region.status().ToString().c_str());
-      return;
+      return true;
     }
     remote_[observer] = std::move(*region);
   }
   auto posted = remote_[observer]->PostWord(kSlotOffset, word);
-  if (posted.ok() && *posted) heartbeats_put_.fetch_add(1, std::memory_order_relaxed);
+  if (!posted.ok()) return true;
+  if (*posted) heartbeats_put_.fetch_add(1, std::memory_order_relaxed);
+  return *posted;
+}
+
+void ControlPlane::SayFarewell() {
+  if (!ring_.has_value()) return;
+  const Rank observer = ring_->observer();
+  if (observer == kInvalidRank) return;
+  // Bounded: a stopped observer must not hold up this process's end.
+  const Deadline deadline = Deadline::After(std::chrono::milliseconds(20));
+  while (!PutHeartbeat(observer, EncodeHeartbeatWord(self_, kFarewellCounter)) &&
+         !deadline.expired()) {
+    worker_->Progress();
+  }
+  while (remote_[observer] != nullptr && remote_[observer]->word_in_flight() &&
+         !deadline.expired()) {
+    worker_->Progress();
+  }
 }
 
 void ControlPlane::SendControl(Rank to, uint16_t subtype, std::span<const std::byte> payload) {

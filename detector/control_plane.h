@@ -15,6 +15,8 @@
 //   (FailureSource::kProcessExit), before the launcher's event or a heartbeat timeout.
 // - Launcher events: the bootstrap's termination callback reports to the registry.
 // - Fail-stop: a process that is told it was declared failed exits at once.
+// - Clean end: the destructor puts a farewell word to the observer, which then no longer
+//   expects heartbeats from it (processes end at different times; silence is not a failure).
 //
 // Without the thread (Options::progress_thread false, RFT_PROGRESS_THREAD=n) nothing happens
 // unless the program calls Poll(); a process that does not call it for longer than the
@@ -91,7 +93,12 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
 
   void Execute(const std::vector<HeartbeatAction>& actions);
   void Execute(const std::vector<BroadcastAction>& actions);
-  void PutHeartbeat(Rank observer, uint64_t word);
+  // False while an earlier put to `observer` is still in flight (try again after progress);
+  // true once posted, or when there is nothing to put to.
+  bool PutHeartbeat(Rank observer, uint64_t word);
+  // Tells the observer this process ends cleanly (a farewell word in its slot), so that its
+  // silence is not taken for a failure while the others finish too.
+  void SayFarewell();
   // Sends a control message of `subtype` with `payload` to `to` (fire and forget).
   void SendControl(Rank to, uint16_t subtype, std::span<const std::byte> payload);
   void Kill(Rank rank);
@@ -130,7 +137,8 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   int wake_fd_ = -1;  // eventfd: wakes the thread for a pending failure or shutdown
   size_t listener_id_ = SIZE_MAX;
 
-  bool armed_ = false;  // the worker's event fd will signal the next event
+  bool armed_ = false;
+  uint32_t farewell_ticks_ = 0;  // progress fed to the ring for an observed process that left  // the worker's event fd will signal the next event
   std::atomic<bool> stop_{false};
   std::thread thread_;
   std::vector<std::thread> killers_;  // launcher aborts in flight (they block)

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The main demo: a job of 4 processes exchanges addresses, rank 2 is killed at 0.5 s, and
-# the survivors learn of it within milliseconds and finish cleanly (exit status 0).
+# The main demo: a job of 5 processes runs the failure detector and the data plane; rank 2 is
+# killed at 1 s and rank 3 hangs (SIGSTOP) at 1.5 s. The survivors learn of the crash within a
+# millisecond or two and of the hang within ~25 ms (its heartbeat observer declares it, the
+# launcher kills it: fail-stop), pass a token around their ring and finish cleanly (status 0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel build --color=no --curses=no //tools/rftrun //examples:detect_failure
 set -x
-bazel-bin/tools/rftrun/rftrun -n 4 --ft --kill 2@0.5 bazel-bin/examples/detect_failure --expect 1
+bazel-bin/tools/rftrun/rftrun -n 5 --ft --kill 2@1.0 --stop 3@1.5 \
+  bazel-bin/examples/detect_failure --expect 2

@@ -68,6 +68,7 @@ class RemoteRegion {
   // not block the caller. At most one such put is in flight; while it is, a new one is skipped
   // and false returned (true when posted).
   StatusOr<bool> PostWord(uint64_t offset, uint64_t word);
+  bool word_in_flight() const { return posted_ != nullptr && posted_->in_flight; }
   Status Get(uint64_t offset, std::span<std::byte> out,
              std::chrono::nanoseconds timeout = std::chrono::seconds(5));
   // Atomically adds `value` to the 64-bit word at `offset` (8-byte aligned) and returns the
