@@ -112,6 +112,23 @@ Status ControlPlane::Start() {
   if (!slots.ok()) return slots.status();
   slots_ = std::move(*slots);
   std::memset(slots_->data(), 0, kRegionSize);
+  // Listen before any source can report (the death watch starts below): failures of the
+  // start-up are queued for the thread and fed to the cores once they run.
+  listener_id_ = registry_->AddListener([this](const FailureRecord& record) {
+    {
+      std::lock_guard<std::mutex> lock(pending_mutex_);
+      pending_.push_back(record);
+    }
+    has_pending_.store(true, std::memory_order_release);
+    const uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof(one));
+  });
+  if (options_.watch_launcher_events) {
+    launcher_subscribed_ = true;
+    RFT_RETURN_IF_ERROR(job_->OnTermination([this](const transport::TerminationEvent& event) {
+      if (event.nspace == job_->nspace()) registry_->Report(event.rank, FailureSource::kLauncher);
+    }));
+  }
   if (options_.watch_local_exits) {
     auto watch = DeathWatch::Create(job_token_, self_, [this](Rank rank) {
       registry_->Report(rank, FailureSource::kProcessExit);
@@ -134,7 +151,11 @@ Status ControlPlane::Start() {
       const Rank peer = local.Nth((me + i) % count);
       // The peer's i-th watcher before it (around the ring) is this process: slot i - 1.
       const Status watched = death_watch_->Watch(peer, i - 1);
-      if (!watched.ok()) registry_->Report(peer, FailureSource::kProcessExit);
+      if (watched.code() == RFT_ERR_PROC_FAILED) {
+        registry_->Report(peer, FailureSource::kProcessExit);  // gone already
+      } else if (!watched.ok()) {
+        RFT_LOG_INFO("not watching rank %u: %s", peer, watched.ToString().c_str());
+      }
     }
   }
   // Every rank is connected (and every watcher has opened its segments): start the ring. All
@@ -143,20 +164,6 @@ Status ControlPlane::Start() {
   if (watching) death_watch_->Unlink();
   ring_.emplace(self_, size_, options_.heartbeat, MonotonicNanos());
 
-  listener_id_ = registry_->AddListener([this](const FailureRecord& record) {
-    {
-      std::lock_guard<std::mutex> lock(pending_mutex_);
-      pending_.push_back(record);
-    }
-    has_pending_.store(true, std::memory_order_release);
-    const uint64_t one = 1;
-    [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof(one));
-  });
-  if (options_.watch_launcher_events) {
-    RFT_RETURN_IF_ERROR(job_->OnTermination([this](const transport::TerminationEvent& event) {
-      if (event.nspace == job_->nspace()) registry_->Report(event.rank, FailureSource::kLauncher);
-    }));
-  }
   if (options_.progress_thread) {
     thread_ = std::thread([this] {
       internal::RaiseThreadPriority("control");
@@ -208,7 +215,7 @@ Status ControlPlane::Exchange() {
 
 ControlPlane::~ControlPlane() {
   if (listener_id_ != SIZE_MAX) registry_->RemoveListener(listener_id_);
-  if (options_.watch_launcher_events && endpoints_ != nullptr) (void)job_->OnTermination(nullptr);
+  if (launcher_subscribed_) (void)job_->OnTermination(nullptr);
   stop_.store(true, std::memory_order_release);
   if (wake_fd_ >= 0) {
     const uint64_t one = 1;

@@ -136,6 +136,7 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   std::atomic<bool> has_pending_{false};
   int wake_fd_ = -1;  // eventfd: wakes the thread for a pending failure or shutdown
   size_t listener_id_ = SIZE_MAX;
+  bool launcher_subscribed_ = false;
 
   bool armed_ = false;
   uint32_t farewell_ticks_ = 0;  // progress fed to the ring for an observed process that left  // the worker's event fd will signal the next event
