@@ -138,8 +138,8 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   size_t listener_id_ = SIZE_MAX;
   bool launcher_subscribed_ = false;
 
-  bool armed_ = false;
-  uint32_t farewell_ticks_ = 0;  // progress fed to the ring for an observed process that left  // the worker's event fd will signal the next event
+  bool armed_ = false;           // the worker's event fd will signal the next event
+  uint32_t farewell_ticks_ = 0;  // progress fed to the ring for an observed process that left
   std::atomic<bool> stop_{false};
   std::thread thread_;
   std::vector<std::thread> killers_;  // launcher aborts in flight (they block)

@@ -112,8 +112,8 @@ int main(int argc, char** argv) {
     }
     if (!passed.ok()) return Fail("token ring", passed);
     if (at == 0) {
-      std::printf("rank %u: the token went around the %zu survivors and came back (%u hops)\n",
-                  me, live.size(), token);
+      std::printf("rank %u: the token went around the %zu survivors and came back (%u hops)\n", me,
+                  live.size(), token);
     }
     std::printf("rank %u: finishing cleanly\n", me);
   }
