@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/check.h"
 #include "base/config.h"
 #include "base/log.h"
 #include "transport/dataplane/data_plane_internal.h"
@@ -400,6 +401,8 @@ Status DataPlane::Send(const void* buffer, size_t bytes, Rank dest, int32_t tag,
                                                   message.data(), kWireHeaderSize + bytes, &param);
     if (sent == nullptr) [[likely]]
       return Status::Ok();
+    // FORCE_IMM_CMPL: done now or not at all; a request would reference this stack frame.
+    RFT_CHECK(UCS_PTR_IS_ERR(sent), "ucp_am_send_nbx returned a request despite FORCE_IMM_CMPL");
   }
   Request* request = nullptr;
   RFT_RETURN_IF_ERROR(Isend(buffer, bytes, dest, tag, context_id, &request));
