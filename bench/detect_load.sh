@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # False suspicions under load: RUNS failure-free jobs of N ranks, 1 s each, while two busy
 # loops (one per core here) compete for the CPU. Prints one JSON line: runs, runs with a
-# suspicion or a failed job, and the suspicions counted.
+# suspicion or a failed job, the suspicions counted, and the ticks at which a silent peer was
+# excused as starved (its control thread runnable, waiting for a core).
 #
 #   bench/detect_load.sh [RUNS] [N]      defaults: 1000 runs, n = 4
 set -euo pipefail
@@ -19,17 +20,20 @@ done
 trap 'kill "${loaders[@]}" 2>/dev/null || true' EXIT
 bad=0
 suspicions=0
+starved=0
 for ((i = 0; i < runs; i++)); do
   out=$("$bin/tools/rftrun/rftrun" -n "$n" --timeout 60 --no-tag-output \
     "$bin/bench/rft_bench_detect" --idle 1 --json 2>&1) || true
-  count=$(printf '%s\n' "$out" | python3 -c '
+  read -r count excused < <(printf '%s\n' "$out" | python3 -c '
 import json, sys
 lines = [json.loads(l) for l in sys.stdin if l.startswith("{")]
-print(sum(l["suspicions"] for l in lines) if len(lines) == int(sys.argv[1]) else -1)' "$n")
+ok = len(lines) == int(sys.argv[1])
+print(sum(l["suspicions"] for l in lines) if ok else -1, sum(l["starved_ticks"] for l in lines))' "$n")
+  starved=$((starved + excused))
   if [[ "$count" != 0 ]]; then
     bad=$((bad + 1))
     [[ "$count" -gt 0 ]] && suspicions=$((suspicions + count))
     printf 'run %d: %s\n' "$i" "$(printf '%s\n' "$out" | grep -v '^{' | head -3)" >&2
   fi
 done
-echo "{\"bench\":\"detect_load\",\"n\":$n,\"runs\":$runs,\"bad_runs\":$bad,\"suspicions\":$suspicions}"
+echo "{\"bench\":\"detect_load\",\"n\":$n,\"runs\":$runs,\"bad_runs\":$bad,\"suspicions\":$suspicions,\"starved_ticks\":$starved}"

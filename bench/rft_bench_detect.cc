@@ -116,10 +116,11 @@ int main(int argc, char** argv) {
     if (json) {
       std::printf(
           "{\"bench\":\"detect_idle\",\"n\":%u,\"rank\":%u,\"seconds\":%g,\"cpu_percent\":%.3f,"
-          "\"heartbeats\":%llu,\"suspicions\":%llu,\"late_ticks\":%llu}\n",
+          "\"heartbeats\":%llu,\"suspicions\":%llu,\"late_ticks\":%llu,\"starved_ticks\":%llu}\n",
           n, me, idle_seconds, cpu_percent, static_cast<unsigned long long>(plane.heartbeats_put()),
           static_cast<unsigned long long>(plane.suspicions()),
-          static_cast<unsigned long long>(plane.late_ticks()));
+          static_cast<unsigned long long>(plane.late_ticks()),
+          static_cast<unsigned long long>(plane.starved_ticks()));
     } else {
       std::printf("rank %u: %.3f%% of a core over %g s, %llu heartbeats, %llu suspicions\n", me,
                   cpu_percent, idle_seconds,

@@ -12,6 +12,7 @@
 #include "base/config.h"
 #include "base/log.h"
 #include "detector/thread_priority.h"
+#include "detector/thread_state.h"
 #include "transport/wire/wire_header.h"
 
 namespace rft::detector {
@@ -36,6 +37,10 @@ constexpr size_t kRegionSize = 64;
 // real counter reaches it only after 2^32 - 1 puts (197 days at 4 ms), and then only until
 // its next put.
 constexpr uint32_t kFarewellCounter = UINT32_MAX;
+// The control thread's name, by which an observer on the same node finds it in /proc.
+constexpr char kControlThreadName[] = "rft-control";
+// A starved peer is excused for at most this many timeouts of silence.
+constexpr int64_t kMaxStarvedTimeouts = 10;
 
 // Watching every process of a big node would cost a blocked thread each; the nearest ones
 // suffice, the broadcast tells the rest.
@@ -166,6 +171,7 @@ Status ControlPlane::Start() {
 
   if (options_.progress_thread) {
     thread_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), kControlThreadName);  // found by Starved()
       internal::RaiseThreadPriority("control");
       Run();
     });
@@ -174,8 +180,8 @@ Status ControlPlane::Start() {
 }
 
 Status ControlPlane::Exchange() {
-  // Each rank publishes: pid (u32, informative), the length of its region descriptor (u32), the
-  // descriptor, then its worker address.
+  // Each rank publishes: pid (u32; Starved reads its /proc entries), the length of its region
+  // descriptor (u32), the descriptor, then its worker address.
   const std::vector<std::byte>& descriptor = slots_->descriptor();
   const std::span<const std::byte> address = worker_->address();
   std::vector<std::byte> mine(8 + descriptor.size() + address.size());
@@ -190,11 +196,14 @@ Status ControlPlane::Exchange() {
 
   std::vector<std::vector<std::byte>> addresses(size_);
   region_descriptors_.resize(size_);
+  pids_.assign(size_, 0);
+  control_tids_.assign(size_, 0);
   remote_.resize(size_);
   for (Rank r = 0; r < size_; ++r) {
     const std::vector<std::byte>& theirs = (*published)[r];
-    uint32_t their_descriptor = 0;
+    uint32_t their_descriptor = 0, their_pid = 0;
     if (theirs.size() >= 8) {
+      std::memcpy(&their_pid, theirs.data(), 4);
       std::memcpy(&their_descriptor, theirs.data() + 4, 4);
     }
     if (theirs.size() < 8 || theirs.size() <= 8 + static_cast<size_t>(their_descriptor)) {
@@ -203,6 +212,7 @@ Status ControlPlane::Exchange() {
                         " bytes of control-plane address: expected a pid, a region descriptor "
                         "and a worker address");
     }
+    pids_[r] = static_cast<pid_t>(their_pid);
     region_descriptors_[r].assign(theirs.begin() + 8, theirs.begin() + 8 + their_descriptor);
     addresses[r].assign(theirs.begin() + 8 + their_descriptor, theirs.end());
   }
@@ -330,10 +340,25 @@ void ControlPlane::HandleTimer() {
   uint64_t word =
       std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(slots_->data() + kSlotOffset))
           .load(std::memory_order_acquire);
-  if (word == EncodeHeartbeatWord(ring_->observed(), kFarewellCounter)) {
+  const Rank observed = ring_->observed();
+  if (word != last_slot_word_ || observed != last_observed_) {
+    last_slot_word_ = word;
+    last_observed_ = observed;
+    last_slot_change_ns_ = now;
+  }
+  if (word == EncodeHeartbeatWord(observed, kFarewellCounter)) {
     // It ended cleanly: its silence from now on is no failure. Fed as progress, so the core
     // never suspects it (a later real put replaces the word and ends this).
-    word = EncodeHeartbeatWord(ring_->observed(), ++farewell_ticks_);
+    word = EncodeHeartbeatWord(observed, ++synthetic_counter_);
+  } else if (observed != kInvalidRank &&
+             now - last_slot_change_ns_ >= options_.heartbeat.timeout_ns / 2 &&
+             now - last_slot_change_ns_ < kMaxStarvedTimeouts * options_.heartbeat.timeout_ns &&
+             Starved(observed)) {
+    // Silent, but its control thread is runnable and waiting for a core (the node is loaded
+    // beyond its cores, or the hypervisor took the CPU): slow, not failed. A stopped or
+    // blocked thread is not excused, nor one starved for many timeouts.
+    word = EncodeHeartbeatWord(observed, ++synthetic_counter_);
+    starved_ticks_.fetch_add(1, std::memory_order_relaxed);
   }
   const uint64_t late_before = ring_->late_ticks();
   heartbeat_actions_.clear();
@@ -373,6 +398,14 @@ void ControlPlane::Execute(const std::vector<BroadcastAction>& actions) {
       registry_->Report(static_cast<Rank>(message.subject), FailureSource::kPropagated);
     }
   }
+}
+
+bool ControlPlane::Starved(Rank rank) {
+  if (!job_->local_peers().Contains(rank) || pids_[rank] <= 0) return false;  // no /proc view
+  if (control_tids_[rank] == 0) {
+    control_tids_[rank] = internal::FindThread(pids_[rank], kControlThreadName);
+  }
+  return control_tids_[rank] != 0 && internal::ThreadState(pids_[rank], control_tids_[rank]) == 'R';
 }
 
 bool ControlPlane::PutHeartbeat(Rank observer, uint64_t word) {

@@ -17,6 +17,8 @@
 // - Fail-stop: a process that is told it was declared failed exits at once.
 // - Clean end: the destructor puts a farewell word to the observer, which then no longer
 //   expects heartbeats from it (processes end at different times; silence is not a failure).
+// - Starved, not hung: a same-node peer silent for half a timeout whose control thread is
+//   runnable (waiting for a core) is excused, up to 10 timeouts; a stopped one is not.
 //
 // Without the thread (Options::progress_thread false, RFT_PROGRESS_THREAD=n) nothing happens
 // unless the program calls Poll(); a process that does not call it for longer than the
@@ -78,6 +80,8 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   uint64_t heartbeats_put() const { return heartbeats_put_.load(std::memory_order_relaxed); }
   uint64_t suspicions() const { return suspicions_.load(std::memory_order_relaxed); }
   uint64_t late_ticks() const { return late_ticks_.load(std::memory_order_relaxed); }
+  // Ticks at which a silent observed process was excused as starved, not hung.
+  uint64_t starved_ticks() const { return starved_ticks_.load(std::memory_order_relaxed); }
   uint64_t dropped_messages() const { return dropped_.load(std::memory_order_relaxed); }
 
  private:
@@ -99,6 +103,9 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   // Tells the observer this process ends cleanly (a farewell word in its slot), so that its
   // silence is not taken for a failure while the others finish too.
   void SayFarewell();
+  // Whether `rank` (same node) has its control thread runnable but not running: starved of
+  // CPU, not hung. False when that cannot be seen (another node, no access).
+  bool Starved(Rank rank);
   // Sends a control message of `subtype` with `payload` to `to` (fire and forget).
   void SendControl(Rank to, uint16_t subtype, std::span<const std::byte> payload);
   void Kill(Rank rank);
@@ -138,8 +145,14 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   size_t listener_id_ = SIZE_MAX;
   bool launcher_subscribed_ = false;
 
-  bool armed_ = false;           // the worker's event fd will signal the next event
-  uint32_t farewell_ticks_ = 0;  // progress fed to the ring for an observed process that left
+  bool armed_ = false;  // the worker's event fd will signal the next event
+  // Progress fed to the ring for an observed process that left cleanly or is starved.
+  uint32_t synthetic_counter_ = 0;
+  uint64_t last_slot_word_ = 0;
+  Rank last_observed_ = kInvalidRank;
+  int64_t last_slot_change_ns_ = 0;
+  std::vector<pid_t> pids_;          // [rank], from the exchange
+  std::vector<pid_t> control_tids_;  // [rank], found in /proc on first need (same node)
   std::atomic<bool> stop_{false};
   std::thread thread_;
   std::vector<std::thread> killers_;  // launcher aborts in flight (they block)
@@ -147,6 +160,7 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   std::atomic<uint64_t> heartbeats_put_{0};
   std::atomic<uint64_t> suspicions_{0};
   std::atomic<uint64_t> late_ticks_{0};
+  std::atomic<uint64_t> starved_ticks_{0};
   std::atomic<uint64_t> dropped_{0};
 };
 
