@@ -2,7 +2,8 @@
 # False suspicions under load: RUNS failure-free jobs of N ranks, 1 s each, while two busy
 # loops (one per core here) compete for the CPU. Prints one JSON line: runs, runs with a
 # suspicion or a failed job, the suspicions counted, and the ticks at which a silent peer was
-# excused as starved (its control thread runnable, waiting for a core).
+# excused as starved (its control thread runnable, waiting for a core). A bad run's whole output
+# is kept in $TMPDIR/detect_load.runN.log.
 #
 #   bench/detect_load.sh [RUNS] [N]      defaults: 1000 runs, n = 4
 set -euo pipefail
@@ -34,6 +35,7 @@ print(sum(l["suspicions"] for l in lines) if ok else -1, sum(l["starved_ticks"] 
     bad=$((bad + 1))
     [[ "$count" -gt 0 ]] && suspicions=$((suspicions + count))
     printf 'run %d: %s\n' "$i" "$(printf '%s\n' "$out" | grep -v '^{' | head -3)" >&2
+    printf '%s\n' "$out" >"${TMPDIR:-/tmp}/detect_load.run$i.log"  # the whole run, to diagnose
   fi
 done
 echo "{\"bench\":\"detect_load\",\"n\":$n,\"runs\":$runs,\"bad_runs\":$bad,\"suspicions\":$suspicions,\"starved_ticks\":$starved}"

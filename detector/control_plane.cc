@@ -394,7 +394,13 @@ void ControlPlane::Execute(const std::vector<BroadcastAction>& actions) {
     } else if (const auto* deliver = std::get_if<DeliverBroadcast>(&action)) {
       const BroadcastMessage& message = deliver->message;
       if (message.kind != BroadcastKind::kFailure) continue;  // revoke: the API layer's, later
-      if (message.subject == self_) DeclaredFailed(message.origin);
+      if (message.subject == self_) {
+        // A process already ending (its destructor runs) is leaving anyway: the others may
+        // record its clean end as a failure (its endpoints closed), which must not turn its
+        // end into an exit status 1.
+        if (!stop_.load(std::memory_order_acquire)) DeclaredFailed(message.origin);
+        continue;
+      }
       registry_->Report(static_cast<Rank>(message.subject), FailureSource::kPropagated);
     }
   }
