@@ -56,7 +56,9 @@ ucs_status_t DataPlane::OnActiveMessage(void* arg, const void* header, size_t he
     }
     return UCS_OK;
   }
-  return self->HandleMessage(decoded, payload, payload_length, data, rendezvous,
+  Context* context = self->ContextForArrival(decoded);
+  if (context == nullptr) return UCS_OK;  // dropped and counted
+  return self->HandleMessage(context, decoded, payload, payload_length, data, rendezvous,
                              (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) != 0);
 }
 
@@ -86,11 +88,9 @@ DataPlane::Context* DataPlane::ContextForArrival(const WireHeader& header) {
   return context;
 }
 
-ucs_status_t DataPlane::HandleMessage(const WireHeader& header, void* data, size_t length,
-                                      void* ucx_data, bool rendezvous, bool persistent,
-                                      const RendezvousDescriptor* cma) {
-  Context* context = ContextForArrival(header);
-  if (context == nullptr) return UCS_OK;
+ucs_status_t DataPlane::HandleMessage(Context* context, const WireHeader& header, void* data,
+                                      size_t length, void* ucx_data, bool rendezvous,
+                                      bool persistent, const RendezvousDescriptor* cma) {
   const Rank source = header.source;
   if (PostedReceive* node = context->queue.MatchArrival(source, header.tag)) {
     auto* request = static_cast<Request*>(node->owner);

@@ -99,12 +99,13 @@ void DataPlane::HandleCmaRequest(const WireHeader& header, std::span<const std::
     drops_.Record(DecodeError::kBadPayload);  // not a peer we agreed to read from, or garbage
     return;
   }
-  if (ContextForArrival(header) == nullptr) {
+  Context* context = ContextForArrival(header);
+  if (context == nullptr) {
     // Dropped unread (revoked traffic); like an eager message, the send still succeeds.
     SendCmaDone(header.source, descriptor, kRendezvousDiscarded);
     return;
   }
-  HandleMessage(header, nullptr, 0, nullptr, /*rendezvous=*/false, /*persistent=*/false,
+  HandleMessage(context, header, nullptr, 0, nullptr, /*rendezvous=*/false, /*persistent=*/false,
                 &descriptor);
 }
 

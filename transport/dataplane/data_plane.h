@@ -250,9 +250,10 @@ class DataPlane : private ucx::PeerFailureSink {
   static ucs_status_t OnActiveMessage(void* arg, const void* header, size_t header_length,
                                       void* data, size_t length, const ucp_am_recv_param_t* param);
   // `data`: the payload; `ucx_data`: the buffer UCX handed over (differs for inline messages).
-  // `cma`: a same-node rendezvous request (then `data` and `length` are unused).
-  ucs_status_t HandleMessage(const WireHeader& header, void* data, size_t length, void* ucx_data,
-                             bool rendezvous, bool persistent,
+  // A message of `context` (ContextForArrival's). `cma`: a same-node rendezvous request (then
+  // `data` and `length` are unused).
+  ucs_status_t HandleMessage(Context* context, const WireHeader& header, void* data, size_t length,
+                             void* ucx_data, bool rendezvous, bool persistent,
                              const RendezvousDescriptor* cma = nullptr);
   // The context of an arriving message, or nullptr (counted) when it must be dropped.
   Context* ContextForArrival(const WireHeader& header);

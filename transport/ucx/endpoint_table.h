@@ -62,9 +62,7 @@ class EndpointTable {
   // The endpoint to `rank`: RFT_ERR_PROC_FAILED once the rank is known failed, RFT_ERR_ARG for
   // a rank outside the job.
   StatusOr<ucp_ep_h> Get(Rank rank) {
-    if (rank < peers_.size() && peers_[rank].ep != nullptr && !peers_[rank].failed) {
-      return peers_[rank].ep;  // the fast path: one compare and a load
-    }
+    if (ucp_ep_h ep = Connected(rank)) return ep;  // the fast path: one compare and a load
     return GetSlow(rank);
   }
 
