@@ -7,10 +7,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <future>
 #include <string>
 
 #include "base/config.h"
 #include "base/log.h"
+#include "detector/peer_record.h"
 #include "detector/thread_priority.h"
 #include "detector/thread_state.h"
 #include "transport/wire/wire_header.h"
@@ -108,11 +110,6 @@ Status ControlPlane::Start() {
   auto context = transport::ucx::UcxContext::Create();
   if (!context.ok()) return context.status();
   context_ = std::move(*context);
-  auto worker = transport::ucx::UcxWorker::Create(*context_);
-  if (!worker.ok()) return worker.status();
-  worker_ = std::move(*worker);
-  RFT_RETURN_IF_ERROR(worker_->SetActiveMessageHandler(kControlAmId, &OnActiveMessage, this,
-                                                       UCP_AM_FLAG_WHOLE_MSG));
   auto slots = transport::ucx::LocalRegion::Allocate(*context_, kRegionSize);
   if (!slots.ok()) return slots.status();
   slots_ = std::move(*slots);
@@ -135,7 +132,7 @@ Status ControlPlane::Start() {
     }));
   }
   if (options_.watch_local_exits) {
-    auto watch = DeathWatch::Create(job_token_, self_, [this](Rank rank) {
+    auto watch = DeathWatch::Create(job_->job_tag(), self_, [this](Rank rank) {
       registry_->Report(rank, FailureSource::kProcessExit);
     });
     if (watch.ok()) {
@@ -145,6 +142,29 @@ Status ControlPlane::Start() {
                    watch.status().ToString().c_str());
     }
   }
+  if (!options_.progress_thread) return SetUpWorker();
+  // A UCX worker belongs to the thread that created it (UCX 1.18 asserts that only that thread
+  // progresses it): the control thread creates, uses and destroys it.
+  std::promise<Status> set_up;
+  std::future<Status> outcome = set_up.get_future();
+  thread_ = std::thread([this, &set_up] {
+    pthread_setname_np(pthread_self(), kControlThreadName);  // found by Starved()
+    internal::RaiseThreadPriority("control");
+    const Status status = SetUpWorker();
+    const bool ok = status.ok();
+    set_up.set_value(status);  // `set_up` is gone once Start returns: not touched again
+    if (ok) Run();
+    TearDownWorker();
+  });
+  return outcome.get();
+}
+
+Status ControlPlane::SetUpWorker() {
+  auto worker = transport::ucx::UcxWorker::Create(*context_);
+  if (!worker.ok()) return worker.status();
+  worker_ = std::move(*worker);
+  RFT_RETURN_IF_ERROR(worker_->SetActiveMessageHandler(kControlAmId, &OnActiveMessage, this,
+                                                       UCP_AM_FLAG_WHOLE_MSG));
   RFT_RETURN_IF_ERROR(Exchange());
   const bool watching = death_watch_ != nullptr;
   if (watching) {
@@ -155,10 +175,12 @@ Status ControlPlane::Start() {
     for (size_t i = 1; i < count && i <= kMaxWatched; ++i) {
       const Rank peer = local.Nth((me + i) % count);
       // The peer's i-th watcher before it (around the ring) is this process: slot i - 1.
-      const Status watched = death_watch_->Watch(peer, i - 1);
-      if (watched.code() == RFT_ERR_PROC_FAILED) {
-        registry_->Report(peer, FailureSource::kProcessExit);  // gone already
-      } else if (!watched.ok()) {
+      // Only a segment the peer advertised: a peer without one (its Create failed) is alive
+      // and watched by the other sources; a segment that cannot be opened says nothing of its
+      // process either.
+      if (death_watch_segments_[peer].empty()) continue;
+      const Status watched = death_watch_->Watch(peer, death_watch_segments_[peer], i - 1);
+      if (!watched.ok()) {
         RFT_LOG_INFO("not watching rank %u: %s", peer, watched.ToString().c_str());
       }
     }
@@ -168,53 +190,38 @@ Status ControlPlane::Start() {
   RFT_RETURN_IF_ERROR(job_->Fence(false));
   if (watching) death_watch_->Unlink();
   ring_.emplace(self_, size_, options_.heartbeat, MonotonicNanos());
-
-  if (options_.progress_thread) {
-    thread_ = std::thread([this] {
-      pthread_setname_np(pthread_self(), kControlThreadName);  // found by Starved()
-      internal::RaiseThreadPriority("control");
-      Run();
-    });
-  }
   return Status::Ok();
 }
 
+void ControlPlane::TearDownWorker() {
+  remote_.clear();
+  endpoints_.reset();
+  worker_.reset();
+}
+
 Status ControlPlane::Exchange() {
-  // Each rank publishes: pid (u32; Starved reads its /proc entries), the length of its region
-  // descriptor (u32), the descriptor, then its worker address.
-  const std::vector<std::byte>& descriptor = slots_->descriptor();
+  PeerRecord mine;
+  mine.pid = static_cast<uint32_t>(getpid());  // Starved reads its /proc entries
+  mine.region_descriptor = slots_->descriptor();
+  if (death_watch_ != nullptr) mine.death_watch_segment = death_watch_->name();
   const std::span<const std::byte> address = worker_->address();
-  std::vector<std::byte> mine(8 + descriptor.size() + address.size());
-  const uint32_t pid = static_cast<uint32_t>(getpid());
-  const uint32_t descriptor_size = static_cast<uint32_t>(descriptor.size());
-  std::memcpy(mine.data(), &pid, 4);
-  std::memcpy(mine.data() + 4, &descriptor_size, 4);
-  std::memcpy(mine.data() + 8, descriptor.data(), descriptor.size());
-  std::memcpy(mine.data() + 8 + descriptor.size(), address.data(), address.size());
-  auto published = job_->Exchange("rft.control", mine);
+  mine.worker_address.assign(address.begin(), address.end());
+  auto published = job_->Exchange("rft.control", EncodePeerRecord(mine));
   if (!published.ok()) return published.status();
 
   std::vector<std::vector<std::byte>> addresses(size_);
   region_descriptors_.resize(size_);
+  death_watch_segments_.assign(size_, std::string());
   pids_.assign(size_, 0);
   control_tids_.assign(size_, 0);
   remote_.resize(size_);
   for (Rank r = 0; r < size_; ++r) {
-    const std::vector<std::byte>& theirs = (*published)[r];
-    uint32_t their_descriptor = 0, their_pid = 0;
-    if (theirs.size() >= 8) {
-      std::memcpy(&their_pid, theirs.data(), 4);
-      std::memcpy(&their_descriptor, theirs.data() + 4, 4);
-    }
-    if (theirs.size() < 8 || theirs.size() <= 8 + static_cast<size_t>(their_descriptor)) {
-      return OtherError("rank " + std::to_string(r) + " published " +
-                        std::to_string(theirs.size()) +
-                        " bytes of control-plane address: expected a pid, a region descriptor "
-                        "and a worker address");
-    }
-    pids_[r] = static_cast<pid_t>(their_pid);
-    region_descriptors_[r].assign(theirs.begin() + 8, theirs.begin() + 8 + their_descriptor);
-    addresses[r].assign(theirs.begin() + 8 + their_descriptor, theirs.end());
+    auto record = DecodePeerRecord((*published)[r], r);
+    if (!record.ok()) return record.status();
+    pids_[r] = static_cast<pid_t>(record->pid);
+    region_descriptors_[r] = std::move(record->region_descriptor);
+    death_watch_segments_[r] = std::move(record->death_watch_segment);
+    addresses[r] = std::move(record->worker_address);
   }
   auto table = transport::ucx::EndpointTable::Create(
       worker_.get(), self_, std::move(addresses), this, transport::ucx::EndpointTable::Options());
@@ -232,16 +239,14 @@ ControlPlane::~ControlPlane() {
     [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof(one));
   }
   if (thread_.joinable()) {
-    thread_.join();  // it says farewell on its way out
-  } else if (endpoints_ != nullptr) {
-    SayFarewell();
+    thread_.join();  // it says farewell and destroys its worker on its way out
+  } else {
+    if (endpoints_ != nullptr) SayFarewell();
+    TearDownWorker();
   }
   for (std::thread& killer : killers_) killer.join();
-  remote_.clear();
-  endpoints_.reset();
   death_watch_.reset();
   slots_.reset();
-  worker_.reset();
   context_.reset();
   if (wake_fd_ >= 0) close(wake_fd_);
 }

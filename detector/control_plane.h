@@ -87,6 +87,10 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
  private:
   ControlPlane(transport::Bootstrap* job, FailureRegistry* registry, const Options& options);
   Status Start();
+  // Everything that touches the UCX worker, on the thread that progresses it (the control
+  // thread, or the caller of Poll without it): create, exchange, connect, watch, start the ring.
+  Status SetUpWorker();
+  void TearDownWorker();
   Status Exchange();
 
   void Run();  // the thread
@@ -127,6 +131,7 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   std::unique_ptr<transport::ucx::LocalRegion> slots_;  // this process's heartbeat slot
   std::unique_ptr<transport::ucx::EndpointTable> endpoints_;
   std::vector<std::vector<std::byte>> region_descriptors_;             // [rank]
+  std::vector<std::string> death_watch_segments_;                      // [rank]; empty: none
   std::vector<std::unique_ptr<transport::ucx::RemoteRegion>> remote_;  // [rank], on first use
   std::unique_ptr<DeathWatch> death_watch_;
 

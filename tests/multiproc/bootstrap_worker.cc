@@ -2,19 +2,29 @@
 // and exits 0 only when what it observed is right; the tests check exit statuses and output.
 //
 //   exchange                      publish a rank-specific blob, check every peer's blob
-//   failures --victims R,..       victims wait to be killed; survivors exit 0 once each
-//                                 victim's termination event arrived (and no other)
+//   failures --victims R,.. [--end self-abort|crash]
+//                                 victims wait to be killed; survivors exit 0 once each
+//                                 victim's termination event arrived (and no other). With
+//                                 --end, each victim ends itself once the exchange is done
+//                                 (an agreed point, not a timer): self-abort asks the launcher
+//                                 to kill it (PMIx_Abort of itself, status 0), crash is
+//                                 raise(SIGKILL)
 //   abort-subset --victims R,..   like failures, and rank 0 asks the launcher to abort the victims
 //                                 (PMIx_Abort of a subset) with status 5
-//   abort-all                     rank 1 aborts the whole job with status 7; others wait
+//   abort-all [STATUS]            rank 1 aborts the whole job with STATUS (7); others wait
 //   exit CODE                     rank 1 exits with CODE, the others exit 0 after a while
 //   sleep SECONDS                 every rank sleeps
 //   spawn                         rank 0 spawns 2 processes running `spawned`
 //   spawned                       checks it was spawned, prints, exits 0
 //   no-pmix                       prints and exits without touching PMIx
 //   pid-sleep                     prints "pid N" and sleeps for a minute
+//   leave-shm                     each rank leaves a file named like the job's shared-memory
+//                                 segments in /dev/shm (as a crash would) and prints its path
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -62,7 +72,8 @@ void SleepForever() {
 }
 
 // Registers for termination events, exchanges addresses, then waits for the victims.
-int WaitForVictims(Bootstrap& job, const RankSet& victims, bool abort_them) {
+int WaitForVictims(Bootstrap& job, const RankSet& victims, bool abort_them,
+                   const std::string& end) {
   Failures failures;
   rft::Status status = job.OnTermination([&](const TerminationEvent& event) {
     std::lock_guard<std::mutex> lock(failures.mutex);
@@ -73,7 +84,14 @@ int WaitForVictims(Bootstrap& job, const RankSet& victims, bool abort_them) {
   if (!status.ok()) return Fail(status.ToString());
   auto all = job.Exchange("test.addr", BlobOf(job.rank()));
   if (!all.ok()) return Fail(all.status().ToString());
-  if (victims.Contains(job.rank())) SleepForever();
+  if (victims.Contains(job.rank())) {
+    if (end == "self-abort") {
+      (void)job.Abort(0, "test victim ends itself", RankSet{job.rank()});
+    } else if (end == "crash") {
+      raise(SIGKILL);
+    }
+    SleepForever();
+  }
   if (abort_them && job.rank() == 0) {
     status = job.Abort(5, "test aborts the victims", victims);
     if (!status.ok()) return Fail(status.ToString());
@@ -142,19 +160,31 @@ int main(int argc, char** argv) {
   if (!init.ok()) return Fail(init.status().ToString());
   Bootstrap& job = **init;
   RankSet victims;
+  std::string end;
   for (int i = 2; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--end") == 0) end = argv[i + 1];
     if (std::strcmp(argv[i], "--victims") == 0) {
       auto parsed = RankSet::Parse(std::string("{") + argv[i + 1] + "}");
       if (!parsed.ok()) return Fail(parsed.status().ToString());
       victims = *parsed;
     }
   }
+  if (mode == "leave-shm") {
+    char path[96];
+    std::snprintf(path, sizeof(path), "/dev/shm/rft-%08x-%u-leftover", job.job_tag(), job.rank());
+    const int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) return Fail(std::string("creating ") + path + ": " + std::strerror(errno));
+    close(fd);
+    std::printf("left %s\n", path);
+    return 0;
+  }
   if (mode == "exchange") return Exchange(job);
-  if (mode == "failures") return WaitForVictims(job, victims, false);
-  if (mode == "abort-subset") return WaitForVictims(job, victims, true);
+  if (mode == "failures") return WaitForVictims(job, victims, false, end);
+  if (mode == "abort-subset") return WaitForVictims(job, victims, true, end);
   if (mode == "abort-all") {
     if (job.rank() == 1) {
-      rft::Status status = job.Abort(7, "test aborts the job", RankSet());
+      const int code = argc > 2 ? std::atoi(argv[2]) : 7;
+      rft::Status status = job.Abort(code, "test aborts the job", RankSet());
       return Fail("abort returned: " + status.ToString());
     }
     SleepForever();

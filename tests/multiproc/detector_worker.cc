@@ -95,8 +95,10 @@ int Fault(Bootstrap& job, FailureRegistry& registry, ControlPlane& control, Data
   std::printf("fault ok rank=%u victim=%u source=%s ms=%.2f\n", me, victim,
               detector::FailureSourceName(records[0].source), ms);
   std::fflush(stdout);
-  // No collective with a dead rank: give the others time to finish their checks.
-  usleep(500000);
+  // The survivors finish together (a fence over the dead victim has no defined outcome).
+  RankSet survivors;
+  for (Rank r : live) survivors.Insert(r);
+  CHECK_OK(job.Fence(false, survivors));
   return 0;
 }
 

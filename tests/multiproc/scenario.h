@@ -40,6 +40,10 @@ pid_t StartCommand(const std::string& program, const std::vector<std::string>& a
 ScenarioResult RunRftrun(const std::vector<std::string>& args,
                          std::chrono::milliseconds limit = std::chrono::seconds(60));
 
+// CPUs this test process may run on: the ranks rftrun starts inherit this mask, so a job of
+// more ranks than this is oversubscribed (rather than assuming the 2 cores of CI machines).
+int UsableCpus();
+
 // Number of lines of `output` containing `text`.
 int CountLines(const std::string& output, const std::string& text);
 

@@ -2,7 +2,7 @@
 //
 //   mesh                  every rank sends one active message to every rank (itself too) and
 //                         checks it receives one from each, then tears down cleanly
-//   failed-peer --victim V  as mesh; then V is killed (rftrun --kill): survivors learn it
+//   failed-peer --victim V  as mesh; then V has the launcher kill it: survivors learn it
 //                         from the launcher's event, mark it failed, check the endpoint table
 //                         refuses it, and exchange a second round among themselves
 //   one-sided             every rank fetch-adds 1 to a counter on rank 0 and puts a value into
@@ -240,9 +240,21 @@ int main(int argc, char** argv) {
     if (rc != 0) return rc;
     std::printf("mesh ok n=%u blocking=%d\n", job.size(), block ? 1 : 0);
 
+    std::vector<Rank> survivors;
+    rft::RankSet survivor_set;
+    for (Rank r = 0; r < job.size(); ++r) {
+      if (mode == "failed-peer" && r == victim) continue;
+      survivors.push_back(r);
+      survivor_set.Insert(r);
+    }
     if (mode == "failed-peer") {
+      // The agreed point: every rank finished the round with the victim alive. Then the victim
+      // has the launcher kill it (a kill on a timer could land during a slow start-up).
+      status = job.Fence(false);
+      if (!status.ok()) return Fail("fence before the fault: " + status.ToString());
       if (job.rank() == victim) {
-        for (;;) pause();  // rftrun kills it
+        (void)job.Abort(0, "test victim ends itself", rft::RankSet{victim});
+        for (;;) pause();
       }
       // Keep progressing (a broken endpoint may also be reported by UCX) until the launcher's
       // event arrives.
@@ -258,16 +270,13 @@ int main(int argc, char** argv) {
         return Fail("the endpoint table still hands out the failed rank's endpoint");
       }
       (*table)->CloseFailed();
-      std::vector<Rank> survivors;
-      for (Rank r = 0; r < job.size(); ++r) {
-        if (r != victim) survivors.push_back(r);
-      }
       rc = Round(**worker, **table, received, job.rank(), 2, survivors, block);
       if (rc != 0) return rc;
       std::printf("survivors ok without rank %u\n", victim);
     }
-    // Nobody closes endpoints while others may still be sending to it.
-    status = job.Fence(false);
+    // Nobody closes endpoints while others may still be sending to it. Survivors only: a
+    // fence over a dead process has no defined outcome in PMIx.
+    status = job.Fence(false, survivor_set);
     if (!status.ok()) return Fail("final fence: " + status.ToString());
     table->reset();
   }

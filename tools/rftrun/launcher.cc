@@ -20,6 +20,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "tools/rftrun/process_util.h"
+#include "transport/bootstrap/launcher_keys.h"
 
 extern char** environ;
 
@@ -46,6 +47,10 @@ const sigset_t& HandledSignals() {
   return set;
 }
 
+// An exit status from an abort's status: only 8 bits reach the caller, so 256 would read as
+// success; a status outside 1..255 becomes 255.
+int ExitCodeOf(int status) { return status >= 1 && status <= 255 ? status : 255; }
+
 }  // namespace
 
 Launcher::Launcher(Options options) : options_(std::move(options)) {
@@ -65,6 +70,22 @@ Launcher::~Launcher() {
     std::error_code ignored;
     std::filesystem::remove_all(tmpdir_, ignored);
   }
+  RemoveJobFiles();
+}
+
+void Launcher::RemoveJobFiles() {
+  // A process that crashed before its start-up fence left its shared-memory segments named;
+  // every job of this launcher (the main one and spawned ones) is rftrun.<pid>[.sN].
+  std::vector<std::string> prefixes;
+  for (const auto& process : processes_) {
+    char prefix[32];
+    std::snprintf(prefix, sizeof(prefix), "rft-%08x-", transport::NspaceTag(process->nspace));
+    if (std::find(prefixes.begin(), prefixes.end(), prefix) == prefixes.end()) {
+      prefixes.push_back(prefix);
+    }
+  }
+  const int removed = RemoveShmFiles(prefixes);
+  if (removed > 0) Log("removed %d shared-memory file(s) the job left", removed);
 }
 
 void Launcher::Log(const char* format, ...) {
@@ -121,6 +142,7 @@ int Launcher::Run() {
     job.nprocs = options_.nprocs;
     job.hostname = hostname_;
     job.oversubscribed = options_.nprocs > OnlineCpus();
+    job.plain = options_.plain_pmix;
     status = LaunchJob(job, {app});
   }
   if (!status.ok()) {
@@ -348,6 +370,12 @@ void Launcher::OnExit(Process* process, int wait_status) {
   if (failed && options_.fault_tolerant && crashed) {
     if (!failure_summary_.empty()) failure_summary_ += "; ";
     failure_summary_ += "rank " + process->label + " " + Describe(*process);
+    // A death rftrun caused (--kill, --stop, an abort asked for, the job's end) is the test or
+    // the fail-stop working; a signal from anywhere else is a crash the caller must see.
+    const bool caused_here = process->injected_signal != 0 || process->aborted || ending_;
+    if (WIFSIGNALED(wait_status) && !caused_here && !failure_status_) {
+      failure_status_ = exit_code;
+    }
   }
   KillStoppedIfOnlyTheyRemain();
   if (Finished() ||
@@ -427,7 +455,7 @@ void Launcher::HandleAbort(const AbortRequest& request) {
   if (whole_job) {
     Log("rank %s aborts the job with status %d", who.c_str(), request.status);
     if (!failure_status_) {
-      failure_status_ = request.status != 0 ? request.status : 1;
+      failure_status_ = request.status != 0 ? ExitCodeOf(request.status) : 1;
       failure_summary_ =
           "rank " + who + " aborted the job with status " + std::to_string(request.status) + why;
     }
@@ -447,7 +475,7 @@ void Launcher::HandleAbort(const AbortRequest& request) {
   }
   Log("rank %s aborted rank(s) %s with status %d", who.c_str(), killed.c_str(), request.status);
   if (!failure_status_ && request.status != 0) {
-    failure_status_ = request.status;
+    failure_status_ = ExitCodeOf(request.status);
     failure_summary_ = "rank " + who + " aborted rank(s) " + killed + " with status " +
                        std::to_string(request.status) + why;
   }
@@ -461,6 +489,7 @@ void Launcher::HandleSpawn(const SpawnRequest& request) {
   job.hostname = hostname_;
   job.spawned = true;
   job.parent = request.parent;
+  job.plain = options_.plain_pmix;
   std::vector<SpawnApp> apps = request.apps;
   for (SpawnApp& app : apps) {
     job.nprocs += app.nprocs;

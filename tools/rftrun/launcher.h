@@ -92,6 +92,8 @@ class Launcher : public PmixHandler {
   std::string Describe(const Process& process) const;
   Process* Find(const pmix_proc_t& proc);
   void Log(const char* format, ...) __attribute__((format(printf, 2, 3)));
+  // Removes the files the job's processes left in /dev/shm (DeathWatch segments).
+  void RemoveJobFiles();
 
   Options options_;
   std::string nspace_;

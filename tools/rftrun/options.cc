@@ -64,6 +64,8 @@ const char* Usage() {
          "                     ranks are killed once every other rank has exited\n"
          "  --no-tag-output    do not prefix each output line with \"[RANK] \"\n"
          "  -v, --verbose      log launcher events (launch, deaths, events sent) on stderr\n"
+         "  --plain-pmix       give the job only standard PMIx information (no rft keys), as\n"
+         "                     other launchers do; for testing that path\n"
          "  -h, --help         print this help\n";
 }
 
@@ -114,6 +116,8 @@ StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
       options.tag_output = true;
     } else if (arg == "-v" || arg == "--verbose") {
       options.verbose = true;
+    } else if (arg == "--plain-pmix") {
+      options.plain_pmix = true;
     } else {
       return ArgError("unknown option \"" + arg + "\"");
     }

@@ -25,6 +25,9 @@ struct Options {
   std::vector<Fault> faults;
   bool tag_output = true;  // prefix each output line with "[rank] "
   bool verbose = false;
+  // --plain-pmix: register only standard PMIx job information (no job token, no
+  // PMIX_NODE_OVERSUBSCRIBED), as many launchers do, so tests exercise that path.
+  bool plain_pmix = false;
   bool help = false;
   std::vector<std::string> argv;  // program and its arguments
 };

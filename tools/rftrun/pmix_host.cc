@@ -14,6 +14,8 @@
 #include <string>
 
 #include "base/log.h"
+#include "base/random.h"
+#include "transport/bootstrap/launcher_keys.h"
 
 namespace rft::rftrun {
 namespace {
@@ -222,7 +224,15 @@ Status PmixHost::RegisterJob(const JobSpec& job) {
     return PmixError("PMIx_generate_ppn", rc);
   }
 
-  const size_t njob = 16;
+  // A fresh secret per job: its processes put it in every wire message (launcher_keys.h).
+  auto drawn = SecureRandom64();
+  if (!drawn.ok()) {
+    std::free(node_regex);
+    std::free(proc_regex);
+    return drawn.status();
+  }
+  uint32_t job_token = static_cast<uint32_t>(*drawn);
+  const size_t njob = 17;
   const size_t ninfo = njob + job.nprocs;
   pmix_info_t* info;
   PMIX_INFO_CREATE(info, ninfo);
@@ -246,7 +256,10 @@ Status PmixHost::RegisterJob(const JobSpec& job) {
   PMIX_INFO_LOAD(&info[n++], PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
   PMIX_INFO_LOAD(&info[n++], PMIX_HOSTNAME, job.hostname.c_str(), PMIX_STRING);
   PMIX_INFO_LOAD(&info[n++], PMIX_NODEID, &zero32, PMIX_UINT32);
-  PMIX_INFO_LOAD(&info[n++], PMIX_NODE_OVERSUBSCRIBED, &oversubscribed, PMIX_BOOL);
+  if (!job.plain) {
+    PMIX_INFO_LOAD(&info[n++], PMIX_NODE_OVERSUBSCRIBED, &oversubscribed, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[n++], transport::kJobTokenKey, &job_token, PMIX_UINT32);
+  }
   PMIX_INFO_LOAD(&info[n++], PMIX_SPAWNED, &spawned, PMIX_BOOL);
   if (job.spawned) {
     PMIX_INFO_LOAD(&info[n++], PMIX_PARENT_ID, &job.parent, PMIX_PROC);

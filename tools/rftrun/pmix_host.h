@@ -67,6 +67,7 @@ struct JobSpec {
   bool oversubscribed = false;
   bool spawned = false;
   pmix_proc_t parent{};  // when spawned
+  bool plain = false;    // only standard keys: no job token, no PMIX_NODE_OVERSUBSCRIBED
 };
 
 // The one PMIx server of this process (libpmix allows one).

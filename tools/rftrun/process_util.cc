@@ -1,11 +1,13 @@
 #include "tools/rftrun/process_util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -132,6 +134,25 @@ void WriteAll(int fd, std::string_view text) {
     }
     text.remove_prefix(static_cast<size_t>(n));
   }
+}
+
+int RemoveShmFiles(const std::vector<std::string>& prefixes) {
+  DIR* directory = opendir("/dev/shm");
+  if (directory == nullptr) return 0;
+  int removed = 0;
+  while (const dirent* entry = readdir(directory)) {
+    const std::string_view name(entry->d_name);
+    const bool ours = std::any_of(prefixes.begin(), prefixes.end(), [&](const std::string& p) {
+      return name.substr(0, p.size()) == p;
+    });
+    if (!ours) continue;
+    struct stat info;
+    if (fstatat(dirfd(directory), entry->d_name, &info, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISREG(info.st_mode) || info.st_uid != geteuid()) continue;
+    if (unlinkat(dirfd(directory), entry->d_name, 0) == 0) ++removed;
+  }
+  closedir(directory);
+  return removed;
 }
 
 }  // namespace rft::rftrun

@@ -39,6 +39,10 @@ StatusOr<std::string> ResolveProgram(const std::string& program);
 // Creates a private directory under $TMPDIR (or /tmp) named PREFIX.XXXXXX.
 StatusOr<std::string> MakeTempDir(const std::string& prefix);
 
+// Removes the regular files of this user in /dev/shm whose names start with one of `prefixes`
+// (never another user's, never a link); returns how many.
+int RemoveShmFiles(const std::vector<std::string>& prefixes);
+
 std::string Hostname();
 uint32_t OnlineCpus();  // CPUs this process may run on
 void WriteAll(int fd, std::string_view text);

@@ -1,7 +1,6 @@
 #include "transport/bootstrap/bootstrap.h"
 
 #include <pmix.h>
-#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -14,17 +13,11 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/log.h"
+#include "base/random.h"
+#include "transport/bootstrap/cpu_placement.h"
 
 namespace rft::transport {
 
-uint32_t Bootstrap::JobToken(std::string_view nspace) {
-  uint32_t hash = 2166136261u;  // FNV-1a: cheap, and any bit of the name changes the token
-  for (char c : nspace) {
-    hash ^= static_cast<uint8_t>(c);
-    hash *= 16777619u;
-  }
-  return hash;
-}
 namespace {
 
 // libpmix's event handler has no user pointer that survives re-registration; one client per
@@ -141,6 +134,7 @@ StatusOr<std::unique_ptr<Bootstrap>> Bootstrap::Init() {
   bootstrap->rank_ = myproc.rank;
   bootstrap->nspace_ = myproc.nspace;
   Status status = bootstrap->ReadJobInfo();
+  if (status.ok()) status = bootstrap->ShareStartupFacts();
   if (!status.ok()) return status;  // the destructor finalizes
   log::SetRank(static_cast<int>(bootstrap->rank_));
   return bootstrap;
@@ -178,15 +172,12 @@ Status Bootstrap::ReadJobInfo() {
   }
   if (local_peers_.empty()) local_peers_.Insert(rank_);
 
-  // rftrun registers this with the job; other launchers may keep it per node or not at all.
+  // rftrun registers this with the job; other launchers may keep it per node or not at all
+  // (then ShareStartupFacts judges it from every local rank's CPU mask).
   auto oversubscribed = get(PMIX_NODE_OVERSUBSCRIBED, &rc);
   if (oversubscribed != nullptr && oversubscribed->type == PMIX_BOOL) {
     oversubscribed_ = oversubscribed->data.flag;
-  } else {
-    cpu_set_t set;
-    const long cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
-                                                                   : sysconf(_SC_NPROCESSORS_ONLN);
-    oversubscribed_ = static_cast<long>(local_peers_.size()) > cpus;
+    oversubscribed_known_ = true;
   }
   auto spawned = get(PMIX_SPAWNED, &rc);
   spawned_ = spawned != nullptr && spawned->type == PMIX_BOOL && spawned->data.flag;
@@ -194,6 +185,73 @@ Status Bootstrap::ReadJobInfo() {
   if (size_ == 0 || rank_ >= size_) {
     return OtherError("PMIx reported rank " + std::to_string(rank_) + " in a job of size " +
                       std::to_string(size_));
+  }
+  return Status::Ok();
+}
+
+Status Bootstrap::ShareStartupFacts() {
+  pmix_proc_t job;
+  PMIX_PROC_LOAD(&job, nspace_.c_str(), PMIX_RANK_WILDCARD);
+  // Job information arrives with PMIx_Init: look only there (a launcher without the key would
+  // otherwise be asked and may hold the call until its timeout).
+  pmix_info_t optional;
+  bool yes = true;
+  PMIX_INFO_LOAD(&optional, PMIX_OPTIONAL, &yes, PMIX_BOOL);
+  pmix_value_t* value = nullptr;
+  const pmix_status_t rc = PMIx_Get(&job, kJobTokenKey, &optional, 1, &value);
+  PMIX_INFO_DESTRUCT(&optional);
+  bool token_known = false;
+  if (rc == PMIX_SUCCESS && value != nullptr) {
+    token_known = value->type == PMIX_UINT32;
+    if (token_known) job_token_ = value->data.uint32;
+    PMIX_VALUE_RELEASE(value);
+    if (!token_known) {
+      RFT_LOG_WARN("the launcher's %s is not a PMIX_UINT32: the job draws its own token",
+                   kJobTokenKey);
+    }
+  }
+  if (token_known && oversubscribed_known_) return Status::Ok();  // rftrun: no fence needed
+
+  // One fence for what the launcher did not say: rank 0 draws the token, every rank shows the
+  // CPUs it may run on.
+  constexpr char kDrawnTokenKey[] = "rft.token";
+  constexpr char kCpusKey[] = "rft.cpus";
+  if (!token_known && rank_ == 0) {
+    auto drawn = SecureRandom64();
+    if (!drawn.ok()) return drawn.status();
+    const uint32_t token = static_cast<uint32_t>(*drawn);
+    std::byte bytes[4];
+    std::memcpy(bytes, &token, 4);
+    RFT_RETURN_IF_ERROR(Put(kDrawnTokenKey, bytes));
+  }
+  const CpuList own_cpus = OwnCpus();
+  if (!oversubscribed_known_) RFT_RETURN_IF_ERROR(Put(kCpusKey, EncodeCpuList(own_cpus)));
+  RFT_RETURN_IF_ERROR(Commit());
+  RFT_RETURN_IF_ERROR(Fence(/*collect_data=*/true));
+  if (!token_known) {
+    auto shared = Get(0, kDrawnTokenKey);
+    if (!shared.ok()) return shared.status();
+    if (shared->size() != 4) {
+      return OtherError("rank 0 published a job token of " + std::to_string(shared->size()) +
+                        " bytes: expected 4");
+    }
+    std::memcpy(&job_token_, shared->data(), 4);
+  }
+  if (!oversubscribed_known_) {
+    std::vector<CpuList> masks;
+    for (Rank peer : local_peers_) {
+      if (peer == rank_) {
+        masks.push_back(own_cpus);
+        continue;
+      }
+      auto bytes = Get(peer, kCpusKey);
+      if (!bytes.ok()) return bytes.status();
+      auto cpus = DecodeCpuList(*bytes, peer);
+      if (!cpus.ok()) return cpus.status();
+      masks.push_back(std::move(*cpus));
+    }
+    oversubscribed_ = MustShareCores(masks);
+    oversubscribed_known_ = true;
   }
   return Status::Ok();
 }
@@ -220,12 +278,32 @@ Status Bootstrap::Commit() {
   return Status::Ok();
 }
 
-Status Bootstrap::Fence(bool collect_data) {
+Status Bootstrap::Fence(bool collect_data) { return FenceOver(collect_data, nullptr, 0); }
+
+Status Bootstrap::Fence(bool collect_data, const RankSet& ranks) {
+  if (ranks.empty() || !ranks.Contains(rank_)) {
+    return ArgError("fence over " + ranks.ToString() + ": expected a set of ranks with rank " +
+                    std::to_string(rank_) + " in it");
+  }
+  std::vector<pmix_proc_t> procs;
+  for (Rank r : ranks) {
+    if (r >= size_) {
+      return ArgError("fence over rank " + std::to_string(r) +
+                      ": expected ranks below the job size " + std::to_string(size_));
+    }
+    pmix_proc_t proc;
+    PMIX_PROC_LOAD(&proc, nspace_.c_str(), r);
+    procs.push_back(proc);
+  }
+  return FenceOver(collect_data, procs.data(), procs.size());
+}
+
+Status Bootstrap::FenceOver(bool collect_data, const pmix_proc_t* procs, size_t count) {
   pmix_info_t info[2];
   PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &collect_data, PMIX_BOOL);
   int seconds = TimeoutInfo::Seconds(timeout_);
   PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &seconds, PMIX_INT);
-  const pmix_status_t rc = PMIx_Fence(nullptr, 0, info, 2);
+  const pmix_status_t rc = PMIx_Fence(procs, count, info, 2);
   PMIX_INFO_DESTRUCT(&info[0]);
   PMIX_INFO_DESTRUCT(&info[1]);
   if (rc != PMIX_SUCCESS) return PmixError("PMIx_Fence", rc);

@@ -19,6 +19,9 @@
 
 #include "base/rank_set.h"
 #include "base/status.h"
+#include "transport/bootstrap/launcher_keys.h"
+
+struct pmix_proc;  // libpmix's process name (pmix_proc_t), kept out of this header
 
 namespace rft::transport {
 
@@ -50,12 +53,18 @@ class Bootstrap {
   Rank rank() const { return rank_; }
   uint32_t size() const { return size_; }
   const std::string& nspace() const { return nspace_; }
-  // A 32-bit digest of the namespace that every wire message carries, so a message from
-  // another job (a stale process, a spawned job's stray endpoint) is recognised and dropped.
-  uint32_t job_token() const { return JobToken(nspace_); }
-  static uint32_t JobToken(std::string_view nspace);
+  // A random 32-bit secret of this job that every wire message carries, so a message from
+  // another job (a stale process, a spawned job's stray endpoint) or from anyone outside the
+  // job who can reach an endpoint is recognised and dropped. rftrun hands it out with the
+  // job's information (launcher_keys.h); under other launchers rank 0 draws it and the others
+  // read it through PMIx at Init. Only the job's processes (and the launcher) know it.
+  uint32_t job_token() const { return job_token_; }
+  // A public 32-bit digest of the namespace: names this job's files (e.g. in /dev/shm) so the
+  // launcher can remove what a crash left. Not a secret.
+  uint32_t job_tag() const { return NspaceTag(nspace_); }
   const RankSet& local_peers() const { return local_peers_; }  // including this process
-  // More processes on this node than cores: progress loops must block, not spin.
+  // The processes of this node cannot each have a core of their own (the launcher says so,
+  // or their CPU masks do): progress loops must block, not spin.
   bool oversubscribed() const { return oversubscribed_; }
 
   // Publishes `value` under `key` for every process of the job (visible after Commit and a
@@ -64,6 +73,11 @@ class Bootstrap {
   Status Commit();
   // Waits for every process of the job; with `collect_data`, published values are gathered.
   Status Fence(bool collect_data);
+  // Waits for the processes `ranks` only (this one among them), e.g. the survivors of a
+  // failure: a fence over a dead process has no defined outcome in PMIx (success, partial
+  // success or a timeout). RFT_ERR_ARG for an empty set, a rank beyond the job or a set
+  // without this process.
+  Status Fence(bool collect_data, const RankSet& ranks);
   // `rank`'s value under `key`; RFT_ERR_TIMEOUT after RFT_PMIX_TIMEOUT.
   StatusOr<std::vector<std::byte>> Get(Rank rank, std::string_view key);
 
@@ -93,12 +107,20 @@ class Bootstrap {
  private:
   Bootstrap() = default;
   Status ReadJobInfo();
+  // The job token and whether the node is oversubscribed, from the launcher when it says
+  // (rftrun does), else agreed by one fence: rank 0 draws the token, every rank publishes its
+  // CPU mask and the local ranks' masks decide (cpu_placement.h).
+  Status ShareStartupFacts();
+  // PMIx_Fence over `procs` (nullptr: the whole job).
+  Status FenceOver(bool collect_data, const ::pmix_proc* procs, size_t count);
 
   Rank rank_ = 0;
   uint32_t size_ = 0;
+  uint32_t job_token_ = 0;
   std::string nspace_;
   RankSet local_peers_;
   bool oversubscribed_ = false;
+  bool oversubscribed_known_ = false;
   bool spawned_ = false;
   std::chrono::nanoseconds timeout_{};
   size_t handler_id_ = 0;

@@ -52,7 +52,7 @@ int ReadFromProcess(pid_t pid, void* local, uint64_t remote, size_t length) {
 
 }  // namespace
 
-Status DataPlane::ProbeCma() const {
+StatusOr<bool> DataPlane::ProbeCma() const {
   // The system call may be compiled out or filtered (seccomp in containers): try it on
   // ourselves.
   uint64_t word = 0x5243'4d41'5052'4f42;  // any value
@@ -62,21 +62,24 @@ Status DataPlane::ProbeCma() const {
     return OtherError(std::string("process_vm_readv is not usable here (") + std::strerror(error) +
                       ")");
   }
-  // Yama restricts reading other processes: scope 1 only to descendants, unless a process
-  // allows any tracer (as we do below); 2 and 3 never for ordinary processes.
+  // Yama restricts reading other processes: scope 1 only to descendants of a tracer the
+  // process declared, 2 and 3 never for ordinary processes. Under scope 1 this process declares
+  // its parent, the launcher (rftrun, prted, slurmstepd): the ranks it started, being its
+  // descendants, may then read this one, and no other process of the user may (no
+  // PR_SET_PTRACER_ANY: that would open every rank to ptrace by anything the user runs).
   std::ifstream yama("/proc/sys/kernel/yama/ptrace_scope");
   int scope = 0;
-  if (yama >> scope) {
-    if (scope >= 2) {
-      return OtherError("kernel.yama.ptrace_scope is " + std::to_string(scope) +
-                        ": processes may not read each other's memory");
-    }
-    if (scope == 1 && prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) != 0) {
-      return OtherError(std::string("kernel.yama.ptrace_scope is 1 and PR_SET_PTRACER failed: ") +
-                        std::strerror(errno));
-    }
+  if (!(yama >> scope)) return false;  // no Yama: the usual same-user rules apply
+  if (scope >= 2) {
+    return OtherError("kernel.yama.ptrace_scope is " + std::to_string(scope) +
+                      ": processes may not read each other's memory");
   }
-  return Status::Ok();
+  if (scope == 0) return false;
+  if (prctl(PR_SET_PTRACER, static_cast<unsigned long>(getppid()), 0, 0, 0) != 0) {
+    return OtherError(std::string("kernel.yama.ptrace_scope is 1 and PR_SET_PTRACER failed: ") +
+                      std::strerror(errno));
+  }
+  return true;
 }
 
 void DataPlane::EncodeCmaRequest(Request* request) {

@@ -121,24 +121,31 @@ DataPlane::~DataPlane() {
 }
 
 Status DataPlane::ExchangeAndConnect() {
-  // What each rank publishes: its pid and whether it takes part in the same-node rendezvous,
-  // then its UCX worker address.
-  constexpr size_t kPrefix = 8;
-  bool cma_usable = false;
+  // What each rank publishes: its pid, flags (1: it takes part in the same-node rendezvous,
+  // 2: only its parent's descendants may read it) and its parent's pid, then its UCX worker
+  // address.
+  constexpr size_t kPrefix = 12;
+  constexpr uint32_t kCmaUsable = 1, kCmaParentOnly = 2;
+  uint32_t flags = 0;
   if (options_.rendezvous != RendezvousProtocol::kUcx) {
-    const Status probe = ProbeCma();
+    const StatusOr<bool> probe = ProbeCma();
     if (!probe.ok() && options_.rendezvous == RendezvousProtocol::kCma) {
-      return ArgError("RFT_RENDEZVOUS=cma: " + probe.message() + "; expected auto or ucx here");
+      return ArgError("RFT_RENDEZVOUS=cma: " + probe.status().message() +
+                      "; expected auto or ucx here");
     }
-    if (!probe.ok()) RFT_LOG_INFO("same-node rendezvous off: %s", probe.message().c_str());
-    cma_usable = probe.ok();
+    if (!probe.ok()) {
+      RFT_LOG_INFO("same-node rendezvous off: %s", probe.status().message().c_str());
+    } else {
+      flags = kCmaUsable | (*probe ? kCmaParentOnly : 0);
+    }
   }
   const std::span<const std::byte> address = worker_->address();
   std::vector<std::byte> mine(kPrefix + address.size());
   const uint32_t pid = static_cast<uint32_t>(getpid());
-  const uint32_t flags = cma_usable ? 1 : 0;
+  const uint32_t parent = static_cast<uint32_t>(getppid());
   std::memcpy(mine.data(), &pid, 4);
   std::memcpy(mine.data() + 4, &flags, 4);
+  std::memcpy(mine.data() + 8, &parent, 4);
   std::memcpy(mine.data() + kPrefix, address.data(), address.size());
   auto published = job_->Exchange("rft.dataplane", mine);
   if (!published.ok()) return published.status();
@@ -153,12 +160,16 @@ Status DataPlane::ExchangeAndConnect() {
                         std::to_string(theirs.size()) + " bytes of data-plane address: expected " +
                         "more than " + std::to_string(kPrefix));
     }
-    uint32_t their_pid, their_flags;
+    uint32_t their_pid, their_flags, their_parent;
     std::memcpy(&their_pid, theirs.data(), 4);
     std::memcpy(&their_flags, theirs.data() + 4, 4);
+    std::memcpy(&their_parent, theirs.data() + 8, 4);
     pids_[r] = static_cast<pid_t>(their_pid);
-    // Both ends must be able to use it, and share a node (the launcher says which ranks do).
-    cma_peers_[r] = cma_usable && (their_flags & 1) != 0 && job_->local_peers().Contains(r);
+    // Both ends must be able to use it and share a node (the launcher says which ranks do);
+    // where Yama lets only a parent's descendants read, both must have the same parent.
+    const bool parent_only = ((flags | their_flags) & kCmaParentOnly) != 0;
+    cma_peers_[r] = (flags & kCmaUsable) != 0 && (their_flags & kCmaUsable) != 0 &&
+                    job_->local_peers().Contains(r) && (!parent_only || their_parent == parent);
     addresses[r].assign(theirs.begin() + kPrefix, theirs.end());
   }
   ucx::EndpointTable::Options table_options;

@@ -262,8 +262,10 @@ class DataPlane : private ucx::PeerFailureSink {
   void DeliverUnexpected(Request* request, Unexpected* message);
   void ReleaseUnexpected(Unexpected* message);
   // The same-node rendezvous (cma_rendezvous.cc).
-  // Whether this process can use process_vm_readv at all; a message naming why not.
-  Status ProbeCma() const;
+  // Whether the same-node read works here: true when only the ranks that share this
+  // process's parent (the launcher) may read it (Yama scope 1), false when any process of
+  // the user may; an error when it cannot be used.
+  StatusOr<bool> ProbeCma() const;
   // Writes a request-to-send's descriptor after the send's header.
   void EncodeCmaRequest(Request* request);
   void HandleCmaRequest(const WireHeader& header, std::span<const std::byte> payload);

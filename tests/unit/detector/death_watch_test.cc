@@ -1,15 +1,22 @@
 // The death watch across a fork: a watcher learns that a child holding its mutexes was killed,
-// and does not mistake a clean end for a death. Each test kills only its own child, by PID.
+// sees a clean end as clean, and refuses segments it did not get from its peer or that another
+// user could have made. Each test kills only its own child, by PID.
 #include "detector/death_watch.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "base/clock.h"
@@ -17,20 +24,26 @@
 namespace rft::detector {
 namespace {
 
-// A token per test run, so parallel runs never share /dev/shm names.
-uint32_t FreshToken() { return static_cast<uint32_t>(std::random_device()()) | 1; }
+// A tag per test run, so parallel runs never share /dev/shm names.
+uint32_t FreshTag() { return static_cast<uint32_t>(std::random_device()()) | 1; }
 
-// Forks a child that creates rank 1's watch, signals readiness, then either waits to be killed
-// or ends cleanly (destroying its watch) after `clean_after_ms`.
-pid_t StartChild(uint32_t token, int clean_after_ms) {
+struct Child {
+  pid_t pid = -1;
+  std::string segment;  // the name it advertised
+};
+
+// Forks a child that creates rank 1's watch and sends its segment name, then either waits to
+// be killed (`clean_after_ms` < 0) or ends cleanly (destroying its watch) after that delay.
+Child StartChild(uint32_t tag, int clean_after_ms) {
   int ready[2];
-  if (pipe(ready) != 0) return -1;
+  if (pipe(ready) != 0) return {};
   const pid_t pid = fork();
   if (pid == 0) {
     close(ready[0]);
-    auto watch = DeathWatch::Create(token, 1, [](Rank) {});
-    const char ok = watch.ok() ? 'y' : 'n';
-    if (write(ready[1], &ok, 1) != 1) _exit(3);
+    auto watch = DeathWatch::Create(tag, 1, [](Rank) {});
+    const std::string name = watch.ok() ? (*watch)->name() : std::string();
+    if (write(ready[1], name.data(), name.size()) != static_cast<ssize_t>(name.size())) _exit(3);
+    close(ready[1]);
     if (clean_after_ms < 0) {
       for (;;) pause();
     }
@@ -39,61 +52,179 @@ pid_t StartChild(uint32_t token, int clean_after_ms) {
     _exit(0);
   }
   close(ready[1]);
-  char ok = 'n';
-  const bool started = read(ready[0], &ok, 1) == 1 && ok == 'y';
+  char buffer[128];
+  const ssize_t n = read(ready[0], buffer, sizeof(buffer));
   close(ready[0]);
-  return started ? pid : -1;
+  if (n <= 0) return {};
+  return {pid, std::string(buffer, static_cast<size_t>(n))};
+}
+
+bool WaitFor(const std::function<bool()>& done, std::chrono::seconds limit) {
+  const Deadline deadline = Deadline::After(limit);
+  while (!done()) {
+    if (deadline.expired()) return false;
+    usleep(100);
+  }
+  return true;
 }
 
 TEST(DeathWatchTest, AKilledHolderIsReportedPromptly) {
-  const uint32_t token = FreshToken();
+  const uint32_t tag = FreshTag();
   std::atomic<int> deaths{0};
   std::atomic<int64_t> known_ns{0};
-  auto watcher = DeathWatch::Create(token, 0, [&](Rank rank) {
+  auto watcher = DeathWatch::Create(tag, 0, [&](Rank rank) {
     EXPECT_EQ(rank, 1u);
     known_ns.store(MonotonicNanos());
     deaths.fetch_add(1);
   });
   ASSERT_TRUE(watcher.ok()) << watcher.status().ToString();
-  const pid_t child = StartChild(token, -1);
-  ASSERT_GT(child, 0);
-  ASSERT_TRUE((*watcher)->Watch(1, 0).ok());
+  const Child child = StartChild(tag, -1);
+  ASSERT_GT(child.pid, 0);
+  ASSERT_TRUE((*watcher)->Watch(1, child.segment, 0).ok());
   (*watcher)->Unlink();
   usleep(20000);
   const int64_t killed_ns = MonotonicNanos();
-  ASSERT_EQ(kill(child, SIGKILL), 0);
-  const Deadline deadline = Deadline::After(std::chrono::seconds(10));
-  while (deaths.load() == 0 && !deadline.expired()) usleep(100);
-  waitpid(child, nullptr, 0);
-  ASSERT_EQ(deaths.load(), 1) << "the child's death was not reported within 10 s";
+  ASSERT_EQ(kill(child.pid, SIGKILL), 0);
+  const bool reported = WaitFor([&] { return deaths.load() > 0; }, std::chrono::seconds(10));
+  waitpid(child.pid, nullptr, 0);
+  ASSERT_TRUE(reported) << "the child's death was not reported within 10 s";
+  EXPECT_EQ(deaths.load(), 1);
+  EXPECT_EQ((*watcher)->clean_ends(), 0u);
   // Loose bound (sanitizers, shared cores); the benchmark measures the real figure.
   EXPECT_LT(known_ns.load() - killed_ns, int64_t{2} * 1000 * 1000 * 1000);
 }
 
-TEST(DeathWatchTest, ACleanEndIsNotADeath) {
-  const uint32_t token = FreshToken();
+// The watcher must be woken by the clean end and read it as clean: counting clean ends proves
+// the kernel released the mutexes (it cannot once the segment is unmapped under them).
+TEST(DeathWatchTest, ACleanEndIsSeenAndIsNotADeath) {
+  const uint32_t tag = FreshTag();
   std::atomic<int> deaths{0};
-  auto watcher = DeathWatch::Create(token, 0, [&](Rank) { deaths.fetch_add(1); });
+  auto watcher = DeathWatch::Create(tag, 0, [&](Rank) { deaths.fetch_add(1); });
   ASSERT_TRUE(watcher.ok());
-  const pid_t child = StartChild(token, 50);
-  ASSERT_GT(child, 0);
-  ASSERT_TRUE((*watcher)->Watch(1, 3).ok());
+  const Child child = StartChild(tag, 50);
+  ASSERT_GT(child.pid, 0);
+  ASSERT_TRUE((*watcher)->Watch(1, child.segment, 3).ok());
   int status = 0;
-  waitpid(child, &status, 0);
+  waitpid(child.pid, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  usleep(200000);  // a wrong report would have come by now (the watcher wakes at the exit)
+  EXPECT_TRUE(WaitFor([&] { return (*watcher)->clean_ends() == 1; }, std::chrono::seconds(10)))
+      << "the watcher never saw the clean end";
   EXPECT_EQ(deaths.load(), 0);
 }
 
-TEST(DeathWatchTest, WatchingAProcessThatIsGoneOrABadSlotFailsClearly) {
-  const uint32_t token = FreshToken();
-  auto watcher = DeathWatch::Create(token, 0, [](Rank) {});
+// After a watch is destroyed, the thread that created it locks robust mutexes as any program
+// may: nothing of the watch may be left on that thread's robust list (glibc would write
+// through a pointer into the unmapped segment).
+TEST(DeathWatchTest, RobustLocksAfterTheWatchEndsAreSafe) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    {
+      auto watch = DeathWatch::Create(FreshTag(), 0, [](Rank) {});
+      if (!watch.ok()) _exit(3);
+    }
+    pthread_mutexattr_t attributes;
+    pthread_mutexattr_init(&attributes);
+    pthread_mutexattr_setrobust(&attributes, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_t mutex;
+    pthread_mutex_init(&mutex, &attributes);
+    if (pthread_mutex_lock(&mutex) != 0) _exit(4);
+    pthread_mutex_unlock(&mutex);
+    _exit(0);
+  }
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << (WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                              : "exit status " + std::to_string(WEXITSTATUS(status)));
+}
+
+// A segment that is missing says nothing about its process: not PROC_FAILED.
+TEST(DeathWatchTest, AMissingSegmentIsNotADeath) {
+  const uint32_t tag = FreshTag();
+  auto watcher = DeathWatch::Create(tag, 0, [](Rank) {});
   ASSERT_TRUE(watcher.ok());
-  const Status gone = (*watcher)->Watch(7, 0);
-  EXPECT_EQ(gone.code(), RFT_ERR_PROC_FAILED) << gone.ToString();
-  const Status slot = (*watcher)->Watch(7, DeathWatch::kWatcherSlots);
+  const std::string name = DeathWatch::SegmentPrefix(tag) + "7-0123456789abcdef";
+  const Status missing = (*watcher)->Watch(7, name, 0);
+  EXPECT_EQ(missing.code(), RFT_ERR_OTHER) << missing.ToString();
+  EXPECT_NE(missing.message().find(name), std::string::npos) << missing.ToString();
+}
+
+TEST(DeathWatchTest, NamesAreRandomAndBadNamesOrSlotsFailClearly) {
+  const uint32_t tag = FreshTag();
+  auto first = DeathWatch::Create(tag, 0, [](Rank) {});
+  auto second = DeathWatch::Create(tag, 0, [](Rank) {});
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_NE((*first)->name(), (*second)->name());
+  EXPECT_TRUE(DeathWatch::IsSegmentName((*first)->name(), tag, 0)) << (*first)->name();
+  EXPECT_FALSE(DeathWatch::IsSegmentName((*first)->name(), tag, 1));
+  EXPECT_FALSE(DeathWatch::IsSegmentName((*first)->name(), tag + 1, 0));
+  EXPECT_FALSE(DeathWatch::IsSegmentName("/etc/passwd", tag, 0));
+
+  const Status slot = (*first)->Watch(0, (*second)->name(), DeathWatch::kWatcherSlots);
   EXPECT_EQ(slot.code(), RFT_ERR_ARG);
   EXPECT_NE(slot.message().find("slot 8"), std::string::npos) << slot.ToString();
+  const Status foreign = (*first)->Watch(3, (*second)->name(), 0);  // rank 0's name for rank 3
+  EXPECT_EQ(foreign.code(), RFT_ERR_ARG);
+  EXPECT_NE(foreign.message().find("not its segment name"), std::string::npos)
+      << foreign.ToString();
+}
+
+// Another user (or a careless program) may have made a file under a peer's name: the watcher
+// must not map a file others can write, one of the wrong size (SIGBUS), or a link.
+TEST(DeathWatchTest, SegmentsOthersCouldWriteOrOfTheWrongShapeAreRefused) {
+  const uint32_t tag = FreshTag();
+  auto watcher = DeathWatch::Create(tag, 0, [](Rank) {});
+  ASSERT_TRUE(watcher.ok());
+  struct Case {
+    const char* what;
+    mode_t mode;
+    off_t size;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"world-writable", 0666, 4096, "mode 0666, expected 0600"},
+      {"group-readable", 0640, 4096, "mode 0640, expected 0600"},
+      {"short", 0600, 16, "16 bytes, expected 4096"},
+  };
+  int index = 0;
+  for (const Case& c : cases) {
+    const std::string name =
+        DeathWatch::SegmentPrefix(tag) + "5-00000000000000" + std::to_string(10 + index++);
+    const int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+    ASSERT_GE(fd, 0) << name;
+    ASSERT_EQ(fchmod(fd, c.mode), 0);
+    ASSERT_EQ(ftruncate(fd, c.size), 0);
+    close(fd);
+    const Status refused = (*watcher)->Watch(5, name, 0);
+    shm_unlink(name.c_str());
+    EXPECT_EQ(refused.code(), RFT_ERR_OTHER) << c.what << ": " << refused.ToString();
+    EXPECT_NE(refused.message().find(c.expected), std::string::npos)
+        << c.what << ": " << refused.ToString();
+  }
+  // A symbolic link planted under the name (shm_open reads /dev/shm).
+  const std::string link_name = DeathWatch::SegmentPrefix(tag) + "5-00000000000000ff";
+  const std::string target = "/dev/shm" + (*watcher)->name();
+  ASSERT_EQ(symlink(target.c_str(), ("/dev/shm" + link_name).c_str()), 0);
+  const Status link = (*watcher)->Watch(5, link_name, 0);
+  unlink(("/dev/shm" + link_name).c_str());
+  EXPECT_EQ(link.code(), RFT_ERR_OTHER) << link.ToString();
+  // Owned by another user: only where this process may give a file away (root outside a
+  // user namespace that maps no other uid, as in Bazel's sandbox).
+  const std::string name = DeathWatch::SegmentPrefix(tag) + "5-00000000000000ee";
+  const int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 4096), 0);
+  const bool given_away = fchown(fd, 65534, 65534) == 0;
+  close(fd);
+  if (given_away) {
+    const Status owner = (*watcher)->Watch(5, name, 0);
+    EXPECT_EQ(owner.code(), RFT_ERR_OTHER) << owner.ToString();
+    EXPECT_NE(owner.message().find("owned by uid 65534"), std::string::npos) << owner.ToString();
+  } else {
+    std::printf("note: cannot chown here; the other-owner case was not exercised\n");
+  }
+  shm_unlink(name.c_str());
 }
 
 }  // namespace

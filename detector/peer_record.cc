@@ -1,0 +1,65 @@
+#include "detector/peer_record.h"
+
+#include <cstring>
+
+namespace rft::detector {
+namespace {
+constexpr size_t kFixedSize = 12;
+// Longer than any name DeathWatch makes; a bound so a bad record cannot ask for much.
+constexpr size_t kMaxSegmentName = 255;
+}  // namespace
+
+std::vector<std::byte> EncodePeerRecord(const PeerRecord& record) {
+  const uint32_t descriptor_size = static_cast<uint32_t>(record.region_descriptor.size());
+  const uint32_t name_size = static_cast<uint32_t>(record.death_watch_segment.size());
+  std::vector<std::byte> bytes(kFixedSize + descriptor_size + name_size +
+                               record.worker_address.size());
+  std::byte* out = bytes.data();
+  std::memcpy(out, &record.pid, 4);
+  std::memcpy(out + 4, &descriptor_size, 4);
+  std::memcpy(out + 8, &name_size, 4);
+  out += kFixedSize;
+  if (descriptor_size > 0) std::memcpy(out, record.region_descriptor.data(), descriptor_size);
+  out += descriptor_size;
+  if (name_size > 0) std::memcpy(out, record.death_watch_segment.data(), name_size);
+  out += name_size;
+  if (!record.worker_address.empty()) {
+    std::memcpy(out, record.worker_address.data(), record.worker_address.size());
+  }
+  return bytes;
+}
+
+StatusOr<PeerRecord> DecodePeerRecord(std::span<const std::byte> bytes, uint32_t rank) {
+  const std::string who = "rank " + std::to_string(rank) + " published ";
+  if (bytes.size() < kFixedSize) {
+    return OtherError(who + std::to_string(bytes.size()) +
+                      " bytes of control-plane record: expected at least " +
+                      std::to_string(kFixedSize + 1));
+  }
+  PeerRecord record;
+  uint32_t descriptor_size = 0, name_size = 0;
+  std::memcpy(&record.pid, bytes.data(), 4);
+  std::memcpy(&descriptor_size, bytes.data() + 4, 4);
+  std::memcpy(&name_size, bytes.data() + 8, 4);
+  if (name_size > kMaxSegmentName) {
+    return OtherError(who + "a death-watch segment name of " + std::to_string(name_size) +
+                      " bytes: expected at most " + std::to_string(kMaxSegmentName));
+  }
+  const size_t rest = bytes.size() - kFixedSize;
+  // 64-bit sums: two u32 lengths cannot wrap.
+  if (static_cast<uint64_t>(descriptor_size) + name_size >= rest) {
+    return OtherError(who + std::to_string(bytes.size()) + " bytes with a " +
+                      std::to_string(descriptor_size) + "-byte region descriptor and a " +
+                      std::to_string(name_size) +
+                      "-byte segment name: expected them and a worker address to fit");
+  }
+  const std::byte* in = bytes.data() + kFixedSize;
+  record.region_descriptor.assign(in, in + descriptor_size);
+  in += descriptor_size;
+  record.death_watch_segment.assign(reinterpret_cast<const char*>(in), name_size);
+  in += name_size;
+  record.worker_address.assign(in, bytes.data() + bytes.size());
+  return record;
+}
+
+}  // namespace rft::detector
