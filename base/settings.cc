@@ -8,6 +8,9 @@ namespace rft::config::internal {
 namespace {
 
 constexpr int64_t kMillisecond = 1000000;
+// PMIx takes a timeout as an int of seconds; a day fits with room, and no start-up waits that
+// long on purpose.
+constexpr int64_t kDay = int64_t{86400} * 1000 * kMillisecond;
 
 constexpr SettingSpec kSettings[] = {
     // base: logging.
@@ -30,8 +33,10 @@ constexpr SettingSpec kSettings[] = {
         .kind = Kind::kDuration,
         .default_text = "10s",
         .doc = "Upper bound on each PMIx lookup (PMIx_Get) and fence during bootstrap; a peer "
-               "that never published its address fails the lookup instead of hanging.",
+               "that never published its address fails the lookup instead of hanging. PMIx "
+               "counts whole seconds (rounded up), up to a day.",
         .min = kMillisecond,
+        .max = kDay,
     },
     // transport: data plane.
     {

@@ -1,9 +1,13 @@
 // The data plane's rules, checked on real UCX endpoints: each rank sends to its successor
 // and receives from its predecessor in a ring (with one process, to itself). Fences order
 // the two sides where a check needs messages to arrive before or after receives are posted.
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -102,6 +106,46 @@ int PostedOrder(transport::Bootstrap& job, DataPlane& plane, Ring ring) {
   return 0;
 }
 
+// Peak resident memory in KiB (VmHWM), after resetting it (Linux >= 4.0); -1 if unknown.
+long ResetPeakKib() {
+  std::ofstream("/proc/self/clear_refs") << "5";
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  return -1;
+}
+
+// A message far larger than the receive buffer: the receiver must not allocate (or touch) the
+// sender's length to drop what does not fit. Rank 0 sends 64 MiB of untouched pages to rank 1,
+// whose peak memory is measured (a sender's transport may touch its own buffer).
+int HugeTruncation(transport::Bootstrap& job, DataPlane& plane) {
+  constexpr size_t kHuge = size_t{64} << 20;
+  if (job.size() < 2 || job.rank() > 1) return 0;
+  if (job.rank() == 0) {
+    void* out = mmap(nullptr, kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(out != MAP_FAILED, "mmap of " << kHuge << " bytes");
+    static_cast<char*>(out)[0] = 'h';
+    CHECK_OK(plane.Send(out, kHuge, 1, 42, kContext));
+    munmap(out, kHuge);
+    return 0;
+  }
+  char in[17];
+  std::memset(in, 'z', sizeof(in));
+  const long before = ResetPeakKib();
+  MessageStatus status;
+  const Status truncated = plane.Recv(in, 16, 0, 42, kContext, &status);
+  const long after = ResetPeakKib();
+  CHECK(truncated.code() == RFT_ERR_TRUNCATE && status.count == 16 &&
+            status.message_length == kHuge && in[0] == 'h' && in[16] == 'z',
+        "64 MiB into 16 bytes: " << truncated.ToString() << ", count " << status.count);
+  // Half the message would mean it was staged somewhere; the peak grows by little otherwise.
+  CHECK(before < 0 || after - before < static_cast<long>(kHuge / 1024 / 2),
+        "receiving a truncated 64 MiB message raised the peak memory by " << (after - before)
+                                                                          << " KiB");
+  return 0;
+}
+
 // Sizes around the eager/rendezvous switch, each through the posted and the unexpected path,
 // and truncation on both protocols.
 int SizesAndTruncation(transport::Bootstrap& job, DataPlane& plane, Ring ring) {
@@ -149,6 +193,8 @@ int SizesAndTruncation(transport::Bootstrap& job, DataPlane& plane, Ring ring) {
           "truncated receive wrote wrong bytes or past the buffer");
     CHECK_OK(plane.Wait(&send, nullptr, Soon()));  // the sender does not see truncation
   }
+  CHECK_OK(job.Fence(false));
+  if (int rc = HugeTruncation(job, plane)) return rc;
   CHECK_OK(job.Fence(false));
   return 0;
 }

@@ -163,17 +163,21 @@ void DataPlane::StartFetch(Request* request, Rank source, int32_t tag, void* des
   request->status.tag = tag;
   request->status.count = std::min(length, request->capacity);
   request->status.message_length = length;
-  void* target = request->buffer;
-  if (length > request->capacity) {
-    // UCX fetches whole messages only: a truncated one lands in a bounce buffer first.
-    request->bounce = new std::byte[length];
-    target = request->bounce;
-  }
   ucp_request_param_t param;
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   param.cb.recv_am = &OnFetchDone;
   param.user_data = request;
-  void* ucx_request = ucp_am_recv_data_nbx(worker_->get(), descriptor, target, length, &param);
+  void* target = request->buffer;
+  size_t count = length;
+  if (length > request->capacity) {
+    // UCX fetches whole messages only. Nothing is allocated by a length the peer chose: the
+    // truncating datatype keeps what fits and drops the rest as it arrives.
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    param.datatype = truncating_datatype_;
+    target = request;
+    count = 1;
+  }
+  void* ucx_request = ucp_am_recv_data_nbx(worker_->get(), descriptor, target, count, &param);
   if (UCS_PTR_IS_PTR(ucx_request) && ucx_request != nullptr) {
     request->ucx_request = ucx_request;
     if (!request->peer_link.linked()) {
@@ -183,6 +187,48 @@ void DataPlane::StartFetch(Request* request, Rank source, int32_t tag, void* des
     return;
   }
   FinishUcxOperation(request, nullptr, UCS_PTR_STATUS(ucx_request));
+}
+
+namespace {
+
+// The truncating datatype's operations (receive only). Its state is the Request: the message's
+// full length is what UCX expects (status.message_length), the receive buffer takes the first
+// `capacity` bytes, and nothing is written once the request completed for its caller (its
+// peer failed; the buffer may be reused).
+void* TruncatingStartPack(void*, const void*, size_t) { return nullptr; }
+void* TruncatingStartUnpack(void*, void* request, size_t) { return request; }
+size_t TruncatingPackedSize(void* state) {
+  return state == nullptr ? 0 : static_cast<Request*>(state)->status.message_length;
+}
+size_t TruncatingPack(void*, size_t, void*, size_t) { return 0; }
+ucs_status_t TruncatingUnpack(void* state, size_t offset, const void* src, size_t length) {
+  auto* request = static_cast<Request*>(state);
+  if (request->complete || offset >= request->capacity) return UCS_OK;
+  const size_t kept = std::min(length, request->capacity - offset);
+  std::memcpy(static_cast<std::byte*>(request->buffer) + offset, src, kept);
+  return UCS_OK;
+}
+void TruncatingFinish(void*) {}
+
+constexpr ucp_generic_dt_ops_t kTruncatingOps = {
+    .start_pack = &TruncatingStartPack,
+    .start_unpack = &TruncatingStartUnpack,
+    .packed_size = &TruncatingPackedSize,
+    .pack = &TruncatingPack,
+    .unpack = &TruncatingUnpack,
+    .finish = &TruncatingFinish,
+};
+
+}  // namespace
+
+Status DataPlane::CreateTruncatingDatatype() {
+  const ucs_status_t status =
+      ucp_dt_create_generic(&kTruncatingOps, nullptr, &truncating_datatype_);
+  if (status != UCS_OK) {
+    return OtherError(std::string("ucp_dt_create_generic: ") + ucs_status_string(status));
+  }
+  has_truncating_datatype_ = true;
+  return Status::Ok();
 }
 
 void DataPlane::DeliverUnexpected(Request* request, Unexpected* message) {
@@ -255,13 +301,6 @@ void DataPlane::OnFetchDone(void* ucx_request, ucs_status_t status, size_t, void
 void DataPlane::FinishUcxOperation(Request* request, void* ucx_request, ucs_status_t status) {
   if (ucx_request != nullptr) ucp_request_free(ucx_request);
   request->ucx_request = nullptr;
-  if (request->bounce != nullptr) {
-    if (status == UCS_OK && !request->complete) {
-      std::memcpy(request->buffer, request->bounce, request->capacity);
-    }
-    delete[] request->bounce;
-    request->bounce = nullptr;
-  }
   if (request->orphaned) {
     requests_.Release(request);  // completed for the user long ago (its peer failed)
     return;

@@ -68,6 +68,7 @@ Status DataPlane::Start() {
   auto worker = ucx::UcxWorker::Create(*ucx_context_);
   if (!worker.ok()) return worker.status();
   worker_ = std::move(*worker);
+  RFT_RETURN_IF_ERROR(CreateTruncatingDatatype());
   RFT_RETURN_IF_ERROR(worker_->SetActiveMessageHandler(internal::kDataAmId, &OnActiveMessage, this,
                                                        UCP_AM_FLAG_WHOLE_MSG));
   RFT_RETURN_IF_ERROR(ExchangeAndConnect());
@@ -116,6 +117,7 @@ DataPlane::~DataPlane() {
     requests_.AbandonInUse();
   }
   worker_.reset();
+  if (has_truncating_datatype_) ucp_dt_destroy(truncating_datatype_);
   ucx_context_.reset();
   if (wake_fd_ >= 0) close(wake_fd_);
 }

@@ -278,6 +278,8 @@ class DataPlane : private ucx::PeerFailureSink {
 
   static void OnSendDone(void* ucx_request, ucs_status_t status, void* user_data);
   static void OnFetchDone(void* ucx_request, ucs_status_t status, size_t length, void* user_data);
+  // A UCX datatype that receives a rendezvous into a buffer smaller than the message.
+  Status CreateTruncatingDatatype();
   void FinishUcxOperation(Request* request, void* ucx_request, ucs_status_t status);
 
   // Failure completion.
@@ -304,6 +306,8 @@ class DataPlane : private ucx::PeerFailureSink {
   uint32_t job_token_ = 0;
   std::unique_ptr<ucx::UcxContext> ucx_context_;
   std::unique_ptr<ucx::UcxWorker> worker_;
+  ucp_datatype_t truncating_datatype_ = 0;
+  bool has_truncating_datatype_ = false;
   std::unique_ptr<ucx::EndpointTable> endpoints_;
   std::vector<std::unique_ptr<Context>> contexts_;
   std::unique_ptr<IntrusiveList<PeerLink>[]> peer_pending_;  // [rank]: operations depending on it

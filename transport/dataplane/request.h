@@ -65,7 +65,6 @@ struct Request {
   // number, which tells this use of the request from earlier ones).
   bool awaiting_cma_done = false;
   uint64_t cma_sequence = 0;
-  std::byte* bounce = nullptr;  // a truncated rendezvous lands here first (rare; heap)
   MessageStatus status;
   // What a send hands UCX must stay valid until UCX completes the send (UCX 1.13 has no
   // copy-header flag), so it lives here: the header alone (it travels as the AM header), or

@@ -86,7 +86,7 @@ TEST(SettingsTableTest, TheSettingsOfThisRelease) {
   ASSERT_NE(timeout, nullptr);
   EXPECT_EQ(timeout->kind, Kind::kDuration);
   EXPECT_EQ(timeout->default_text, "10s");
-  EXPECT_EQ(timeout->allowed, ">= 1ms");
+  EXPECT_EQ(timeout->allowed, "1ms..24h");
   EXPECT_EQ(*GetDuration("RFT_PMIX_TIMEOUT", kEmpty), seconds(10));
 
   const SettingInfo* prefix = FindSetting("RFT_LOG_PREFIX_RANK");
@@ -111,7 +111,14 @@ TEST(SettingsTableTest, PmixTimeout) {
       GetDuration("RFT_PMIX_TIMEOUT", Env({{"RFT_PMIX_TIMEOUT", "999us"}}));
   ASSERT_FALSE(tiny.ok());
   EXPECT_EQ(tiny.status().message(),
-            "RFT_PMIX_TIMEOUT=\"999us\": out of range: expected a duration >= 1ms");
+            "RFT_PMIX_TIMEOUT=\"999us\": out of range: expected a duration 1ms..24h");
+
+  // PMIx counts an int of seconds: a huge value must be refused, not wrap.
+  StatusOr<nanoseconds> huge = GetDuration("RFT_PMIX_TIMEOUT", Env({{"RFT_PMIX_TIMEOUT", "25h"}}));
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().message(),
+            "RFT_PMIX_TIMEOUT=\"25h\": out of range: expected a duration 1ms..24h");
+  EXPECT_EQ(*GetDuration("RFT_PMIX_TIMEOUT", Env({{"RFT_PMIX_TIMEOUT", "24h"}})), hours(24));
 }
 
 TEST(SettingsTableTest, LogLevelIsCaseInsensitiveAndCanonical) {
