@@ -10,6 +10,8 @@ PACKAGES=(
   libhwloc-dev libpmix-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 procps
+  debootstrap            # the compatibility stage's Debian trixie root (tools/compat)
+  clang-14 libclang-rt-14-dev  # libFuzzer (tools/fuzz.sh)
 )
 
 missing=()
