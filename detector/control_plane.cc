@@ -186,8 +186,11 @@ Status ControlPlane::SetUpWorker() {
     }
   }
   // Every rank is connected (and every watcher has opened its segments): start the ring. All
-  // ranks leave this fence within a few milliseconds of each other, well inside a timeout.
-  RFT_RETURN_IF_ERROR(job_->Fence(false));
+  // ranks leave this fence within a few milliseconds of each other, well inside a timeout. It
+  // spans the ranks that finished start-up; one dying now makes PMIx's answer undefined, and
+  // the ring, which knows who failed, goes on either way.
+  const Status fenced = job_->Fence(false, StartedRanks());
+  if (!fenced.ok()) RFT_LOG_INFO("start-up fence: %s", fenced.ToString().c_str());
   if (watching) death_watch_->Unlink();
   ring_.emplace(self_, size_, options_.heartbeat, MonotonicNanos());
   return Status::Ok();
@@ -206,8 +209,18 @@ Status ControlPlane::Exchange() {
   if (death_watch_ != nullptr) mine.death_watch_segment = death_watch_->name();
   const std::span<const std::byte> address = worker_->address();
   mine.worker_address.assign(address.begin(), address.end());
-  auto published = job_->Exchange("rft.control", EncodePeerRecord(mine));
+  auto published = job_->ExchangeLive("rft.control", EncodePeerRecord(mine));
   if (!published.ok()) return published.status();
+  missing_at_start_ = published->missing;
+  // A rank that ended or hung during start-up is failed from the first call on; a hung one is
+  // killed (fail-stop), so that nobody goes on with a rank the others left out.
+  for (Rank r : published->missing) {
+    const bool silent = published->silent.Contains(r);
+    RFT_LOG_WARN("rank %u %s during start-up: it is failed", r,
+                 silent ? "did not publish its address" : "ended");
+    registry_->Report(r, silent ? FailureSource::kStartup : FailureSource::kLauncher);
+    if (silent && options_.enforce_fail_stop) Kill(r);
+  }
 
   std::vector<std::vector<std::byte>> addresses(size_);
   region_descriptors_.resize(size_);
@@ -216,15 +229,18 @@ Status ControlPlane::Exchange() {
   control_tids_.assign(size_, 0);
   remote_.resize(size_);
   for (Rank r = 0; r < size_; ++r) {
-    auto record = DecodePeerRecord((*published)[r], r);
+    if (published->missing.Contains(r)) continue;
+    auto record = DecodePeerRecord(published->values[r], r);
     if (!record.ok()) return record.status();
     pids_[r] = static_cast<pid_t>(record->pid);
     region_descriptors_[r] = std::move(record->region_descriptor);
     death_watch_segments_[r] = std::move(record->death_watch_segment);
     addresses[r] = std::move(record->worker_address);
   }
-  auto table = transport::ucx::EndpointTable::Create(
-      worker_.get(), self_, std::move(addresses), this, transport::ucx::EndpointTable::Options());
+  transport::ucx::EndpointTable::Options table_options;
+  table_options.failed = published->missing;
+  auto table = transport::ucx::EndpointTable::Create(worker_.get(), self_, std::move(addresses),
+                                                     this, table_options);
   if (!table.ok()) return table.status();
   endpoints_ = std::move(*table);
   return Status::Ok();
@@ -480,12 +496,19 @@ void ControlPlane::SendControl(Rank to, uint16_t subtype, std::span<const std::b
   if (!UCS_PTR_IS_PTR(request) || request == nullptr) delete send;  // done, or failed at once
 }
 
+RankSet ControlPlane::StartedRanks() const {
+  RankSet started;
+  for (Rank r = 0; r < size_; ++r) {
+    if (!missing_at_start_.Contains(r)) started.Insert(r);
+  }
+  return started;
+}
+
 void ControlPlane::Kill(Rank rank) {
   // Fail-stop: the launcher kills it (a hung process never ends itself). The call blocks
   // until the launcher acted, so it runs beside the control loop.
   killers_.emplace_back([this, rank] {
-    const Status status =
-        job_->Abort(0, "rft: declared failed by its heartbeat observer", RankSet{rank});
+    const Status status = job_->Abort(0, "rft: declared failed (fail-stop)", RankSet{rank});
     if (!status.ok()) {
       RFT_LOG_ERROR("could not have rank %u killed: %s", rank, status.ToString().c_str());
     }

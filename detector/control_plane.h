@@ -113,6 +113,8 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   // Sends a control message of `subtype` with `payload` to `to` (fire and forget).
   void SendControl(Rank to, uint16_t subtype, std::span<const std::byte> payload);
   void Kill(Rank rank);
+  // The ranks that published their records at start-up (all but missing_at_start_).
+  RankSet StartedRanks() const;
   [[noreturn]] void DeclaredFailed(Rank by);
 
   static ucs_status_t OnActiveMessage(void* arg, const void* header, size_t header_length,
@@ -130,8 +132,9 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   std::unique_ptr<transport::ucx::UcxWorker> worker_;
   std::unique_ptr<transport::ucx::LocalRegion> slots_;  // this process's heartbeat slot
   std::unique_ptr<transport::ucx::EndpointTable> endpoints_;
-  std::vector<std::vector<std::byte>> region_descriptors_;             // [rank]
-  std::vector<std::string> death_watch_segments_;                      // [rank]; empty: none
+  std::vector<std::vector<std::byte>> region_descriptors_;  // [rank]
+  std::vector<std::string> death_watch_segments_;           // [rank]; empty: none
+  RankSet missing_at_start_;  // ended or silent during the start-up exchange: failed
   std::vector<std::unique_ptr<transport::ucx::RemoteRegion>> remote_;  // [rank], on first use
   std::unique_ptr<DeathWatch> death_watch_;
 

@@ -25,6 +25,8 @@ const char* FailureSourceName(FailureSource source) {
       return "agreement";
     case FailureSource::kApplication:
       return "application";
+    case FailureSource::kStartup:
+      return "start-up";
   }
   return "unknown";
 }

@@ -41,6 +41,7 @@ enum class FailureSource : uint8_t {
   kPropagated,   // another process's news, through the reliable broadcast
   kAgreement,    // an agreement's decided failed set
   kApplication,  // the caller (tests, the API layer's own knowledge)
+  kStartup,      // it did not publish its address within RFT_PMIX_TIMEOUT at start-up
 };
 const char* FailureSourceName(FailureSource source);
 

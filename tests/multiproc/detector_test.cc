@@ -68,6 +68,32 @@ INSTANTIATE_TEST_SUITE_P(Faults, FaultTest,
                                            Fault{4, "kill", 0}, Fault{2, "stop", 0},
                                            Fault{4, "stop", 3}, Fault{8, "kill", 5}));
 
+// A rank that dies before the start-up exchange: the others start without it (issue: the
+// whole --ft job used to fail with a PMIx_Get timeout). Its crash is still the job's status.
+TEST(DetectorTest, ARankKilledDuringStartUpIsFailedAndTheOthersStart) {
+  std::vector<std::string> env = kTolerant;
+  env.push_back("RFT_PMIX_TIMEOUT=3s");
+  const auto r = RunWorker(4, {"startup", "kill", "--victim", "2"}, env);
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "startup ok"), 3) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "FAILED"), 0) << r.Report();
+}
+
+// A rank that hangs before publishing: after RFT_PMIX_TIMEOUT the others declare it failed
+// and have the launcher kill it (fail-stop), then go on.
+TEST(DetectorTest, ARankHungDuringStartUpIsKilledAndTheOthersStart) {
+  std::vector<std::string> env = kTolerant;
+  env.push_back("RFT_PMIX_TIMEOUT=2s");
+  const auto r = RunWorker(4, {"startup", "stop", "--victim", "1"}, env);
+  EXPECT_EQ(r.exit_status, 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "startup ok rank="), 3) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "source=start-up"), 3) << r.Report();
+  EXPECT_NE(r.output.find("rank 1 was killed by signal 9 (SIGKILL), aborted on request"),
+            std::string::npos)
+      << r.Report();
+  EXPECT_EQ(CountLines(r.output, "FAILED"), 0) << r.Report();
+}
+
 TEST(DetectorTest, NoFaultNoSuspicion) {
   const auto r = RunWorker(4, {"quiet", "--seconds", "1"}, kTolerant);
   ASSERT_EQ(r.exit_status, 0) << r.Report();

@@ -125,13 +125,57 @@ int Quiet(Bootstrap& job, FailureRegistry& registry, ControlPlane& control, doub
   return 0;
 }
 
+// A rank that died or hung before the start-up exchange: the others started without it, it is
+// failed in their registry from the first call, and they work together.
+int Startup(Bootstrap& job, FailureRegistry& registry, DataPlane& plane, Rank victim,
+            const char* expected_source) {
+  CHECK(registry.IsFailed(victim), "rank " << victim << " is not failed after start-up");
+  const auto records = registry.Records();
+  CHECK(records.size() == 1 && records[0].rank == victim,
+        records.size() << " failures recorded; expected only rank " << victim);
+  CHECK(std::string(detector::FailureSourceName(records[0].source)) == expected_source,
+        "source " << detector::FailureSourceName(records[0].source) << ", expected "
+                  << expected_source);
+  const Status refused = plane.Send("x", 1, victim, 3, kContext);
+  CHECK(refused.code() == RFT_ERR_PROC_FAILED, "send to the victim: " << refused.ToString());
+  RankSet survivors;
+  for (Rank r = 0; r < job.size(); ++r) {
+    if (r != victim) survivors.Insert(r);
+  }
+  const size_t at = survivors.IndexOf(job.rank()).value_or(0);
+  const Rank next = survivors.Nth((at + 1) % survivors.size());
+  const Rank prev = survivors.Nth((at + survivors.size() - 1) % survivors.size());
+  const uint64_t token = 2000 + job.rank();
+  uint64_t got = 0;
+  transport::Request* receive = nullptr;
+  CHECK_OK(plane.Irecv(&got, sizeof(got), prev, 4, kContext, &receive));
+  CHECK_OK(plane.Send(&token, sizeof(token), next, 4, kContext));
+  CHECK_OK(plane.Wait(&receive, nullptr, Deadline::After(std::chrono::seconds(10))));
+  CHECK(got == 2000 + prev, "ring token " << got << " from rank " << prev);
+  std::printf("startup ok rank=%u victim=%u source=%s\n", job.rank(), victim, expected_source);
+  std::fflush(stdout);
+  CHECK_OK(job.Fence(false, survivors));
+  return 0;
+}
+
 int Main(int argc, char** argv) {
-  if (argc < 2)
-    return Fail("usage: detector_worker fault kill|stop --victim V | quiet --seconds S");
+  if (argc < 2) {
+    return Fail(
+        "usage: detector_worker fault kill|stop --victim V | quiet --seconds S | "
+        "startup kill|stop --victim V");
+  }
   const std::string mode = argv[1];
   auto init = Bootstrap::Init();
   CHECK_OK(init.status());
   Bootstrap& job = **init;
+  const bool startup = mode == "startup" && argc == 5 && std::string(argv[3]) == "--victim";
+  const bool startup_kill = startup && std::string(argv[2]) == "kill";
+  const Rank startup_victim = startup ? static_cast<Rank>(std::atoi(argv[4])) : kInvalidRank;
+  if (job.rank() == startup_victim) {
+    // Before publishing anything: the others are in (or about to enter) their exchanges.
+    raise(startup_kill ? SIGKILL : SIGSTOP);
+    for (;;) pause();
+  }
   auto registry = FailureRegistry::Create(job.rank(), job.size());
   CHECK_OK(registry.status());
   auto options = ControlPlane::OptionsFromConfig();
@@ -156,6 +200,8 @@ int Main(int argc, char** argv) {
   if (mode == "fault" && argc == 5 && std::string(argv[3]) == "--victim") {
     const std::string kind = argv[2];
     rc = Fault(job, **registry, **control, **plane, kind == "kill", std::atoi(argv[4]));
+  } else if (startup) {
+    rc = Startup(job, **registry, **plane, startup_victim, startup_kill ? "launcher" : "start-up");
   } else if (mode == "quiet" && argc == 4 && std::string(argv[2]) == "--seconds") {
     rc = Quiet(job, **registry, **control, std::atof(argv[3]));
   } else {

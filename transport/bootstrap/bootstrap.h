@@ -81,12 +81,28 @@ class Bootstrap {
   // `rank`'s value under `key`; RFT_ERR_TIMEOUT after RFT_PMIX_TIMEOUT.
   StatusOr<std::vector<std::byte>> Get(Rank rank, std::string_view key);
 
-  // Put, Commit, Fence(collect) and Get of every rank: element r is rank r's value.
+  // Every rank publishes `mine` under `key` and reads everyone's, without waiting for ranks
+  // that cannot answer: one that the launcher reports ended, or that did not publish within
+  // RFT_PMIX_TIMEOUT. Such ranks are `missing` (values[r] empty); `silent` are those of them
+  // not known dead (hung or slow: a fault-tolerant caller declares them failed and has them
+  // killed, so that nobody goes on with them). Errors only for this process's own calls.
+  struct ExchangeResult {
+    std::vector<std::vector<std::byte>> values;  // [rank]
+    RankSet missing;
+    RankSet silent;
+  };
+  StatusOr<ExchangeResult> ExchangeLive(std::string_view key, std::span<const std::byte> mine);
+  // As ExchangeLive, but every rank must answer: RFT_ERR_PROC_FAILED naming the ranks that
+  // ended first, RFT_ERR_TIMEOUT naming the silent ones. Element r is rank r's value.
   StatusOr<std::vector<std::vector<std::byte>>> Exchange(std::string_view key,
                                                          std::span<const std::byte> mine);
 
+  // The ranks of this job the launcher reported ended so far (from Init on).
+  RankSet DeadRanks() const;
+
   // `callback` runs on libpmix's thread for every termination event, once per event; it must
-  // be quick and thread-safe (the detector hands the news to its own thread). One callback;
+  // be quick and thread-safe (the detector hands the news to its own thread). Events since
+  // Init are replayed to it at once (a failure during start-up is not lost). One callback;
   // a second call replaces it.
   using TerminationCallback = std::function<void(const TerminationEvent&)>;
   Status OnTermination(TerminationCallback callback);
@@ -111,6 +127,7 @@ class Bootstrap {
   // (rftrun does), else agreed by one fence: rank 0 draws the token, every rank publishes its
   // CPU mask and the local ranks' masks decide (cpu_placement.h).
   Status ShareStartupFacts();
+  Status RegisterEventHandler();
   // PMIx_Fence over `procs` (nullptr: the whole job).
   Status FenceOver(bool collect_data, const ::pmix_proc* procs, size_t count);
 

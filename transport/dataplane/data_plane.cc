@@ -149,14 +149,15 @@ Status DataPlane::ExchangeAndConnect() {
   std::memcpy(mine.data() + 4, &flags, 4);
   std::memcpy(mine.data() + 8, &parent, 4);
   std::memcpy(mine.data() + kPrefix, address.data(), address.size());
-  auto published = job_->Exchange("rft.dataplane", mine);
+  auto published = job_->ExchangeLive("rft.dataplane", mine);
   if (!published.ok()) return published.status();
 
   std::vector<std::vector<std::byte>> addresses(size_);
   cma_peers_.assign(size_, 0);
   pids_.assign(size_, 0);
   for (Rank r = 0; r < size_; ++r) {
-    std::vector<std::byte>& theirs = (*published)[r];
+    if (published->missing.Contains(r)) continue;  // failed during start-up: reported below
+    std::vector<std::byte>& theirs = published->values[r];
     if (theirs.size() <= kPrefix) {
       return OtherError("rank " + std::to_string(r) + " published " +
                         std::to_string(theirs.size()) + " bytes of data-plane address: expected " +
@@ -176,10 +177,17 @@ Status DataPlane::ExchangeAndConnect() {
   }
   ucx::EndpointTable::Options table_options;
   table_options.connect_all_max = options_.connect_all_max;
+  table_options.failed = published->missing;
   auto table =
       ucx::EndpointTable::Create(worker_.get(), rank_, std::move(addresses), this, table_options);
   if (!table.ok()) return table.status();
   endpoints_ = std::move(*table);
+  // Both: this plane must fail them whether or not the registry already knew (then it would
+  // not dispatch them again, and this plane may not be listening yet).
+  for (Rank r : published->missing) {
+    ReportPeerFailed(r);
+    if (options_.report_failure) options_.report_failure(r);
+  }
   return Status::Ok();
 }
 

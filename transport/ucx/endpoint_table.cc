@@ -27,12 +27,18 @@ StatusOr<std::unique_ptr<EndpointTable>> EndpointTable::Create(
     peer.table = table.get();
     peer.rank = r;
     peer.address = std::move(addresses[r]);
+    if (options.failed.Contains(r) && r != self) {
+      peer.failed = true;
+      table->failed_ranks_.Insert(r);
+      continue;
+    }
     if (peer.address.empty()) {
       return ArgError("endpoint table: rank " + std::to_string(r) + " published no UCX address");
     }
   }
   if (table->peers_.size() <= options.connect_all_max) {
     for (Peer& peer : table->peers_) {
+      if (peer.failed) continue;
       Status status = table->Connect(peer);
       if (!status.ok()) return status;
     }

@@ -39,6 +39,8 @@ class EndpointTable {
     // Jobs up to this size connect to everyone at creation (ucp_ep_create costs ~0.8 ms on
     // shared memory, 4 ms on TCP); larger ones connect to a peer on first use.
     uint32_t connect_all_max = 256;
+    // Ranks already failed at creation (they may have published no address): never connected.
+    RankSet failed;
   };
 
   // `addresses[r]` is rank r's worker address (from the bootstrap exchange); addresses[self]
