@@ -167,7 +167,11 @@ int main(int argc, char** argv) {
     }
   }
   std::fflush(stdout);
-  // Give the others time to learn it too before the job ends (no collective: one rank is dead).
-  usleep(static_cast<useconds_t>(3 * options->heartbeat.timeout_ns / 1000));
+  // The survivors end together (a fence over the dead victim has no defined outcome).
+  rft::RankSet survivors;
+  for (Rank r = 0; r < n; ++r) {
+    if (r != victim) survivors.Insert(r);
+  }
+  Check(job.Fence(false, survivors), "fence");
   return 0;
 }

@@ -12,6 +12,7 @@
 
 #include "base/config.h"
 #include "base/log.h"
+#include "detector/control_subtype.h"
 #include "detector/peer_record.h"
 #include "detector/thread_priority.h"
 #include "detector/thread_state.h"
@@ -27,11 +28,10 @@ using transport::WireHeader;
 
 // The control plane's active-message id on its own worker (the data plane's is 1).
 constexpr unsigned kControlAmId = 2;
-// WireHeader::flags of a kControl message: what the payload is.
-enum ControlSubtype : uint16_t {
-  kObserveRequest = 1,  // payload: generation, u32 little-endian
-  kBroadcast = 2,       // payload: an encoded BroadcastMessage
-};
+using internal::kBroadcast;
+using internal::kDeparture;
+using internal::kDepartureAck;
+using internal::kObserveRequest;
 // The heartbeat slot's offset in this process's registered region.
 constexpr uint64_t kSlotOffset = 0;
 constexpr size_t kRegionSize = 64;
@@ -116,7 +116,7 @@ Status ControlPlane::Start() {
   std::memset(slots_->data(), 0, kRegionSize);
   // Listen before any source can report (the death watch starts below): failures of the
   // start-up are queued for the thread and fed to the cores once they run.
-  listener_id_ = registry_->AddListener([this](const FailureRecord& record) {
+  subscription_ = registry_->Subscribe([this](const FailureRecord& record) {
     {
       std::lock_guard<std::mutex> lock(pending_mutex_);
       pending_.push_back(record);
@@ -247,7 +247,7 @@ Status ControlPlane::Exchange() {
 }
 
 ControlPlane::~ControlPlane() {
-  if (listener_id_ != SIZE_MAX) registry_->RemoveListener(listener_id_);
+  subscription_.Reset();
   if (launcher_subscribed_) (void)job_->OnTermination(nullptr);
   stop_.store(true, std::memory_order_release);
   if (wake_fd_ >= 0) {
@@ -257,7 +257,10 @@ ControlPlane::~ControlPlane() {
   if (thread_.joinable()) {
     thread_.join();  // it says farewell and destroys its worker on its way out
   } else {
-    if (endpoints_ != nullptr) SayFarewell();
+    if (endpoints_ != nullptr) {
+      Depart();
+      SayFarewell();
+    }
     TearDownWorker();
   }
   for (std::thread& killer : killers_) killer.join();
@@ -283,7 +286,9 @@ void ControlPlane::Run() {
       RFT_LOG_ERROR("control plane: %s; the detector stops", status.ToString().c_str());
       return;
     }
+    if (departure_requested_.load(std::memory_order_acquire)) Depart();
   }
+  Depart();  // if nobody asked before: still before the endpoints close
   SayFarewell();
 }
 
@@ -333,6 +338,18 @@ void ControlPlane::HandleFailures() {
   }
   const int64_t now = MonotonicNanos();
   for (const FailureRecord& record : records) {
+    // Fail-stop whatever the source: a rank this process declared failed on news that does not
+    // prove it dead (a transport error, the caller's word, an agreement) may be alive; it is
+    // told (so it ends itself even at n = 2, where nobody else would forward the news) and
+    // killed through the launcher. Deaths the launcher or the kernel reported need neither;
+    // heartbeat and start-up suspects were killed when declared.
+    const bool maybe_alive = record.source == FailureSource::kTransport ||
+                             record.source == FailureSource::kApplication ||
+                             record.source == FailureSource::kAgreement;
+    if (maybe_alive) {
+      TellDeclaredFailed(record.rank);
+      if (options_.enforce_fail_stop) Kill(record.rank);
+    }
     endpoints_->MarkFailed(record.rank);
     heartbeat_actions_.clear();
     ring_->OnFailure(record.rank, now, &heartbeat_actions_);
@@ -419,7 +436,10 @@ void ControlPlane::Execute(const std::vector<BroadcastAction>& actions) {
         // A process already ending (its destructor runs) is leaving anyway: the others may
         // record its clean end as a failure (its endpoints closed), which must not turn its
         // end into an exit status 1.
-        if (!stop_.load(std::memory_order_acquire)) DeclaredFailed(message.origin);
+        if (!stop_.load(std::memory_order_acquire) &&
+            !departure_requested_.load(std::memory_order_acquire)) {
+          DeclaredFailed(message.origin);
+        }
         continue;
       }
       registry_->Report(static_cast<Rank>(message.subject), FailureSource::kPropagated);
@@ -515,10 +535,21 @@ void ControlPlane::Kill(Rank rank) {
   });
 }
 
+void ControlPlane::TellDeclaredFailed(Rank rank) {
+  std::array<std::byte, kBroadcastMessageSize> payload;
+  EncodeBroadcastMessage(
+      {.kind = BroadcastKind::kFailure, .context = 0, .epoch = 0, .origin = self_, .subject = rank},
+      payload);
+  SendControl(rank, kBroadcast, payload);
+}
+
 void ControlPlane::DeclaredFailed(Rank by) {
   // Never undone: the others already completed everything that depended on this process.
-  RFT_LOG_ERROR("this process was declared failed (news from rank %u): exiting (fail-stop)", by);
+  RFT_LOG_ERROR("this process was declared failed (news from rank %u): ending (fail-stop)", by);
   std::fflush(nullptr);
+  // Through the launcher, like every fail-stop kill (it is then a death the launcher caused,
+  // not a crash); exiting is the fallback if the launcher does not act.
+  (void)job_->Abort(0, "rft: declared failed (fail-stop)", RankSet{self_});
   _exit(1);
 }
 
@@ -546,6 +577,10 @@ ucs_status_t ControlPlane::OnActiveMessage(void* arg, const void*, size_t, void*
     self->ring_->OnObserveRequest(header.source, generation, MonotonicNanos(),
                                   &self->heartbeat_actions_);
     self->Execute(self->heartbeat_actions_);
+  } else if (header.flags == kDeparture && payload.empty()) {
+    self->OnDeparture(header.source);
+  } else if (header.flags == kDepartureAck && payload.empty()) {
+    self->departure_acks_.Insert(header.source);
   } else if (header.flags == kBroadcast) {
     auto decoded = DecodeBroadcastMessage(payload);
     if (!decoded.ok()) {

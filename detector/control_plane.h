@@ -29,6 +29,7 @@
 #include <ucp/api/ucp.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -75,6 +76,13 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   // without the progress thread (RFT_ERR_ARG otherwise).
   Status Poll(int timeout_ms);
 
+  // Tells every live peer that this process ends cleanly and waits (≤ 200 ms) until each has
+  // recorded it (FailureRegistry::Depart): from then on, this process's closing endpoints and
+  // silence are never taken for a failure. Call it before closing the data plane; the
+  // destructor does it otherwise (later: after the data plane's endpoints may have closed).
+  // Idempotent; from the thread that owns the control plane, not from a listener.
+  void AnnounceDeparture();
+
   const Options& options() const { return options_; }
   // Counters, readable from any thread.
   uint64_t heartbeats_put() const { return heartbeats_put_.load(std::memory_order_relaxed); }
@@ -113,6 +121,11 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   // Sends a control message of `subtype` with `payload` to `to` (fire and forget).
   void SendControl(Rank to, uint16_t subtype, std::span<const std::byte> payload);
   void Kill(Rank rank);
+  // Sends `rank` the news that it was declared failed (it then ends: fail-stop).
+  void TellDeclaredFailed(Rank rank);
+  // The departure (control_departure.cc), on the thread that owns the worker.
+  void Depart();
+  void OnDeparture(Rank rank);
   // The ranks that published their records at start-up (all but missing_at_start_).
   RankSet StartedRanks() const;
   [[noreturn]] void DeclaredFailed(Rank by);
@@ -149,8 +162,8 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   std::mutex pending_mutex_;
   std::vector<FailureRecord> pending_;  // guarded by pending_mutex_
   std::atomic<bool> has_pending_{false};
-  int wake_fd_ = -1;  // eventfd: wakes the thread for a pending failure or shutdown
-  size_t listener_id_ = SIZE_MAX;
+  int wake_fd_ = -1;           // eventfd: wakes the thread for a pending failure or shutdown
+  Subscription subscription_;  // reset first in the destructor
   bool launcher_subscribed_ = false;
 
   bool armed_ = false;  // the worker's event fd will signal the next event
@@ -162,6 +175,12 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   std::vector<pid_t> pids_;          // [rank], from the exchange
   std::vector<pid_t> control_tids_;  // [rank], found in /proc on first need (same node)
   std::atomic<bool> stop_{false};
+  // AnnounceDeparture's hand-off to the control thread.
+  std::atomic<bool> departure_requested_{false};
+  std::mutex departure_mutex_;
+  std::condition_variable departure_cv_;
+  bool departed_ = false;   // guarded by departure_mutex_ (written by the worker's thread)
+  RankSet departure_acks_;  // the worker's thread only
   std::thread thread_;
   std::vector<std::thread> killers_;  // launcher aborts in flight (they block)
 

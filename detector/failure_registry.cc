@@ -43,12 +43,32 @@ StatusOr<std::unique_ptr<FailureRegistry>> FailureRegistry::Create(Rank self, ui
 }
 
 FailureRegistry::FailureRegistry(Rank self, uint32_t size)
-    : self_(self), size_(size), known_(new std::atomic<bool>[size]) {
+    : self_(self), size_(size), known_(new std::atomic<bool>[size]), departed_(size, false) {
   for (uint32_t r = 0; r < size; ++r) known_[r].store(false, std::memory_order_relaxed);
 }
 
 FailureRegistry::~FailureRegistry() {
   if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+Subscription& Subscription::operator=(Subscription&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    registry_ = other.registry_;
+    id_ = other.id_;
+    other.registry_ = nullptr;
+  }
+  return *this;
+}
+
+void Subscription::Reset() {
+  if (registry_ == nullptr) return;
+  registry_->RemoveListener(id_);
+  registry_ = nullptr;
+}
+
+Subscription FailureRegistry::Subscribe(Listener listener) {
+  return Subscription(this, AddListener(std::move(listener)));
 }
 
 size_t FailureRegistry::AddListener(Listener listener) {
@@ -80,6 +100,11 @@ bool FailureRegistry::Report(Rank rank, FailureSource source) {
       ignored_.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
+    if (departed_[rank]) {
+      // Its endpoints closing, its silence: what a clean end looks like from here.
+      ignored_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
     records_.push_back({rank, source, MonotonicNanos()});
     known_[rank].store(true, std::memory_order_release);
     count_.fetch_add(1, std::memory_order_release);
@@ -89,6 +114,19 @@ bool FailureRegistry::Report(Rank rank, FailureSource source) {
   [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof(one));
   Dispatch();
   return true;
+}
+
+bool FailureRegistry::Depart(Rank rank) {
+  if (rank >= size_ || rank == self_) return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (known_[rank].load(std::memory_order_relaxed)) return false;
+  departed_[rank] = true;
+  return true;
+}
+
+bool FailureRegistry::IsDeparted(Rank rank) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return rank < size_ && departed_[rank];
 }
 
 void FailureRegistry::Dispatch() {

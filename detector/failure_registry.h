@@ -51,6 +51,31 @@ struct FailureRecord {
   int64_t known_ns = 0;  // MonotonicNanos() when it was recorded here
 };
 
+class FailureRegistry;
+
+// A listener's registration, owned by whoever the listener calls into: destroying (or Reset)
+// it removes the listener, and after that the listener is not running and never runs again
+// (it waits for a dispatch in progress on another thread; from inside the listener itself it
+// only stops later calls). Move-only; must not outlive its registry.
+class [[nodiscard]] Subscription {
+ public:
+  Subscription() = default;
+  Subscription(Subscription&& other) noexcept { *this = std::move(other); }
+  Subscription& operator=(Subscription&& other) noexcept;
+  ~Subscription() { Reset(); }
+  Subscription(const Subscription&) = delete;
+  Subscription& operator=(const Subscription&) = delete;
+
+  void Reset();
+  bool active() const { return registry_ != nullptr; }
+
+ private:
+  friend class FailureRegistry;
+  Subscription(FailureRegistry* registry, size_t id) : registry_(registry), id_(id) {}
+  FailureRegistry* registry_ = nullptr;
+  size_t id_ = 0;
+};
+
 class FailureRegistry {
  public:
   using Listener = std::function<void(const FailureRecord&)>;
@@ -66,11 +91,15 @@ class FailureRegistry {
   // process declared failed is the control plane's to end, not the registry's to list).
   bool Report(Rank rank, FailureSource source);
 
-  // Returns an id for RemoveListener.
-  size_t AddListener(Listener listener);
-  // After it returns, the listener is not running and never runs again (it waits for a
-  // dispatch in progress on another thread; from inside a listener it only stops later calls).
-  void RemoveListener(size_t id);
+  // Records that `rank` ended cleanly (it said so): from now on reports of it are ignored, so
+  // its closing endpoints and its silence never make it a failure. False, and nothing
+  // changes, when it is already failed (that stays), is this process, or is out of range.
+  bool Depart(Rank rank);
+  bool IsDeparted(Rank rank) const;
+
+  // `listener` runs for every record from now on, in the global order, on the thread that
+  // reported it (or one reporting concurrently); never for records before the call.
+  Subscription Subscribe(Listener listener);
 
   // Failures recorded so far; moves by one per new failure (an epoch waits can compare).
   uint64_t count() const { return count_.load(std::memory_order_acquire); }
@@ -81,7 +110,7 @@ class FailureRegistry {
   // one as its prefix.
   std::vector<FailureRecord> Records() const;
   RankSet Failed() const;
-  // Reports that changed nothing (already known, self, out of range).
+  // Reports that changed nothing (already known, departed, self, out of range).
   uint64_t ignored_reports() const { return ignored_.load(std::memory_order_relaxed); }
 
   // An eventfd that becomes readable after every new failure (for poll loops; the reader
@@ -93,7 +122,10 @@ class FailureRegistry {
   uint32_t size() const { return size_; }
 
  private:
+  friend class Subscription;
   FailureRegistry(Rank self, uint32_t size);
+  size_t AddListener(Listener listener);
+  void RemoveListener(size_t id);
   // Hands every record not yet dispatched to the listeners, in order, unless another call up
   // the stack (or on another thread) is doing it; that one then picks up ours too.
   void Dispatch();
@@ -108,8 +140,9 @@ class FailureRegistry {
   mutable std::mutex mutex_;  // guards records_, dispatched_, dispatching_, listeners_
   mutable std::condition_variable changed_;
   std::vector<FailureRecord> records_;
-  size_t dispatched_ = 0;     // records_[0, dispatched_) reached every listener
-  bool dispatching_ = false;  // some thread is inside Dispatch's listener calls
+  std::vector<bool> departed_;  // [rank]; guarded by mutex_
+  size_t dispatched_ = 0;       // records_[0, dispatched_) reached every listener
+  bool dispatching_ = false;    // some thread is inside Dispatch's listener calls
   std::thread::id dispatcher_;
   std::vector<std::unique_ptr<Listener>> listeners_;  // pointers: stable while called unlocked
   std::vector<std::unique_ptr<Listener>> removed_;    // removed by themselves; freed after dispatch

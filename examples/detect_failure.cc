@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
   auto plane = rft::transport::DataPlane::Create(&job, *plane_options);
   if (!plane.ok()) return Fail("data plane", plane.status());
   rft::transport::DataPlane* data = plane->get();
-  const size_t listener = (*registry)->AddListener(
+  // Owned here, after the plane: it ends before the plane does, on every return path.
+  const rft::detector::Subscription subscription = (*registry)->Subscribe(
       [data](const rft::detector::FailureRecord& record) { data->ReportPeerFailed(record.rank); });
   std::printf("rank %u of %u: detector and data plane up\n", me, job.size());
   std::fflush(stdout);
@@ -117,6 +118,7 @@ int main(int argc, char** argv) {
     }
     std::printf("rank %u: finishing cleanly\n", me);
   }
-  (*registry)->RemoveListener(listener);
+  // Before the data plane closes its endpoints: the others must not take that for a failure.
+  (*control)->AnnounceDeparture();
   return rc;
 }

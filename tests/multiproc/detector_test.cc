@@ -94,6 +94,38 @@ TEST(DetectorTest, ARankHungDuringStartUpIsKilledAndTheOthersStart) {
   EXPECT_EQ(CountLines(r.output, "FAILED"), 0) << r.Report();
 }
 
+class AccusationTest : public ::testing::TestWithParam<std::pair<int, const char*>> {};
+
+// Fail-stop for every source: at n = 2 nobody else would forward the news to the accused.
+TEST_P(AccusationTest, AFalselyAccusedRankIsToldAndKilledAndEveryoneLearnsIt) {
+  const auto [n, how] = GetParam();
+  const auto r = RunWorker(n, {"accuse", how, "--victim", "1"}, kTolerant);
+  ASSERT_EQ(r.exit_status, 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "accused ok"), n - 1) << r.Report();
+  EXPECT_NE(r.output.find("rank 1 was killed by signal 9 (SIGKILL), aborted on request"),
+            std::string::npos)
+      << r.Report();
+  EXPECT_EQ(CountLines(r.output, "FAILED"), 0) << r.Report();
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, AccusationTest,
+                         ::testing::Values(std::make_pair(2, "transport"),
+                                           std::make_pair(4, "transport"),
+                                           std::make_pair(3, "application")));
+
+// A rank that ends while the others go on is never recorded failed, even where its closing
+// TCP endpoints raise transport errors at the others.
+TEST(DetectorTest, ARankThatEndsFirstIsNeverReportedFailed) {
+  for (const char* tls : {"UCX_TLS=tcp,self", "UCX_TLS=all"}) {
+    std::vector<std::string> env = kTolerant;
+    env.push_back(tls);
+    const auto r = RunWorker(3, {"staggered"}, env);
+    ASSERT_EQ(r.exit_status, 0) << tls << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, "staggered ok"), 3) << tls << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, "FAILED"), 0) << tls << "\n" << r.Report();
+  }
+}
+
 TEST(DetectorTest, NoFaultNoSuspicion) {
   const auto r = RunWorker(4, {"quiet", "--seconds", "1"}, kTolerant);
   ASSERT_EQ(r.exit_status, 0) << r.Report();

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "base/clock.h"
 #include "detector/control_plane.h"
@@ -158,6 +159,61 @@ int Startup(Bootstrap& job, FailureRegistry& registry, DataPlane& plane, Rank vi
   return 0;
 }
 
+// A live rank falsely accused by one process (as a transport error or the caller's word would):
+// fail-stop still holds — the accused is told and killed through the launcher, and every
+// survivor learns it. `how` is "transport" or "application", the source of the accusation.
+int Accuse(Bootstrap& job, FailureRegistry& registry, Rank victim, const std::string& how) {
+  const Rank accuser = (victim + 1) % job.size();
+  CHECK_OK(job.Fence(false));
+  if (job.rank() == victim) {
+    // Alive and well: it must be ended by the accusation, not by anything it does.
+    std::this_thread::sleep_for(std::chrono::seconds(20));
+    return Fail("the accused rank was not ended within 20 s");
+  }
+  if (job.rank() == accuser) {
+    registry.Report(victim, how == "transport" ? detector::FailureSource::kTransport
+                                               : detector::FailureSource::kApplication);
+  }
+  const Deadline deadline = Deadline::After(std::chrono::seconds(20));
+  while (!registry.IsFailed(victim)) {
+    CHECK(registry.WaitForChange(registry.count(), deadline),
+          "rank " << victim << " not known failed 20 s after the accusation");
+  }
+  RankSet survivors;
+  for (Rank r = 0; r < job.size(); ++r) {
+    if (r != victim) survivors.Insert(r);
+  }
+  CHECK_OK(job.Fence(false, survivors));
+  std::printf("accused ok rank=%u victim=%u\n", job.rank(), victim);
+  return 0;
+}
+
+// Ranks end at different times: rank 0 right away, the others after talking among themselves
+// for a while (their transports see rank 0's endpoints close). Nobody records rank 0 failed.
+int Staggered(Bootstrap& job, FailureRegistry& registry, ControlPlane& control, DataPlane& plane) {
+  CHECK_OK(job.Fence(false));
+  if (job.rank() == 0) {
+    std::printf("staggered ok rank=0 (left first)\n");
+    return 0;
+  }
+  // Keep the data plane progressing (its transport reports what it sees) for half a second.
+  const Deadline end = Deadline::After(std::chrono::milliseconds(500));
+  while (!end.expired()) {
+    plane.Progress();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CHECK(registry.count() == 0,
+        registry.count() << " failure(s) recorded; rank " << registry.Records()[0].rank << " by "
+                         << detector::FailureSourceName(registry.Records()[0].source));
+  CHECK(registry.IsDeparted(0), "rank 0's departure was not recorded");
+  CHECK(control.suspicions() == 0, control.suspicions() << " suspicions");
+  RankSet rest;
+  for (Rank r = 1; r < job.size(); ++r) rest.Insert(r);
+  CHECK_OK(job.Fence(false, rest));
+  std::printf("staggered ok rank=%u\n", job.rank());
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   if (argc < 2) {
     return Fail(
@@ -192,14 +248,18 @@ int Main(int argc, char** argv) {
   auto plane = DataPlane::Create(&job, *plane_options);
   CHECK_OK(plane.status());
   DataPlane* plane_ptr = plane->get();
-  const size_t listener =
-      (*registry)->AddListener([plane_ptr](const detector::FailureRecord& record) {
+  const detector::Subscription subscription =
+      (*registry)->Subscribe([plane_ptr](const detector::FailureRecord& record) {
         plane_ptr->ReportPeerFailed(record.rank);
       });
   int rc;
   if (mode == "fault" && argc == 5 && std::string(argv[3]) == "--victim") {
     const std::string kind = argv[2];
     rc = Fault(job, **registry, **control, **plane, kind == "kill", std::atoi(argv[4]));
+  } else if (mode == "accuse" && argc == 5 && std::string(argv[3]) == "--victim") {
+    rc = Accuse(job, **registry, std::atoi(argv[4]), argv[2]);
+  } else if (mode == "staggered") {
+    rc = Staggered(job, **registry, **control, **plane);
   } else if (startup) {
     rc = Startup(job, **registry, **plane, startup_victim, startup_kill ? "launcher" : "start-up");
   } else if (mode == "quiet" && argc == 4 && std::string(argv[2]) == "--seconds") {
@@ -207,7 +267,8 @@ int Main(int argc, char** argv) {
   } else {
     rc = Fail("unknown arguments");
   }
-  (*registry)->RemoveListener(listener);
+  // Before the data plane closes its endpoints: the others must not take that for a failure.
+  (*control)->AnnounceDeparture();
   return rc;
 }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -19,7 +20,8 @@ std::unique_ptr<FailureRegistry> Make(Rank self, uint32_t size) {
 TEST(FailureRegistryTest, RecordsEachRankOnceInOrderWithItsFirstSource) {
   auto registry = Make(0, 8);
   std::vector<FailureRecord> heard;
-  registry->AddListener([&](const FailureRecord& r) { heard.push_back(r); });
+  const Subscription subscription =
+      registry->Subscribe([&](const FailureRecord& r) { heard.push_back(r); });
   EXPECT_TRUE(registry->Report(3, FailureSource::kLauncher));
   EXPECT_TRUE(registry->Report(5, FailureSource::kHeartbeat));
   EXPECT_FALSE(registry->Report(3, FailureSource::kPropagated));
@@ -49,6 +51,26 @@ TEST(FailureRegistryTest, SelfAndOutOfRangeAreIgnoredNotRecorded) {
   EXPECT_EQ(registry->ignored_reports(), 3u);
 }
 
+// A rank that said it ends cleanly is never recorded failed afterwards (its endpoints close,
+// it stops answering); one already failed stays failed.
+TEST(FailureRegistryTest, ADepartedRankIsNeverRecordedFailed) {
+  auto registry = Make(0, 4);
+  int heard = 0;
+  const Subscription subscription = registry->Subscribe([&](const FailureRecord&) { ++heard; });
+  EXPECT_TRUE(registry->Depart(2));
+  EXPECT_TRUE(registry->IsDeparted(2));
+  EXPECT_FALSE(registry->Report(2, FailureSource::kTransport));
+  EXPECT_FALSE(registry->Report(2, FailureSource::kPropagated));
+  EXPECT_FALSE(registry->IsFailed(2));
+  EXPECT_TRUE(registry->Report(3, FailureSource::kLauncher));
+  EXPECT_FALSE(registry->Depart(3));  // failed first: stays failed
+  EXPECT_TRUE(registry->IsFailed(3));
+  EXPECT_FALSE(registry->Depart(0));  // itself
+  EXPECT_FALSE(registry->Depart(4));  // outside the job
+  EXPECT_EQ(heard, 1);
+  EXPECT_EQ(registry->count(), 1u);
+}
+
 TEST(FailureRegistryTest, ABadSelfIsRefusedByValue) {
   auto registry = FailureRegistry::Create(4, 4);
   ASSERT_FALSE(registry.ok());
@@ -59,38 +81,70 @@ TEST(FailureRegistryTest, ABadSelfIsRefusedByValue) {
 TEST(FailureRegistryTest, AReportFromAListenerIsDispatchedAfterTheCurrentOneInOrder) {
   auto registry = Make(0, 8);
   std::vector<Rank> first, second;
-  registry->AddListener([&](const FailureRecord& r) {
+  const Subscription one = registry->Subscribe([&](const FailureRecord& r) {
     first.push_back(r.rank);
     if (r.rank == 1) registry->Report(2, FailureSource::kPropagated);  // nested
   });
-  registry->AddListener([&](const FailureRecord& r) { second.push_back(r.rank); });
+  const Subscription two =
+      registry->Subscribe([&](const FailureRecord& r) { second.push_back(r.rank); });
   registry->Report(1, FailureSource::kHeartbeat);
   EXPECT_EQ(first, (std::vector<Rank>{1, 2}));
   EXPECT_EQ(second, (std::vector<Rank>{1, 2}));  // 1 reached every listener before 2
 }
 
-TEST(FailureRegistryTest, ARemovedListenerIsNeverCalledAgain) {
+TEST(FailureRegistryTest, AResetSubscriptionIsNeverCalledAgain) {
   auto registry = Make(0, 8);
   int calls = 0, self_removing_calls = 0;
-  const size_t id = registry->AddListener([&](const FailureRecord&) { ++calls; });
-  size_t self_id = 0;
-  self_id = registry->AddListener([&](const FailureRecord&) {
+  Subscription counting = registry->Subscribe([&](const FailureRecord&) { ++calls; });
+  Subscription self_removing;
+  self_removing = registry->Subscribe([&](const FailureRecord&) {
     ++self_removing_calls;
-    registry->RemoveListener(self_id);  // from inside itself: later records skip it
+    self_removing.Reset();  // from inside itself: later records skip it
   });
   registry->Report(1, FailureSource::kLauncher);
-  registry->RemoveListener(id);
+  EXPECT_FALSE(self_removing.active());
+  counting.Reset();
   registry->Report(2, FailureSource::kLauncher);
-  registry->RemoveListener(id);  // twice is harmless
+  counting.Reset();  // twice is harmless
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(self_removing_calls, 1);
+}
+
+// What a listener calls into owns its subscription: when the owner goes (on any return path),
+// the listener goes first, and a later report cannot reach freed memory (ASan would say so).
+TEST(FailureRegistryTest, ASubscriptionEndsWithItsOwner) {
+  auto registry = Make(0, 8);
+  struct Owner {
+    std::vector<Rank> heard;
+    Subscription subscription;
+  };
+  {
+    auto owner = std::make_unique<Owner>();
+    Owner* raw = owner.get();
+    owner->subscription =
+        registry->Subscribe([raw](const FailureRecord& r) { raw->heard.push_back(r.rank); });
+    registry->Report(1, FailureSource::kLauncher);
+    EXPECT_EQ(owner->heard, (std::vector<Rank>{1}));
+  }
+  EXPECT_TRUE(registry->Report(2, FailureSource::kLauncher));  // nobody left to call
+  // Moving a subscription moves the registration, not a copy of it.
+  int calls = 0;
+  Subscription first = registry->Subscribe([&](const FailureRecord&) { ++calls; });
+  Subscription second = std::move(first);
+  EXPECT_FALSE(first.active());
+  EXPECT_TRUE(second.active());
+  registry->Report(3, FailureSource::kLauncher);
+  second = Subscription();
+  registry->Report(4, FailureSource::kLauncher);
+  EXPECT_EQ(calls, 1);
 }
 
 TEST(FailureRegistryTest, ConcurrentReportersAgreeOnOneOrderAndListenersSeeIt) {
   constexpr uint32_t kSize = 2000;
   auto registry = Make(0, kSize);
   std::vector<Rank> heard;  // listeners run one at a time (one dispatcher): no lock needed
-  registry->AddListener([&](const FailureRecord& r) { heard.push_back(r.rank); });
+  const Subscription subscription =
+      registry->Subscribe([&](const FailureRecord& r) { heard.push_back(r.rank); });
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {

@@ -1,0 +1,76 @@
+// ControlPlane's clean end: a departure message to every live peer, each acknowledged once the
+// peer recorded it in its registry, before this process closes any endpoint. Processes finish
+// at different times; without this, a peer that sees this process's endpoints close (a
+// transport error) or its heartbeats stop would declare it failed.
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "detector/control_plane.h"
+#include "detector/control_subtype.h"
+
+namespace rft::detector {
+namespace {
+using internal::kDeparture;
+using internal::kDepartureAck;
+// Long enough for a loaded node's control threads to answer; a peer that did not by then is
+// failed or about to be, and a late transport error from it changes nothing for this process.
+constexpr auto kDepartureWait = std::chrono::milliseconds(200);
+}  // namespace
+
+void ControlPlane::AnnounceDeparture() {
+  if (!options_.progress_thread) {
+    Depart();
+    return;
+  }
+  departure_requested_.store(true, std::memory_order_release);
+  const uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof(one));
+  std::unique_lock<std::mutex> lock(departure_mutex_);
+  // The thread answers within kDepartureWait; the margin covers a descheduled thread, and a
+  // thread that stopped (its error is logged) must not hold the caller forever.
+  departure_cv_.wait_for(lock, kDepartureWait * 5, [this] { return departed_; });
+}
+
+void ControlPlane::Depart() {
+  {
+    std::lock_guard<std::mutex> lock(departure_mutex_);
+    if (departed_) return;
+  }
+  if (endpoints_ != nullptr) {
+    RankSet waiting;
+    for (Rank r = 0; r < size_; ++r) {
+      if (r == self_ || registry_->IsFailed(r) || registry_->IsDeparted(r)) continue;
+      if (!endpoints_->Get(r).ok()) continue;
+      SendControl(r, kDeparture, {});
+      waiting.Insert(r);
+    }
+    const Deadline deadline = Deadline::After(kDepartureWait);
+    for (;;) {
+      bool all = true;
+      for (Rank r : waiting) {
+        // A peer that failed or departed meanwhile answers no more.
+        if (!departure_acks_.Contains(r) && !registry_->IsFailed(r) && !registry_->IsDeparted(r)) {
+          all = false;
+          break;
+        }
+      }
+      if (all || deadline.expired()) break;
+      if (worker_->Progress() == 0) usleep(50);  // peers on this node need the core to answer
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(departure_mutex_);
+    departed_ = true;
+  }
+  departure_cv_.notify_all();
+}
+
+void ControlPlane::OnDeparture(Rank rank) {
+  if (registry_->Depart(rank)) {
+    RFT_LOG_DEBUG("rank %u ends cleanly", rank);
+  }
+  SendControl(rank, kDepartureAck, {});
+}
+
+}  // namespace rft::detector
