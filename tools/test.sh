@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Builds rft and runs every test: the default build, then the sanitizer builds (asan, ubsan,
-# tsan unless RFT_TEST_CONFIGS says otherwise). Prints one line per configuration and, last,
-# "N passed, N failed" counting GoogleTest cases (one per test case, not per Bazel target).
+# tsan unless RFT_TEST_CONFIGS says otherwise), the compatibility stage (the default build's
+# binaries in a Debian trixie root: UCX 1.18, PMIx 5, PRRTE/Open MPI 5; tools/compat/) and the
+# fuzz targets (tools/fuzz.sh). Prints one line per configuration or stage and, last,
+# "N passed, N failed" counting GoogleTest cases (one per test case, not per Bazel target),
+# compatibility scenarios and fuzz targets.
 #
-#   tools/test.sh                       all configurations
-#   RFT_TEST_CONFIGS="default asan" tools/test.sh
+#   tools/test.sh                       everything
+#   RFT_TEST_CONFIGS="default asan" RFT_TEST_STAGES="fuzz" tools/test.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 CONFIGS=${RFT_TEST_CONFIGS:-"default asan ubsan tsan"}
+STAGES=${RFT_TEST_STAGES:-"compat fuzz"}
 BAZEL_FLAGS=(--color=no --curses=no --show_progress_rate_limit=30)
 [[ "${CI:-}" == "true" ]] && BAZEL_FLAGS+=(--noshow_progress)
 
@@ -38,6 +42,50 @@ for config in $CONFIGS; do
   total_passed=$((total_passed + passed))
   total_failed=$((total_failed + failed))
   rm -f "$log"
+  if [[ "$config" == "default" && " $STAGES " == *" compat "* ]]; then
+    # Staged now: the sanitizer builds overwrite bazel-bin.
+    stage_dir=$(mktemp -d /var/tmp/rft-compat-stage.XXXXXX)
+    if ! bash tools/compat/stage.sh "$stage_dir"; then
+      echo "=== compat: could not stage the default build's binaries"
+      compat_ready=0
+    else
+      compat_ready=1
+    fi
+  fi
 done
+
+# A stage's own last line "<name>: N passed, N failed" is added to the totals; a stage that
+# ends without one counts as one failure.
+add_stage() {  # NAME LOG
+  local line
+  line=$(grep -E "^$1: [0-9]+ passed, [0-9]+ failed" "$2" | tail -n 1)
+  if [[ -z "$line" ]]; then
+    echo "=== $1: 0 passed, 1 failed (the stage printed no summary)"
+    total_failed=$((total_failed + 1))
+    return
+  fi
+  read -r p f < <(sed -E 's/^[^:]+: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/' <<<"$line")
+  echo "=== $1: $p passed, $f failed"
+  total_passed=$((total_passed + p))
+  total_failed=$((total_failed + f))
+}
+
+if [[ " $STAGES " == *" compat "* ]]; then
+  echo "=== compatibility: Debian trixie root (tools/compat)"
+  log=$(mktemp)
+  if [[ "${compat_ready:-0}" -eq 1 ]] && bash tools/compat/make-root.sh 2>&1 | tee "$log"; then
+    bash tools/compat/run.sh "$stage_dir" 2>&1 | tee -a "$log"
+  fi
+  add_stage compat "$log"
+  rm -rf "$log" "${stage_dir:-/nonexistent}"
+fi
+
+if [[ " $STAGES " == *" fuzz "* ]]; then
+  echo "=== fuzzing: libFuzzer targets (tools/fuzz.sh)"
+  log=$(mktemp)
+  bash tools/fuzz.sh 2>&1 | tee "$log"
+  add_stage fuzz "$log"
+  rm -f "$log"
+fi
 echo "$total_passed passed, $total_failed failed"
 [[ $total_failed -eq 0 ]]

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of every fuzz target into fuzz/corpus/<target>/.
+
+Seeds are a few valid inputs (so the fuzzer starts past the first checks) and one of each kind of
+invalid input the decoder must reject. Byte layouts follow docs/wire_format.md and the input
+layout each fuzz/<target>_fuzz.cc describes. Re-run after changing a layout; file names are
+stable so the diff shows what changed.
+"""
+import os
+import shutil
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+JOB_TOKEN = 0x12345678
+JOB_SIZE = 4
+
+
+def header(version=1, type_=1, flags=0, source=1, context=0, epoch=0, tag=7, length=0,
+           token=JOB_TOKEN):
+    return struct.pack("<BBHIIIiQI", version, type_, flags, source, context, epoch, tag, length,
+                       token)
+
+
+def wire_header():
+    prefix = struct.pack("<II", JOB_TOKEN, JOB_SIZE)
+    eager = b"hello"
+    descriptor = struct.pack("<QQQQ", 0x7F0000001000, 1 << 20, 42, 1)
+    done = struct.pack("<QQ", 42, 1)
+    return {
+        "eager_valid": prefix + header(length=len(eager)) + eager,
+        "eager_empty_valid": prefix + header(),
+        "rendezvous_request_valid": prefix + header(type_=2, context=3, epoch=2,
+                                                    length=32) + descriptor,
+        "rendezvous_done_valid": prefix + header(type_=3, flags=1, tag=0, length=16) + done,
+        "control_valid": prefix + header(type_=4, source=3, tag=0),
+        "too_short": prefix + header()[:20],
+        "bad_version": prefix + header(version=2),
+        "unknown_type": prefix + header(type_=9),
+        "length_mismatch": prefix + header(length=4) + b"abc",
+        "huge_length": prefix + header(length=2**64 - 1),
+        "foreign_job": prefix + header(token=0xDEADBEEF),
+        "bad_source": prefix + header(source=JOB_SIZE),
+        "bad_tag": prefix + header(tag=-1),
+    }
+
+
+def rendezvous():
+    return {
+        "descriptor_valid": struct.pack("<QQQQ", 0x7F0000001000, 1 << 20, 42, 1),
+        "done_valid": struct.pack("<QQ", 42, 1),
+        "empty": b"",
+        "short_descriptor": bytes(31),
+        "long_descriptor": bytes(33),
+    }
+
+
+def broadcast_message(kind=1, reserved=b"\0\0\0", context=0, epoch=0, origin=0, subject=1):
+    return struct.pack("<B3sIIIQ", kind, reserved, context, epoch, origin, subject)
+
+
+def broadcast():
+    failure = broadcast_message()
+    revoke = broadcast_message(kind=2, context=1, epoch=1, origin=2, subject=0)
+    # Records: op byte (op % 4: 0 message from a peer, 1 failure, 2 epoch, 3 broadcast), then
+    # the 24 message bytes.
+    script = bytes([8, 0]) + b"".join(
+        bytes([op]) + m for op, m in [(0, failure), (1 | (3 << 2), failure), (3, revoke),
+                                      (2, broadcast_message(context=1, epoch=2)), (0, revoke)])
+    return {
+        "failure_valid": failure,
+        "revoke_valid": revoke,
+        "unknown_kind": broadcast_message(kind=3),
+        "reserved_nonzero": broadcast_message(reserved=b"\0\1\0"),
+        "origin_invalid": broadcast_message(origin=0xFFFFFFFF),
+        "failure_subject_not_rank": broadcast_message(subject=2**32),
+        "short": failure[:23],
+        "script_n8": script,
+    }
+
+
+def heartbeat():
+    # FuzzedDataProvider input: any bytes are meaningful; a few shapes of different lengths.
+    return {
+        "zeros": bytes(64),
+        "ones": b"\xff" * 64,
+        "counting": bytes(range(128)),
+        "alternating": b"\x00\x01\x02\x03" * 40,
+    }
+
+
+def text_seeds(values):
+    return {"seed_%02d" % i: v.encode() for i, v in enumerate(values)}
+
+
+def config():
+    return text_seeds([
+        "1", "yes", " Off ", "TRUE", "maybe", "-42", "+7", "9223372036854775807",
+        "-9223372036854775808", "9223372036854775808", "8192", "8k", "8KiB", " 2 gb", "1t",
+        "16777216t", "1.5k", "250us", "1.5s", "2m", "1h", "500", "10 min", "0.0000001ns",
+        "1.2.3s", ".5s", "3ms ", "", "12x",
+    ])
+
+
+def log_level():
+    return text_seeds(["error", "warn", "INFO", "Debug", "trace", "tracex", "", "warn\0"])
+
+
+def rank_set():
+    return text_seeds([
+        "{0-3,7,9-12}", "{}", "1,2,3", " { 3 - 5 , 4 } ", "5-1", "4294967294", "4294967295",
+        "0-4294967294", "{1", "1,,2", "-", "1-2-3", "0-9\0" + "{5-20,30}", "7\0" + "{}",
+    ])
+
+
+def rftrun_options():
+    def argv(*args):
+        return "\0".join(args)
+
+    return text_seeds([
+        argv("-n", "4", "--ft", "--timeout", "10", "--kill", "2@0.5", "--stop", "3@1.5", "--",
+             "./a.out", "arg"),
+        argv("-np", "4096", "--no-tag-output", "-v", "prog"),
+        argv("-h"),
+        argv("-n", "0", "prog"),
+        argv("-n", "2", "--kill", "2@1", "prog"),
+        argv("-n", "2", "--kill", "1@", "prog"),
+        argv("-n", "2", "--timeout", "nan", "prog"),
+        argv("-n", "2", "--timeout", "1e-10", "prog"),
+        argv("-n", "2"),
+        argv("--bogus"),
+        argv("-n"),
+    ])
+
+
+def main():
+    for target, seeds in [("wire_header", wire_header()), ("rendezvous", rendezvous()),
+                          ("broadcast", broadcast()), ("heartbeat", heartbeat()),
+                          ("config", config()), ("log_level", log_level()),
+                          ("rank_set", rank_set()), ("rftrun_options", rftrun_options())]:
+        directory = os.path.join(HERE, target)
+        shutil.rmtree(directory, ignore_errors=True)
+        os.makedirs(directory)
+        for name, data in seeds.items():
+            with open(os.path.join(directory, name), "wb") as f:
+                f.write(data)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets in fuzz/ with clang (ASan + UBSan, no Bazel) and runs each one for
+# a while on a copy of its seed corpus plus its saved regression inputs. Prints one line per
+# target and, last, "fuzz: N passed, N failed"; exits non-zero if any target failed. A missing
+# compiler or fuzzer runtime fails every target: a fuzz run that cannot run must not look green.
+#
+#   tools/fuzz.sh                          every target, 30 s each
+#   RFT_FUZZ_SECONDS=600 tools/fuzz.sh wire_header     one target, longer
+#   RFT_FUZZ_OUT=/tmp/somewhere            build and work directory (default /tmp/rft-fuzz)
+#   RFT_FUZZ_CXX=clang++-15                compiler (default clang++-14)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+
+out=${RFT_FUZZ_OUT:-/tmp/rft-fuzz}
+seconds=${RFT_FUZZ_SECONDS:-30}
+cxx=${RFT_FUZZ_CXX:-clang++-14}
+flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+  -Wall -Wextra -I"$repo")
+
+# The repo sources each target links, found from its includes. Narrow on purpose: no UCX, no
+# PMIx, nothing with threads or I/O.
+base_status="base/status.cc base/check.cc base/error.cc"
+base_config="base/config.cc base/settings.cc $base_status"
+declare -A sources=(
+  [wire_header]="transport/wire/wire_header.cc"
+  [rendezvous]="transport/wire/rendezvous.cc"
+  [broadcast]="detector/reliable_broadcast.cc detector/live_ring.cc base/rank_set.cc $base_status"
+  [heartbeat]="detector/heartbeat_ring.cc detector/live_ring.cc base/rank_set.cc $base_status"
+  [config]="$base_config"
+  [log_level]="base/log.cc $base_config"
+  [rank_set]="base/rank_set.cc $base_status"
+  [rftrun_options]="tools/rftrun/options.cc $base_status"
+  [peer_record]="detector/peer_record.cc $base_status"
+  [cpu_list]="transport/bootstrap/cpu_placement.cc $base_status"
+)
+all_targets=(wire_header rendezvous broadcast heartbeat config log_level rank_set rftrun_options
+  peer_record cpu_list)
+
+if (($# > 0)); then
+  targets=("$@")
+else
+  targets=("${all_targets[@]}")
+fi
+
+mkdir -p "$out/bin" "$out/logs"
+passed=0
+failed=0
+
+# Rebuilds bin/<target>_fuzz when it is missing or older than any of its sources or headers.
+build() {
+  local target=$1 bin="$out/bin/$1_fuzz"
+  local -a srcs
+  read -r -a srcs <<<"fuzz/${target}_fuzz.cc ${sources[$target]}"
+  if [[ -x "$bin" ]] && [[ -z "$(find fuzz base detector transport tools/rftrun \
+    \( -name '*.cc' -o -name '*.h' \) -newer "$bin" -print -quit)" ]]; then
+    return 0
+  fi
+  nice -n 10 "$cxx" "${flags[@]}" "${srcs[@]}" -o "$bin" >"$out/logs/$target.build" 2>&1
+}
+
+if ! command -v "$cxx" >/dev/null 2>&1; then
+  echo "fuzz: compiler $cxx not found (install clang-14 and libclang-rt-14-dev)" >&2
+fi
+
+for target in "${targets[@]}"; do
+  if [[ -z "${sources[$target]+set}" ]]; then
+    echo "fuzz $target: failed (no such target; known: ${all_targets[*]})"
+    failed=$((failed + 1))
+    continue
+  fi
+  if ! build "$target"; then
+    sed 's/^/  /' "$out/logs/$target.build" | tail -n 20
+    echo "fuzz $target: failed (build failed; see $out/logs/$target.build)"
+    failed=$((failed + 1))
+    continue
+  fi
+  # Work on a copy: the fuzzer adds what it finds to its first corpus directory, and the seed
+  # corpus in the repo stays small and reviewed.
+  work="$out/work/$target"
+  rm -rf "$work"
+  mkdir -p "$work/corpus" "$work/artifacts"
+  if [[ -d "fuzz/corpus/$target" ]]; then
+    cp -r "fuzz/corpus/$target/." "$work/corpus/"
+  fi
+  dirs=("$work/corpus")
+  # Saved crashers run first thing, as part of the corpus: a regression fails the target.
+  if [[ -d "fuzz/regressions/$target" ]] && [[ -n "$(ls -A "fuzz/regressions/$target")" ]]; then
+    dirs+=("fuzz/regressions/$target")
+  fi
+  log="$out/logs/$target.log"
+  UBSAN_OPTIONS=print_stacktrace=1 nice -n 10 "$out/bin/${target}_fuzz" \
+    -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$work/artifacts/" "${dirs[@]}" >"$log" 2>&1
+  status=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2)
+  detail="${execs:-?} execs, ${cov:-?} coverage"
+  # Success needs both a clean exit and the final stats: a binary that died before fuzzing
+  # (e.g. a missing runtime library) prints none.
+  if ((status == 0)) && [[ -n "$execs" ]]; then
+    echo "fuzz $target: passed ($detail)"
+    passed=$((passed + 1))
+  else
+    grep -E 'ERROR|SUMMARY|runtime error|fuzz property violated|Test unit written' "$log" |
+      head -n 8 | sed 's/^/  /'
+    echo "fuzz $target: failed ($detail; exit $status; log $log, inputs in $work/artifacts)"
+    failed=$((failed + 1))
+  fi
+done
+
+echo "fuzz: $passed passed, $failed failed"
+((failed == 0))
