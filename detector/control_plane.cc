@@ -145,15 +145,15 @@ Status ControlPlane::Start() {
   if (!options_.progress_thread) return SetUpWorker();
   // A UCX worker belongs to the thread that created it (UCX 1.18 asserts that only that thread
   // progresses it): the control thread creates, uses and destroys it.
-  std::promise<Status> set_up;
-  std::future<Status> outcome = set_up.get_future();
-  thread_ = std::thread([this, &set_up] {
+  // The promise is a member: set_value may still be inside the shared state when the waiting
+  // caller wakes, and the promise's reference keeps that state alive until the thread is joined.
+  std::future<Status> outcome = set_up_.get_future();
+  thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), kControlThreadName);  // found by Starved()
     internal::RaiseThreadPriority("control");
     const Status status = SetUpWorker();
-    const bool ok = status.ok();
-    set_up.set_value(status);  // `set_up` is gone once Start returns: not touched again
-    if (ok) Run();
+    set_up_.set_value(status);
+    if (status.ok()) Run();
     TearDownWorker();
   });
   return outcome.get();

@@ -30,6 +30,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <future>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -181,6 +182,7 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   std::condition_variable departure_cv_;
   bool departed_ = false;   // guarded by departure_mutex_ (written by the worker's thread)
   RankSet departure_acks_;  // the worker's thread only
+  std::promise<Status> set_up_;  // the control thread's start-up outcome
   std::thread thread_;
   std::vector<std::thread> killers_;  // launcher aborts in flight (they block)
 

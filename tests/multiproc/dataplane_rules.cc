@@ -2,8 +2,12 @@
 // and receives from its predecessor in a ring (with one process, to itself). Fences order
 // the two sides where a check needs messages to arrive before or after receives are posted.
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -422,6 +426,32 @@ int CmaInput(DataPlane& plane, uint32_t job_token) {
         "truncated rendezvous read: " << truncated.ToString());
   bad_expected += 2;
   CHECK_OK(await_bad_payloads());
+
+  // The sender died and its pid now names another process that can be read (here: this one):
+  // only its pidfd tells, and the receive must fail PROC_FAILED, not deliver that process's
+  // bytes.
+  int gate[2];
+  CHECK(pipe(gate) == 0, "pipe");
+  const pid_t child = fork();
+  if (child == 0) {
+    char byte;
+    (void)!read(gate[0], &byte, 1);
+    _exit(0);
+  }
+  const int dead = static_cast<int>(syscall(SYS_pidfd_open, child, 0));
+  CHECK(dead >= 0, "pidfd_open of a child: " << std::strerror(errno));
+  (void)!write(gate[1], "x", 1);
+  waitpid(child, nullptr, 0);
+  close(gate[0]);
+  close(gate[1]);
+  plane.ReplacePeerProcessForTesting(me, getpid(), dead);
+  request_to_send(data.data(), data.size(), 5);
+  std::vector<char> reused(data.size(), 'z');
+  const Status gone = plane.Recv(reused.data(), reused.size(), me, 60, kContext + 1, &status);
+  CHECK(gone.code() == RFT_ERR_PROC_FAILED,
+        "read through a reused pid: " << gone.ToString() << " (expected PROC_FAILED)");
+  plane.ReplacePeerProcessForTesting(me, getpid(),
+                                     static_cast<int>(syscall(SYS_pidfd_open, getpid(), 0)));
   CHECK(plane.requests_in_use() == 0, plane.requests_in_use() << " requests leaked");
   return 0;
 }

@@ -13,6 +13,7 @@
 // reported); a receiver that died leaves the send pending on its peer list, which failure
 // completion ends. A done message is trusted only if it names, by cookie and sequence number,
 // a send still pending to the rank it came from.
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -122,7 +123,9 @@ void DataPlane::ReadCma(Request* request, Rank source, int32_t tag,
     return;
   }
   const int error = ReadFromProcess(pids_[source], request->buffer, descriptor.address, count);
-  if (error == ESRCH) {
+  // Checked after the read: if the sender had ended, its pid may belong to another process by
+  // now, and whatever was read (or refused) came from that one.
+  if (error == ESRCH || PeerProcessEnded(source)) {
     // The sender is gone: its data with it.
     CompleteReceive(request, source, tag, RFT_ERR_PROC_FAILED);
     Discovered(source);
@@ -142,6 +145,19 @@ void DataPlane::ReadCma(Request* request, Rank source, int32_t tag,
   CompleteReceive(request, source, tag,
                   descriptor.length > request->capacity ? RFT_ERR_TRUNCATE : RFT_SUCCESS);
   SendCmaDone(source, descriptor, 0);
+}
+
+bool DataPlane::PeerProcessEnded(Rank rank) const {
+  if (rank >= pidfds_.size() || pidfds_[rank] < 0) return false;
+  pollfd ended = {pidfds_[rank], POLLIN, 0};
+  return poll(&ended, 1, 0) > 0 && (ended.revents & (POLLIN | POLLHUP)) != 0;
+}
+
+void DataPlane::ReplacePeerProcessForTesting(Rank rank, pid_t pid, int pidfd) {
+  if (rank >= pidfds_.size()) return;
+  if (pidfds_[rank] >= 0) close(pidfds_[rank]);
+  pids_[rank] = pid;
+  pidfds_[rank] = pidfd;
 }
 
 void DataPlane::SendCmaDone(Rank source, const RendezvousDescriptor& descriptor, uint16_t flags) {

@@ -3,6 +3,7 @@
 #include "transport/dataplane/data_plane.h"
 
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -118,6 +119,9 @@ DataPlane::~DataPlane() {
   }
   worker_.reset();
   if (has_truncating_datatype_) ucp_dt_destroy(truncating_datatype_);
+  for (int pidfd : pidfds_) {
+    if (pidfd >= 0) close(pidfd);
+  }
   ucx_context_.reset();
   if (wake_fd_ >= 0) close(wake_fd_);
 }
@@ -155,6 +159,7 @@ Status DataPlane::ExchangeAndConnect() {
   std::vector<std::vector<std::byte>> addresses(size_);
   cma_peers_.assign(size_, 0);
   pids_.assign(size_, 0);
+  pidfds_.assign(size_, -1);
   for (Rank r = 0; r < size_; ++r) {
     if (published->missing.Contains(r)) continue;  // failed during start-up: reported below
     std::vector<std::byte>& theirs = published->values[r];
@@ -173,6 +178,14 @@ Status DataPlane::ExchangeAndConnect() {
     const bool parent_only = ((flags | their_flags) & kCmaParentOnly) != 0;
     cma_peers_[r] = (flags & kCmaUsable) != 0 && (their_flags & kCmaUsable) != 0 &&
                     job_->local_peers().Contains(r) && (!parent_only || their_parent == parent);
+    if (cma_peers_[r]) {
+      pidfds_[r] = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(their_pid), 0));
+      if (pidfds_[r] < 0) {
+        RFT_LOG_INFO("no same-node rendezvous with rank %u: pidfd_open(%u): %s", r, their_pid,
+                     std::strerror(errno));
+        cma_peers_[r] = 0;
+      }
+    }
     addresses[r].assign(theirs.begin() + kPrefix, theirs.end());
   }
   ucx::EndpointTable::Options table_options;

@@ -164,6 +164,9 @@ class DataPlane : private ucx::PeerFailureSink {
   // Hands `header` and `payload` to the receive path as if UCX had delivered them eagerly: for
   // tests that feed malformed and foreign messages.
   void InjectForTesting(std::span<const std::byte> header, std::span<const std::byte> payload);
+  // Makes `rank` look like process `pid` with `pidfd` (owned from now on) to the same-node
+  // rendezvous, e.g. a pid reused after the peer behind `pidfd` died.
+  void ReplacePeerProcessForTesting(Rank rank, pid_t pid, int pidfd);
 
   const DropCounters& drops() const { return drops_; }
   size_t requests_in_use() const { return requests_.in_use(); }
@@ -272,6 +275,8 @@ class DataPlane : private ucx::PeerFailureSink {
   void HandleCmaDone(const WireHeader& header, std::span<const std::byte> payload);
   // Copies the message `descriptor` names from `source` into the receive and completes it.
   void ReadCma(Request* request, Rank source, int32_t tag, const RendezvousDescriptor& descriptor);
+  // Whether `rank`'s process (as its pidfd names it) has ended.
+  bool PeerProcessEnded(Rank rank) const;
   // Tells `source` its send of `descriptor` is over (`flags`: RendezvousDoneFlags).
   void SendCmaDone(Rank source, const RendezvousDescriptor& descriptor, uint16_t flags);
   static void OnControlSendDone(void* ucx_request, ucs_status_t status, void* user_data);
@@ -285,6 +290,7 @@ class DataPlane : private ucx::PeerFailureSink {
   // Failure completion.
   // A failure this process found itself: to Options::report_failure, or ReportPeerFailed.
   void Discovered(Rank rank) {
+    if (rank == rank_) return;  // never its own failed peer (the registry agrees)
     if (options_.report_failure) {
       options_.report_failure(rank);
     } else {
@@ -316,6 +322,9 @@ class DataPlane : private ucx::PeerFailureSink {
   std::vector<bool> failure_completed_;
   std::vector<uint8_t> cma_peers_;  // [rank]: large messages use the same-node rendezvous
   std::vector<pid_t> pids_;         // [rank]: its process id, for the same-node rendezvous
+  // [rank]: a pidfd of that process (-1: none, and no same-node rendezvous with it). A read
+  // by pid alone could reach another process that reused the number after the peer died.
+  std::vector<int> pidfds_;
   uint64_t cma_sequence_ = 0;
   ObjectPool<Request> requests_;
   ObjectPool<Unexpected> unexpected_;
