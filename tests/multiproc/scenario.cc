@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -46,9 +47,16 @@ pid_t StartCommand(const std::string& program, const std::vector<std::string>& a
   *command = path;
   for (const std::string& arg : args) *command += " " + arg;
 
-  std::vector<std::string> env_strings;
+  // The test's own settings come first (getenv finds the first), then the inherited ones.
+  std::vector<std::string> env_strings(extra_env.begin(), extra_env.end());
   for (char** var = environ; *var != nullptr; ++var) env_strings.emplace_back(*var);
-  env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
+  // RFT_PMIX_TIMEOUT bounds waits for ranks that died; under load (sanitizers, tests running
+  // side by side on 2 cores) a failure-free fence can take longer than its 10 s default. Jobs
+  // stay bounded by rftrun --timeout and this harness's limit; tests of the timeout set theirs.
+  const bool timeout_set =
+      std::any_of(env_strings.begin(), env_strings.end(),
+                  [](const std::string& var) { return var.rfind("RFT_PMIX_TIMEOUT=", 0) == 0; });
+  if (!timeout_set) env_strings.emplace_back("RFT_PMIX_TIMEOUT=60s");
   std::vector<char*> envp;
   for (auto& var : env_strings) envp.push_back(var.data());
   envp.push_back(nullptr);
