@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -25,9 +26,10 @@ namespace {
 // libpmix's event handler has no user pointer that survives re-registration; one client per
 // process, so the callback lives here.
 std::mutex g_callback_mutex;
-Bootstrap::TerminationCallback g_callback;  // guarded by g_callback_mutex
-std::vector<TerminationEvent> g_events;     // every event so far, for late subscribers
-RankSet g_dead;                             // ranks of this job the launcher said ended
+Bootstrap::TerminationCallback g_callback;       // guarded by g_callback_mutex
+std::vector<TerminationEvent> g_events;          // every event so far, for late subscribers
+RankSet g_dead;                                  // ranks of this job the launcher said ended
+std::map<std::string, RankSet> g_ranks_by_host;  // the job's ranks per node, read at Init
 pmix_proc_t g_myproc;
 
 Status PmixError(const std::string& what, int rc) {
@@ -62,15 +64,41 @@ void OnEvent(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info_
   event.received_ns = MonotonicNanos();
   event.pmix_code = status;
   const pmix_proc_t* affected = source;
+  bool named = false;
+  std::string host;
   for (size_t i = 0; i < ninfo; ++i) {
     if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC &&
         info[i].value.data.proc != nullptr) {
       affected = info[i].value.data.proc;
+      named = true;
+    } else if (PMIX_CHECK_KEY(&info[i], PMIX_HOSTNAME) && info[i].value.type == PMIX_STRING &&
+               info[i].value.data.string != nullptr) {
+      host = info[i].value.data.string;
     } else if (PMIX_CHECK_KEY(&info[i], PMIX_EXIT_CODE) && info[i].value.type == PMIX_INT) {
       event.exit_code = info[i].value.data.integer;
     } else if (PMIX_CHECK_KEY(&info[i], "rft.fault.ns") && info[i].value.type == PMIX_UINT64) {
       event.fault_ns = info[i].value.data.uint64;
     }
+  }
+  if (status == PMIX_ERR_NODE_DOWN && !named) {
+    // A whole node is gone and no process is named: every rank of this job on it failed.
+    std::lock_guard<std::mutex> lock(g_callback_mutex);
+    const RankSet ranks = RanksOnDownNode(g_ranks_by_host, host, g_myproc.rank);
+    if (ranks.empty()) {
+      RFT_LOG_WARN("node-down event for \"%s\" names no process of this job and no node of it",
+                   host.c_str());
+    }
+    for (Rank rank : ranks) {
+      event.nspace = g_myproc.nspace;
+      event.rank = rank;
+      g_events.push_back(event);
+      g_dead.Insert(rank);
+      if (g_callback) g_callback(event);
+    }
+    if (cbfunc != nullptr) {
+      cbfunc(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, cbdata);
+    }
+    return;
   }
   if (affected != nullptr) {
     event.nspace = affected->nspace;
@@ -156,6 +184,7 @@ Bootstrap::~Bootstrap() {
     g_callback = nullptr;
     g_events.clear();
     g_dead = RankSet();
+    g_ranks_by_host.clear();
   }
   PMIx_Finalize(nullptr, 0);
 }
@@ -491,7 +520,44 @@ Status Bootstrap::OnTermination(TerminationCallback callback) {
   return Status::Ok();
 }
 
+RankSet RanksOnDownNode(const std::map<std::string, RankSet>& ranks_by_host, std::string_view host,
+                        Rank self) {
+  RankSet ranks;
+  const auto it = ranks_by_host.find(std::string(host));
+  if (it == ranks_by_host.end()) return ranks;
+  for (Rank rank : it->second) {
+    if (rank != self) ranks.Insert(rank);
+  }
+  return ranks;
+}
+
+void Bootstrap::ReadNodeMap() {
+  // Best effort: without it a node-down event that names no process is logged, not expanded.
+  char* nodes = nullptr;
+  if (PMIx_Resolve_nodes(nspace_.c_str(), &nodes) != PMIX_SUCCESS || nodes == nullptr) return;
+  std::map<std::string, RankSet> ranks_by_host;
+  std::string list(nodes);
+  std::free(nodes);
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    const std::string node = list.substr(start, comma - start);
+    start = comma + 1;
+    if (node.empty()) continue;
+    pmix_proc_t* procs = nullptr;
+    size_t count = 0;
+    if (PMIx_Resolve_peers(node.c_str(), nspace_.c_str(), &procs, &count) != PMIX_SUCCESS) {
+      continue;
+    }
+    for (size_t i = 0; i < count; ++i) ranks_by_host[node].Insert(procs[i].rank);
+    PMIX_PROC_FREE(procs, count);
+  }
+  std::lock_guard<std::mutex> lock(g_callback_mutex);
+  g_ranks_by_host = std::move(ranks_by_host);
+}
+
 Status Bootstrap::RegisterEventHandler() {
+  ReadNodeMap();
   std::vector<pmix_status_t> codes(TerminationEventCodes().begin(), TerminationEventCodes().end());
   pmix_info_t info;
   PMIX_INFO_LOAD(&info, PMIX_EVENT_HDLR_NAME, "rft.termination", PMIX_STRING);

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -41,6 +42,11 @@ std::string DescribeTermination(const TerminationEvent& event);
 // PMIx codes that mean "a process terminated abnormally or is unreachable". The handler is
 // registered for exactly these.
 const std::vector<int>& TerminationEventCodes();
+
+// The ranks a node-down event that names no process is about: every rank of the job on `host`
+// (from the launcher's node map) except `self`.
+RankSet RanksOnDownNode(const std::map<std::string, RankSet>& ranks_by_host, std::string_view host,
+                        Rank self);
 
 class Bootstrap {
  public:
@@ -128,6 +134,7 @@ class Bootstrap {
   // CPU mask and the local ranks' masks decide (cpu_placement.h).
   Status ShareStartupFacts();
   Status RegisterEventHandler();
+  void ReadNodeMap();
   // PMIx_Fence over `procs` (nullptr: the whole job).
   Status FenceOver(bool collect_data, const ::pmix_proc* procs, size_t count);
 
