@@ -1,0 +1,152 @@
+// Bootstrap::ExchangeLive and Exchange: every rank publishes a value and reads everyone's,
+// without waiting for ranks that died or stay silent during start-up.
+#include <pmix.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "transport/bootstrap/bootstrap.h"
+#include "transport/bootstrap/pmix_util.h"
+
+namespace rft::transport {
+
+using internal::TimeoutInfo;
+
+namespace {
+
+// The PMIx_Get_nb calls of one exchange. Callbacks may come after the exchange gave up on a
+// rank (it died): the batch lives until the last of them and the exchange let go.
+struct GetBatch {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::vector<std::byte>> values;  // guarded by mutex
+  std::vector<pmix_status_t> results;          // guarded by mutex; 1: not answered yet
+  std::atomic<int> references{1};              // the exchange, plus one per call in flight
+
+  void Unreference() {
+    if (references.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+};
+
+struct GetTicket {
+  GetBatch* batch;
+  Rank rank;
+};
+
+constexpr pmix_status_t kUnanswered = 1;
+constexpr int64_t kLookupGraceNs = 2'000'000'000;
+
+void OnValue(pmix_status_t status, pmix_value_t* value, void* cbdata) {
+  auto* ticket = static_cast<GetTicket*>(cbdata);
+  GetBatch* batch = ticket->batch;
+  {
+    std::lock_guard<std::mutex> lock(batch->mutex);
+    if (status == PMIX_SUCCESS && value != nullptr && value->type == PMIX_BYTE_OBJECT) {
+      const auto* begin = reinterpret_cast<const std::byte*>(value->data.bo.bytes);
+      batch->values[ticket->rank].assign(begin, begin + value->data.bo.size);
+    } else if (status == PMIX_SUCCESS) {
+      status = PMIX_ERR_BAD_PARAM;  // not the byte object rft publishes
+    }
+    batch->results[ticket->rank] = status;
+  }
+  batch->changed.notify_all();
+  batch->Unreference();
+  delete ticket;
+}
+
+}  // namespace
+
+StatusOr<Bootstrap::ExchangeResult> Bootstrap::ExchangeLive(std::string_view key,
+                                                            std::span<const std::byte> mine) {
+  const Deadline deadline = Deadline::After(timeout_);
+  RFT_RETURN_IF_ERROR(Put(key, mine));
+  RFT_RETURN_IF_ERROR(Commit());
+  // Gathers everything in one collective when every rank takes part; when one died or hangs,
+  // PMIx's answer is undefined (success, partial success, a timeout): the lookups decide.
+  const Status fenced = Fence(/*collect_data=*/true);
+  if (!fenced.ok())
+    RFT_LOG_INFO("exchange of %s: %s", std::string(key).c_str(), fenced.ToString().c_str());
+
+  // A fence that used up the time (a hung rank) leaves the others' values ready: they still
+  // get a moment to arrive, or live ranks would be taken for silent ones.
+  const Deadline lookups =
+      Deadline::After(std::max(deadline.remaining(), std::chrono::nanoseconds(kLookupGraceNs)));
+  auto* batch = new GetBatch();
+  batch->values.resize(size_);
+  batch->results.assign(size_, kUnanswered);
+  batch->values[rank_].assign(mine.begin(), mine.end());
+  batch->results[rank_] = PMIX_SUCCESS;
+  const std::string k(key);
+  TimeoutInfo timeout(lookups.remaining());
+  for (Rank r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    pmix_proc_t proc;
+    PMIX_PROC_LOAD(&proc, nspace_.c_str(), r);
+    batch->references.fetch_add(1, std::memory_order_relaxed);
+    auto* ticket = new GetTicket{batch, r};
+    const pmix_status_t rc = PMIx_Get_nb(&proc, k.c_str(), timeout.get(), 1, &OnValue, ticket);
+    if (rc != PMIX_SUCCESS) {
+      delete ticket;
+      batch->references.fetch_sub(1, std::memory_order_relaxed);
+      std::lock_guard<std::mutex> lock(batch->mutex);
+      batch->results[r] = rc;
+    }
+  }
+
+  // Wait until every rank answered or is known dead, or the time is up.
+  ExchangeResult result;
+  {
+    std::unique_lock<std::mutex> lock(batch->mutex);
+    for (;;) {
+      const RankSet dead = DeadRanks();
+      bool waiting = false;
+      for (Rank r = 0; r < size_ && !waiting; ++r) {
+        waiting = batch->results[r] == kUnanswered && !dead.Contains(r);
+      }
+      if (!waiting || lookups.expired()) break;
+      // Deaths arrive on libpmix's thread, not through this condition: wake now and then.
+      batch->changed.wait_for(lock, std::chrono::milliseconds(5));
+    }
+    const RankSet dead = DeadRanks();
+    result.values.resize(size_);
+    for (Rank r = 0; r < size_; ++r) {
+      if (r == rank_) {
+        result.values[r] = batch->values[r];
+        continue;
+      }
+      // A rank the launcher reported dead is missing even if its value arrived: some peers may
+      // not have it, and it is failed for all of them.
+      if (batch->results[r] == PMIX_SUCCESS && !dead.Contains(r)) {
+        result.values[r] = std::move(batch->values[r]);
+      } else {
+        result.missing.Insert(r);
+        if (!dead.Contains(r)) result.silent.Insert(r);
+      }
+    }
+  }
+  batch->Unreference();
+  return result;
+}
+
+StatusOr<std::vector<std::vector<std::byte>>> Bootstrap::Exchange(std::string_view key,
+                                                                  std::span<const std::byte> mine) {
+  auto result = ExchangeLive(key, mine);
+  if (!result.ok()) return result.status();
+  if (result->missing.empty()) return std::move(result->values);
+  const std::string k(key);
+  if (!result->silent.empty()) {
+    return Status(RFT_ERR_TIMEOUT, "exchange of " + k + ": rank(s) " + result->silent.ToString() +
+                                       " did not publish within " +
+                                       std::to_string(TimeoutInfo::Seconds(timeout_)) + " s");
+  }
+  return Status(RFT_ERR_PROC_FAILED, "exchange of " + k + ": rank(s) " +
+                                         result->missing.ToString() +
+                                         " ended before publishing (the launcher said so)");
+}
+
+}  // namespace rft::transport
