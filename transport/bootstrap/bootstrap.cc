@@ -166,6 +166,7 @@ Bootstrap::~Bootstrap() {
     g_ranks_by_host.clear();
   }
   PMIx_Finalize(nullptr, 0);
+  internal::ReleaseAbandonedLookups();
 }
 
 Status Bootstrap::ReadJobInfo() {

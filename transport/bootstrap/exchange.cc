@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "base/clock.h"
@@ -33,16 +34,36 @@ struct GetBatch {
   }
 };
 
+// One lookup in flight. libpmix reads the process name, the key and the directives on its own
+// thread after PMIx_Get_nb returned: they live here until the callback (ASan caught them on
+// the caller's stack).
 struct GetTicket {
+  GetTicket(GetBatch* batch, Rank rank, const std::string& nspace, const std::string& key,
+            std::chrono::nanoseconds timeout)
+      : batch(batch), rank(rank), key(key), timeout(timeout) {
+    PMIX_PROC_LOAD(&proc, nspace.c_str(), rank);
+  }
   GetBatch* batch;
   Rank rank;
+  pmix_proc_t proc;
+  std::string key;
+  TimeoutInfo timeout;
 };
+
+// Lookups whose callback has not run. libpmix may never answer one for a rank that died; they
+// are freed once PMIx_Finalize stopped its thread (ReleaseAbandonedLookups).
+std::mutex g_tickets_mutex;
+std::set<GetTicket*> g_tickets;
 
 constexpr pmix_status_t kUnanswered = 1;
 constexpr int64_t kLookupGraceNs = 2'000'000'000;
 
 void OnValue(pmix_status_t status, pmix_value_t* value, void* cbdata) {
   auto* ticket = static_cast<GetTicket*>(cbdata);
+  {
+    std::lock_guard<std::mutex> lock(g_tickets_mutex);
+    g_tickets.erase(ticket);
+  }
   GetBatch* batch = ticket->batch;
   {
     std::lock_guard<std::mutex> lock(batch->mutex);
@@ -60,6 +81,18 @@ void OnValue(pmix_status_t status, pmix_value_t* value, void* cbdata) {
 }
 
 }  // namespace
+
+void internal::ReleaseAbandonedLookups() {
+  std::set<GetTicket*> left;
+  {
+    std::lock_guard<std::mutex> lock(g_tickets_mutex);
+    left.swap(g_tickets);
+  }
+  for (GetTicket* ticket : left) {
+    ticket->batch->Unreference();
+    delete ticket;
+  }
+}
 
 StatusOr<Bootstrap::ExchangeResult> Bootstrap::ExchangeLive(std::string_view key,
                                                             std::span<const std::byte> mine) {
@@ -82,15 +115,21 @@ StatusOr<Bootstrap::ExchangeResult> Bootstrap::ExchangeLive(std::string_view key
   batch->values[rank_].assign(mine.begin(), mine.end());
   batch->results[rank_] = PMIX_SUCCESS;
   const std::string k(key);
-  TimeoutInfo timeout(lookups.remaining());
   for (Rank r = 0; r < size_; ++r) {
     if (r == rank_) continue;
-    pmix_proc_t proc;
-    PMIX_PROC_LOAD(&proc, nspace_.c_str(), r);
     batch->references.fetch_add(1, std::memory_order_relaxed);
-    auto* ticket = new GetTicket{batch, r};
-    const pmix_status_t rc = PMIx_Get_nb(&proc, k.c_str(), timeout.get(), 1, &OnValue, ticket);
+    auto* ticket = new GetTicket(batch, r, nspace_, k, lookups.remaining());
+    {
+      std::lock_guard<std::mutex> lock(g_tickets_mutex);
+      g_tickets.insert(ticket);
+    }
+    const pmix_status_t rc =
+        PMIx_Get_nb(&ticket->proc, ticket->key.c_str(), ticket->timeout.get(), 1, &OnValue, ticket);
     if (rc != PMIX_SUCCESS) {
+      {
+        std::lock_guard<std::mutex> lock(g_tickets_mutex);
+        g_tickets.erase(ticket);
+      }
       delete ticket;
       batch->references.fetch_sub(1, std::memory_order_relaxed);
       std::lock_guard<std::mutex> lock(batch->mutex);

@@ -38,6 +38,10 @@ class TimeoutInfo {
   pmix_info_t info_;
 };
 
+// Frees the exchange's lookups libpmix never answered (a rank that died). Only after
+// PMIx_Finalize: no callback can run any more.
+void ReleaseAbandonedLookups();
+
 }  // namespace rft::transport::internal
 
 #endif  // RFT_TRANSPORT_BOOTSTRAP_PMIX_UTIL_H_
