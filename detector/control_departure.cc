@@ -19,11 +19,11 @@ constexpr auto kDepartureWait = std::chrono::milliseconds(200);
 }  // namespace
 
 void ControlPlane::AnnounceDeparture() {
+  departure_requested_.store(true, std::memory_order_release);
   if (!options_.progress_thread) {
     Depart();
     return;
   }
-  departure_requested_.store(true, std::memory_order_release);
   const uint64_t one = 1;
   [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof(one));
   std::unique_lock<std::mutex> lock(departure_mutex_);

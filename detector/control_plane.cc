@@ -346,7 +346,11 @@ void ControlPlane::HandleFailures() {
     const bool maybe_alive = record.source == FailureSource::kTransport ||
                              record.source == FailureSource::kApplication ||
                              record.source == FailureSource::kAgreement;
-    if (maybe_alive) {
+    // A process on its way out sees its own endpoints close: what its sources say then is not
+    // news, and acting on it would kill live peers. It only keeps its own view consistent.
+    const bool leaving = stop_.load(std::memory_order_acquire) ||
+                         departure_requested_.load(std::memory_order_acquire);
+    if (maybe_alive && !leaving) {
       TellDeclaredFailed(record.rank);
       if (options_.enforce_fail_stop) Kill(record.rank);
     }
@@ -356,7 +360,7 @@ void ControlPlane::HandleFailures() {
     Execute(heartbeat_actions_);
     broadcast_actions_.clear();
     broadcast_.OnFailure(record.rank, &broadcast_actions_);
-    if (record.source != FailureSource::kPropagated) {
+    if (record.source != FailureSource::kPropagated && !leaving) {
       // News from this process's own sources spreads; a message it forwards already does.
       broadcast_.Broadcast({.kind = BroadcastKind::kFailure,
                             .context = 0,
@@ -504,7 +508,9 @@ void ControlPlane::SendControl(Rank to, uint16_t subtype, std::span<const std::b
   header.job_token = job_token_;
   transport::EncodeHeader(
       header, std::span<std::byte, kWireHeaderSize>(send->bytes.data(), kWireHeaderSize));
-  std::memcpy(send->bytes.data() + kWireHeaderSize, payload.data(), payload.size());
+  if (!payload.empty()) {  // a departure has none (and memcpy from null is undefined)
+    std::memcpy(send->bytes.data() + kWireHeaderSize, payload.data(), payload.size());
+  }
   ucp_request_param_t param;
   param.op_attr_mask =
       UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
