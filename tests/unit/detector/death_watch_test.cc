@@ -30,20 +30,26 @@ uint32_t FreshTag() { return static_cast<uint32_t>(std::random_device()()) | 1; 
 struct Child {
   pid_t pid = -1;
   std::string segment;  // the name it advertised
+  int go_fd = -1;       // write a byte: the child goes on (to be killed, or to end cleanly)
 };
 
-// Forks a child that creates rank 1's watch and sends its segment name, then either waits to
-// be killed (`clean_after_ms` < 0) or ends cleanly (destroying its watch) after that delay.
+// Forks a child that creates rank 1's watch and sends its segment name, then waits for Go();
+// then it waits to be killed (`clean_after_ms` < 0) or ends cleanly (destroying its watch)
+// after that delay. Forked before the caller starts threads of its own (TSan allows no
+// threads in a child forked from a multi-threaded process).
 Child StartChild(uint32_t tag, int clean_after_ms) {
-  int ready[2];
-  if (pipe(ready) != 0) return {};
+  int ready[2], go[2];
+  if (pipe(ready) != 0 || pipe(go) != 0) return {};
   const pid_t pid = fork();
   if (pid == 0) {
     close(ready[0]);
+    close(go[1]);
     auto watch = DeathWatch::Create(tag, 1, [](Rank) {});
     const std::string name = watch.ok() ? (*watch)->name() : std::string();
     if (write(ready[1], name.data(), name.size()) != static_cast<ssize_t>(name.size())) _exit(3);
     close(ready[1]);
+    char byte;
+    if (read(go[0], &byte, 1) != 1) _exit(4);
     if (clean_after_ms < 0) {
       for (;;) pause();
     }
@@ -52,11 +58,18 @@ Child StartChild(uint32_t tag, int clean_after_ms) {
     _exit(0);
   }
   close(ready[1]);
+  close(go[0]);
   char buffer[128];
   const ssize_t n = read(ready[0], buffer, sizeof(buffer));
   close(ready[0]);
   if (n <= 0) return {};
-  return {pid, std::string(buffer, static_cast<size_t>(n))};
+  return {pid, std::string(buffer, static_cast<size_t>(n)), go[1]};
+}
+
+void Go(Child& child) {
+  (void)!write(child.go_fd, "g", 1);
+  close(child.go_fd);
+  child.go_fd = -1;
 }
 
 bool WaitFor(const std::function<bool()>& done, std::chrono::seconds limit) {
@@ -72,16 +85,17 @@ TEST(DeathWatchTest, AKilledHolderIsReportedPromptly) {
   const uint32_t tag = FreshTag();
   std::atomic<int> deaths{0};
   std::atomic<int64_t> known_ns{0};
+  Child child = StartChild(tag, -1);
+  ASSERT_GT(child.pid, 0);
   auto watcher = DeathWatch::Create(tag, 0, [&](Rank rank) {
     EXPECT_EQ(rank, 1u);
     known_ns.store(MonotonicNanos());
     deaths.fetch_add(1);
   });
   ASSERT_TRUE(watcher.ok()) << watcher.status().ToString();
-  const Child child = StartChild(tag, -1);
-  ASSERT_GT(child.pid, 0);
   ASSERT_TRUE((*watcher)->Watch(1, child.segment, 0).ok());
   (*watcher)->Unlink();
+  Go(child);
   usleep(20000);
   const int64_t killed_ns = MonotonicNanos();
   ASSERT_EQ(kill(child.pid, SIGKILL), 0);
@@ -99,11 +113,12 @@ TEST(DeathWatchTest, AKilledHolderIsReportedPromptly) {
 TEST(DeathWatchTest, ACleanEndIsSeenAndIsNotADeath) {
   const uint32_t tag = FreshTag();
   std::atomic<int> deaths{0};
+  Child child = StartChild(tag, 50);
+  ASSERT_GT(child.pid, 0);
   auto watcher = DeathWatch::Create(tag, 0, [&](Rank) { deaths.fetch_add(1); });
   ASSERT_TRUE(watcher.ok());
-  const Child child = StartChild(tag, 50);
-  ASSERT_GT(child.pid, 0);
   ASSERT_TRUE((*watcher)->Watch(1, child.segment, 3).ok());
+  Go(child);
   int status = 0;
   waitpid(child.pid, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
