@@ -59,6 +59,7 @@ int64_t AgreeOnInstant(rft::transport::Bootstrap& job, int64_t margin_ns) {
     std::memcpy(&theirs, bytes.data(), sizeof(theirs));
     latest = std::max(latest, theirs);
   }
+  Check(job.Fence(false), "fence");  // everyone has every clock before anyone can fail
   return latest + margin_ns;
 }
 

@@ -84,6 +84,10 @@ int WaitForVictims(Bootstrap& job, const RankSet& victims, bool abort_them,
   if (!status.ok()) return Fail(status.ToString());
   auto all = job.Exchange("test.addr", BlobOf(job.rank()));
   if (!all.ok()) return Fail(all.status().ToString());
+  // The agreed point: everyone finished the exchange (a victim ending right after its own would
+  // leave others still looking its value up).
+  status = job.Fence(false);
+  if (!status.ok()) return Fail("fence after the exchange: " + status.ToString());
   if (victims.Contains(job.rank())) {
     if (end == "self-abort") {
       (void)job.Abort(0, "test victim ends itself", RankSet{job.rank()});

@@ -96,6 +96,19 @@ TEST(DataPlaneTest, APeersFailureWithUcxRendezvous) {
   EXPECT_EQ(CountLines(r.output, "survivors ok without rank 1"), 3) << r.Report();
 }
 
+// Destroying a data plane with operations in flight to a stopped peer returns within its
+// bound instead of aborting or hanging, with either rendezvous and over TCP.
+TEST(DataPlaneTest, TeardownWithOperationsInFlightToAStoppedPeer) {
+  for (const std::vector<std::string>& env :
+       {std::vector<std::string>{}, std::vector<std::string>{"RFT_RENDEZVOUS=ucx"},
+        std::vector<std::string>{"RFT_RENDEZVOUS=ucx", "UCX_TLS=tcp,self"}}) {
+    const auto r = RunWorker(2, {"teardown"}, env, {"--ft"});
+    EXPECT_EQ(r.exit_status, 0) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "teardown ok"), 1) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "FAILED"), 0) << r.Report();
+  }
+}
+
 TEST(DataPlaneTest, FailureOfRankZeroOverTcp) {
   // TCP reports a dead peer itself (connection reset), racing the launcher's event.
   const auto r = RunWorker(3, {"failure", "--victim", "0"}, {"UCX_TLS=tcp,self"}, {"--ft"});

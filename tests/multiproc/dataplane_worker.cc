@@ -7,10 +7,13 @@
 //   mesh         (n >= 2) every rank sends every other rank a stream of eager and
 //                rendezvous messages; receivers check content and per-sender order, half of
 //                them through ANY_SOURCE receives
+//   teardown     (n = 2) rank 0 destroys its data plane with operations in flight to a
+//                stopped rank 1: it returns within its bound, without aborting
 //   failure --victim V  (n >= 3; rftrun --ft) operations pending on V when it is
 //                killed (V has the launcher kill it once every survivor posted them)
 //                complete with RFT_ERR_PROC_FAILED, what V sent before is still
 //                received, ANY_SOURCE receives stay pending, and the survivors go on
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +21,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -222,6 +227,49 @@ int Failure(Bootstrap& job, DataPlane& plane, Rank victim) {
   return 0;
 }
 
+// Rank 1 stops itself (SIGSTOP) once rank 0 knows its pid; rank 0 then posts operations that
+// need rank 1 (a rendezvous and eager sends to it, a receive from it) and destroys its data
+// plane with them in flight: that must neither abort nor hang (bounded by the endpoints' close).
+// Rank 0 then has the launcher kill rank 1.
+int Teardown(Bootstrap& job, std::unique_ptr<DataPlane>& plane) {
+  const Rank me = job.rank();
+  const uint32_t pid = static_cast<uint32_t>(getpid());
+  auto pids = job.Exchange("test.teardown.pid", std::as_bytes(std::span(&pid, 1)));
+  CHECK_OK(pids.status());
+  if (me == 1) {
+    raise(SIGSTOP);
+    for (;;) pause();
+  }
+  if (me != 0) return 0;
+  uint32_t stopped_pid;
+  std::memcpy(&stopped_pid, (*pids)[1].data(), 4);
+  const std::string stat_path = "/proc/" + std::to_string(stopped_pid) + "/stat";
+  const Deadline stopped_by = Deadline::After(std::chrono::seconds(20));
+  for (;;) {
+    std::ifstream stat(stat_path);
+    std::string line;
+    std::getline(stat, line);
+    const size_t paren = line.rfind(')');
+    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'T') break;
+    CHECK(!stopped_by.expired(), "rank 1 did not stop within 20 s");
+    usleep(1000);
+  }
+  const size_t large = plane->options().eager_limit * 64;
+  std::vector<char> out(large, 'o'), in(64);
+  std::vector<Request*> pending(6, nullptr);
+  CHECK_OK(plane->Isend(out.data(), large, 1, 30, kContext, &pending[0]));
+  for (int i = 1; i < 5; ++i) CHECK_OK(plane->Isend(out.data(), 64, 1, 31, kContext, &pending[i]));
+  CHECK_OK(plane->Irecv(in.data(), in.size(), 1, 32, kContext, &pending[5]));
+  const int64_t start = MonotonicNanos();
+  plane.reset();
+  const double seconds = static_cast<double>(MonotonicNanos() - start) / 1e9;
+  CHECK(seconds < 10, "destroying the data plane took " << seconds << " s");
+  std::printf("teardown ok in %.3f s\n", seconds);
+  std::fflush(stdout);
+  CHECK_OK(job.Abort(0, "test: the stopped rank is done", RankSet{1}));
+  return 0;
+}
+
 }  // namespace
 }  // namespace rft::testing
 
@@ -243,6 +291,8 @@ int main(int argc, char** argv) {
     rc = Mesh(**job, **plane);
   } else if (mode == "failure" && argc == 4 && std::strcmp(argv[2], "--victim") == 0) {
     rc = Failure(**job, **plane, static_cast<rft::Rank>(std::atoi(argv[3])));
+  } else if (mode == "teardown") {
+    return Teardown(**job, *plane);
   } else {
     return Fail("usage: rules | mesh | failure --victim V");
   }

@@ -57,6 +57,7 @@ int Fault(Bootstrap& job, FailureRegistry& registry, ControlPlane& control, Data
     fault_at = std::max(fault_at, theirs);
   }
   fault_at += 3 * control.options().heartbeat.timeout_ns;
+  CHECK_OK(job.Fence(false));  // everyone has every clock before anyone can fail
   if (me == victim) {
     while (MonotonicNanos() < fault_at) usleep(100);
     raise(kill ? SIGKILL : SIGSTOP);

@@ -51,6 +51,21 @@ TEST(UcxEndpointsTest, SharedMemoryStaysInUseWithPeerErrorHandling) {
   EXPECT_EQ(CountLines(r.output, "mesh ok n=2"), 2) << r.Report();
 }
 
+// A one-sided put to a stopped peer returns within its bound: over TCP the target's progress
+// is needed and UCX may not cancel the put, which used to spin forever.
+TEST(UcxEndpointsTest, APutToAStoppedPeerReturnsWithinItsBound) {
+  const auto tcp =
+      RunCommand("tools/rftrun/rftrun",
+                 {"-n", "2", "--ft", "--timeout", "60", Runfile(kWorker), "put-to-stopped"},
+                 std::chrono::seconds(70), {"UCX_TLS=tcp,self"});
+  ASSERT_EQ(tcp.exit_status, 0) << tcp.Report();
+  EXPECT_EQ(CountLines(tcp.output, "put to stopped peer: RFT_ERR_TIMEOUT"), 1) << tcp.Report();
+  const auto shm =
+      RunRftrun({"-n", "2", "--ft", "--timeout", "60", Runfile(kWorker), "put-to-stopped"});
+  ASSERT_EQ(shm.exit_status, 0) << shm.Report();
+  EXPECT_EQ(CountLines(shm.output, "put to stopped peer:"), 1) << shm.Report();
+}
+
 TEST(UcxEndpointsTest, SurvivorsGoOnWithoutAFailedPeer) {
   const auto r = RunRftrun(
       {"-n", "4", "--ft", "--timeout", "60", Runfile(kWorker), "failed-peer", "--victim", "2"});

@@ -9,6 +9,7 @@
 //                         its successor's region, then checks bounds and descriptor errors;
 //                         after a fence (targets do not progress UCX meanwhile) each checks
 //                         its own memory
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <span>
 #include <string>
@@ -189,6 +191,57 @@ int OneSided(Bootstrap& job, const UcxContext& context, UcxWorker& worker, Endpo
   return 0;
 }
 
+// Rank 1 stops itself; rank 0 puts into its region with a short timeout: the put returns within
+// its bound (done where the transport needs no help from the target, RFT_ERR_TIMEOUT where it
+// does, as over TCP), even if UCX cannot cancel it. Then the launcher kills rank 1.
+int PutToStopped(Bootstrap& job, const UcxContext& context, UcxWorker& worker,
+                 EndpointTable& table) {
+  using rft::transport::ucx::LocalRegion;
+  using rft::transport::ucx::RemoteRegion;
+  auto local = LocalRegion::Allocate(context, 64);
+  if (!local.ok()) return Fail(local.status().ToString());
+  auto descriptors = job.Exchange("rft.test.region", (*local)->descriptor());
+  if (!descriptors.ok()) return Fail(descriptors.status().ToString());
+  const uint32_t pid = static_cast<uint32_t>(getpid());
+  auto pids = job.Exchange("rft.test.pid", std::as_bytes(std::span(&pid, 1)));
+  if (!pids.ok()) return Fail(pids.status().ToString());
+  if (job.rank() == 1) {
+    raise(SIGSTOP);
+    for (;;) pause();
+  }
+  if (job.rank() != 0) return 0;
+  uint32_t stopped_pid;
+  std::memcpy(&stopped_pid, (*pids)[1].data(), 4);
+  const std::string stat_path = "/proc/" + std::to_string(stopped_pid) + "/stat";
+  const rft::Deadline stopped_by = rft::Deadline::After(std::chrono::seconds(20));
+  for (;;) {
+    std::ifstream stat(stat_path);
+    std::string line;
+    std::getline(stat, line);
+    const size_t paren = line.rfind(')');
+    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'T') break;
+    if (stopped_by.expired()) return Fail("rank 1 did not stop within 20 s");
+    usleep(1000);
+  }
+  auto ep = table.Get(1);
+  if (!ep.ok()) return Fail(ep.status().ToString());
+  auto remote = RemoteRegion::Attach(&worker, *ep, (*descriptors)[1]);
+  if (!remote.ok()) return Fail(remote.status().ToString());
+  const uint64_t value = 42;
+  const int64_t start = rft::MonotonicNanos();
+  const rft::Status put =
+      (*remote)->Put(0, std::as_bytes(std::span(&value, 1)), std::chrono::milliseconds(300));
+  const double seconds = static_cast<double>(rft::MonotonicNanos() - start) / 1e9;
+  if (seconds > 3) return Fail("a put to a stopped peer took " + std::to_string(seconds) + " s");
+  if (!put.ok() && put.code() != RFT_ERR_TIMEOUT) return Fail("put: " + put.ToString());
+  std::printf("put to stopped peer: %s in %.3f s\n", put.ok() ? "done" : "RFT_ERR_TIMEOUT",
+              seconds);
+  remote->reset();
+  const rft::Status killed = job.Abort(0, "test: the stopped rank is done", rft::RankSet{1});
+  if (!killed.ok()) return Fail(killed.ToString());
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   if (argc < 2) return Fail("no mode");
@@ -196,8 +249,8 @@ int main(int argc, char** argv) {
   Rank victim = UINT32_MAX;
   if (mode == "failed-peer" && argc > 3 && std::strcmp(argv[2], "--victim") == 0) {
     victim = static_cast<Rank>(std::atoi(argv[3]));
-  } else if (mode != "mesh" && mode != "one-sided") {
-    return Fail("usage: mesh | one-sided | failed-peer --victim V");
+  } else if (mode != "mesh" && mode != "one-sided" && mode != "put-to-stopped") {
+    return Fail("usage: mesh | one-sided | put-to-stopped | failed-peer --victim V");
   }
 
   auto bootstrap = Bootstrap::Init();
@@ -225,6 +278,11 @@ int main(int argc, char** argv) {
     auto table = EndpointTable::Create(worker->get(), job.rank(), std::move(*addresses), &sink);
     if (!table.ok()) return Fail(table.status().ToString());
 
+    if (mode == "put-to-stopped") {
+      rc = PutToStopped(job, **context, **worker, **table);
+      table->reset();
+      return rc;
+    }
     if (mode == "one-sided") {
       rc = OneSided(job, **context, **worker, **table);
       if (rc != 0) return rc;

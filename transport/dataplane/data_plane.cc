@@ -110,6 +110,10 @@ DataPlane::~DataPlane() {
         },
         [](PostedReceive*) {});
   }
+  // The worker goes first: destroying it completes what UCX still held, and those callbacks
+  // hand their requests back to the pools (abandoning them before made the pools' counts
+  // underflow and their check abort).
+  worker_.reset();
   // Done messages UCX never sent (their peer failed and the close cancelled nothing).
   if (control_sends_.in_use() > 0) control_sends_.AbandonInUse();
   if (requests_.in_use() > 0) {
@@ -117,7 +121,6 @@ DataPlane::~DataPlane() {
                  requests_.in_use());
     requests_.AbandonInUse();
   }
-  worker_.reset();
   if (has_truncating_datatype_) ucp_dt_destroy(truncating_datatype_);
   for (int pidfd : pidfds_) {
     if (pidfd >= 0) close(pidfd);

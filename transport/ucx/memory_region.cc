@@ -129,6 +129,10 @@ Status RemoteRegion::CheckBounds(const char* operation, uint64_t offset, uint64_
   return Status::Ok();
 }
 
+namespace {
+constexpr std::chrono::milliseconds kCancelWait(100);
+}  // namespace
+
 Status RemoteRegion::Complete(const char* operation, void* request,
                               std::chrono::nanoseconds timeout) {
   if (request == nullptr) return Status::Ok();
@@ -137,8 +141,14 @@ Status RemoteRegion::Complete(const char* operation, void* request,
   ucs_status_t status;
   while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS) {
     if (deadline.expired()) {
+      // UCX may not cancel a non-tag operation (an RMA to a stopped peer over TCP never ended
+      // here): wait a little for the cancellation, then hand the request back to UCX, which
+      // frees it whenever the operation ends (the endpoint's close ends it at the latest).
       ucp_request_cancel(worker_->get(), request);
-      while (ucp_request_check_status(request) == UCS_INPROGRESS) worker_->Progress();
+      const Deadline cancelled = Deadline::After(kCancelWait);
+      while (ucp_request_check_status(request) == UCS_INPROGRESS && !cancelled.expired()) {
+        worker_->Progress();
+      }
       ucp_request_free(request);
       return Status(RFT_ERR_TIMEOUT, std::string(operation) + ": no completion within " +
                                          std::to_string(timeout.count() / 1000000) + " ms");
