@@ -30,8 +30,8 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <future>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -180,8 +180,8 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   std::atomic<bool> departure_requested_{false};
   std::mutex departure_mutex_;
   std::condition_variable departure_cv_;
-  bool departed_ = false;   // guarded by departure_mutex_ (written by the worker's thread)
-  RankSet departure_acks_;  // the worker's thread only
+  bool departed_ = false;        // guarded by departure_mutex_ (written by the worker's thread)
+  RankSet departure_acks_;       // the worker's thread only
   std::promise<Status> set_up_;  // the control thread's start-up outcome
   std::thread thread_;
   std::vector<std::thread> killers_;  // launcher aborts in flight (they block)

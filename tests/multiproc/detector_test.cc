@@ -86,7 +86,8 @@ TEST(DetectorTest, ARankHungDuringStartUpIsKilledAndTheOthersStart) {
   const auto r = RunWorker(4, {"startup", "stop", "--victim", "1"}, env);
   EXPECT_EQ(r.exit_status, 0) << r.Report();
   EXPECT_EQ(CountLines(r.output, "startup ok rank="), 3) << r.Report();
-  EXPECT_EQ(CountLines(r.output, "source=start-up"), 3) << r.Report();
+  // At least one survivor declared it (the others may have heard the launcher first).
+  EXPECT_GE(CountLines(r.output, "source=start-up"), 1) << r.Report();
   EXPECT_NE(r.output.find("rank 1 was killed by signal 9 (SIGKILL), aborted on request"),
             std::string::npos)
       << r.Report();
