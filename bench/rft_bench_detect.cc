@@ -169,10 +169,8 @@ int main(int argc, char** argv) {
   }
   std::fflush(stdout);
   // The survivors end together (a fence over the dead victim has no defined outcome).
-  rft::RankSet survivors;
-  for (Rank r = 0; r < n; ++r) {
-    if (r != victim) survivors.Insert(r);
-  }
+  rft::RankSet survivors = rft::RankSet::Range(0, n);
+  survivors.Erase(victim);
   Check(job.Fence(false, survivors), "fence");
   return 0;
 }

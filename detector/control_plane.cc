@@ -523,11 +523,7 @@ void ControlPlane::SendControl(Rank to, uint16_t subtype, std::span<const std::b
 }
 
 RankSet ControlPlane::StartedRanks() const {
-  RankSet started;
-  for (Rank r = 0; r < size_; ++r) {
-    if (!missing_at_start_.Contains(r)) started.Insert(r);
-  }
-  return started;
+  return RankSet::Range(0, size_).Difference(missing_at_start_);
 }
 
 void ControlPlane::Kill(Rank rank) {

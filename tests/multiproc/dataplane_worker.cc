@@ -21,12 +21,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
+#include "detector/thread_state.h"
 #include "tests/multiproc/dataplane_checks.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/dataplane/data_plane.h"
@@ -219,10 +219,8 @@ int Failure(Bootstrap& job, DataPlane& plane, Rank victim) {
   }
   CHECK_OK(plane.Waitall(round, {}, Deadline::After(std::chrono::seconds(20))));
   std::printf("failure completed in %.1f ms; survivors ok without rank %u\n", ms, victim);
-  RankSet survivors;
-  for (Rank r = 0; r < job.size(); ++r) {
-    if (r != victim) survivors.Insert(r);
-  }
+  RankSet survivors = RankSet::Range(0, job.size());
+  survivors.Erase(victim);
   CHECK_OK(job.Fence(false, survivors));  // not over the dead victim: PMIx leaves that undefined
   return 0;
 }
@@ -243,14 +241,9 @@ int Teardown(Bootstrap& job, std::unique_ptr<DataPlane>& plane) {
   if (me != 0) return 0;
   uint32_t stopped_pid;
   std::memcpy(&stopped_pid, (*pids)[1].data(), 4);
-  const std::string stat_path = "/proc/" + std::to_string(stopped_pid) + "/stat";
+  const pid_t stopped = static_cast<pid_t>(stopped_pid);
   const Deadline stopped_by = Deadline::After(std::chrono::seconds(20));
-  for (;;) {
-    std::ifstream stat(stat_path);
-    std::string line;
-    std::getline(stat, line);
-    const size_t paren = line.rfind(')');
-    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'T') break;
+  while (detector::internal::ThreadState(stopped, stopped) != 'T') {  // main thread: tid = pid
     CHECK(!stopped_by.expired(), "rank 1 did not stop within 20 s");
     usleep(1000);
   }

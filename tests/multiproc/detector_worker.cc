@@ -142,10 +142,8 @@ int Startup(Bootstrap& job, FailureRegistry& registry, DataPlane& plane, Rank vi
         "source " << source << ", expected " << expected_source << " or launcher");
   const Status refused = plane.Send("x", 1, victim, 3, kContext);
   CHECK(refused.code() == RFT_ERR_PROC_FAILED, "send to the victim: " << refused.ToString());
-  RankSet survivors;
-  for (Rank r = 0; r < job.size(); ++r) {
-    if (r != victim) survivors.Insert(r);
-  }
+  RankSet survivors = RankSet::Range(0, job.size());
+  survivors.Erase(victim);
   const size_t at = survivors.IndexOf(job.rank()).value_or(0);
   const Rank next = survivors.Nth((at + 1) % survivors.size());
   const Rank prev = survivors.Nth((at + survivors.size() - 1) % survivors.size());
@@ -182,10 +180,8 @@ int Accuse(Bootstrap& job, FailureRegistry& registry, Rank victim, const std::st
     CHECK(registry.WaitForChange(registry.count(), deadline),
           "rank " << victim << " not known failed 20 s after the accusation");
   }
-  RankSet survivors;
-  for (Rank r = 0; r < job.size(); ++r) {
-    if (r != victim) survivors.Insert(r);
-  }
+  RankSet survivors = RankSet::Range(0, job.size());
+  survivors.Erase(victim);
   CHECK_OK(job.Fence(false, survivors));
   std::printf("accused ok rank=%u victim=%u\n", job.rank(), victim);
   return 0;
@@ -210,9 +206,7 @@ int Staggered(Bootstrap& job, FailureRegistry& registry, ControlPlane& control, 
                          << detector::FailureSourceName(registry.Records()[0].source));
   CHECK(registry.IsDeparted(0), "rank 0's departure was not recorded");
   CHECK(control.suspicions() == 0, control.suspicions() << " suspicions");
-  RankSet rest;
-  for (Rank r = 1; r < job.size(); ++r) rest.Insert(r);
-  CHECK_OK(job.Fence(false, rest));
+  CHECK_OK(job.Fence(false, RankSet::Range(1, job.size())));
   std::printf("staggered ok rank=%u\n", job.rank());
   return 0;
 }

@@ -17,7 +17,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <span>
 #include <string>
@@ -25,6 +24,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "detector/thread_state.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/ucx/endpoint_table.h"
 #include "transport/ucx/memory_region.h"
@@ -212,14 +212,9 @@ int PutToStopped(Bootstrap& job, const UcxContext& context, UcxWorker& worker,
   if (job.rank() != 0) return 0;
   uint32_t stopped_pid;
   std::memcpy(&stopped_pid, (*pids)[1].data(), 4);
-  const std::string stat_path = "/proc/" + std::to_string(stopped_pid) + "/stat";
+  const pid_t stopped = static_cast<pid_t>(stopped_pid);
   const rft::Deadline stopped_by = rft::Deadline::After(std::chrono::seconds(20));
-  for (;;) {
-    std::ifstream stat(stat_path);
-    std::string line;
-    std::getline(stat, line);
-    const size_t paren = line.rfind(')');
-    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'T') break;
+  while (rft::detector::internal::ThreadState(stopped, stopped) != 'T') {  // tid = pid
     if (stopped_by.expired()) return Fail("rank 1 did not stop within 20 s");
     usleep(1000);
   }
