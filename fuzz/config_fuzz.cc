@@ -18,6 +18,7 @@
 
 #include "base/config.h"
 #include "fuzz/fuzz_check.h"
+#include "fuzz/fuzz_text.h"
 
 namespace {
 
@@ -25,26 +26,13 @@ namespace config = rft::config;
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+using rft_fuzz::Lowered;
+using rft_fuzz::Uppered;
 
 std::string Trimmed(std::string_view s) {
   while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
   while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
   return std::string(s);
-}
-
-std::string Lowered(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = Lower(c);
-  return out;
-}
-
-std::string Uppered(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  }
-  return out;
 }
 
 std::optional<bool> ReferenceBool(std::string_view text) {

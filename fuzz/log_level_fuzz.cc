@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "fuzz/fuzz_check.h"
+#include "fuzz/fuzz_text.h"
 
 namespace {
 
@@ -18,21 +19,8 @@ using rft::log::Level;
 using rft::log::LevelName;
 using rft::log::ParseLevel;
 
-std::string Lowered(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
-std::string Uppered(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  }
-  return out;
-}
+using rft_fuzz::Lowered;
+using rft_fuzz::Uppered;
 
 void CheckNames() {
   for (Level level : {Level::kError, Level::kWarn, Level::kInfo, Level::kDebug, Level::kTrace}) {
