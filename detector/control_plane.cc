@@ -117,9 +117,11 @@ Status ControlPlane::Start() {
   // Listen before any source can report (the death watch starts below): failures of the
   // start-up are queued for the thread and fed to the cores once they run.
   subscription_ = registry_->Subscribe([this](const FailureRecord& record) {
+    const bool while_leaving = stop_.load(std::memory_order_acquire) ||
+                               departure_requested_.load(std::memory_order_acquire);
     {
       std::lock_guard<std::mutex> lock(pending_mutex_);
-      pending_.push_back(record);
+      pending_.push_back({record, while_leaving});
     }
     has_pending_.store(true, std::memory_order_release);
     const uint64_t one = 1;
@@ -258,6 +260,7 @@ ControlPlane::~ControlPlane() {
     thread_.join();  // it says farewell and destroys its worker on its way out
   } else {
     if (endpoints_ != nullptr) {
+      if (has_pending_.load(std::memory_order_acquire)) HandleFailures();
       Depart();
       SayFarewell();
     }
@@ -288,6 +291,8 @@ void ControlPlane::Run() {
     }
     if (departure_requested_.load(std::memory_order_acquire)) Depart();
   }
+  // News reported before the end (the caller's last accusation) is still told and acted on.
+  if (has_pending_.load(std::memory_order_acquire)) HandleFailures();
   Depart();  // if nobody asked before: still before the endpoints close
   SayFarewell();
 }
@@ -330,14 +335,14 @@ Status ControlPlane::Step(int64_t timeout_ns) {
 }
 
 void ControlPlane::HandleFailures() {
-  std::vector<FailureRecord> records;
+  std::vector<PendingFailure> records;
   {
     std::lock_guard<std::mutex> lock(pending_mutex_);
     records.swap(pending_);
     has_pending_.store(false, std::memory_order_release);
   }
   const int64_t now = MonotonicNanos();
-  for (const FailureRecord& record : records) {
+  for (const auto& [record, while_leaving] : records) {
     // Fail-stop whatever the source: a rank this process declared failed on news that does not
     // prove it dead (a transport error, the caller's word, an agreement) may be alive; it is
     // told (so it ends itself even at n = 2, where nobody else would forward the news) and
@@ -348,8 +353,7 @@ void ControlPlane::HandleFailures() {
                              record.source == FailureSource::kAgreement;
     // A process on its way out sees its own endpoints close: what its sources say then is not
     // news, and acting on it would kill live peers. It only keeps its own view consistent.
-    const bool leaving = stop_.load(std::memory_order_acquire) ||
-                         departure_requested_.load(std::memory_order_acquire);
+    const bool leaving = while_leaving;
     if (maybe_alive && !leaving) {
       TellDeclaredFailed(record.rank);
       if (options_.enforce_fail_stop) Kill(record.rank);

@@ -159,9 +159,15 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   std::vector<HeartbeatAction> heartbeat_actions_;  // reused: no allocation per tick
   std::vector<BroadcastAction> broadcast_actions_;
 
-  // Failures the registry dispatched, for the control thread to feed to the cores.
+  // Failures the registry dispatched, for the control thread to feed to the cores. Whether
+  // this process was already leaving is judged when the news came, not when the thread gets
+  // to it: an accusation made just before the end must still be acted on.
+  struct PendingFailure {
+    FailureRecord record;
+    bool while_leaving = false;
+  };
   std::mutex pending_mutex_;
-  std::vector<FailureRecord> pending_;  // guarded by pending_mutex_
+  std::vector<PendingFailure> pending_;  // guarded by pending_mutex_
   std::atomic<bool> has_pending_{false};
   int wake_fd_ = -1;           // eventfd: wakes the thread for a pending failure or shutdown
   Subscription subscription_;  // reset first in the destructor
