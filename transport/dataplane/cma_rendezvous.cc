@@ -142,9 +142,10 @@ void DataPlane::ReadCma(Request* request, Rank source, int32_t tag,
     SendCmaDone(source, descriptor, kRendezvousReadFailed);
     return;
   }
-  CompleteReceive(request, source, tag,
-                  descriptor.length > request->capacity ? RFT_ERR_TRUNCATE : RFT_SUCCESS);
-  SendCmaDone(source, descriptor, 0);
+  request->status.source = source;
+  request->status.tag = tag;
+  request->status.error = descriptor.length > request->capacity ? RFT_ERR_TRUNCATE : RFT_SUCCESS;
+  SendCmaDone(source, descriptor, 0, request);
 }
 
 bool DataPlane::PeerProcessEnded(Rank rank) const {
@@ -160,12 +161,21 @@ void DataPlane::ReplacePeerProcessForTesting(Rank rank, pid_t pid, int pidfd) {
   pidfds_[rank] = pidfd;
 }
 
-void DataPlane::SendCmaDone(Rank source, const RendezvousDescriptor& descriptor, uint16_t flags) {
-  if (endpoints_ == nullptr) return;  // closing: nobody waits any more
+void DataPlane::SendCmaDone(Rank source, const RendezvousDescriptor& descriptor, uint16_t flags,
+                            Request* receive) {
+  // Closing (nobody waits any more), or the sender failed (its send completed with it).
+  if (endpoints_ == nullptr) {
+    if (receive != nullptr) Complete(receive, receive->status.error);
+    return;
+  }
   auto ep = endpoints_->Get(source);
-  if (!ep.ok()) return;  // the sender failed: its send completed with it
+  if (!ep.ok()) {
+    if (receive != nullptr) Complete(receive, receive->status.error);
+    return;
+  }
   ControlSend* send = control_sends_.Acquire();
   send->plane = this;
+  send->receive = nullptr;
   WireHeader header;
   header.type = MessageType::kRendezvousDone;
   header.flags = flags;
@@ -187,12 +197,23 @@ void DataPlane::SendCmaDone(Rank source, const RendezvousDescriptor& descriptor,
   if (!UCS_PTR_IS_PTR(ucx_request) || ucx_request == nullptr) {
     // Sent at once, or the endpoint failed (then the sender's failure ends its send).
     control_sends_.Release(send);
+    if (receive != nullptr) Complete(receive, receive->status.error);
+    return;
+  }
+  if (receive != nullptr) {
+    // Queued (the sender's FIFO is full): the receive completes when the message leaves, so
+    // whoever waits for it keeps progressing until then. The done message owns it now: a
+    // failure of the sender must not complete it a second time.
+    UnlinkFromPeer(receive);
+    send->receive = receive;
   }
 }
 
 void DataPlane::OnControlSendDone(void* ucx_request, ucs_status_t, void* user_data) {
   auto* send = static_cast<ControlSend*>(user_data);
   ucp_request_free(ucx_request);
+  // The data was read whatever became of the message (a purge by the sender's failure too).
+  if (send->receive != nullptr) send->plane->Complete(send->receive, send->receive->status.error);
   send->plane->control_sends_.Release(send);
 }
 

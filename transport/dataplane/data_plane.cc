@@ -510,13 +510,21 @@ void DataPlane::FailPeer(Rank rank) {
   failing_peer_ = true;
   failure_completed_[rank] = true;
   endpoints_->MarkFailed(rank);
-  // Everything that depended on `rank` completes with PROC_FAILED. Operations UCX still runs
-  // keep their request until UCX calls back (closing the endpoint below makes it).
+  // Everything that depended on `rank` completes with PROC_FAILED. An operation UCX still runs
+  // (a rendezvous fetch into the receive buffer, a rendezvous send reading the send buffer)
+  // goes back to the caller only once UCX called back: fragments the dead peer sent before
+  // dying are still in the queues, and UCX would copy them into a buffer the caller already
+  // freed. Closing the endpoint below makes UCX call back.
+  std::vector<Request*>& in_ucx = failing_in_ucx_;
+  in_ucx.clear();
   while (PeerLink* link = peer_pending_[rank].front()) {
     Request* request = link->request;
     if (request->kind == RequestKind::kReceive && request->posted.linked()) {
       FindContext(request->context_id)->queue.Cancel(&request->posted);
       CompleteReceive(request, rank, request->tag, RFT_ERR_PROC_FAILED);
+    } else if (request->ucx_request != nullptr) {
+      UnlinkFromPeer(request);
+      in_ucx.push_back(request);
     } else {
       Complete(request, RFT_ERR_PROC_FAILED);
     }
@@ -538,6 +546,27 @@ void DataPlane::FailPeer(Rank rank) {
     });
   }
   endpoints_->CloseFailed();
+  // Bounded: a UCX that never calls back must not hang the caller. Past the bound the request
+  // completes anyway (UCX may then still touch its buffer) and the log says so.
+  const Deadline released_by = Deadline::After(kUcxReleaseBound);
+  auto released = [&in_ucx] {
+    for (const Request* request : in_ucx) {
+      if (request->ucx_request != nullptr) return false;
+    }
+    return true;
+  };
+  while (!released() && !released_by.expired()) worker_->Progress();
+  for (Request* request : in_ucx) {
+    if (request->ucx_request != nullptr) {
+      RFT_LOG_WARN("rank %u failed: UCX kept a %s of %zu bytes past %lld ms; completing it anyway",
+                   rank, request->kind == RequestKind::kSend ? "send" : "receive",
+                   request->status.message_length,
+                   static_cast<long long>(kUcxReleaseBound.count()));
+    }
+    // UCX's own outcome stands when it called back (a fetch that had all its data succeeds).
+    if (!request->complete) Complete(request, RFT_ERR_PROC_FAILED);
+  }
+  in_ucx.clear();
   ++failure_epoch_;
   failing_peer_ = false;
   RFT_LOG_INFO("rank %u failed: its pending operations completed with RFT_ERR_PROC_FAILED", rank);

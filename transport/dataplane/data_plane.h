@@ -28,6 +28,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -194,6 +195,10 @@ class DataPlane : private ucx::PeerFailureSink {
   // sent it (UCX 1.13 does not copy what it is given).
   struct ControlSend {
     DataPlane* plane = nullptr;
+    // A same-node receive that completes when this done message has left (its outcome is in
+    // its status): a receiver that stops progressing after its receive (a launcher fence, a
+    // computation) would otherwise hold the sender's send for as long.
+    Request* receive = nullptr;
     std::array<std::byte, kWireHeaderSize + kRendezvousDoneSize> bytes;
   };
   struct Context {
@@ -277,8 +282,11 @@ class DataPlane : private ucx::PeerFailureSink {
   void ReadCma(Request* request, Rank source, int32_t tag, const RendezvousDescriptor& descriptor);
   // Whether `rank`'s process (as its pidfd names it) has ended.
   bool PeerProcessEnded(Rank rank) const;
-  // Tells `source` its send of `descriptor` is over (`flags`: RendezvousDoneFlags).
-  void SendCmaDone(Rank source, const RendezvousDescriptor& descriptor, uint16_t flags);
+  // Tells `source` its send of `descriptor` is over (`flags`: RendezvousDoneFlags). `receive`
+  // (may be nullptr) completes with the outcome in its status once the message has left: at
+  // once when UCX sent it inline.
+  void SendCmaDone(Rank source, const RendezvousDescriptor& descriptor, uint16_t flags,
+                   Request* receive = nullptr);
   static void OnControlSendDone(void* ucx_request, ucs_status_t status, void* user_data);
 
   static void OnSendDone(void* ucx_request, ucs_status_t status, void* user_data);
@@ -340,6 +348,9 @@ class DataPlane : private ucx::PeerFailureSink {
   std::vector<Rank> reported_failures_;  // guarded by failure_mutex_
   int wake_fd_ = -1;                     // eventfd: wakes Idle() for a report
   bool failing_peer_ = false;            // inside FailPeer (re-entrancy from UCX callbacks)
+  // FailPeer's operations UCX still runs, held back until UCX called back (at most this long).
+  std::vector<Request*> failing_in_ucx_;
+  static constexpr std::chrono::milliseconds kUcxReleaseBound{500};
 };
 
 }  // namespace rft::transport
