@@ -33,6 +33,10 @@ constexpr int64_t kTermGraceNs = 1000 * kNanosPerMs;
 // After every process exited, how long to wait for output still in flight (a grandchild
 // may hold a pipe open forever).
 constexpr int64_t kDrainGraceNs = 1000 * kNanosPerMs;
+// A process that exited with status 0 before its PMIx_Finalize reached us: libpmix's client
+// waits only 2 s for the server's answer and then exits anyway, so on a loaded node its notice
+// can still be queued here. How long it gets to arrive before the exit counts as a failure.
+constexpr int64_t kFinalizeGraceNs = 5000 * kNanosPerMs;
 
 const sigset_t& HandledSignals() {
   static const sigset_t set = [] {
@@ -239,9 +243,13 @@ void Launcher::Loop() {
       kill_deadline_ns_ = 0;
       EndJob(SIGKILL);
     }
+    ConcludeLateExits(now);
     if (Finished()) break;
 
     int64_t wake_at = INT64_MAX;
+    for (const auto& p : processes_) {
+      if (p->finalize_deadline_ns != 0) wake_at = std::min(wake_at, p->finalize_deadline_ns);
+    }
     if (next_fault_ < options_.faults.size()) {
       wake_at = std::min(wake_at, start_ns_ + options_.faults[next_fault_].at.count());
     }
@@ -330,6 +338,25 @@ void Launcher::OnExit(Process* process, int wait_status) {
   process->exited = true;
   process->wait_status = wait_status;
   process->stopped = false;
+  if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0 && process->connected &&
+      !process->finalized && !ending_) {
+    process->finalize_deadline_ns = MonotonicNanos() + kFinalizeGraceNs;  // ConcludeLateExits
+    return;
+  }
+  Conclude(process);
+}
+
+void Launcher::ConcludeLateExits(int64_t now_ns) {
+  for (auto& p : processes_) {
+    if (p->finalize_deadline_ns == 0) continue;
+    if (!p->finalized && !ending_ && now_ns < p->finalize_deadline_ns) continue;
+    p->finalize_deadline_ns = 0;
+    Conclude(p.get());
+  }
+}
+
+void Launcher::Conclude(Process* process) {
+  const int wait_status = process->wait_status;
   pmix_status_t code = PMIX_SUCCESS;
   int exit_code = 0;
   if (WIFSIGNALED(wait_status)) {
@@ -567,6 +594,7 @@ bool Launcher::Finished() const {
   bool pipes_open = false;
   for (const auto& p : processes_) {
     if (!p->exited && p->pid >= 0) return false;
+    if (p->finalize_deadline_ns != 0) return false;  // its verdict is still open
     pipes_open |= p->out_fd >= 0 || p->err_fd >= 0;
   }
   return !pipes_open || (drain_deadline_ns_ != 0 && MonotonicNanos() >= drain_deadline_ns_);

@@ -61,6 +61,9 @@ class Launcher : public PmixHandler {
     uint64_t fault_ns = 0;    // when it was injected
     bool stopped = false;     // by --stop, and not resumed
     bool aborted = false;     // killed because of a PMIx_Abort
+    // Exited with status 0 while its PMIx_Finalize may still be queued: until this time the
+    // exit is not judged (0: judged).
+    int64_t finalize_deadline_ns = 0;
   };
 
   // Work handed from libpmix's thread to the main loop.
@@ -82,6 +85,10 @@ class Launcher : public PmixHandler {
   void HandleQueue();
   void Reap();
   void OnExit(Process* process, int wait_status);
+  // What an exit means (a failure event, the job's status), once it is known whether the
+  // process finalized.
+  void Conclude(Process* process);
+  void ConcludeLateExits(int64_t now_ns);
   void HandleAbort(const AbortRequest& request);
   void HandleSpawn(const SpawnRequest& request);
   void InjectDueFaults(int64_t now_ns);
