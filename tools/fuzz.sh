@@ -8,6 +8,8 @@
 #   RFT_FUZZ_SECONDS=600 tools/fuzz.sh wire_header     one target, longer
 #   RFT_FUZZ_OUT=/tmp/somewhere            build and work directory (default /tmp/rft-fuzz)
 #   RFT_FUZZ_CXX=clang++-15                compiler (default clang++-14)
+#   RFT_FUZZ_NICE=0                        niceness of builds and runs (default 10: CI's other
+#                                          stages come first; 0 for a long run that must get CPU)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -15,6 +17,7 @@ repo=$(pwd)
 out=${RFT_FUZZ_OUT:-/tmp/rft-fuzz}
 seconds=${RFT_FUZZ_SECONDS:-30}
 cxx=${RFT_FUZZ_CXX:-clang++-14}
+niceness=${RFT_FUZZ_NICE:-10}
 flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
   -Wall -Wextra -I"$repo")
 
@@ -56,7 +59,7 @@ build() {
     \( -name '*.cc' -o -name '*.h' \) -newer "$bin" -print -quit)" ]]; then
     return 0
   fi
-  nice -n 10 "$cxx" "${flags[@]}" "${srcs[@]}" -o "$bin" >"$out/logs/$target.build" 2>&1
+  nice -n "$niceness" "$cxx" "${flags[@]}" "${srcs[@]}" -o "$bin" >"$out/logs/$target.build" 2>&1
 }
 
 if ! command -v "$cxx" >/dev/null 2>&1; then
@@ -89,7 +92,7 @@ for target in "${targets[@]}"; do
     dirs+=("fuzz/regressions/$target")
   fi
   log="$out/logs/$target.log"
-  UBSAN_OPTIONS=print_stacktrace=1 nice -n 10 "$out/bin/${target}_fuzz" \
+  UBSAN_OPTIONS=print_stacktrace=1 nice -n "$niceness" "$out/bin/${target}_fuzz" \
     -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$work/artifacts/" "${dirs[@]}" >"$log" 2>&1
   status=$?

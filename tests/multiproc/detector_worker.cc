@@ -22,6 +22,7 @@
 #include "detector/control_plane.h"
 #include "detector/failure_registry.h"
 #include "tests/multiproc/dataplane_checks.h"
+#include "tests/multiproc/stack.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/dataplane/data_plane.h"
 
@@ -64,11 +65,7 @@ int Fault(Bootstrap& job, FailureRegistry& registry, ControlPlane& control, Data
     for (;;) pause();
   }
   // Generous for sanitizer builds on 2 shared cores; the benchmark measures the real figure.
-  const Deadline deadline = Deadline::After(std::chrono::seconds(20));
-  while (!registry.IsFailed(victim)) {
-    CHECK(registry.WaitForChange(registry.count(), deadline),
-          "rank " << victim << " not known failed 20 s after the fault");
-  }
+  CHECK_OK(AwaitFailed(registry, {victim}, Deadline::After(std::chrono::seconds(20))));
   const auto records = registry.Records();
   CHECK(records.size() == 1 && records[0].rank == victim,
         records.size() << " failures recorded; expected only rank " << victim);
@@ -78,28 +75,13 @@ int Fault(Bootstrap& job, FailureRegistry& registry, ControlPlane& control, Data
   const Status received = plane.Wait(&pending, &status, Deadline::After(std::chrono::seconds(10)));
   CHECK(received.code() == RFT_ERR_PROC_FAILED, "receive from the victim: " << received.ToString());
   // The survivors go on: a ring among them.
-  std::vector<Rank> live;
-  for (Rank r = 0; r < n; ++r) {
-    if (r != victim) live.push_back(r);
-  }
-  const size_t at = static_cast<size_t>(std::find(live.begin(), live.end(), me) - live.begin());
-  const Rank next = live[(at + 1) % live.size()];
-  const Rank prev = live[(at + live.size() - 1) % live.size()];
-  if (live.size() > 1) {
-    const uint64_t token = 1000 + me;
-    uint64_t got = 0;
-    transport::Request* receive = nullptr;
-    CHECK_OK(plane.Irecv(&got, sizeof(got), prev, 2, kContext, &receive));
-    CHECK_OK(plane.Send(&token, sizeof(token), next, 2, kContext));
-    CHECK_OK(plane.Wait(&receive, nullptr, Deadline::After(std::chrono::seconds(10))));
-    CHECK(got == 1000 + prev, "ring token " << got << " from rank " << prev);
-  }
+  RankSet survivors = RankSet::Range(0, n);
+  survivors.Erase(victim);
+  CHECK_OK(TokenRing(plane, survivors, 2, kContext));
   std::printf("fault ok rank=%u victim=%u source=%s ms=%.2f\n", me, victim,
               detector::FailureSourceName(records[0].source), ms);
   std::fflush(stdout);
   // The survivors finish together (a fence over the dead victim has no defined outcome).
-  RankSet survivors;
-  for (Rank r : live) survivors.Insert(r);
   CHECK_OK(job.Fence(false, survivors));
   return 0;
 }
@@ -144,16 +126,7 @@ int Startup(Bootstrap& job, FailureRegistry& registry, DataPlane& plane, Rank vi
   CHECK(refused.code() == RFT_ERR_PROC_FAILED, "send to the victim: " << refused.ToString());
   RankSet survivors = RankSet::Range(0, job.size());
   survivors.Erase(victim);
-  const size_t at = survivors.IndexOf(job.rank()).value_or(0);
-  const Rank next = survivors.Nth((at + 1) % survivors.size());
-  const Rank prev = survivors.Nth((at + survivors.size() - 1) % survivors.size());
-  const uint64_t token = 2000 + job.rank();
-  uint64_t got = 0;
-  transport::Request* receive = nullptr;
-  CHECK_OK(plane.Irecv(&got, sizeof(got), prev, 4, kContext, &receive));
-  CHECK_OK(plane.Send(&token, sizeof(token), next, 4, kContext));
-  CHECK_OK(plane.Wait(&receive, nullptr, Deadline::After(std::chrono::seconds(10))));
-  CHECK(got == 2000 + prev, "ring token " << got << " from rank " << prev);
+  CHECK_OK(TokenRing(plane, survivors, 4, kContext));
   std::printf("startup ok rank=%u victim=%u source=%s\n", job.rank(), victim, source.c_str());
   std::fflush(stdout);
   CHECK_OK(job.Fence(false, survivors));
@@ -175,11 +148,7 @@ int Accuse(Bootstrap& job, FailureRegistry& registry, Rank victim, const std::st
     registry.Report(victim, how == "transport" ? detector::FailureSource::kTransport
                                                : detector::FailureSource::kApplication);
   }
-  const Deadline deadline = Deadline::After(std::chrono::seconds(20));
-  while (!registry.IsFailed(victim)) {
-    CHECK(registry.WaitForChange(registry.count(), deadline),
-          "rank " << victim << " not known failed 20 s after the accusation");
-  }
+  CHECK_OK(AwaitFailed(registry, {victim}, Deadline::After(std::chrono::seconds(20))));
   RankSet survivors = RankSet::Range(0, job.size());
   survivors.Erase(victim);
   CHECK_OK(job.Fence(false, survivors));
@@ -229,44 +198,27 @@ int Main(int argc, char** argv) {
     raise(startup_kill ? SIGKILL : SIGSTOP);
     for (;;) pause();
   }
-  auto registry = FailureRegistry::Create(job.rank(), job.size());
-  CHECK_OK(registry.status());
-  auto options = ControlPlane::OptionsFromConfig();
-  CHECK_OK(options.status());
-  auto control = ControlPlane::Create(&job, registry->get(), *options);
-  CHECK_OK(control.status());
-  // The data plane hears of failures through the registry only, and tells it what it finds.
-  auto plane_options = DataPlane::OptionsFromConfig(job);
-  CHECK_OK(plane_options.status());
-  plane_options->watch_launcher_events = false;
-  plane_options->report_failure = [&](Rank rank) {
-    (*registry)->Report(rank, detector::FailureSource::kTransport);
-  };
-  auto plane = DataPlane::Create(&job, *plane_options);
-  CHECK_OK(plane.status());
-  DataPlane* plane_ptr = plane->get();
-  const detector::Subscription subscription =
-      (*registry)->Subscribe([plane_ptr](const detector::FailureRecord& record) {
-        plane_ptr->ReportPeerFailed(record.rank);
-      });
+  auto stack = Stack::Create(job);
+  CHECK_OK(stack.status());
+  FailureRegistry& registry = (*stack)->registry();
+  ControlPlane& control = (*stack)->control();
+  DataPlane& plane = (*stack)->plane();
   int rc;
   if (mode == "fault" && argc == 5 && std::string(argv[3]) == "--victim") {
     const std::string kind = argv[2];
-    rc = Fault(job, **registry, **control, **plane, kind == "kill", std::atoi(argv[4]));
+    rc = Fault(job, registry, control, plane, kind == "kill", std::atoi(argv[4]));
   } else if (mode == "accuse" && argc == 5 && std::string(argv[3]) == "--victim") {
-    rc = Accuse(job, **registry, std::atoi(argv[4]), argv[2]);
+    rc = Accuse(job, registry, std::atoi(argv[4]), argv[2]);
   } else if (mode == "staggered") {
-    rc = Staggered(job, **registry, **control, **plane);
+    rc = Staggered(job, registry, control, plane);
   } else if (startup) {
-    rc = Startup(job, **registry, **plane, startup_victim, startup_kill ? "launcher" : "start-up");
+    rc = Startup(job, registry, plane, startup_victim, startup_kill ? "launcher" : "start-up");
   } else if (mode == "quiet" && argc == 4 && std::string(argv[2]) == "--seconds") {
-    rc = Quiet(job, **registry, **control, std::atof(argv[3]));
+    rc = Quiet(job, registry, control, std::atof(argv[3]));
   } else {
     rc = Fail("unknown arguments");
   }
-  // Before the data plane closes its endpoints: the others must not take that for a failure.
-  (*control)->AnnounceDeparture();
-  return rc;
+  return rc;  // the stack departs before it closes anything
 }
 
 }  // namespace
