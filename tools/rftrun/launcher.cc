@@ -11,11 +11,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "base/clock.h"
 #include "base/log.h"
@@ -37,6 +40,8 @@ constexpr int64_t kDrainGraceNs = 1000 * kNanosPerMs;
 // waits only 2 s for the server's answer and then exits anyway, so on a loaded node its notice
 // can still be queued here. How long it gets to arrive before the exit counts as a failure.
 constexpr int64_t kFinalizeGraceNs = 5000 * kNanosPerMs;
+// How long the PMIx server's own finalize may take at rftrun's end.
+constexpr int64_t kFinalizeBoundNs = 5000 * kNanosPerMs;
 
 const sigset_t& HandledSignals() {
   static const sigset_t set = [] {
@@ -63,7 +68,33 @@ Launcher::Launcher(Options options) : options_(std::move(options)) {
 }
 
 Launcher::~Launcher() {
-  pmix_.reset();  // PMIx_server_finalize before its directory goes
+  // PMIx_server_finalize before its directory goes. libpmix has hung in it (seen twice in 40
+  // loaded runs, after a kill during start-up ended a job without --ft); the job's outcome is
+  // known by now, so a finalize that does not return in time must not hold rftrun's exit.
+  std::mutex mutex;
+  std::condition_variable finished;
+  bool done = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (finished.wait_for(lock, std::chrono::nanoseconds(kFinalizeBoundNs), [&] { return done; })) {
+      return;
+    }
+    WriteAll(2, "rftrun: the PMIx server did not finalize within " +
+                    std::to_string(kFinalizeBoundNs / 1000000000) + " s; exiting without it\n");
+    RemoveJobFiles();
+    if (!tmpdir_.empty()) {
+      std::error_code ignored;
+      std::filesystem::remove_all(tmpdir_, ignored);
+    }
+    _exit(exit_status_);
+  });
+  pmix_.reset();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    done = true;
+  }
+  finished.notify_one();
+  watchdog.join();
   for (auto& process : processes_) {
     if (process->out_fd >= 0) close(process->out_fd);
     if (process->err_fd >= 0) close(process->err_fd);
@@ -136,6 +167,7 @@ int Launcher::Run() {
     auto path = ResolveProgram(options_.argv[0]);
     if (!path.ok()) {
       std::fprintf(stderr, "rftrun: %s\n", path.status().message().c_str());
+      exit_status_ = 2;
       return 2;
     }
     app.command = *path;
@@ -162,6 +194,7 @@ int Launcher::Run() {
       options_.fault_tolerant ? " (fault tolerant)" : "");
   Loop();
   const int exit_status = ExitStatus();
+  exit_status_ = exit_status;
   if (!failure_summary_.empty() || exit_status != 0) {
     std::string line =
         "rftrun: " + (failure_summary_.empty() ? std::string("job failed") : failure_summary_);

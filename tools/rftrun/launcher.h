@@ -123,6 +123,7 @@ class Launcher : public PmixHandler {
   bool timed_out_ = false;
   int interrupted_by_ = 0;             // signal that rftrun itself received
   std::optional<int> failure_status_;  // exit status decided by a failure or an abort
+  int exit_status_ = 1;  // what Run returned, for an exit that cannot wait for libpmix
   std::string failure_summary_;
 
   std::mutex queue_mutex_;
