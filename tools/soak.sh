@@ -6,20 +6,22 @@
 #
 #   tools/soak.sh                     50 rounds, 2 busy loops, //tests/multiproc:all
 #   tools/soak.sh 10 2 //tests/multiproc:detector_test --config=asan
+#   tools/soak.sh 50 2 "//tests/multiproc:all -//tests/multiproc:fault_matrix_test"
 #
-# Extra arguments after the target pattern go to `bazel test`.
+# The third argument is a space-separated target list (a leading '-' excludes); extra
+# arguments after it go to `bazel test`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=${1:-50}
 load=${2:-2}
-pattern=${3:-//tests/multiproc:all}
+read -r -a targets <<<"${3:-//tests/multiproc:all}"
 shift $(($# > 3 ? 3 : $#))
 out=${RFT_SOAK_OUT:-/tmp/rft-soak}
 mkdir -p "$out"
 
 # Build first, without load: the rounds then only run tests.
-bazel build "$@" "$pattern" >"$out/build.log" 2>&1 || {
+bazel build "$@" -- "${targets[@]}" >"$out/build.log" 2>&1 || {
   tail -n 20 "$out/build.log"
   echo "soak: build failed"
   exit 1
@@ -41,7 +43,7 @@ start=$(date +%s)
 for ((round = 1; round <= rounds; round++)); do
   log="$out/round-$round.log"
   t0=$(date +%s)
-  if bazel test --nocache_test_results --test_output=errors "$@" "$pattern" >"$log" 2>&1; then
+  if bazel test --nocache_test_results --test_output=errors "$@" -- "${targets[@]}" >"$log" 2>&1; then
     passed=$((passed + 1))
     rm -f "$log"
     echo "round $round: passed ($(($(date +%s) - t0)) s)"

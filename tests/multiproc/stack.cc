@@ -35,6 +35,11 @@ StatusOr<std::unique_ptr<Stack>> Stack::Create(transport::Bootstrap& job) {
       stack->registry_->Subscribe([plane_ptr](const detector::FailureRecord& record) {
         plane_ptr->ReportPeerFailed(record.rank);
       });
+  // What was recorded before the subscription (a failure during the data plane's start-up) is
+  // not dispatched to it: handed over here (reports are idempotent).
+  for (const detector::FailureRecord& record : stack->registry_->Records()) {
+    plane_ptr->ReportPeerFailed(record.rank);
+  }
   return stack;
 }
 

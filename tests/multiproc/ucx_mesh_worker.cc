@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
@@ -244,8 +245,11 @@ int main(int argc, char** argv) {
   Rank victim = UINT32_MAX;
   if (mode == "failed-peer" && argc > 3 && std::strcmp(argv[2], "--victim") == 0) {
     victim = static_cast<Rank>(std::atoi(argv[3]));
-  } else if (mode != "mesh" && mode != "one-sided" && mode != "put-to-stopped") {
-    return Fail("usage: mesh | one-sided | put-to-stopped | failed-peer --victim V");
+  } else if (mode != "mesh" && mode != "one-sided" && mode != "put-to-stopped" &&
+             mode != "dead-before-connect") {
+    return Fail(
+        "usage: mesh | one-sided | put-to-stopped | failed-peer --victim V | "
+        "dead-before-connect");
   }
 
   auto bootstrap = Bootstrap::Init();
@@ -269,6 +273,40 @@ int main(int argc, char** argv) {
     if (!status.ok()) return Fail(status.ToString());
     auto addresses = job.Exchange("rft.test.ucx", (*worker)->address());
     if (!addresses.ok()) return Fail(addresses.status().ToString());
+    if (mode == "dead-before-connect") {
+      // Rank 1 dies once every address is published; the others connect only after its
+      // process is gone (its shared memory with it): the table takes it as failed and tells
+      // the sink, and the others still talk.
+      const uint32_t pid = static_cast<uint32_t>(getpid());
+      auto pids = job.Exchange("rft.test.pid", std::as_bytes(std::span(&pid, 1)));
+      if (!pids.ok()) return Fail(pids.status().ToString());
+      if (job.rank() == 1) raise(SIGKILL);
+      uint32_t victim_pid;
+      std::memcpy(&victim_pid, (*pids)[1].data(), sizeof(victim_pid));
+      const rft::Deadline gone_by = rft::Deadline::After(std::chrono::seconds(20));
+      while (kill(static_cast<pid_t>(victim_pid), 0) == 0 ||
+             std::filesystem::exists("/proc/" + std::to_string(victim_pid))) {
+        if (gone_by.expired()) return Fail("rank 1 still exists 20 s after killing itself");
+        usleep(1000);
+      }
+      Sink sink;
+      auto table = EndpointTable::Create(worker->get(), job.rank(), std::move(*addresses), &sink);
+      if (!table.ok()) return Fail("endpoint table without rank 1: " + table.status().ToString());
+      if (!(*table)->failed_ranks().Contains(1)) return Fail("rank 1 not marked failed");
+      std::vector<Rank> live;
+      for (Rank r = 0; r < job.size(); ++r) {
+        if (r != 1) live.push_back(r);
+      }
+      rc = Round(**worker, **table, received, job.rank(), 1, live, job.oversubscribed());
+      if (rc != 0) return rc;
+      std::printf("dead-before-connect ok rank=%u\n", job.rank());
+      rft::RankSet survivors = rft::RankSet::Range(0, job.size());
+      survivors.Erase(1);
+      status = job.Fence(false, survivors);
+      if (!status.ok()) return Fail("final fence: " + status.ToString());
+      table->reset();
+      return 0;
+    }
     Sink sink;
     auto table = EndpointTable::Create(worker->get(), job.rank(), std::move(*addresses), &sink);
     if (!table.ok()) return Fail(table.status().ToString());

@@ -40,7 +40,13 @@ StatusOr<std::unique_ptr<EndpointTable>> EndpointTable::Create(
     for (Peer& peer : table->peers_) {
       if (peer.failed) continue;
       Status status = table->Connect(peer);
-      if (!status.ok()) return status;
+      if (status.ok()) continue;
+      // A peer that published its address and died before this connect (its shared memory is
+      // gone): a failure like any other, for the sink (the failure registry) to act on, not a
+      // reason for every other process to fail its start-up.
+      RFT_LOG_WARN("%s: rank %u taken as failed", status.ToString().c_str(), peer.rank);
+      table->MarkFailed(peer.rank);
+      if (sink != nullptr) sink->OnPeerFailed(peer.rank, status);
     }
   }
   return table;

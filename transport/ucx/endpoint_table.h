@@ -8,7 +8,9 @@
 //
 // UCX's error callback is only one source of failure news: on shared memory UCX notices a
 // dead peer late (keepalive) and a stopped one never (NOTES.md). Whoever learns of a failure
-// first calls MarkFailed(); from then on Get() refuses that rank with RFT_ERR_PROC_FAILED.
+// first calls MarkFailed(); from then on Get() refuses that rank with RFT_ERR_PROC_FAILED. A
+// peer Create cannot connect to (it died after publishing its address) is failed the same way,
+// through the sink, rather than failing Create.
 #ifndef RFT_TRANSPORT_UCX_ENDPOINT_TABLE_H_
 #define RFT_TRANSPORT_UCX_ENDPOINT_TABLE_H_
 
