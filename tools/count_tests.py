@@ -2,9 +2,9 @@
 """Counts test cases from one `bazel test` run: prints "PASSED FAILED".
 
 Bazel treats each cc_test as one test; CI wants test cases. For every target in Bazel's
-summary, the test cases come from its test.xml (GoogleTest writes one per case). A target
-that failed without a usable test.xml (build failure, crash, timeout) counts as one failure;
-so does a build that never reached the summary.
+summary, the test cases come from its test.xml (GoogleTest writes one per case), or from
+each shard's for a sharded target. A target that failed without a usable test.xml (build
+failure, crash, timeout) counts as one failure; so does a build that never reached the summary.
 """
 import os
 import re
@@ -33,6 +33,22 @@ def count_xml(path):
     return passed, failed
 
 
+def count_target(directory):
+    """Sums a target's test.xml, or its shards' (shard_K_of_N/test.xml); None if any is unreadable."""
+    shards = sorted(d for d in (os.listdir(directory) if os.path.isdir(directory) else [])
+                    if d.startswith("shard_"))
+    paths = [os.path.join(directory, d, "test.xml") for d in shards] or [
+        os.path.join(directory, "test.xml")]
+    passed = failed = 0
+    for path in paths:
+        counted = count_xml(path)
+        if counted is None:
+            return None
+        passed += counted[0]
+        failed += counted[1]
+    return passed, failed
+
+
 def main():
     log_path, testlogs = sys.argv[1], sys.argv[2]
     passed = failed = 0
@@ -48,8 +64,9 @@ def main():
             targets += 1
             target, status = match.group(1), match.group(2)
             package, _, name = target[2:].partition(":")
-            xml = os.path.join(testlogs, package, name, "test.xml")
-            counted = count_xml(xml) if status in ("PASSED", "FAILED", "FLAKY") else None
+            counted = None
+            if status in ("PASSED", "FAILED", "FLAKY"):
+                counted = count_target(os.path.join(testlogs, package, name))
             if counted is None or counted == (0, 0):
                 if status in ("PASSED", "FLAKY"):
                     passed += 1
