@@ -12,6 +12,7 @@ PACKAGES=(
   iproute2 procps
   debootstrap            # the compatibility stage's Debian trixie root (tools/compat)
   clang-14 libclang-rt-14-dev  # libFuzzer (tools/fuzz.sh)
+  qemu-system-x86 busybox-static perftest  # soft-RoCE guests (tools/softroce)
 )
 
 missing=()

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Checks the soft-RoCE harness end to end: a guest boots with an active rxe0, verbs traffic
+# flows in one guest (perftest) and between two, UCX's rc transport works over rxe, and the
+# command's exit status comes out. Prints one line per check and, last,
+# "softroce: N passed, N failed". A guest that cannot boot fails every check that needs it:
+# nothing passes without having run.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+run=$here/softroce.sh
+passed=0
+failed=0
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+# check NAME EXPECTED_STATUS PATTERN SOFTROCE_ARGS...: runs the harness, wants the status and,
+# unless PATTERN is empty, a line matching it.
+check() {
+  local name=$1 want=$2 pattern=$3 status
+  shift 3
+  local start=$SECONDS
+  "$run" "$@" >"$out" 2>&1
+  status=$?
+  if ((status == want)) && { [[ -z "$pattern" ]] || grep -Eq "$pattern" "$out"; }; then
+    passed=$((passed + 1))
+    echo "softroce check $name: passed ($((SECONDS - start)) s)"
+  else
+    failed=$((failed + 1))
+    echo "softroce check $name: FAILED (status $status, wanted $want; output ends:)"
+    tail -n 30 "$out" | sed 's/^/  /'
+  fi
+}
+
+ucx_env="UCX_TLS=rc UCX_NET_DEVICES=rxe0:1 UCX_UD_ETH_DGID_CHECK=n"
+# A client retries until its server listens: guests boot at the emulator's pace.
+retry='for attempt in $(seq 1 20); do "$@" && exit 0; sleep 1; done; exit 1'
+
+check device 0 'state:[[:space:]]+PORT_ACTIVE' -- 'ibv_devinfo -d rxe0 -v'
+check exit-status 7 '^before the exit$' -- 'echo before the exit; exit 7'
+check verbs-one-guest 0 't_typical' -- \
+  "ib_send_lat -d rxe0 -x 1 -n 200 >server.log 2>&1 &
+   bash -c '$retry' client ib_send_lat -d rxe0 -x 1 -n 200 \"\$RFT_SOFTROCE_IP\""
+check ucx-rc 0 'Final:' -- \
+  "export $ucx_env
+   ucx_perftest -t tag_lat -n 1000 >server.log 2>&1 &
+   bash -c '$retry' client ucx_perftest -t tag_lat -n 1000 \"\$RFT_SOFTROCE_IP\""
+check verbs-two-guests 0 't_typical' --pair -- \
+  'ib_write_lat -d rxe0 -x 1 -n 200' \
+  "bash -c '$retry' client ib_write_lat -d rxe0 -x 1 -n 200 \"\$RFT_SOFTROCE_PEER\""
+
+echo "softroce: $passed passed, $failed failed"
+((failed == 0))
