@@ -151,4 +151,16 @@ class [[nodiscard]] StatusOr {
 
 }  // namespace rft
 
+// Evaluates `expr` (a StatusOr); on an error returns its status from the enclosing function
+// (which must return Status or StatusOr), else moves the value into `lhs`: an existing variable
+// or a declaration (`auto value`). Not for use as the body of an unbraced if or loop.
+#define RFT_ASSIGN_OR_RETURN(lhs, expr) \
+  RFT_ASSIGN_OR_RETURN_IMPL_(RFT_STATUS_CONCAT_(rft_statusor_internal_, __LINE__), lhs, expr)
+#define RFT_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr) \
+  auto statusor = (expr);                               \
+  if (!statusor.ok()) return statusor.status();         \
+  lhs = std::move(statusor).value()
+#define RFT_STATUS_CONCAT_(a, b) RFT_STATUS_CONCAT_INNER_(a, b)
+#define RFT_STATUS_CONCAT_INNER_(a, b) a##b
+
 #endif  // RFT_BASE_STATUS_H_

@@ -12,14 +12,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
-#include "detector/control_plane.h"
-#include "detector/failure_registry.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/dataplane/data_plane.h"
+#include "ulfm_api/runtime.h"
 
 namespace {
 
@@ -94,31 +95,25 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "rft_bench_p2p needs exactly 2 ranks (got %u)\n", job.size());
     return 2;
   }
-  // --detector: the failure detector runs beside the data plane, as in a fault-tolerant job
-  // (its control thread, heartbeats and death watch), to show what it costs the fast path.
-  std::unique_ptr<rft::detector::FailureRegistry> registry;
-  std::unique_ptr<rft::detector::ControlPlane> control;
+  // --detector: the whole runtime (failure registry, control thread with heartbeats and death
+  // watch, data plane), as in a fault-tolerant job, to show what the detector costs the fast
+  // path. Without it, the data plane alone.
+  std::unique_ptr<rft::api::Runtime> runtime;
+  std::unique_ptr<DataPlane> bare_plane;
   if (detector) {
-    auto created = rft::detector::FailureRegistry::Create(job.rank(), job.size());
-    Check(created.status(), "registry");
-    registry = std::move(*created);
-    auto control_options = rft::detector::ControlPlane::OptionsFromConfig();
-    Check(control_options.status(), "detector options");
-    auto control_or = rft::detector::ControlPlane::Create(&job, registry.get(), *control_options);
-    Check(control_or.status(), "detector");
-    control = std::move(*control_or);
+    auto options = rft::api::Runtime::OptionsFromConfig(job);
+    Check(options.status(), "options");
+    auto created = rft::api::Runtime::Create(std::move(*init), *options);
+    Check(created.status(), "runtime");
+    runtime = std::move(*created);
+  } else {
+    auto options = DataPlane::OptionsFromConfig(job);
+    Check(options.status(), "options");
+    auto created = DataPlane::Create(&job, *options);
+    Check(created.status(), "data plane");
+    bare_plane = std::move(*created);
   }
-  auto options = DataPlane::OptionsFromConfig(job);
-  Check(options.status(), "options");
-  if (detector) {
-    options->watch_launcher_events = false;  // the detector owns them
-    options->report_failure = [&registry](Rank rank) {
-      registry->Report(rank, rft::detector::FailureSource::kTransport);
-    };
-  }
-  auto plane_or = DataPlane::Create(&job, *options);
-  Check(plane_or.status(), "data plane");
-  DataPlane& plane = **plane_or;
+  DataPlane& plane = runtime != nullptr ? runtime->plane() : *bare_plane;
   const Rank peer = 1 - job.rank();
   const bool leader = job.rank() == 0;
   const size_t largest = *std::max_element(sizes.begin(), sizes.end());
@@ -197,6 +192,7 @@ int main(int argc, char** argv) {
     }
   }
   Check(job.Fence(false), "fence");  // nobody tears down while the other still sends
-  plane_or->reset();
+  if (runtime != nullptr) runtime->Close();
+  bare_plane.reset();
   return 0;
 }

@@ -24,8 +24,7 @@ void ControlPlane::AnnounceDeparture() {
     Depart();
     return;
   }
-  const uint64_t one = 1;
-  [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof(one));
+  pending_.Wake();
   std::unique_lock<std::mutex> lock(departure_mutex_);
   // The thread answers within kDepartureWait; the margin covers a descheduled thread, and a
   // thread that stopped (its error is logged) must not hold the caller forever.

@@ -1,15 +1,16 @@
 #include "detector/control_plane.h"
 
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <future>
 #include <string>
 
+#include "base/byte_order.h"
 #include "base/config.h"
 #include "base/log.h"
 #include "detector/control_subtype.h"
@@ -105,8 +106,7 @@ StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Create(transport::Bootstra
 }
 
 Status ControlPlane::Start() {
-  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd_ < 0) return OtherError(std::string("eventfd: ") + std::strerror(errno));
+  RFT_RETURN_IF_ERROR(pending_.Open());
   auto context = transport::ucx::UcxContext::Create();
   if (!context.ok()) return context.status();
   context_ = std::move(*context);
@@ -119,13 +119,7 @@ Status ControlPlane::Start() {
   subscription_ = registry_->Subscribe([this](const FailureRecord& record) {
     const bool while_leaving = stop_.load(std::memory_order_acquire) ||
                                departure_requested_.load(std::memory_order_acquire);
-    {
-      std::lock_guard<std::mutex> lock(pending_mutex_);
-      pending_.push_back({record, while_leaving});
-    }
-    has_pending_.store(true, std::memory_order_release);
-    const uint64_t one = 1;
-    [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof(one));
+    pending_.Push({record, while_leaving});
   });
   if (options_.watch_launcher_events) {
     launcher_subscribed_ = true;
@@ -252,15 +246,12 @@ ControlPlane::~ControlPlane() {
   subscription_.Reset();
   if (launcher_subscribed_) (void)job_->OnTermination(nullptr);
   stop_.store(true, std::memory_order_release);
-  if (wake_fd_ >= 0) {
-    const uint64_t one = 1;
-    [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof(one));
-  }
+  if (pending_.fd() >= 0) pending_.Wake();
   if (thread_.joinable()) {
     thread_.join();  // it says farewell and destroys its worker on its way out
   } else {
     if (endpoints_ != nullptr) {
-      if (has_pending_.load(std::memory_order_acquire)) HandleFailures();
+      if (pending_.HasItems()) HandleFailures();
       Depart();
       SayFarewell();
     }
@@ -270,7 +261,6 @@ ControlPlane::~ControlPlane() {
   death_watch_.reset();
   slots_.reset();
   context_.reset();
-  if (wake_fd_ >= 0) close(wake_fd_);
 }
 
 Status ControlPlane::Poll(int timeout_ms) {
@@ -292,13 +282,13 @@ void ControlPlane::Run() {
     if (departure_requested_.load(std::memory_order_acquire)) Depart();
   }
   // News reported before the end (the caller's last accusation) is still told and acted on.
-  if (has_pending_.load(std::memory_order_acquire)) HandleFailures();
+  if (pending_.HasItems()) HandleFailures();
   Depart();  // if nobody asked before: still before the endpoints close
   SayFarewell();
 }
 
 Status ControlPlane::Step(int64_t timeout_ns) {
-  if (has_pending_.load(std::memory_order_acquire)) HandleFailures();
+  if (pending_.HasItems()) HandleFailures();
   if (worker_->Progress() > 0) armed_ = false;
   HandleTimer();
 
@@ -319,7 +309,7 @@ Status ControlPlane::Step(int64_t timeout_ns) {
     }
     armed_ = true;
   }
-  pollfd fds[2] = {{worker_->event_fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  pollfd fds[2] = {{worker_->event_fd(), POLLIN, 0}, {pending_.fd(), POLLIN, 0}};
   timespec ts;
   const bool forever = wait_ns == HeartbeatRing::kNoTimer;
   ts.tv_sec = static_cast<time_t>(wait_ns / 1000000000);
@@ -327,20 +317,13 @@ Status ControlPlane::Step(int64_t timeout_ns) {
   const int ready = ppoll(fds, 2, forever ? nullptr : &ts, nullptr);
   if (ready < 0 && errno != EINTR) return OtherError(std::string("ppoll: ") + std::strerror(errno));
   if (ready > 0 && fds[0].revents != 0) armed_ = false;
-  if (ready > 0 && fds[1].revents != 0) {
-    uint64_t count;
-    [[maybe_unused]] const ssize_t n = read(wake_fd_, &count, sizeof(count));
-  }
+  if (ready > 0 && fds[1].revents != 0) pending_.ClearWakeups();
   return Status::Ok();
 }
 
 void ControlPlane::HandleFailures() {
   std::vector<PendingFailure> records;
-  {
-    std::lock_guard<std::mutex> lock(pending_mutex_);
-    records.swap(pending_);
-    has_pending_.store(false, std::memory_order_release);
-  }
+  pending_.Drain(&records);
   const int64_t now = MonotonicNanos();
   for (const auto& [record, while_leaving] : records) {
     // Fail-stop whatever the source: a rank this process declared failed on news that does not
@@ -424,8 +407,8 @@ void ControlPlane::Execute(const std::vector<HeartbeatAction>& actions) {
       registry_->Report(suspect->rank, FailureSource::kHeartbeat);
       if (options_.enforce_fail_stop) Kill(suspect->rank);
     } else if (const auto* request = std::get_if<SendObserveRequest>(&action)) {
-      std::byte payload[4];
-      std::memcpy(payload, &request->generation, 4);
+      std::array<std::byte, 4> payload;
+      StoreLittleEndian<uint32_t>(payload, 0, request->generation);
       SendControl(request->to, kObserveRequest, payload);
     }
   }
@@ -577,8 +560,7 @@ ucs_status_t ControlPlane::OnActiveMessage(void* arg, const void*, size_t, void*
   }
   const std::span<const std::byte> payload = message.subspan(kWireHeaderSize);
   if (header.flags == kObserveRequest && payload.size() == 4 && self->ring_.has_value()) {
-    uint32_t generation;
-    std::memcpy(&generation, payload.data(), 4);
+    const uint32_t generation = LoadLittleEndian<uint32_t>(payload, 0);
     self->heartbeat_actions_.clear();
     self->ring_->OnObserveRequest(header.source, generation, MonotonicNanos(),
                                   &self->heartbeat_actions_);

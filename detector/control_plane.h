@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/wake_queue.h"
 #include "detector/death_watch.h"
 #include "detector/failure_registry.h"
 #include "detector/heartbeat_ring.h"
@@ -166,10 +167,8 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
     FailureRecord record;
     bool while_leaving = false;
   };
-  std::mutex pending_mutex_;
-  std::vector<PendingFailure> pending_;  // guarded by pending_mutex_
-  std::atomic<bool> has_pending_{false};
-  int wake_fd_ = -1;           // eventfd: wakes the thread for a pending failure or shutdown
+  // Failures for the thread; its eventfd also wakes the thread for a departure or shutdown.
+  WakeQueue<PendingFailure> pending_;
   Subscription subscription_;  // reset first in the destructor
   bool launcher_subscribed_ = false;
 

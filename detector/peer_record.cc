@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "base/byte_order.h"
+
 namespace rft::detector {
 namespace {
 constexpr size_t kFixedSize = 12;
@@ -14,11 +16,10 @@ std::vector<std::byte> EncodePeerRecord(const PeerRecord& record) {
   const uint32_t name_size = static_cast<uint32_t>(record.death_watch_segment.size());
   std::vector<std::byte> bytes(kFixedSize + descriptor_size + name_size +
                                record.worker_address.size());
-  std::byte* out = bytes.data();
-  std::memcpy(out, &record.pid, 4);
-  std::memcpy(out + 4, &descriptor_size, 4);
-  std::memcpy(out + 8, &name_size, 4);
-  out += kFixedSize;
+  StoreLittleEndian<uint32_t>(bytes, 0, record.pid);
+  StoreLittleEndian<uint32_t>(bytes, 4, descriptor_size);
+  StoreLittleEndian<uint32_t>(bytes, 8, name_size);
+  std::byte* out = bytes.data() + kFixedSize;
   if (descriptor_size > 0) std::memcpy(out, record.region_descriptor.data(), descriptor_size);
   out += descriptor_size;
   if (name_size > 0) std::memcpy(out, record.death_watch_segment.data(), name_size);
@@ -37,10 +38,9 @@ StatusOr<PeerRecord> DecodePeerRecord(std::span<const std::byte> bytes, uint32_t
                       std::to_string(kFixedSize + 1));
   }
   PeerRecord record;
-  uint32_t descriptor_size = 0, name_size = 0;
-  std::memcpy(&record.pid, bytes.data(), 4);
-  std::memcpy(&descriptor_size, bytes.data() + 4, 4);
-  std::memcpy(&name_size, bytes.data() + 8, 4);
+  record.pid = LoadLittleEndian<uint32_t>(bytes, 0);
+  const uint32_t descriptor_size = LoadLittleEndian<uint32_t>(bytes, 4);
+  const uint32_t name_size = LoadLittleEndian<uint32_t>(bytes, 8);
   if (name_size > kMaxSegmentName) {
     return OtherError(who + "a death-watch segment name of " + std::to_string(name_size) +
                       " bytes: expected at most " + std::to_string(kMaxSegmentName));

@@ -23,9 +23,8 @@ struct PeerRecord {
   friend bool operator==(const PeerRecord&, const PeerRecord&) = default;
 };
 
-// Layout: pid u32, descriptor length u32, segment-name length u32 (host byte order: a record
-// never leaves one job, whose processes run one build), then the descriptor, the name and the
-// address (the rest, at least one byte).
+// Layout: pid u32, descriptor length u32, segment-name length u32 (little-endian, like every
+// rft encoding), then the descriptor, the name and the address (the rest, at least one byte).
 std::vector<std::byte> EncodePeerRecord(const PeerRecord& record);
 // RFT_ERR_OTHER naming `rank` and the field that does not fit.
 StatusOr<PeerRecord> DecodePeerRecord(std::span<const std::byte> bytes, uint32_t rank);

@@ -1,10 +1,10 @@
 #include "detector/reliable_broadcast.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <string>
 
+#include "base/byte_order.h"
 #include "base/check.h"
 #include "detector/live_ring.h"
 
@@ -20,28 +20,6 @@ constexpr size_t kContextAt = 4;
 constexpr size_t kEpochAt = 8;
 constexpr size_t kOriginAt = 12;
 constexpr size_t kSubjectAt = 16;
-
-template <class T>
-T ToLittleEndian(T value) {
-  if constexpr (std::endian::native == std::endian::big) {
-    if constexpr (sizeof(T) == 4) return static_cast<T>(__builtin_bswap32(value));
-    if constexpr (sizeof(T) == 8) return static_cast<T>(__builtin_bswap64(value));
-  }
-  return value;
-}
-
-template <class T>
-void Store(std::byte* out, size_t at, T value) {
-  const T little = ToLittleEndian(value);
-  std::memcpy(out + at, &little, sizeof(T));
-}
-
-template <class T>
-T Load(const std::byte* in, size_t at) {
-  T value;
-  std::memcpy(&value, in + at, sizeof(T));
-  return ToLittleEndian(value);
-}
 
 // Orders messages by their dedupe key (kind, context, epoch, subject); origin is deliberately not
 // part of it. A function object so the searches of every incoming message inline it.
@@ -59,13 +37,12 @@ constexpr KeyOrder KeyLess{};
 
 void EncodeBroadcastMessage(const BroadcastMessage& message,
                             std::span<std::byte, kBroadcastMessageSize> out) {
-  std::byte* p = out.data();
-  std::memset(p, 0, kBroadcastMessageSize);
-  p[kKindAt] = static_cast<std::byte>(message.kind);
-  Store<uint32_t>(p, kContextAt, message.context);
-  Store<uint32_t>(p, kEpochAt, message.epoch);
-  Store<uint32_t>(p, kOriginAt, message.origin);
-  Store<uint64_t>(p, kSubjectAt, message.subject);
+  std::memset(out.data(), 0, kBroadcastMessageSize);
+  out[kKindAt] = static_cast<std::byte>(message.kind);
+  StoreLittleEndian<uint32_t>(out, kContextAt, message.context);
+  StoreLittleEndian<uint32_t>(out, kEpochAt, message.epoch);
+  StoreLittleEndian<uint32_t>(out, kOriginAt, message.origin);
+  StoreLittleEndian<uint64_t>(out, kSubjectAt, message.subject);
 }
 
 StatusOr<BroadcastMessage> DecodeBroadcastMessage(std::span<const std::byte> in) {
@@ -88,10 +65,10 @@ StatusOr<BroadcastMessage> DecodeBroadcastMessage(std::span<const std::byte> in)
   }
   BroadcastMessage m;
   m.kind = static_cast<BroadcastKind>(kind);
-  m.context = Load<uint32_t>(p, kContextAt);
-  m.epoch = Load<uint32_t>(p, kEpochAt);
-  m.origin = Load<uint32_t>(p, kOriginAt);
-  m.subject = Load<uint64_t>(p, kSubjectAt);
+  m.context = LoadLittleEndian<uint32_t>(in, kContextAt);
+  m.epoch = LoadLittleEndian<uint32_t>(in, kEpochAt);
+  m.origin = LoadLittleEndian<uint32_t>(in, kOriginAt);
+  m.subject = LoadLittleEndian<uint64_t>(in, kSubjectAt);
   if (m.origin == kInvalidRank) {
     return ArgError("broadcast message: origin " + std::to_string(m.origin) + " is not a rank");
   }

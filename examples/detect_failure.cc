@@ -17,10 +17,7 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "detector/control_plane.h"
-#include "detector/failure_registry.h"
-#include "transport/bootstrap/bootstrap.h"
-#include "transport/dataplane/data_plane.h"
+#include "ulfm_api/runtime.h"
 
 namespace {
 
@@ -44,31 +41,15 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  auto bootstrap = rft::transport::Bootstrap::Init();
-  if (!bootstrap.ok()) return Fail("bootstrap", bootstrap.status());
-  rft::transport::Bootstrap& job = **bootstrap;
+  // The runtime: the failure detector (every failure, whatever its source, lands in the
+  // registry) and the data plane, which hears of failures from the registry and completes what
+  // depended on them.
+  auto runtime = rft::api::Runtime::Create();
+  if (!runtime.ok()) return Fail("start-up", runtime.status());
+  rft::transport::Bootstrap& job = (*runtime)->bootstrap();
+  rft::detector::FailureRegistry& registry = (*runtime)->registry();
+  rft::transport::DataPlane* data = &(*runtime)->plane();
   const rft::Rank me = job.rank();
-
-  // The detector: every failure, whatever its source, lands in the registry.
-  auto registry = rft::detector::FailureRegistry::Create(me, job.size());
-  if (!registry.ok()) return Fail("registry", registry.status());
-  auto control_options = rft::detector::ControlPlane::OptionsFromConfig();
-  if (!control_options.ok()) return Fail("detector settings", control_options.status());
-  auto control = rft::detector::ControlPlane::Create(&job, registry->get(), *control_options);
-  if (!control.ok()) return Fail("detector", control.status());
-  // The data plane hears of failures from the registry and completes what depended on them.
-  auto plane_options = rft::transport::DataPlane::OptionsFromConfig(job);
-  if (!plane_options.ok()) return Fail("data plane settings", plane_options.status());
-  plane_options->watch_launcher_events = false;
-  plane_options->report_failure = [&registry](rft::Rank rank) {
-    (*registry)->Report(rank, rft::detector::FailureSource::kTransport);
-  };
-  auto plane = rft::transport::DataPlane::Create(&job, *plane_options);
-  if (!plane.ok()) return Fail("data plane", plane.status());
-  rft::transport::DataPlane* data = plane->get();
-  // Owned here, after the plane: it ends before the plane does, on every return path.
-  const rft::detector::Subscription subscription = (*registry)->Subscribe(
-      [data](const rft::detector::FailureRecord& record) { data->ReportPeerFailed(record.rank); });
   std::printf("rank %u of %u: detector and data plane up\n", me, job.size());
   std::fflush(stdout);
 
@@ -76,25 +57,25 @@ int main(int argc, char** argv) {
   const rft::Stopwatch since_start;
   const rft::Deadline deadline =
       rft::Deadline::After(std::chrono::nanoseconds(static_cast<int64_t>(wait_s * 1e9)));
-  while ((*registry)->count() < expect) {
-    if (!(*registry)->WaitForChange((*registry)->count(), deadline)) break;
+  while (registry.count() < expect) {
+    if (!registry.WaitForChange(registry.count(), deadline)) break;
   }
   const int64_t start_ns = rft::MonotonicNanos() - since_start.elapsed_ns();
-  for (const auto& record : (*registry)->Records()) {
+  for (const auto& record : registry.Records()) {
     std::printf("rank %u: rank %u failed (source: %s), known at %.1f ms\n", me, record.rank,
                 rft::detector::FailureSourceName(record.source),
                 static_cast<double>(record.known_ns - start_ns) / 1e6);
   }
   int rc = 0;
-  if ((*registry)->count() < expect) {
+  if (registry.count() < expect) {
     std::printf("rank %u: expected %u failure(s) within %.1f s, learned of %llu\n", me, expect,
-                wait_s, static_cast<unsigned long long>((*registry)->count()));
+                wait_s, static_cast<unsigned long long>(registry.count()));
     rc = 1;
   } else {
     // The job goes on: a token around the ring of survivors (in rank order).
     std::vector<rft::Rank> live;
     for (rft::Rank r = 0; r < job.size(); ++r) {
-      if (!(*registry)->IsFailed(r)) live.push_back(r);
+      if (!registry.IsFailed(r)) live.push_back(r);
     }
     size_t at = 0;
     while (live[at] != me) ++at;
@@ -118,7 +99,5 @@ int main(int argc, char** argv) {
     }
     std::printf("rank %u: finishing cleanly\n", me);
   }
-  // Before the data plane closes its endpoints: the others must not take that for a failure.
-  (*control)->AnnounceDeparture();
-  return rc;
+  return rc;  // the runtime tells the others this process ends cleanly, then closes
 }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds rft and runs every test: the default build, then the sanitizer builds (asan, ubsan,
 # tsan unless RFT_TEST_CONFIGS says otherwise), the compatibility stage (the default build's
-# binaries in a Debian trixie root: UCX 1.18, PMIx 5, PRRTE/Open MPI 5; tools/compat/) and the
-# fuzz targets (tools/fuzz.sh). Prints one line per configuration or stage and, last,
-# "N passed, N failed" counting GoogleTest cases (one per test case, not per Bazel target),
-# compatibility scenarios and fuzz targets.
+# binaries in a Debian trixie root: UCX 1.18, PMIx 5, PRRTE/Open MPI 5; tools/compat/), the
+# fuzz targets (tools/fuzz.sh) and the soft-RoCE guests' self-test (tools/softroce). Prints one
+# line per configuration or stage and, last, "N passed, N failed" counting the format and
+# layering checks, GoogleTest cases (one per test case, not per Bazel target), compatibility
+# scenarios, fuzz targets and soft-RoCE checks.
 #
 #   tools/test.sh                       everything
 #   RFT_TEST_CONFIGS="default asan" RFT_TEST_STAGES="fuzz" tools/test.sh
@@ -12,7 +13,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 CONFIGS=${RFT_TEST_CONFIGS:-"default asan ubsan tsan"}
-STAGES=${RFT_TEST_STAGES:-"compat fuzz"}
+STAGES=${RFT_TEST_STAGES:-"compat fuzz softroce"}
 BAZEL_FLAGS=(--color=no --curses=no --show_progress_rate_limit=30)
 [[ "${CI:-}" == "true" ]] && BAZEL_FLAGS+=(--noshow_progress)
 
@@ -29,6 +30,24 @@ else
   echo "=== format: 0 passed, 1 failed (run clang-format -i on the files above)"
   total_failed=$((total_failed + 1))
 fi
+
+# The layering (docs/architecture.md): Bazel must refuse a lower layer's dependency on a higher
+# one. //transport/layering_check:upward is such a dependency; building it has to fail, and for
+# that reason.
+echo "=== layering: bazel build //transport/layering_check:upward (must be refused)"
+layering_log=$(mktemp)
+if bazel build "${BAZEL_FLAGS[@]}" //transport/layering_check:upward >"$layering_log" 2>&1; then
+  echo "=== layering: 0 passed, 1 failed (the transport could depend on the detector)"
+  total_failed=$((total_failed + 1))
+elif grep -q "is not visible from target '//transport/layering_check:upward'" "$layering_log"; then
+  echo "=== layering: 1 passed, 0 failed"
+  total_passed=$((total_passed + 1))
+else
+  tail -n 20 "$layering_log"
+  echo "=== layering: 0 passed, 1 failed (the build failed for another reason)"
+  total_failed=$((total_failed + 1))
+fi
+rm -f "$layering_log"
 
 for config in $CONFIGS; do
   config_flag=()
@@ -85,6 +104,13 @@ if [[ " $STAGES " == *" fuzz "* ]]; then
   log=$(mktemp)
   bash tools/fuzz.sh 2>&1 | tee "$log"
   add_stage fuzz "$log"
+  rm -f "$log"
+fi
+if [[ " $STAGES " == *" softroce "* ]]; then
+  echo "=== soft-RoCE: qemu guests with rdma_rxe (tools/softroce)"
+  log=$(mktemp)
+  bash tools/softroce/selftest.sh 2>&1 | tee "$log"
+  add_stage softroce "$log"
   rm -f "$log"
 fi
 echo "$total_passed passed, $total_failed failed"

@@ -2,13 +2,13 @@
 // and exits 0 only when what it observed is right; the tests check exit statuses and output.
 //
 //   exchange                      publish a rank-specific blob, check every peer's blob
-//   failures --victims R,.. [--end self-abort|crash]
+//   failures --victims R,.. [--end self-abort|crash|exit0]
 //                                 victims wait to be killed; survivors exit 0 once each
 //                                 victim's termination event arrived (and no other). With
 //                                 --end, each victim ends itself once the exchange is done
 //                                 (an agreed point, not a timer): self-abort asks the launcher
 //                                 to kill it (PMIx_Abort of itself, status 0), crash is
-//                                 raise(SIGKILL)
+//                                 raise(SIGKILL), exit0 is _exit(0) without PMIx_Finalize
 //   abort-subset --victims R,..   like failures, and rank 0 asks the launcher to abort the victims
 //                                 (PMIx_Abort of a subset) with status 5
 //   abort-all [STATUS]            rank 1 aborts the whole job with STATUS (7); others wait
@@ -82,6 +82,11 @@ int WaitForVictims(Bootstrap& job, const RankSet& victims, bool abort_them,
     failures.changed.notify_all();
   });
   if (!status.ok()) return Fail(status.ToString());
+  // One subscriber per process: a second one is refused, not silently put in the first's place.
+  const rft::Status second = job.OnTermination([](const TerminationEvent&) {});
+  if (second.code() != RFT_ERR_ARG || second.message().find("already") == std::string::npos) {
+    return Fail("a second termination subscriber: " + second.ToString());
+  }
   auto all = job.Exchange("test.addr", BlobOf(job.rank()));
   if (!all.ok()) return Fail(all.status().ToString());
   // The agreed point: everyone finished the exchange (a victim ending right after its own would
@@ -93,6 +98,9 @@ int WaitForVictims(Bootstrap& job, const RankSet& victims, bool abort_them,
       (void)job.Abort(0, "test victim ends itself", RankSet{job.rank()});
     } else if (end == "crash") {
       raise(SIGKILL);
+    } else if (end == "exit0") {
+      std::fflush(stdout);
+      _exit(0);  // a clean status, but the job never heard it finish: a failure to its peers
     }
     SleepForever();
   }

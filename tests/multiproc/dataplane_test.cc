@@ -49,6 +49,15 @@ TEST(DataPlaneTest, ABadEagerLimitIsRefusedByName) {
   EXPECT_NE(r.output.find("lots"), std::string::npos) << r.Report();
 }
 
+// A same-node receive completes only once its done message has left: the receiver may block
+// outside rft right after it (docs/reliability.md, the loops under load).
+TEST(DataPlaneTest, ASameNodeReceiveWaitsUntilItsDoneMessageLeft) {
+  const auto r = RunWorker(2, {"cma-done"});
+  if (CountLines(r.output, "cma-done skipped") > 0) GTEST_SKIP() << r.Report();
+  ASSERT_EQ(r.exit_status, 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "cma-done ok"), 2) << r.Report();
+}
+
 // On one node large messages use rft's own rendezvous (process_vm_readv) unless told not to;
 // the same rules hold with UCX's.
 TEST(DataPlaneTest, RulesHoldWithEitherRendezvous) {

@@ -7,6 +7,9 @@
 //   mesh         (n >= 2) every rank sends every other rank a stream of eager and
 //                rendezvous messages; receivers check content and per-sender order, half of
 //                them through ANY_SOURCE receives
+//   cma-done     (n = 2) a same-node receive whose done message cannot leave (the sender's
+//                FIFO is full and the sender is in a fence) stays pending, and completes once
+//                the sender progresses again
 //   teardown     (n = 2) rank 0 destroys its data plane with operations in flight to a
 //                stopped rank 1: it returns within its bound, without aborting
 //   failure --victim V  (n >= 3; rftrun --ft) operations pending on V when it is
@@ -30,6 +33,7 @@
 #include "tests/multiproc/dataplane_checks.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/dataplane/data_plane.h"
+#include "ulfm_api/runtime.h"
 
 namespace rft::testing {
 namespace {
@@ -47,6 +51,76 @@ constexpr int32_t kPostedTag = 14;  // a survivor tells the victim its operation
 // Content that differs per sender and sequence number.
 std::vector<char> Pattern(size_t size, Rank source, uint32_t seq) {
   return TestBytes(size, source * 1000 + seq);
+}
+
+// Rank 0 sends rank 1 a message large enough for the same-node rendezvous, then sits in a
+// fence, where it does not progress the data plane. Rank 1 fills rank 0's shared-memory FIFO
+// with small messages until one has to wait, then receives the large one: its done message
+// queues behind them, so the receive must stay pending, or a receiver that then blocked
+// outside rft would hold the sender's send forever. After the fence both complete.
+int CmaDone(Bootstrap& job, DataPlane& plane) {
+  constexpr int32_t kLarge = 20, kFlood = 21, kFloodEnd = 22;
+  constexpr uint32_t kMaxFlood = 1 << 20;
+  CHECK(job.size() == 2, "cma-done needs n = 2, not " << job.size());
+  const Rank me = job.rank();
+  if (!plane.UsesCmaWith(1 - me)) {
+    std::printf("cma-done skipped: no same-node rendezvous between the ranks\n");
+    return 0;
+  }
+  const size_t large = plane.options().eager_limit * 4 + 3;
+  uint64_t word = 0;
+  if (me == 0) {
+    const std::vector<char> out = Pattern(large, 0, 1);
+    Request* send = nullptr;
+    CHECK_OK(plane.Isend(out.data(), large, 1, kLarge, kContext, &send));
+    CHECK_OK(job.Fence(false));  // rank 1 floods this process and receives meanwhile
+    uint32_t flooded = 0;
+    CHECK_OK(plane.Recv(&flooded, sizeof(flooded), 1, kFloodEnd, kContext, nullptr));
+    for (uint32_t i = 0; i < flooded; ++i) {
+      CHECK_OK(plane.Recv(&word, sizeof(word), 1, kFlood, kContext, nullptr));
+      CHECK(word == i, "flood message " << i << " carries " << word);
+    }
+    const Status sent = plane.Wait(&send, nullptr, Deadline::After(std::chrono::seconds(20)));
+    CHECK(sent.ok(), "the large send: " << sent.ToString());
+    std::printf("cma-done ok rank=0 flooded=%u\n", flooded);
+    return 0;
+  }
+  MessageStatus status;
+  CHECK_OK(plane.Probe(0, kLarge, kContext, &status));  // the request-to-send is here
+  std::vector<uint64_t> words;
+  words.reserve(kMaxFlood);  // the buffers of pending sends must not move
+  std::vector<Request*> flood;
+  bool full = false;
+  while (!full && flood.size() < kMaxFlood) {
+    words.push_back(flood.size());
+    Request* request = nullptr;
+    CHECK_OK(plane.Isend(&words.back(), sizeof(uint64_t), 0, kFlood, kContext, &request));
+    flood.push_back(request);
+    // A send the FIFO had room for is done after a little progress; one that waits is queued.
+    bool done = false;
+    for (int i = 0; i < 3 && !done; ++i) CHECK_OK(plane.Test(&flood.back(), &done, nullptr));
+    full = !done;
+  }
+  CHECK(full, "rank 0's FIFO took " << flood.size() << " messages without filling");
+  std::vector<char> in(large);
+  Request* receive = nullptr;
+  CHECK_OK(plane.Irecv(in.data(), large, 0, kLarge, kContext, &receive));
+  for (int i = 0; i < 100; ++i) {
+    bool done = false;
+    CHECK_OK(plane.Test(&receive, &done, nullptr));
+    CHECK(!done, "the receive completed while its done message could not leave");
+    usleep(1000);
+  }
+  const uint32_t flooded = static_cast<uint32_t>(flood.size());
+  Request* end = nullptr;
+  CHECK_OK(plane.Isend(&flooded, sizeof(flooded), 0, kFloodEnd, kContext, &end));
+  CHECK_OK(job.Fence(false));
+  const Status received = plane.Wait(&receive, &status, Deadline::After(std::chrono::seconds(20)));
+  CHECK(received.ok() && in == Pattern(large, 0, 1), "the large receive: " << received.ToString());
+  flood.push_back(end);
+  CHECK_OK(plane.Waitall(flood, {}, Deadline::After(std::chrono::seconds(20))));
+  std::printf("cma-done ok rank=1 flooded=%u\n", flooded);
+  return 0;
 }
 
 int Mesh(Bootstrap& job, DataPlane& plane) {
@@ -269,34 +343,52 @@ int Teardown(Bootstrap& job, std::unique_ptr<DataPlane>& plane) {
 int main(int argc, char** argv) {
   using namespace rft::testing;
   setvbuf(stdout, nullptr, _IOLBF, 0);
-  if (argc < 2) return Fail("usage: rules | mesh | failure --victim V");
+  if (argc < 2) return Fail("usage: rules | mesh | cma-done | teardown | failure --victim V");
   const std::string mode = argv[1];
-  auto job = rft::transport::Bootstrap::Init();
-  if (!job.ok()) return Fail(job.status().ToString());
-  auto options = rft::transport::DataPlane::OptionsFromConfig(**job);
-  if (!options.ok()) return Fail(options.status().ToString());
-  auto plane = rft::transport::DataPlane::Create(job->get(), *options);
-  if (!plane.ok()) return Fail(plane.status().ToString());
+  auto joined = rft::transport::Bootstrap::Init();
+  if (!joined.ok()) return Fail(joined.status().ToString());
+  rft::transport::Bootstrap& job = **joined;
+  // A failure reaches the data plane as in every real job: through the runtime's registry.
+  // The other modes test the data plane alone.
+  std::unique_ptr<rft::api::Runtime> runtime;
+  std::unique_ptr<rft::transport::DataPlane> bare_plane;
+  if (mode == "failure") {
+    auto options = rft::api::Runtime::OptionsFromConfig(job);
+    if (!options.ok()) return Fail(options.status().ToString());
+    auto created = rft::api::Runtime::Create(std::move(*joined), *options);
+    if (!created.ok()) return Fail(created.status().ToString());
+    runtime = std::move(*created);
+  } else {
+    auto options = rft::transport::DataPlane::OptionsFromConfig(job);
+    if (!options.ok()) return Fail(options.status().ToString());
+    auto created = rft::transport::DataPlane::Create(&job, *options);
+    if (!created.ok()) return Fail(created.status().ToString());
+    bare_plane = std::move(*created);
+  }
+  rft::transport::DataPlane& plane = runtime != nullptr ? runtime->plane() : *bare_plane;
   int rc = 0;
   if (mode == "rules") {
-    rc = Rules(**job, **plane);
+    rc = Rules(job, plane);
   } else if (mode == "mesh") {
-    rc = Mesh(**job, **plane);
+    rc = Mesh(job, plane);
   } else if (mode == "failure" && argc == 4 && std::strcmp(argv[2], "--victim") == 0) {
-    rc = Failure(**job, **plane, static_cast<rft::Rank>(std::atoi(argv[3])));
+    rc = Failure(job, plane, static_cast<rft::Rank>(std::atoi(argv[3])));
+  } else if (mode == "cma-done") {
+    rc = CmaDone(job, plane);
   } else if (mode == "teardown") {
-    return Teardown(**job, *plane);
+    return Teardown(job, bare_plane);
   } else {
-    return Fail("usage: rules | mesh | failure --victim V");
+    return Fail("usage: rules | mesh | cma-done | teardown | failure --victim V");
   }
   if (rc != 0) return rc;
   if (mode != "failure") {
     // Nobody closes endpoints while others may still be sending to it.
-    const rft::Status status = (*job)->Fence(false);
+    const rft::Status status = job.Fence(false);
     if (!status.ok()) return Fail("final fence: " + status.ToString());
   }
-  const uint64_t drops = (*plane)->drops().total();
-  plane->reset();
+  const uint64_t drops = plane.drops().total();
+  if (runtime != nullptr) runtime->Close();
+  bare_plane.reset();
   if (mode != "rules" && drops != 0) return Fail(std::to_string(drops) + " messages dropped");
   return 0;
 }

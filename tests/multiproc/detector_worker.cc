@@ -22,9 +22,10 @@
 #include "detector/control_plane.h"
 #include "detector/failure_registry.h"
 #include "tests/multiproc/dataplane_checks.h"
-#include "tests/multiproc/stack.h"
+#include "tests/multiproc/survivors.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/dataplane/data_plane.h"
+#include "ulfm_api/runtime.h"
 
 namespace rft::testing {
 namespace {
@@ -198,11 +199,13 @@ int Main(int argc, char** argv) {
     raise(startup_kill ? SIGKILL : SIGSTOP);
     for (;;) pause();
   }
-  auto stack = Stack::Create(job);
-  CHECK_OK(stack.status());
-  FailureRegistry& registry = (*stack)->registry();
-  ControlPlane& control = (*stack)->control();
-  DataPlane& plane = (*stack)->plane();
+  auto options = api::Runtime::OptionsFromConfig(job);
+  CHECK_OK(options.status());
+  auto runtime = api::Runtime::Create(std::move(*init), *options);
+  CHECK_OK(runtime.status());
+  FailureRegistry& registry = (*runtime)->registry();
+  ControlPlane& control = (*runtime)->control();
+  DataPlane& plane = (*runtime)->plane();
   int rc;
   if (mode == "fault" && argc == 5 && std::string(argv[3]) == "--victim") {
     const std::string kind = argv[2];
@@ -218,7 +221,7 @@ int Main(int argc, char** argv) {
   } else {
     rc = Fail("unknown arguments");
   }
-  return rc;  // the stack departs before it closes anything
+  return rc;  // the runtime departs before it closes anything
 }
 
 }  // namespace

@@ -23,20 +23,16 @@
 //             i.e. while the heartbeat ring repairs around P. Roles: sender = P's emitter (1),
 //             receiver = P's observer (3), bystander = the last rank (rank 0 at n = 4).
 //   teardown  with operations in flight (S: a rendezvous send R never matches; R: a receive S
-//             never sends), every rank tears its stack down after a fence; the victim dies
+//             never sends), every rank closes its runtime after a fence; the victim dies
 //             right after the fence. Survivors must finish within a bound and exit cleanly.
 //
 // Expected outcomes: an operation that needed the victim completes with RFT_ERR_PROC_FAILED, or
 // with success when the data had fully moved before the fault (never with wrong data, never
 // not at all); an operation between survivors succeeds with the right data. Each survivor prints
 // "matrix ok rank=R outcome=..." where outcome says which of the allowed results it saw.
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -49,12 +45,14 @@
 
 #include "base/clock.h"
 #include "tests/multiproc/dataplane_checks.h"
-#include "tests/multiproc/stack.h"
+#include "tests/multiproc/fault_points.h"
+#include "tests/multiproc/survivors.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/dataplane/data_plane.h"
 #include "transport/ucx/endpoint_table.h"
 #include "transport/ucx/memory_region.h"
 #include "transport/ucx/ucx_worker.h"
+#include "ulfm_api/runtime.h"
 
 namespace rft::testing {
 namespace {
@@ -78,7 +76,6 @@ enum Tag : int32_t {
 constexpr size_t kEagerCount = 16;
 constexpr size_t kEagerBytes = 1024;
 constexpr size_t kHugeBytes = size_t{64} << 20;
-constexpr size_t kPage = 4096;
 constexpr std::chrono::seconds kBound{30};
 
 Deadline Bound() { return Deadline::After(kBound); }
@@ -91,96 +88,13 @@ struct Cell {
   Rank primer = kInvalidRank;  // repair: the rank whose failure starts the repair
 };
 
-[[noreturn]] void Die(bool kill) {
-  raise(kill ? SIGKILL : SIGSTOP);
-  for (;;) pause();
-}
-
-// Where R's destination buffer is: a victim other than R watches it through process_vm_readv.
-struct Target {
-  uint64_t pid = 0;
-  uint64_t address = 0;
-};
-
-// The first word of R's buffer; nullopt when it cannot be read (e.g. ptrace rules forbid it).
-// Read by the kernel even in R itself: the transport writes the buffer meanwhile, and a plain
-// load would be a data race (a real one, that TSan reports).
-std::optional<uint64_t> FirstWord(const Target& target) {
-  uint64_t word = 0;
-  iovec local{&word, sizeof(word)};
-  iovec remote{reinterpret_cast<void*>(target.address), sizeof(word)};
-  if (process_vm_readv(static_cast<pid_t>(target.pid), &local, 1, &remote, 1, 0) != sizeof(word)) {
-    return std::nullopt;
-  }
-  return word;
-}
-
-// The victim's watcher: dies as soon as the first bytes of the payload land in R's buffer
-// (zero until then), that is, while the transfer runs. Unable to look, it dies at once (the
-// fault still happens, only earlier) and says so.
-std::thread Watch(const Target& target, bool kill) {
-  return std::thread([target, kill] {
-    for (;;) {
-      const std::optional<uint64_t> word = FirstWord(target);
-      if (!word.has_value()) {
-        std::printf("watcher: cannot read rank's buffer (%s); dying now\n", std::strerror(errno));
-        break;
-      }
-      if (*word != 0) break;
-      usleep(20);
-    }
-    Die(kill);
-  });
-}
-
-// A payload of `bytes` where each page starts and ends with a stamp of (seed, page): a page
-// lost, moved or left unwritten shows. Writing and checking touch two words per page.
-void Stamp(std::byte* data, size_t bytes, uint32_t seed) {
-  for (size_t page = 0; page * kPage < bytes; ++page) {
-    const uint64_t word = (uint64_t{seed} << 32) | (page + 1);
-    const size_t first = page * kPage;
-    const size_t last = std::min(bytes, first + kPage) - sizeof(word);
-    std::memcpy(data + first, &word, sizeof(word));
-    std::memcpy(data + last, &word, sizeof(word));
-  }
-}
-
-bool Stamped(const std::byte* data, size_t bytes, uint32_t seed) {
-  for (size_t page = 0; page * kPage < bytes; ++page) {
-    const uint64_t want = (uint64_t{seed} << 32) | (page + 1);
-    const size_t first = page * kPage;
-    const size_t last = std::min(bytes, first + kPage) - sizeof(want);
-    uint64_t a, b;
-    std::memcpy(&a, data + first, sizeof(a));
-    std::memcpy(&b, data + last, sizeof(b));
-    if (a != want || b != want) return false;
-  }
-  return true;
-}
-
-// Fresh zeroed pages (mmap), so "the first word is non-zero" means the payload arrived.
-struct Pages {
-  explicit Pages(size_t bytes) : size(bytes) {
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    data = p == MAP_FAILED ? nullptr : static_cast<std::byte*>(p);
-  }
-  ~Pages() {
-    if (data != nullptr) munmap(data, size);
-  }
-  std::byte* data;
-  size_t size;
-};
-
-// The outcome of an operation that needed the victim: PROC_FAILED, or success with the right
-// data when it had all moved before the fault. Anything else is a wrong result.
-bool FailedOrWhole(const Status& status, bool data_ok) {
-  return status.code() == RFT_ERR_PROC_FAILED || (status.ok() && data_ok);
-}
-
 class Matrix {
  public:
-  Matrix(Bootstrap& job, Stack& stack, Cell cell)
-      : job_(job), stack_(stack), plane_(stack.plane()), cell_(std::move(cell)) {}
+  Matrix(api::Runtime& runtime, Cell cell)
+      : job_(runtime.bootstrap()),
+        registry_(runtime.registry()),
+        plane_(runtime.plane()),
+        cell_(std::move(cell)) {}
 
   // The phase; the survivors' common checks follow in Aftermath.
   int Run();
@@ -202,10 +116,14 @@ class Matrix {
     return cell_.bystander == cell_.victim ? plane_.Send("now", 3, cell_.bystander, kNow, kContext)
                                            : Status::Ok();
   }
-  Status AwaitSignal() {
+  // A bystander victim dies when S tells it to.
+  int DieOnSignal() {
     char now[3];
-    return plane_.Recv(now, sizeof(now), cell_.sender, kNow, kContext, nullptr);
+    CHECK_OK(plane_.Recv(now, sizeof(now), cell_.sender, kNow, kContext, nullptr));
+    Die(cell_.kill);
   }
+  // A message size that goes by rendezvous whatever the eager limit.
+  size_t RendezvousBytes() const { return plane_.options().eager_limit * 4 + 3; }
 
   int Eager();
   int Rts();
@@ -216,7 +134,7 @@ class Matrix {
   int Aftermath();
 
   Bootstrap& job_;
-  Stack& stack_;
+  detector::FailureRegistry& registry_;
   DataPlane& plane_;
   Cell cell_;
   std::string outcome_;
@@ -309,15 +227,14 @@ int Matrix::Eager() {
     }
     Note("sends_failed=" + std::to_string(failed));
   } else if (Victim()) {
-    CHECK_OK(AwaitSignal());
-    Die(c.kill);
+    return DieOnSignal();
   }
   return 0;
 }
 
 int Matrix::Rts() {
   const Cell& c = cell_;
-  const size_t large = plane_.options().eager_limit * 4 + 3;
+  const size_t large = RendezvousBytes();
   if (me() == c.sender) {
     const std::vector<char> out = TestBytes(large, 77);
     Request* send = nullptr;
@@ -340,7 +257,7 @@ int Matrix::Rts() {
           "marker: " << got.ToString());
     if (Victim()) Die(c.kill);  // with the request-to-send unmatched
     // The failure is processed while the request-to-send waits unmatched; then it is matched.
-    CHECK_OK(AwaitFailed(stack_.registry(), {c.victim}, Bound()));
+    CHECK_OK(AwaitFailed(registry_, {c.victim}, Bound()));
     std::vector<char> in(large);
     MessageStatus status;
     const Status received = plane_.Recv(in.data(), large, c.sender, kData, kContext, &status);
@@ -355,8 +272,7 @@ int Matrix::Rts() {
             "rendezvous between survivors: " << received.ToString());
     }
   } else if (Victim()) {
-    CHECK_OK(AwaitSignal());
-    Die(c.kill);
+    return DieOnSignal();
   }
   return 0;
 }
@@ -365,10 +281,9 @@ int Matrix::Read() {
   const Cell& c = cell_;
   if (me() == c.receiver) {
     Pages in(kHugeBytes);
-    CHECK(in.data != nullptr, "mmap of " << kHugeBytes << " bytes");
     Request* receive = nullptr;
-    CHECK_OK(plane_.Irecv(in.data, kHugeBytes, c.sender, kData, kContext, &receive));
-    const Target target{static_cast<uint64_t>(getpid()), reinterpret_cast<uint64_t>(in.data)};
+    CHECK_OK(plane_.Irecv(in.data(), kHugeBytes, c.sender, kData, kContext, &receive));
+    const Target target{static_cast<uint64_t>(getpid()), reinterpret_cast<uint64_t>(in.data())};
     if (Victim()) watcher_ = Watch(target, c.kill);
     for (Rank to : {c.sender, c.bystander}) {
       CHECK_OK(plane_.Send(&target, sizeof(target), to, kPosted, kContext));
@@ -377,7 +292,7 @@ int Matrix::Read() {
     const Status received = plane_.Wait(&receive, &status, Bound());
     CHECK(receive == nullptr, "receive still pending after " << kBound.count() << " s");
     const bool whole =
-        received.ok() && status.count == kHugeBytes && Stamped(in.data, kHugeBytes, 5);
+        received.ok() && status.count == kHugeBytes && Stamped(in.data(), kHugeBytes, 5);
     if (c.victim == c.sender) {
       CHECK(FailedOrWhole(received, whole),
             "receive from the dying sender: " << received.ToString());
@@ -391,11 +306,9 @@ int Matrix::Read() {
     CHECK(got.ok(), "receive-posted message: " << got.ToString());
     if (Victim()) watcher_ = Watch(target, c.kill);
     if (me() == c.sender) {
-      Pages out(kHugeBytes);
-      CHECK(out.data != nullptr, "mmap of " << kHugeBytes << " bytes");
-      Stamp(out.data, kHugeBytes, 5);
+      const Pages out(kHugeBytes, 5);
       Request* send = nullptr;
-      CHECK_OK(plane_.Isend(out.data, kHugeBytes, c.receiver, kData, kContext, &send));
+      CHECK_OK(plane_.Isend(out.data(), kHugeBytes, c.receiver, kData, kContext, &send));
       const Status sent = plane_.Wait(&send, nullptr, Bound());
       CHECK(send == nullptr, "send still pending after " << kBound.count() << " s");
       if (c.victim == c.receiver) {
@@ -437,7 +350,7 @@ int Matrix::Put() {
   CHECK_OK(worker.status());
   auto addresses = job_.Exchange("test.matrix.ucx", (*worker)->address());
   CHECK_OK(addresses.status());
-  RegistrySink sink(stack_.registry());
+  RegistrySink sink(registry_);
   auto table = EndpointTable::Create(worker->get(), me(), std::move(*addresses), &sink);
   CHECK_OK(table.status());
   std::unique_ptr<LocalRegion> region;
@@ -459,14 +372,13 @@ int Matrix::Put() {
   std::memcpy(&target, (*targets)[c.receiver].data(), sizeof(target));
   if (Victim()) watcher_ = Watch(target, c.kill);
   if (me() == c.sender) {
-    Pages out(kHugeBytes);
-    CHECK(out.data != nullptr, "mmap of " << kHugeBytes << " bytes");
-    Stamp(out.data, kHugeBytes, 6);
+    const Pages out(kHugeBytes, 6);
     auto ep = (*table)->Get(c.receiver);
     CHECK_OK(ep.status());
     auto remote = RemoteRegion::Attach(worker->get(), *ep, (*descriptors)[c.receiver]);
     CHECK_OK(remote.status());
-    const Status put = (*remote)->Put(0, std::span<const std::byte>(out.data, kHugeBytes), kBound);
+    const Status put =
+        (*remote)->Put(0, std::span<const std::byte>(out.data(), kHugeBytes), kBound);
     // Into shared memory a put may complete even after the target died: the memory is mapped.
     if (c.victim == c.receiver) {
       CHECK(put.ok() || put.code() == RFT_ERR_PROC_FAILED,
@@ -509,7 +421,7 @@ int Matrix::Repair() {
     for (;;) pause();
   }
   if (Victim()) {
-    CHECK_OK(AwaitFailed(stack_.registry(), {c.primer}, Bound()));
+    CHECK_OK(AwaitFailed(registry_, {c.primer}, Bound()));
     Die(c.kill);  // while this process's control thread repairs its ring
   }
   return 0;
@@ -518,9 +430,9 @@ int Matrix::Repair() {
 int Matrix::Teardown() {
   const Cell& c = cell_;
   // Left in flight on purpose: the data plane reports and leaks them. The buffers are members,
-  // alive until after the stack is gone.
+  // alive until after the runtime closed.
   Request* pending = nullptr;
-  teardown_buffer_ = TestBytes(plane_.options().eager_limit * 4 + 3, 9);
+  teardown_buffer_ = TestBytes(RendezvousBytes(), 9);
   if (me() == c.sender) {
     CHECK_OK(plane_.Isend(teardown_buffer_.data(), teardown_buffer_.size(), c.receiver, kData,
                           kContext, &pending));
@@ -537,9 +449,9 @@ int Matrix::Teardown() {
 int Matrix::Aftermath() {
   const Cell& c = cell_;
   const int64_t start = MonotonicNanos();
-  CHECK_OK(AwaitFailed(stack_.registry(), Failed(), Bound()));
+  CHECK_OK(AwaitFailed(registry_, Failed(), Bound()));
   // Nobody else was taken for failed.
-  for (const auto& record : stack_.registry().Records()) {
+  for (const auto& record : registry_.Records()) {
     CHECK(Failed().Contains(record.rank), "rank " << record.rank << " recorded failed by "
                                                   << detector::FailureSourceName(record.source));
   }
@@ -588,24 +500,22 @@ std::optional<Cell> ParseCell(int argc, char** argv, Rank n) {
 
 int Main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
-  auto init = Bootstrap::Init();
-  CHECK_OK(init.status());
-  Bootstrap& job = **init;
+  auto runtime = api::Runtime::Create();
+  CHECK_OK(runtime.status());
+  Bootstrap& job = (*runtime)->bootstrap();
   const std::optional<Cell> cell = ParseCell(argc, argv, job.size());
   if (!cell.has_value()) {
     return Fail(
         "usage (n >= 4): fault_matrix_worker eager|rts|read|put|repair|teardown "
         "sender|receiver|bystander kill|stop");
   }
-  auto stack = Stack::Create(job);
-  CHECK_OK(stack.status());
-  Matrix matrix(job, **stack, *cell);  // outlives the stack: teardown leaves requests in it
+  Matrix matrix(**runtime, *cell);  // outlives the planes: teardown leaves requests in them
   const int rc = matrix.Run();
   if (rc != 0) return rc;
   if (cell->phase != "teardown") return 0;
   // Teardown with operations in flight and a peer dead or hung: bounded, no abort.
   const int64_t start = MonotonicNanos();
-  stack->reset();
+  (*runtime)->Close();
   const double seconds = static_cast<double>(MonotonicNanos() - start) / 1e9;
   CHECK(seconds < 15, "tearing down took " << seconds << " s");
   std::printf("matrix ok rank=%u phase=teardown role=%s how=%s outcome=- teardown_s=%.2f\n",

@@ -1,55 +1,12 @@
-#include "tests/multiproc/stack.h"
+#include "tests/multiproc/survivors.h"
 
 #include <cstdint>
 #include <string>
 
 namespace rft::testing {
 
-using detector::ControlPlane;
 using detector::FailureRegistry;
 using transport::DataPlane;
-
-StatusOr<std::unique_ptr<Stack>> Stack::Create(transport::Bootstrap& job) {
-  std::unique_ptr<Stack> stack(new Stack);
-  auto registry = FailureRegistry::Create(job.rank(), job.size());
-  if (!registry.ok()) return registry.status();
-  stack->registry_ = std::move(*registry);
-  auto control_options = ControlPlane::OptionsFromConfig();
-  if (!control_options.ok()) return control_options.status();
-  auto control = ControlPlane::Create(&job, stack->registry_.get(), *control_options);
-  if (!control.ok()) return control.status();
-  stack->control_ = std::move(*control);
-  // The data plane hears of failures through the registry only, and tells it what it finds.
-  auto plane_options = DataPlane::OptionsFromConfig(job);
-  if (!plane_options.ok()) return plane_options.status();
-  plane_options->watch_launcher_events = false;
-  FailureRegistry* registry_ptr = stack->registry_.get();
-  plane_options->report_failure = [registry_ptr](Rank rank) {
-    registry_ptr->Report(rank, detector::FailureSource::kTransport);
-  };
-  auto plane = DataPlane::Create(&job, *plane_options);
-  if (!plane.ok()) return plane.status();
-  stack->plane_ = std::move(*plane);
-  DataPlane* plane_ptr = stack->plane_.get();
-  stack->subscription_ =
-      stack->registry_->Subscribe([plane_ptr](const detector::FailureRecord& record) {
-        plane_ptr->ReportPeerFailed(record.rank);
-      });
-  // What was recorded before the subscription (a failure during the data plane's start-up) is
-  // not dispatched to it: handed over here (reports are idempotent).
-  for (const detector::FailureRecord& record : stack->registry_->Records()) {
-    plane_ptr->ReportPeerFailed(record.rank);
-  }
-  return stack;
-}
-
-Stack::~Stack() {
-  // Before the data plane closes its endpoints: the others must not take that for a failure.
-  if (control_ != nullptr) control_->AnnounceDeparture();
-  subscription_.Reset();
-  plane_.reset();
-  control_.reset();
-}
 
 Status AwaitFailed(FailureRegistry& registry, const RankSet& ranks, Deadline deadline) {
   for (Rank rank : ranks) {

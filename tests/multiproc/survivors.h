@@ -1,43 +1,15 @@
-// The detector and the data plane wired together as a multi-process test needs them (and as the
-// runtime will): every failure, from any source, goes through the failure registry, which tells
-// the data plane; what the data plane finds itself goes to the registry.
-#ifndef RFT_TESTS_MULTIPROC_STACK_H_
-#define RFT_TESTS_MULTIPROC_STACK_H_
+// What the survivors of a failure check in the multi-process tests: that they know who failed, and
+// that they still talk to each other.
+#ifndef RFT_TESTS_MULTIPROC_SURVIVORS_H_
+#define RFT_TESTS_MULTIPROC_SURVIVORS_H_
 
-#include <memory>
-#include <vector>
-
+#include "base/clock.h"
 #include "base/rank_set.h"
 #include "base/status.h"
-#include "detector/control_plane.h"
 #include "detector/failure_registry.h"
-#include "transport/bootstrap/bootstrap.h"
 #include "transport/dataplane/data_plane.h"
 
 namespace rft::testing {
-
-class Stack {
- public:
-  // Options from the RFT_* environment, as a user's job would have them.
-  static StatusOr<std::unique_ptr<Stack>> Create(transport::Bootstrap& job);
-  // Departs (so the others do not take this end for a failure), then closes the data plane
-  // before the detector.
-  ~Stack();
-  Stack(const Stack&) = delete;
-  Stack& operator=(const Stack&) = delete;
-
-  detector::FailureRegistry& registry() { return *registry_; }
-  detector::ControlPlane& control() { return *control_; }
-  transport::DataPlane& plane() { return *plane_; }
-
- private:
-  Stack() = default;
-  // Destroyed in reverse: the subscription before the data plane it calls into.
-  std::unique_ptr<detector::FailureRegistry> registry_;
-  std::unique_ptr<detector::ControlPlane> control_;
-  std::unique_ptr<transport::DataPlane> plane_;
-  detector::Subscription subscription_;
-};
 
 // Waits until every rank of `ranks` is failed in `registry`; RFT_ERR_TIMEOUT naming the first
 // one still alive at `deadline`.
@@ -50,4 +22,4 @@ Status TokenRing(transport::DataPlane& plane, const RankSet& live, int32_t tag,
 
 }  // namespace rft::testing
 
-#endif  // RFT_TESTS_MULTIPROC_STACK_H_
+#endif  // RFT_TESTS_MULTIPROC_SURVIVORS_H_

@@ -360,6 +360,12 @@ StatusOr<std::vector<std::byte>> Bootstrap::Get(Rank rank, std::string_view key)
 
 Status Bootstrap::OnTermination(TerminationCallback callback) {
   std::lock_guard<std::mutex> lock(g_callback_mutex);
+  if (g_callback && callback) {
+    // Replacing it would silently cut the first subscriber off the launcher's news.
+    return ArgError(
+        "Bootstrap::OnTermination: the launcher's events already have a subscriber (one per "
+        "process: the runtime's control plane); remove it first with a null callback");
+  }
   g_callback = std::move(callback);
   // What happened before: a subscriber that starts late must not miss a start-up failure.
   if (g_callback) {

@@ -108,8 +108,8 @@ class Bootstrap {
 
   // `callback` runs on libpmix's thread for every termination event, once per event; it must
   // be quick and thread-safe (the detector hands the news to its own thread). Events since
-  // Init are replayed to it at once (a failure during start-up is not lost). One callback;
-  // a second call replaces it.
+  // Init are replayed to it at once (a failure during start-up is not lost). One subscriber:
+  // RFT_ERR_ARG while another is set; a null callback removes it.
   using TerminationCallback = std::function<void(const TerminationEvent&)>;
   Status OnTermination(TerminationCallback callback);
 

@@ -163,16 +163,14 @@ void DataPlane::ReplacePeerProcessForTesting(Rank rank, pid_t pid, int pidfd) {
 
 void DataPlane::SendCmaDone(Rank source, const RendezvousDescriptor& descriptor, uint16_t flags,
                             Request* receive) {
+  // Whenever the message is not left queued, the receive (if any) completes now.
+  auto complete_receive = [this, receive] {
+    if (receive != nullptr) Complete(receive, receive->status.error);
+  };
   // Closing (nobody waits any more), or the sender failed (its send completed with it).
-  if (endpoints_ == nullptr) {
-    if (receive != nullptr) Complete(receive, receive->status.error);
-    return;
-  }
+  if (endpoints_ == nullptr) return complete_receive();
   auto ep = endpoints_->Get(source);
-  if (!ep.ok()) {
-    if (receive != nullptr) Complete(receive, receive->status.error);
-    return;
-  }
+  if (!ep.ok()) return complete_receive();
   ControlSend* send = control_sends_.Acquire();
   send->plane = this;
   send->receive = nullptr;
@@ -197,8 +195,7 @@ void DataPlane::SendCmaDone(Rank source, const RendezvousDescriptor& descriptor,
   if (!UCS_PTR_IS_PTR(ucx_request) || ucx_request == nullptr) {
     // Sent at once, or the endpoint failed (then the sender's failure ends its send).
     control_sends_.Release(send);
-    if (receive != nullptr) Complete(receive, receive->status.error);
-    return;
+    return complete_receive();
   }
   if (receive != nullptr) {
     // Queued (the sender's FIFO is full): the receive completes when the message leaves, so

@@ -2,7 +2,6 @@
 // side of the network is in active_message.cc, the completion calls in completion.cc.
 #include "transport/dataplane/data_plane.h"
 
-#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -58,8 +57,7 @@ StatusOr<std::unique_ptr<DataPlane>> DataPlane::Create(Bootstrap* job, const Opt
 }
 
 Status DataPlane::Start() {
-  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd_ < 0) return OtherError(std::string("eventfd: ") + std::strerror(errno));
+  RFT_RETURN_IF_ERROR(reports_.Open());
   peer_pending_ = std::make_unique<IntrusiveList<PeerLink>[]>(size_);
   failure_completed_.assign(size_, false);
 
@@ -72,20 +70,10 @@ Status DataPlane::Start() {
   RFT_RETURN_IF_ERROR(CreateTruncatingDatatype());
   RFT_RETURN_IF_ERROR(worker_->SetActiveMessageHandler(internal::kDataAmId, &OnActiveMessage, this,
                                                        UCP_AM_FLAG_WHOLE_MSG));
-  RFT_RETURN_IF_ERROR(ExchangeAndConnect());
-  if (options_.watch_launcher_events) {
-    RFT_RETURN_IF_ERROR(job_->OnTermination([this](const TerminationEvent& event) {
-      if (event.nspace == job_->nspace()) ReportPeerFailed(event.rank);
-    }));
-  }
-  return Status::Ok();
+  return ExchangeAndConnect();
 }
 
 DataPlane::~DataPlane() {
-  if (options_.watch_launcher_events && endpoints_ != nullptr) {
-    // Returns once no callback runs (bootstrap calls it under its lock).
-    (void)job_->OnTermination(nullptr);
-  }
   if (endpoints_ != nullptr) {
     ProcessFailureReports();
     // Operations still running reference requests and user buffers: cancel them and let UCX
@@ -126,7 +114,6 @@ DataPlane::~DataPlane() {
     if (pidfd >= 0) close(pidfd);
   }
   ucx_context_.reset();
-  if (wake_fd_ >= 0) close(wake_fd_);
 }
 
 Status DataPlane::ExchangeAndConnect() {
@@ -461,30 +448,20 @@ unsigned DataPlane::Progress() {
   // One pass, not UcxWorker::Progress()'s drain: a wait checks its request after every pass,
   // and the drain's extra empty pass was measurable in the 8-byte latency.
   const unsigned events = ucp_worker_progress(worker_->get());
-  if (failures_reported_.load(std::memory_order_acquire)) ProcessFailureReports();
+  if (reports_.HasItems()) ProcessFailureReports();
   return events;
 }
 
 Status DataPlane::Idle(int timeout_ms) {
   if (options_.progress == ProgressMode::kPoll) return Status::Ok();
-  RFT_RETURN_IF_ERROR(worker_->WaitForEvents(timeout_ms, wake_fd_));
-  uint64_t count;
-  // Drains the eventfd (non-blocking: EAGAIN when nothing was reported).
-  [[maybe_unused]] const ssize_t n = read(wake_fd_, &count, sizeof(count));
+  RFT_RETURN_IF_ERROR(worker_->WaitForEvents(timeout_ms, reports_.fd()));
+  reports_.ClearWakeups();
   return Status::Ok();
 }
 
 // ---- Failure completion ----
 
-void DataPlane::ReportPeerFailed(Rank rank) {
-  {
-    std::lock_guard<std::mutex> lock(failure_mutex_);
-    reported_failures_.push_back(rank);
-  }
-  failures_reported_.store(true, std::memory_order_release);
-  const uint64_t one = 1;
-  [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof(one));
-}
+void DataPlane::ReportPeerFailed(Rank rank) { reports_.Push(rank); }
 
 void DataPlane::OnPeerFailed(Rank rank, const Status& why) {
   // Inside UCX progress: record only; Progress() completes the operations afterwards.
@@ -494,12 +471,9 @@ void DataPlane::OnPeerFailed(Rank rank, const Status& why) {
 
 void DataPlane::ProcessFailureReports() {
   if (failing_peer_) return;  // FailPeer progresses UCX; the outer call drains the rest
-  while (failures_reported_.exchange(false, std::memory_order_acq_rel)) {
-    std::vector<Rank> ranks;
-    {
-      std::lock_guard<std::mutex> lock(failure_mutex_);
-      ranks.swap(reported_failures_);
-    }
+  std::vector<Rank> ranks;
+  while (reports_.HasItems()) {
+    reports_.Drain(&ranks);
     for (Rank rank : ranks) {
       if (rank < size_ && rank != rank_ && !failure_completed_[rank]) FailPeer(rank);
     }
@@ -515,8 +489,7 @@ void DataPlane::FailPeer(Rank rank) {
   // goes back to the caller only once UCX called back: fragments the dead peer sent before
   // dying are still in the queues, and UCX would copy them into a buffer the caller already
   // freed. Closing the endpoint below makes UCX call back.
-  std::vector<Request*>& in_ucx = failing_in_ucx_;
-  in_ucx.clear();
+  std::vector<Request*> in_ucx;
   while (PeerLink* link = peer_pending_[rank].front()) {
     Request* request = link->request;
     if (request->kind == RequestKind::kReceive && request->posted.linked()) {
@@ -566,7 +539,6 @@ void DataPlane::FailPeer(Rank rank) {
     // UCX's own outcome stands when it called back (a fetch that had all its data succeeds).
     if (!request->complete) Complete(request, RFT_ERR_PROC_FAILED);
   }
-  in_ucx.clear();
   ++failure_epoch_;
   failing_peer_ = false;
   RFT_LOG_INFO("rank %u failed: its pending operations completed with RFT_ERR_PROC_FAILED", rank);

@@ -11,11 +11,11 @@
 // UCX allows it, else copied into a pooled buffer; an unmatched rendezvous keeps its
 // descriptor until a receive matches it.
 //
-// Failure completion: when a peer is reported failed (UCX's error callback, the launcher's
-// termination event, or the detector), every send to it and every receive naming it completes
-// with RFT_ERR_PROC_FAILED; messages it sent that already arrived stay receivable; ANY_SOURCE
-// receives stay posted, and failure_epoch() moves so the API layer can apply the
-// PROC_FAILED_PENDING rule.
+// Failure completion: when a peer is reported failed (by UCX's error callback, or through
+// ReportPeerFailed by the failure registry, which hears the launcher and the detector), every send
+// to it and every receive naming it completes with RFT_ERR_PROC_FAILED; messages it sent that
+// already arrived stay receivable; ANY_SOURCE receives stay posted, and failure_epoch() moves so
+// the API layer can apply the PROC_FAILED_PENDING rule.
 //
 // Threading: one thread (the data-plane thread) calls everything except ReportPeerFailed,
 // which any thread may call. The fast path takes no lock and allocates nothing: requests,
@@ -27,19 +27,18 @@
 #include <ucp/api/ucp.h>
 
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/rank_set.h"
 #include "base/status.h"
+#include "base/wake_queue.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/dataplane/request.h"
 #include "transport/matching/matching_queue.h"
@@ -74,12 +73,11 @@ class DataPlane : private ucx::PeerFailureSink {
     // larger id are dropped and counted.
     uint32_t max_contexts = 65536;
     uint32_t connect_all_max = 256;  // see ucx::EndpointTable::Options
-    // Take the launcher's termination events (Bootstrap::OnTermination) as failure reports.
-    // Off when another component (the detector) owns that callback and reports to us.
-    bool watch_launcher_events = true;
     // Where failures the data plane itself discovers go (UCX's error callback, a same-node
     // rendezvous finding its sender gone): the failure registry, which calls ReportPeerFailed
-    // back. Unset: straight to ReportPeerFailed. Called from UCX callbacks: must not block.
+    // back (api::Runtime wires this). Unset: straight to ReportPeerFailed. Called from UCX
+    // callbacks: must not block. Failures found elsewhere (the launcher, the detector) come
+    // only through ReportPeerFailed.
     std::function<void(Rank)> report_failure;
   };
   // Options from RFT_EAGER_LIMIT, RFT_PROGRESS (auto: block when `job` oversubscribes its
@@ -341,15 +339,12 @@ class DataPlane : private ucx::PeerFailureSink {
   DropCounters drops_;
   uint64_t failure_epoch_ = 0;
 
-  // Failure reports from any thread (libpmix's, the detector's) and from UCX callbacks; the
-  // data-plane thread drains them in Progress(). Only the flag is read on the fast path.
-  std::atomic<bool> failures_reported_{false};
-  std::mutex failure_mutex_;
-  std::vector<Rank> reported_failures_;  // guarded by failure_mutex_
-  int wake_fd_ = -1;                     // eventfd: wakes Idle() for a report
-  bool failing_peer_ = false;            // inside FailPeer (re-entrancy from UCX callbacks)
-  // FailPeer's operations UCX still runs, held back until UCX called back (at most this long).
-  std::vector<Request*> failing_in_ucx_;
+  // Failure reports from any thread (the registry's listeners) and from UCX callbacks; the
+  // data-plane thread drains them in Progress(). Only its flag is read on the fast path; its
+  // eventfd wakes Idle().
+  WakeQueue<Rank> reports_;
+  bool failing_peer_ = false;  // inside FailPeer (re-entrancy from UCX callbacks)
+  // How long FailPeer holds back an operation UCX still runs, waiting for UCX's callback.
   static constexpr std::chrono::milliseconds kUcxReleaseBound{500};
 };
 

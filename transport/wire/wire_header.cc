@@ -1,21 +1,19 @@
 #include "transport/wire/wire_header.h"
 
-#include "transport/wire/little_endian.h"
+#include "base/byte_order.h"
 
 namespace rft::transport {
-using wire_internal::Load;
-using wire_internal::Store;
 
 void EncodeHeader(const WireHeader& header, std::span<std::byte, kWireHeaderSize> out) {
-  Store<uint8_t>(out, 0, header.version);
-  Store<uint8_t>(out, 1, static_cast<uint8_t>(header.type));
-  Store<uint16_t>(out, 2, header.flags);
-  Store<uint32_t>(out, 4, header.source);
-  Store<uint32_t>(out, 8, header.context_id);
-  Store<uint32_t>(out, 12, header.epoch);
-  Store<uint32_t>(out, 16, static_cast<uint32_t>(header.tag));
-  Store<uint64_t>(out, 20, header.length);
-  Store<uint32_t>(out, 28, header.job_token);
+  StoreLittleEndian<uint8_t>(out, 0, header.version);
+  StoreLittleEndian<uint8_t>(out, 1, static_cast<uint8_t>(header.type));
+  StoreLittleEndian<uint16_t>(out, 2, header.flags);
+  StoreLittleEndian<uint32_t>(out, 4, header.source);
+  StoreLittleEndian<uint32_t>(out, 8, header.context_id);
+  StoreLittleEndian<uint32_t>(out, 12, header.epoch);
+  StoreLittleEndian<uint32_t>(out, 16, static_cast<uint32_t>(header.tag));
+  StoreLittleEndian<uint64_t>(out, 20, header.length);
+  StoreLittleEndian<uint32_t>(out, 28, header.job_token);
 }
 
 const char* DecodeErrorName(DecodeError error) {
@@ -53,21 +51,21 @@ DecodeError DecodeHeader(std::span<const std::byte> message, uint64_t payload_si
   if (message.size() < kWireHeaderSize) return DecodeError::kTooShort;
   if (message.size() != kWireHeaderSize) return DecodeError::kLengthMismatch;
   WireHeader header;
-  header.version = Load<uint8_t>(message, 0);
+  header.version = LoadLittleEndian<uint8_t>(message, 0);
   if (header.version != kWireVersion) return DecodeError::kBadVersion;
-  const uint8_t type = Load<uint8_t>(message, 1);
+  const uint8_t type = LoadLittleEndian<uint8_t>(message, 1);
   if (type < static_cast<uint8_t>(MessageType::kEager) ||
       type > static_cast<uint8_t>(MessageType::kControl)) {
     return DecodeError::kUnknownType;
   }
   header.type = static_cast<MessageType>(type);
-  header.flags = Load<uint16_t>(message, 2);
-  header.source = Load<uint32_t>(message, 4);
-  header.context_id = Load<uint32_t>(message, 8);
-  header.epoch = Load<uint32_t>(message, 12);
-  header.tag = static_cast<int32_t>(Load<uint32_t>(message, 16));
-  header.length = Load<uint64_t>(message, 20);
-  header.job_token = Load<uint32_t>(message, 28);
+  header.flags = LoadLittleEndian<uint16_t>(message, 2);
+  header.source = LoadLittleEndian<uint32_t>(message, 4);
+  header.context_id = LoadLittleEndian<uint32_t>(message, 8);
+  header.epoch = LoadLittleEndian<uint32_t>(message, 12);
+  header.tag = static_cast<int32_t>(LoadLittleEndian<uint32_t>(message, 16));
+  header.length = LoadLittleEndian<uint64_t>(message, 20);
+  header.job_token = LoadLittleEndian<uint32_t>(message, 28);
   if (header.length != payload_size) return DecodeError::kLengthMismatch;
   if (header.job_token != job_token) return DecodeError::kForeignJob;
   if (header.source >= job_size) return DecodeError::kBadSource;

@@ -61,6 +61,29 @@ TEST(StatusTest, ReturnIfErrorStopsAtTheFirstError) {
   EXPECT_EQ(trace, (std::vector<int>{1, 2, 3}));
 }
 
+StatusOr<std::unique_ptr<int>> MakeAt(int step, int fail_step) {
+  if (step == fail_step) return ArgError("step " + std::to_string(step));
+  return std::make_unique<int>(step);
+}
+
+StatusOr<int> SumOfSteps(int fail_step) {
+  RFT_ASSIGN_OR_RETURN(std::unique_ptr<int> first, MakeAt(1, fail_step));
+  std::unique_ptr<int> second;
+  RFT_ASSIGN_OR_RETURN(second, MakeAt(2, fail_step));  // into an existing variable
+  RFT_ASSIGN_OR_RETURN(auto third, MakeAt(3, fail_step));
+  return *first + *second + *third;
+}
+
+TEST(StatusTest, AssignOrReturnMovesTheValueOrReturnsTheError) {
+  const StatusOr<int> all = SumOfSteps(0);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(*all, 6);
+  for (int fail_step : {1, 2, 3}) {
+    const StatusOr<int> failed = SumOfSteps(fail_step);
+    EXPECT_EQ(failed.status(), ArgError("step " + std::to_string(fail_step)));
+  }
+}
+
 TEST(StatusOrTest, HoldsAValue) {
   StatusOr<int> v = 42;
   ASSERT_TRUE(v.ok());

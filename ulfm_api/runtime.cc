@@ -1,0 +1,73 @@
+#include "ulfm_api/runtime.h"
+
+#include <utility>
+
+namespace rft::api {
+
+using detector::ControlPlane;
+using detector::FailureRecord;
+using detector::FailureRegistry;
+using transport::Bootstrap;
+using transport::DataPlane;
+
+StatusOr<Runtime::Options> Runtime::OptionsFromConfig(const Bootstrap& job) {
+  Options options;
+  RFT_ASSIGN_OR_RETURN(options.control, ControlPlane::OptionsFromConfig());
+  RFT_ASSIGN_OR_RETURN(options.data, DataPlane::OptionsFromConfig(job));
+  return options;
+}
+
+StatusOr<std::unique_ptr<Runtime>> Runtime::Create() {
+  std::unique_ptr<Bootstrap> job;
+  RFT_ASSIGN_OR_RETURN(job, Bootstrap::Init());
+  Options options;
+  RFT_ASSIGN_OR_RETURN(options, OptionsFromConfig(*job));
+  return Create(std::move(job), options);
+}
+
+StatusOr<std::unique_ptr<Runtime>> Runtime::Create(std::unique_ptr<Bootstrap> job,
+                                                   const Options& options) {
+  if (job == nullptr) return ArgError("Runtime::Create: job is null; expected a joined Bootstrap");
+  std::unique_ptr<Runtime> runtime(new Runtime);
+  runtime->job_ = std::move(job);
+  RFT_RETURN_IF_ERROR(runtime->Build(options));
+  return runtime;
+}
+
+Status Runtime::Build(const Options& options) {
+  RFT_ASSIGN_OR_RETURN(registry_, FailureRegistry::Create(job_->rank(), job_->size()));
+  RFT_ASSIGN_OR_RETURN(control_,
+                       ControlPlane::Create(job_.get(), registry_.get(), options.control));
+  // The control plane owns the launcher's events; the data plane reports what it finds to the
+  // registry, which tells it back (and everyone else) once.
+  DataPlane::Options data = options.data;
+  FailureRegistry* registry = registry_.get();
+  data.report_failure = [registry](Rank rank) {
+    registry->Report(rank, detector::FailureSource::kTransport);
+  };
+  RFT_ASSIGN_OR_RETURN(plane_, DataPlane::Create(job_.get(), data));
+  DataPlane* plane = plane_.get();
+  to_plane_ = registry_->Subscribe(
+      [plane](const FailureRecord& record) { plane->ReportPeerFailed(record.rank); });
+  // Failures recorded while the data plane was being built (a peer dead at start-up) were
+  // dispatched before the subscription: handed over now. Reports are idempotent, so one that
+  // came through both ways is harmless.
+  for (const FailureRecord& record : registry_->Records()) plane->ReportPeerFailed(record.rank);
+  return Status::Ok();
+}
+
+void Runtime::Close() {
+  // Before the data plane closes its endpoints: the others must not take that for a failure.
+  if (control_ != nullptr) control_->AnnounceDeparture();
+  to_plane_.Reset();
+  plane_.reset();
+  control_.reset();
+}
+
+Runtime::~Runtime() {
+  Close();
+  registry_.reset();
+  job_.reset();
+}
+
+}  // namespace rft::api

@@ -1,0 +1,77 @@
+// rft::api::Runtime: the composition root. It alone creates the layers a process runs (the
+// bootstrap into the job, the failure registry, the control plane with the detector, the data
+// plane), wires them, owns them, and tears them down in the one order that is safe. Programs,
+// benchmarks and tests build a Runtime instead of wiring the parts by hand.
+//
+// The wiring it guarantees:
+// - Every failure goes through the registry, from any source: the launcher's events and the
+//   detector's findings (control plane), and what the data plane finds itself (a UCX error, a
+//   same-node rendezvous whose sender is gone).
+// - The data plane hears of every failure the registry records, including those recorded
+//   while it was still being built, and completes what depended on the failed rank.
+// - The launcher's termination events have one subscriber, the control plane.
+// - At the end, this process first tells its peers it ends cleanly, then closes the data plane,
+//   then the control plane, so its closing endpoints are never taken for a failure.
+#ifndef RFT_ULFM_API_RUNTIME_H_
+#define RFT_ULFM_API_RUNTIME_H_
+
+#include <memory>
+
+#include "base/status.h"
+#include "detector/control_plane.h"
+#include "detector/failure_registry.h"
+#include "transport/bootstrap/bootstrap.h"
+#include "transport/dataplane/data_plane.h"
+
+namespace rft::api {
+
+class Runtime {
+ public:
+  struct Options {
+    detector::ControlPlane::Options control;
+    transport::DataPlane::Options data;
+  };
+  // Options from the RFT_* environment (see rft_info); RFT_ERR_ARG naming the variable for a
+  // bad value. `job` decides what depends on the node (e.g. blocking progress when the node is
+  // oversubscribed).
+  static StatusOr<Options> OptionsFromConfig(const transport::Bootstrap& job);
+
+  // Joins the job (Bootstrap::Init) and builds everything with options from the environment.
+  // Collective over the job.
+  static StatusOr<std::unique_ptr<Runtime>> Create();
+  // Builds over a job this process already joined, taking it over. Collective over the job.
+  static StatusOr<std::unique_ptr<Runtime>> Create(std::unique_ptr<transport::Bootstrap> job,
+                                                   const Options& options);
+
+  // Close(), then leaves the job.
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // Ends this process's part in the job's communication: announces the clean end, closes the
+  // data plane (requests left pending are reported and leaked), then the control plane. The
+  // bootstrap stays joined until destruction, for last words to the launcher (e.g. Abort).
+  // Idempotent; from the thread that created the runtime. plane() and control() are gone after.
+  void Close();
+
+  transport::Bootstrap& bootstrap() { return *job_; }
+  detector::FailureRegistry& registry() { return *registry_; }
+  detector::ControlPlane& control() { return *control_; }
+  transport::DataPlane& plane() { return *plane_; }
+
+ private:
+  Runtime() = default;
+  Status Build(const Options& options);
+
+  // Declared in creation order; Close() and the destructor end them in reverse.
+  std::unique_ptr<transport::Bootstrap> job_;
+  std::unique_ptr<detector::FailureRegistry> registry_;
+  std::unique_ptr<detector::ControlPlane> control_;
+  std::unique_ptr<transport::DataPlane> plane_;
+  // The registry's calls into the data plane: ends before the data plane does.
+  detector::Subscription to_plane_;
+};
+
+}  // namespace rft::api
+
+#endif  // RFT_ULFM_API_RUNTIME_H_
