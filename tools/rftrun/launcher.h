@@ -115,6 +115,9 @@ class Launcher : public PmixHandler {
   int64_t start_ns_ = 0;
   size_t next_fault_ = 0;  // options_.faults is sorted by time
   int spawn_count_ = 0;
+  // RFT_TEST_FINALIZE_NOTICE_DELAY_MS, for rftrun's own tests only: holds each PMIx_Finalize
+  // notice this long, as a loaded node would, so the finalize grace can be tested.
+  std::chrono::milliseconds finalize_notice_delay_{0};
 
   // How the job ends.
   bool ending_ = false;            // every process has been told to die
