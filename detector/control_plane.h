@@ -173,6 +173,10 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   bool launcher_subscribed_ = false;
 
   bool armed_ = false;  // the worker's event fd will signal the next event
+  // Set by TearDownWorker on the worker's thread: closing the endpoints progresses the worker,
+  // and a message that arrives then must not act on state already gone (endpoints_ is null
+  // while the table's destructor runs).
+  bool tearing_down_ = false;
   // Progress fed to the ring for an observed process that left cleanly or is starved.
   uint32_t synthetic_counter_ = 0;
   uint64_t last_slot_word_ = 0;

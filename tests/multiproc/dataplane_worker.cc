@@ -223,9 +223,13 @@ int Failure(Bootstrap& job, DataPlane& plane, Rank victim) {
   std::vector<char> wildcard_in(64);
   CHECK_OK(
       plane.Irecv(wildcard_in.data(), wildcard_in.size(), kAnySource, 13, kContext, &wildcard));
-  CHECK_OK(plane.Send("posted", 6, victim, kPostedTag, kContext));  // the victim may go now
+  // Read before the victim may go: with the runtime's death watch its end is known within
+  // microseconds, possibly before the send below returns.
   const uint64_t epoch_before = plane.failure_epoch();
   const int64_t start = MonotonicNanos();
+  // The victim may go now; once it has this message it may be dead before the send returns.
+  const Status posted = plane.Send("posted", 6, victim, kPostedTag, kContext);
+  CHECK(posted.ok() || posted.code() == RFT_ERR_PROC_FAILED, "posted: " << posted.ToString());
 
   std::vector<MessageStatus> statuses(pending.size());
   const Status all = plane.Waitall(pending, statuses, Deadline::After(std::chrono::seconds(20)));
