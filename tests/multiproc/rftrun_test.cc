@@ -134,10 +134,13 @@ TEST(RftrunTest, TheLauncherRemovesTheJobsSharedMemoryFiles) {
   EXPECT_EQ(CountLines(r.output, "removed 2 shared-memory file(s) the job left"), 1) << r.Report();
 }
 
+// The time bounds below only tell the mechanism under test from the fallback it must beat (the
+// ranks' sleep, rftrun's --timeout), with room for a slow start: rftrun's start-up alone took
+// ~9 s under ASan when hwloc's PCI discovery parsed pci.ids (.bazelrc now skips it there).
 TEST(RftrunTest, WithoutFtAKillEndsTheJob) {
   const auto r = RunRftrun(Job({"-n", "3", "--timeout", "40", "--kill", "1@0.8"}, {"sleep", "30"}));
   EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();
-  EXPECT_LT(r.seconds, 15) << r.Report();
+  EXPECT_LT(r.seconds, 25) << r.Report();
   EXPECT_EQ(CountLines(r.output,
                        "rank 1 was killed by signal 9 (SIGKILL), injected by --kill; the "
                        "job was ended (run with --ft to keep it going)"),
@@ -149,7 +152,7 @@ TEST(RftrunTest, StoppedRankIsKilledOnceTheOthersFinish) {
   const auto r =
       RunRftrun(Job({"-n", "3", "--ft", "--timeout", "40", "--stop", "2@0.1"}, {"sleep", "1"}));
   EXPECT_EQ(r.exit_status, 0) << r.Report();
-  EXPECT_LT(r.seconds, 15) << r.Report();
+  EXPECT_LT(r.seconds, 30) << r.Report();
   EXPECT_EQ(CountLines(r.output, "rank 2 was killed by signal 9 (SIGKILL), injected by --stop"), 1)
       << r.Report();
 }
@@ -157,7 +160,7 @@ TEST(RftrunTest, StoppedRankIsKilledOnceTheOthersFinish) {
 TEST(RftrunTest, TimeoutKillsTheJob) {
   const auto r = RunRftrun(Job({"-n", "2", "--timeout", "1"}, {"sleep", "60"}));
   EXPECT_EQ(r.exit_status, 124) << r.Report();
-  EXPECT_LT(r.seconds, 10) << r.Report();
+  EXPECT_LT(r.seconds, 30) << r.Report();
   EXPECT_GE(CountLines(r.output, "rftrun: timeout: the job ran longer than 1"), 1) << r.Report();
 }
 
@@ -174,7 +177,7 @@ TEST(RftrunTest, AbortOfASubsetKillsOnlyThatSubset) {
 TEST(RftrunTest, AbortOfTheJobEndsItWithTheAbortStatus) {
   const auto r = RunRftrun(Job({"-n", "3", "--ft", "--timeout", "40"}, {"abort-all"}));
   EXPECT_EQ(r.exit_status, 7) << r.Report();
-  EXPECT_LT(r.seconds, 15) << r.Report();
+  EXPECT_LT(r.seconds, 30) << r.Report();
   EXPECT_EQ(CountLines(r.output, "rank 1 aborted the job with status 7: test aborts the job"), 1)
       << r.Report();
 }
