@@ -99,19 +99,16 @@ if [[ " $STAGES " == *" compat "* ]]; then
   rm -rf "$log" "${stage_dir:-/nonexistent}"
 fi
 
-if [[ " $STAGES " == *" fuzz "* ]]; then
-  echo "=== fuzzing: libFuzzer targets (tools/fuzz.sh)"
+run_stage() {  # NAME TITLE SCRIPT: runs SCRIPT when NAME is among the stages
+  [[ " $STAGES " == *" $1 "* ]] || return 0
+  echo "=== $2"
+  local log
   log=$(mktemp)
-  bash tools/fuzz.sh 2>&1 | tee "$log"
-  add_stage fuzz "$log"
+  bash "$3" 2>&1 | tee "$log"
+  add_stage "$1" "$log"
   rm -f "$log"
-fi
-if [[ " $STAGES " == *" softroce "* ]]; then
-  echo "=== soft-RoCE: qemu guests with rdma_rxe (tools/softroce)"
-  log=$(mktemp)
-  bash tools/softroce/selftest.sh 2>&1 | tee "$log"
-  add_stage softroce "$log"
-  rm -f "$log"
-fi
+}
+run_stage fuzz "fuzzing: libFuzzer targets (tools/fuzz.sh)" tools/fuzz.sh
+run_stage softroce "soft-RoCE: qemu guests with rdma_rxe (tools/softroce)" tools/softroce/selftest.sh
 echo "$total_passed passed, $total_failed failed"
 [[ $total_failed -eq 0 ]]

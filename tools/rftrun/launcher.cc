@@ -30,12 +30,6 @@ extern char** environ;
 namespace rft::rftrun {
 namespace {
 
-constexpr int64_t kNanosPerMs = 1000000;
-// After SIGTERM, how long processes get before SIGKILL.
-constexpr int64_t kTermGraceNs = 1000 * kNanosPerMs;
-// How long the PMIx server's own finalize may take at rftrun's end.
-constexpr int64_t kFinalizeBoundNs = 5000 * kNanosPerMs;
-
 const sigset_t& HandledSignals() {
   static const sigset_t set = [] {
     sigset_t s;

@@ -44,6 +44,21 @@ class Launcher : public PmixHandler {
   void OnListeningSocket(int fd) override;
 
  private:
+  // The launcher's time limits (launcher.cc and launcher_exits.cc).
+  static constexpr int64_t kNanosPerMs = 1000000;
+  // After SIGTERM, how long processes get before SIGKILL.
+  static constexpr int64_t kTermGraceNs = 1000 * kNanosPerMs;
+  // After every process exited, how long to wait for output still in flight (a grandchild
+  // may hold a pipe open forever).
+  static constexpr int64_t kDrainGraceNs = 1000 * kNanosPerMs;
+  // A process that exited with status 0 before its PMIx_Finalize reached us: libpmix's client
+  // waits only 2 s for the server's answer and then exits anyway, so on a loaded node its
+  // notice can still be queued here. How long it gets to arrive before the exit counts as a
+  // failure.
+  static constexpr int64_t kFinalizeGraceNs = 5000 * kNanosPerMs;
+  // How long the PMIx server's own finalize may take at rftrun's end.
+  static constexpr int64_t kFinalizeBoundNs = 5000 * kNanosPerMs;
+
   struct Process {
     std::string nspace;
     uint32_t rank = 0;

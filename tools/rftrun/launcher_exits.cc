@@ -14,18 +14,6 @@
 #include "tools/rftrun/launcher.h"
 
 namespace rft::rftrun {
-namespace {
-
-constexpr int64_t kNanosPerMs = 1000000;
-// After every process exited, how long to wait for output still in flight (a grandchild
-// may hold a pipe open forever).
-constexpr int64_t kDrainGraceNs = 1000 * kNanosPerMs;
-// A process that exited with status 0 before its PMIx_Finalize reached us: libpmix's client
-// waits only 2 s for the server's answer and then exits anyway, so on a loaded node its notice
-// can still be queued here. How long it gets to arrive before the exit counts as a failure.
-constexpr int64_t kFinalizeGraceNs = 5000 * kNanosPerMs;
-
-}  // namespace
 
 void Launcher::Reap() {
   // A client's PMIx_Finalize returns only after our upcall queued the notice, so draining the

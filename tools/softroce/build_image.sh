@@ -126,8 +126,7 @@ chmod 755 "$root/init"  # a non-executable /init makes the kernel fall back to b
 
 # What the base holds, so a job's archive brings only the libraries it lacks.
 (cd "$root" && find . ! -type d | cut -c2- | LC_ALL=C sort) >base.files.new
-# Uncompressed: unpacking gzip under TCG costs more than reading the larger file.
-(cd "$root" && find . | LC_ALL=C sort | busybox cpio -o -H newc -R 0:0 2>/dev/null) >base.cpio.new
+pack_initramfs "$root" base.cpio.new
 mv vmlinux.new vmlinux
 mv base.files.new base.files
 mv base.cpio.new base.cpio

@@ -98,8 +98,7 @@ make_initrd() {  # OUT COMMAND
     done
   done < <(find "$job/job" -type f -print0)
   printf '%s\n' "$command" >"$job/job.sh"
-  (cd "$job" && find . -mindepth 1 | LC_ALL=C sort | busybox cpio -o -H newc -R 0:0 2>/dev/null) \
-    >"$work/job.cpio" || return 1
+  pack_initramfs "$job" "$work/job.cpio" || return 1
   cat "$cache/base.cpio" "$work/job.cpio" >"$out"
 }
 
