@@ -43,7 +43,7 @@ void ControlPlane::Depart() {
       // Only peers connected to this process can see its endpoints close; connecting to the
       // rest now would cost every finishing process an endpoint per rank.
       if (endpoints_->Connected(r) == nullptr) continue;
-      SendControl(r, kDeparture, {});
+      Send(r, internal::kDetectorService, kDeparture, {});
       waiting.Insert(r);
     }
     const Deadline deadline = Deadline::After(kDepartureWait);
@@ -71,7 +71,7 @@ void ControlPlane::OnDeparture(Rank rank) {
   if (registry_->Depart(rank)) {
     RFT_LOG_DEBUG("rank %u ends cleanly", rank);
   }
-  SendControl(rank, kDepartureAck, {});
+  Send(rank, internal::kDetectorService, kDepartureAck, {});
 }
 
 }  // namespace rft::detector

@@ -27,38 +27,23 @@ using transport::kWireHeaderSize;
 using transport::MessageType;
 using transport::WireHeader;
 
-// The control plane's active-message id on its own worker (the data plane's is 1).
-constexpr unsigned kControlAmId = 2;
 using internal::kBroadcast;
+using internal::kControlAmId;
 using internal::kDeparture;
 using internal::kDepartureAck;
+using internal::kDetectorService;
 using internal::kObserveRequest;
+using internal::ServiceOfBroadcast;
+
 // The heartbeat slot's offset in this process's registered region.
 constexpr uint64_t kSlotOffset = 0;
 constexpr size_t kRegionSize = 64;
-// A heartbeat counter that says "I am ending cleanly": the observer stops expecting puts. A
-// real counter reaches it only after 2^32 - 1 puts (197 days at 4 ms), and then only until
-// its next put.
-constexpr uint32_t kFarewellCounter = UINT32_MAX;
 // The control thread's name, by which an observer on the same node finds it in /proc.
 constexpr char kControlThreadName[] = "rft-control";
-// A starved peer is excused for at most this many timeouts of silence.
-constexpr int64_t kMaxStarvedTimeouts = 10;
 
 // Watching every process of a big node would cost a blocked thread each; the nearest ones
 // suffice, the broadcast tells the rest.
 constexpr size_t kMaxWatched = DeathWatch::kWatcherSlots;
-
-// A control message in flight: UCX 1.13 does not copy what it sends, so the bytes live here
-// until UCX calls back. Control messages are rare (failures, ring repairs): a heap block each.
-struct ControlSend {
-  std::vector<std::byte> bytes;
-};
-
-void OnControlSent(void* request, ucs_status_t, void* user_data) {
-  ucp_request_free(request);
-  delete static_cast<ControlSend*>(user_data);
-}
 
 }  // namespace
 
@@ -90,7 +75,8 @@ ControlPlane::ControlPlane(transport::Bootstrap* job, FailureRegistry* registry,
       self_(job->rank()),
       size_(job->size()),
       job_token_(job->job_token()),
-      broadcast_(job->rank(), job->size()) {}
+      node_(job->rank(), job->size(),
+            {.heartbeat = options.heartbeat, .enforce_fail_stop = options.enforce_fail_stop}) {}
 
 StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Create(transport::Bootstrap* job,
                                                              FailureRegistry* registry,
@@ -119,7 +105,7 @@ Status ControlPlane::Start() {
   subscription_ = registry_->Subscribe([this](const FailureRecord& record) {
     const bool while_leaving = stop_.load(std::memory_order_acquire) ||
                                departure_requested_.load(std::memory_order_acquire);
-    pending_.Push({record, while_leaving});
+    pending_.Push(PendingFailure{record, while_leaving});
   });
   if (options_.watch_launcher_events) {
     launcher_subscribed_ = true;
@@ -145,12 +131,14 @@ Status ControlPlane::Start() {
   // caller wakes, and the promise's reference keeps that state alive until the thread is joined.
   std::future<Status> outcome = set_up_.get_future();
   thread_ = std::thread([this] {
+    control_thread_.store(std::this_thread::get_id(), std::memory_order_release);
     pthread_setname_np(pthread_self(), kControlThreadName);  // found by Starved()
     internal::RaiseThreadPriority("control");
     const Status status = SetUpWorker();
     set_up_.set_value(status);
     if (status.ok()) Run();
     TearDownWorker();
+    ClosePosts();
   });
   return outcome.get();
 }
@@ -188,7 +176,7 @@ Status ControlPlane::SetUpWorker() {
   const Status fenced = job_->Fence(false, StartedRanks());
   if (!fenced.ok()) RFT_LOG_INFO("start-up fence: %s", fenced.ToString().c_str());
   if (watching) death_watch_->Unlink();
-  ring_.emplace(self_, size_, options_.heartbeat, MonotonicNanos());
+  node_.Start(MonotonicNanos());
   return Status::Ok();
 }
 
@@ -252,11 +240,12 @@ ControlPlane::~ControlPlane() {
     thread_.join();  // it says farewell and destroys its worker on its way out
   } else {
     if (endpoints_ != nullptr) {
-      if (pending_.HasItems()) HandleFailures();
+      if (pending_.HasItems()) HandleWork();
       Depart();
       SayFarewell();
     }
     TearDownWorker();
+    ClosePosts();
   }
   for (std::thread& killer : killers_) killer.join();
   death_watch_.reset();
@@ -283,19 +272,21 @@ void ControlPlane::Run() {
     if (departure_requested_.load(std::memory_order_acquire)) Depart();
   }
   // News reported before the end (the caller's last accusation) is still told and acted on.
-  if (pending_.HasItems()) HandleFailures();
+  if (pending_.HasItems()) HandleWork();
   Depart();  // if nobody asked before: still before the endpoints close
   SayFarewell();
 }
 
 Status ControlPlane::Step(int64_t timeout_ns) {
-  if (pending_.HasItems()) HandleFailures();
+  if (pending_.HasItems()) HandleWork();
   if (worker_->Progress() > 0) armed_ = false;
   HandleTimer();
+  const int64_t next_service = RunDueTimers();
 
-  // Sleep until the next tick, a message, a failure report or a local exit.
+  // Sleep until the next tick or service timer, a message, a failure report, a posted task or a
+  // local exit.
   const int64_t now = MonotonicNanos();
-  const int64_t next = ring_.has_value() ? ring_->next_timer_ns() : HeartbeatRing::kNoTimer;
+  const int64_t next = std::min(node_.next_timer_ns(), next_service);
   int64_t wait_ns = next == HeartbeatRing::kNoTimer ? timeout_ns : next - now;
   if (wait_ns > timeout_ns) wait_ns = timeout_ns;
   if (wait_ns <= 0) return Status::Ok();
@@ -322,121 +313,86 @@ Status ControlPlane::Step(int64_t timeout_ns) {
   return Status::Ok();
 }
 
-void ControlPlane::HandleFailures() {
-  std::vector<PendingFailure> records;
-  pending_.Drain(&records);
+void ControlPlane::HandleWork() {
+  std::vector<Work> work;
+  pending_.Drain(&work);
+  NoteLeaving();
   const int64_t now = MonotonicNanos();
-  for (const auto& [record, while_leaving] : records) {
-    // Fail-stop whatever the source: a rank this process declared failed on news that does not
-    // prove it dead (a transport error, the caller's word, an agreement) may be alive; it is
-    // told (so it ends itself even at n = 2, where nobody else would forward the news) and
-    // killed through the launcher. Deaths the launcher or the kernel reported need neither;
-    // heartbeat and start-up suspects were killed when declared.
-    const bool maybe_alive = record.source == FailureSource::kTransport ||
-                             record.source == FailureSource::kApplication ||
-                             record.source == FailureSource::kAgreement;
-    // A process on its way out sees its own endpoints close: what its sources say then is not
-    // news, and acting on it would kill live peers. It only keeps its own view consistent.
-    const bool leaving = while_leaving;
-    if (maybe_alive && !leaving) {
-      TellDeclaredFailed(record.rank);
-      if (options_.enforce_fail_stop) Kill(record.rank);
+  for (Work& item : work) {
+    if (auto* task = std::get_if<std::function<void()>>(&item)) {
+      (*task)();
+      continue;
     }
+    const auto& [record, while_leaving] = std::get<PendingFailure>(item);
+    if (endpoints_ == nullptr) continue;  // torn down: nothing left to act with
     endpoints_->MarkFailed(record.rank);
-    heartbeat_actions_.clear();
-    ring_->OnFailure(record.rank, now, &heartbeat_actions_);
-    Execute(heartbeat_actions_);
-    broadcast_actions_.clear();
-    broadcast_.OnFailure(record.rank, &broadcast_actions_);
-    if (record.source != FailureSource::kPropagated && !leaving) {
-      // News from this process's own sources spreads; a message it forwards already does.
-      broadcast_.Broadcast({.kind = BroadcastKind::kFailure,
-                            .context = 0,
-                            .epoch = 0,
-                            .origin = self_,
-                            .subject = record.rank},
-                           &broadcast_actions_);
-    }
-    Execute(broadcast_actions_);
+    remote_[record.rank].reset();  // before CloseFailed ends the endpoint it was attached to
+    // A process on its way out sees its own endpoints close: what its sources say then is not
+    // news, and acting on it would kill live peers. The node only keeps its view consistent.
+    const size_t start = actions_.size();
+    node_.OnFailure(record.rank, record.source, while_leaving, now, &actions_);
+    Execute(start);
+  }
+  if (endpoints_ == nullptr) return;
+  // The endpoint table also marks peers failed on its own (a transport error, even from a peer
+  // that departed cleanly): their heartbeat regions go before their endpoints close.
+  for (Rank rank : endpoints_->failed_ranks()) {
+    if (rank < remote_.size()) remote_[rank].reset();
   }
   endpoints_->CloseFailed();
 }
 
 void ControlPlane::HandleTimer() {
-  if (!ring_.has_value()) return;
-  const int64_t now = MonotonicNanos();
-  if (now < ring_->next_timer_ns()) return;
+  if (!node_.started() || MonotonicNanos() < node_.next_timer_ns()) return;
   // The slot is written by the observed process's puts: read it as an atomic word.
-  uint64_t word =
+  const uint64_t word =
       std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(slots_->data() + kSlotOffset))
           .load(std::memory_order_acquire);
-  const Rank observed = ring_->observed();
-  if (word != last_slot_word_ || observed != last_observed_) {
-    last_slot_word_ = word;
-    last_observed_ = observed;
-    last_slot_change_ns_ = now;
-  }
-  if (word == EncodeHeartbeatWord(observed, kFarewellCounter)) {
-    // It ended cleanly: its silence from now on is no failure. Fed as progress, so the core
-    // never suspects it (a later real put replaces the word and ends this).
-    word = EncodeHeartbeatWord(observed, ++synthetic_counter_);
-  } else if (observed != kInvalidRank &&
-             now - last_slot_change_ns_ >= options_.heartbeat.timeout_ns / 2 &&
-             now - last_slot_change_ns_ < kMaxStarvedTimeouts * options_.heartbeat.timeout_ns &&
-             Starved(observed)) {
-    // Silent, but its control thread is runnable and waiting for a core (the node is loaded
-    // beyond its cores, or the hypervisor took the CPU): slow, not failed. A stopped or
-    // blocked thread is not excused, nor one starved for many timeouts.
-    word = EncodeHeartbeatWord(observed, ++synthetic_counter_);
-    starved_ticks_.fetch_add(1, std::memory_order_relaxed);
-  }
-  const uint64_t late_before = ring_->late_ticks();
-  heartbeat_actions_.clear();
-  ring_->OnTimer(now, word, &heartbeat_actions_);
-  if (ring_->late_ticks() != late_before) late_ticks_.fetch_add(1, std::memory_order_relaxed);
-  Execute(heartbeat_actions_);
+  const size_t start = actions_.size();
+  node_.OnTimer(MonotonicNanos(), word, *this, &actions_);
+  Execute(start);
+  late_ticks_.store(node_.late_ticks(), std::memory_order_relaxed);
+  starved_ticks_.store(node_.starved_ticks(), std::memory_order_relaxed);
 }
 
-void ControlPlane::Execute(const std::vector<HeartbeatAction>& actions) {
-  for (const HeartbeatAction& action : actions) {
+void ControlPlane::NoteLeaving() {
+  if (stop_.load(std::memory_order_acquire) ||
+      departure_requested_.load(std::memory_order_acquire)) {
+    node_.SetLeaving();
+  }
+}
+
+void ControlPlane::Execute(size_t start) {
+  for (size_t i = start; i < actions_.size() && !tearing_down_; ++i) {
+    const NodeAction action = actions_[i];  // a copy: the vector may grow meanwhile
     if (const auto* put = std::get_if<detector::PutHeartbeat>(&action)) {
       PutHeartbeat(put->observer, put->word);
-    } else if (const auto* suspect = std::get_if<Suspect>(&action)) {
-      suspicions_.fetch_add(1, std::memory_order_relaxed);
-      RFT_LOG_WARN("rank %u sent no heartbeat for %lld ms: declared failed", suspect->rank,
-                   static_cast<long long>(options_.heartbeat.timeout_ns / 1000000));
-      registry_->Report(suspect->rank, FailureSource::kHeartbeat);
-      if (options_.enforce_fail_stop) Kill(suspect->rank);
     } else if (const auto* request = std::get_if<SendObserveRequest>(&action)) {
       std::array<std::byte, 4> payload;
       StoreLittleEndian<uint32_t>(payload, 0, request->generation);
-      SendControl(request->to, kObserveRequest, payload);
-    }
-  }
-}
-
-void ControlPlane::Execute(const std::vector<BroadcastAction>& actions) {
-  for (const BroadcastAction& action : actions) {
-    if (const auto* send = std::get_if<SendBroadcast>(&action)) {
+      Send(request->to, kDetectorService, kObserveRequest, payload);
+    } else if (const auto* send = std::get_if<SendBroadcast>(&action)) {
       std::array<std::byte, kBroadcastMessageSize> payload;
       EncodeBroadcastMessage(send->message, payload);
-      SendControl(send->to, kBroadcast, payload);
-    } else if (const auto* deliver = std::get_if<DeliverBroadcast>(&action)) {
-      const BroadcastMessage& message = deliver->message;
-      if (message.kind != BroadcastKind::kFailure) continue;  // revoke: the API layer's, later
-      if (message.subject == self_) {
-        // A process already ending (its destructor runs) is leaving anyway: the others may
-        // record its clean end as a failure (its endpoints closed), which must not turn its
-        // end into an exit status 1.
-        if (!stop_.load(std::memory_order_acquire) &&
-            !departure_requested_.load(std::memory_order_acquire)) {
-          DeclaredFailed(message.origin);
-        }
-        continue;
+      Send(send->to, kDetectorService, kBroadcast, payload);
+    } else if (const auto* report = std::get_if<ReportFailure>(&action)) {
+      if (report->source == FailureSource::kHeartbeat) {
+        suspicions_.fetch_add(1, std::memory_order_relaxed);
+        RFT_LOG_WARN("rank %u sent no heartbeat for %lld ms: declared failed", report->rank,
+                     static_cast<long long>(options_.heartbeat.timeout_ns / 1000000));
       }
-      registry_->Report(static_cast<Rank>(message.subject), FailureSource::kPropagated);
+      registry_->Report(report->rank, report->source);
+    } else if (const auto* kill = std::get_if<KillRank>(&action)) {
+      Kill(kill->rank);
+    } else if (const auto* end = std::get_if<EndSelf>(&action)) {
+      DeclaredFailed(end->by);
+    } else if (const auto* deliver = std::get_if<DeliverBroadcast>(&action)) {
+      // A failure is reported by the node's next action; other kinds belong to a service.
+      ControlServiceHandler* handler = HandlerOf(ServiceOfBroadcast(deliver->message.kind));
+      if (handler != nullptr) handler->OnBroadcastDelivered(deliver->message);
     }
   }
+  actions_.resize(start);
 }
 
 bool ControlPlane::Starved(Rank rank) {
@@ -448,7 +404,15 @@ bool ControlPlane::Starved(Rank rank) {
 }
 
 bool ControlPlane::PutHeartbeat(Rank observer, uint64_t word) {
-  if (observer >= size_ || registry_->IsFailed(observer)) return true;
+  if (observer >= size_ || endpoints_ == nullptr) return true;
+  // A departed observer reads no more heartbeats, and its endpoint may be closed: its end
+  // raised a transport error here, which the registry ignored (it had departed) but the
+  // endpoint table did not. A put through a closed endpoint crashed in UCX (seen in a soak).
+  if (registry_->IsFailed(observer) || registry_->IsDeparted(observer) ||
+      endpoints_->failed_ranks().Contains(observer)) {
+    remote_[observer].reset();
+    return true;
+  }
   if (remote_[observer] == nullptr) {
     auto ep = endpoints_->Get(observer);
     if (!ep.ok()) return true;  // failed meanwhile: the ring repairs itself on the news
@@ -468,46 +432,17 @@ bool ControlPlane::PutHeartbeat(Rank observer, uint64_t word) {
 }
 
 void ControlPlane::SayFarewell() {
-  if (!ring_.has_value()) return;
-  const Rank observer = ring_->observer();
+  const Rank observer = node_.observer();
   if (observer == kInvalidRank) return;
   // Bounded: a stopped observer must not hold up this process's end.
   const Deadline deadline = Deadline::After(std::chrono::milliseconds(20));
-  while (!PutHeartbeat(observer, EncodeHeartbeatWord(self_, kFarewellCounter)) &&
-         !deadline.expired()) {
+  while (!PutHeartbeat(observer, node_.FarewellWord()) && !deadline.expired()) {
     worker_->Progress();
   }
   while (remote_[observer] != nullptr && remote_[observer]->word_in_flight() &&
          !deadline.expired()) {
     worker_->Progress();
   }
-}
-
-void ControlPlane::SendControl(Rank to, uint16_t subtype, std::span<const std::byte> payload) {
-  auto ep = endpoints_->Get(to);
-  if (!ep.ok()) return;  // failed: nothing to tell it
-  auto* send = new ControlSend();
-  send->bytes.resize(kWireHeaderSize + payload.size());
-  WireHeader header;
-  header.type = MessageType::kControl;
-  header.flags = subtype;
-  header.source = self_;
-  header.length = payload.size();
-  header.job_token = job_token_;
-  transport::EncodeHeader(
-      header, std::span<std::byte, kWireHeaderSize>(send->bytes.data(), kWireHeaderSize));
-  if (!payload.empty()) {  // a departure has none (and memcpy from null is undefined)
-    std::memcpy(send->bytes.data() + kWireHeaderSize, payload.data(), payload.size());
-  }
-  ucp_request_param_t param;
-  param.op_attr_mask =
-      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-  param.flags = UCP_AM_SEND_FLAG_EAGER;
-  param.cb.send = &OnControlSent;
-  param.user_data = send;
-  void* request = ucp_am_send_nbx(*ep, kControlAmId, nullptr, 0, send->bytes.data(),
-                                  send->bytes.size(), &param);
-  if (!UCS_PTR_IS_PTR(request) || request == nullptr) delete send;  // done, or failed at once
 }
 
 RankSet ControlPlane::StartedRanks() const {
@@ -523,14 +458,6 @@ void ControlPlane::Kill(Rank rank) {
       RFT_LOG_ERROR("could not have rank %u killed: %s", rank, status.ToString().c_str());
     }
   });
-}
-
-void ControlPlane::TellDeclaredFailed(Rank rank) {
-  std::array<std::byte, kBroadcastMessageSize> payload;
-  EncodeBroadcastMessage(
-      {.kind = BroadcastKind::kFailure, .context = 0, .epoch = 0, .origin = self_, .subject = rank},
-      payload);
-  SendControl(rank, kBroadcast, payload);
 }
 
 void ControlPlane::DeclaredFailed(Rank by) {
@@ -563,25 +490,35 @@ ucs_status_t ControlPlane::OnActiveMessage(void* arg, const void*, size_t, void*
     return UCS_OK;
   }
   const std::span<const std::byte> payload = message.subspan(kWireHeaderSize);
-  if (header.flags == kObserveRequest && payload.size() == 4 && self->ring_.has_value()) {
+  const transport::ControlService service = transport::ControlFlagsService(header.flags);
+  const uint8_t kind = transport::ControlFlagsKind(header.flags);
+  if (service != kDetectorService) {
+    ControlServiceHandler* handler = self->HandlerOf(service);
+    if (handler == nullptr) {
+      self->dropped_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      handler->OnControlMessage(header.source, kind, payload);
+    }
+    return UCS_OK;
+  }
+  const size_t start = self->actions_.size();
+  if (kind == kObserveRequest && payload.size() == 4) {
     const uint32_t generation = LoadLittleEndian<uint32_t>(payload, 0);
-    self->heartbeat_actions_.clear();
-    self->ring_->OnObserveRequest(header.source, generation, MonotonicNanos(),
-                                  &self->heartbeat_actions_);
-    self->Execute(self->heartbeat_actions_);
-  } else if (header.flags == kDeparture && payload.empty()) {
+    self->node_.OnObserveRequest(header.source, generation, MonotonicNanos(), &self->actions_);
+    self->Execute(start);
+  } else if (kind == kDeparture && payload.empty()) {
     self->OnDeparture(header.source);
-  } else if (header.flags == kDepartureAck && payload.empty()) {
+  } else if (kind == kDepartureAck && payload.empty()) {
     self->departure_acks_.Insert(header.source);
-  } else if (header.flags == kBroadcast) {
+  } else if (kind == kBroadcast) {
     auto decoded = DecodeBroadcastMessage(payload);
     if (!decoded.ok()) {
       self->dropped_.fetch_add(1, std::memory_order_relaxed);
       return UCS_OK;
     }
-    self->broadcast_actions_.clear();
-    self->broadcast_.OnMessage(header.source, *decoded, &self->broadcast_actions_);
-    self->Execute(self->broadcast_actions_);
+    self->NoteLeaving();
+    self->node_.OnBroadcastMessage(header.source, *decoded, &self->actions_);
+    self->Execute(start);
   } else {
     self->dropped_.fetch_add(1, std::memory_order_relaxed);
   }

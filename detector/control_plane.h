@@ -4,17 +4,21 @@
 // It owns a UCX context and worker separate from the data plane's, so heartbeats flow while the
 // application computes, and the data plane's fast path shares nothing with it but the failure
 // registry. What it does:
-// - Heartbeat ring (HeartbeatRing): every period it puts a counter word into its observer's
-//   registered slot (one-sided, UCX-allocated memory, never waiting for completion) and checks
-//   the word in its own slot; a suspect is reported (FailureSource::kHeartbeat) and killed
-//   through the launcher (fail-stop), and the ring is repaired.
-// - Reliable broadcast (ReliableBroadcast): every failure this process learns from any source
-//   other than the broadcast itself is broadcast; delivered failures go to the registry.
+// - The protocol (DetectorNode, sans-I/O, the same object the simulator drives): the heartbeat
+//   ring puts a counter word into its observer's registered slot every period (one-sided,
+//   UCX-allocated memory, never waiting for completion) and checks the word in its own slot; a
+//   suspect is reported (FailureSource::kHeartbeat) and killed through the launcher (fail-stop),
+//   and the ring is repaired. Every failure this process learns from its own sources is
+//   broadcast reliably; delivered failures go to the registry.
 // - Local deaths: the processes on this node watch each other through robust mutexes
 //   (DeathWatch), so a crash there is known as the kernel starts tearing the process down
 //   (FailureSource::kProcessExit), before the launcher's event or a heartbeat timeout.
 // - Launcher events: the bootstrap's termination callback reports to the registry.
 // - Fail-stop: a process that is told it was declared failed exits at once.
+// - Services: other protocols (revoke, agreement) are hosted beside the detector. Each gets the
+//   control messages of its service id (transport::ControlService) and the reliable broadcasts
+//   of its kind, and can send, broadcast, set timers and post work to the control thread, all
+//   without the others knowing of it (docs/detector.md, "Services").
 // - Clean end: the destructor puts a farewell word to the observer, which then no longer
 //   expects heartbeats from it (processes end at different times; silence is not a failure).
 // - Starved, not hung: a same-node peer silent for half a timeout whose control thread is
@@ -28,30 +32,72 @@
 
 #include <ucp/api/ucp.h>
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
-#include <optional>
+#include <span>
 #include <thread>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "base/status.h"
 #include "base/wake_queue.h"
 #include "detector/death_watch.h"
+#include "detector/detector_node.h"
 #include "detector/failure_registry.h"
-#include "detector/heartbeat_ring.h"
-#include "detector/reliable_broadcast.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/ucx/endpoint_table.h"
 #include "transport/ucx/memory_region.h"
 #include "transport/ucx/ucx_worker.h"
+#include "transport/wire/wire_header.h"
 
 namespace rft::detector {
 
-class ControlPlane : private transport::ucx::PeerFailureSink {
+// A protocol hosted by the control plane (ControlPlane::Host). Its callbacks run on the control
+// thread (without the thread: in the caller of Poll), one at a time, and must not block.
+class ControlServiceHandler {
+ public:
+  // A control message of this service's `kind` from `from`. `payload` lives for the call only;
+  // whatever it holds came off the wire and must be checked before use.
+  virtual void OnControlMessage(Rank from, uint8_t kind, std::span<const std::byte> payload) = 0;
+  // A reliable broadcast of this service's kind (BroadcastKind::kRevoke for kRevoke) was
+  // delivered here: once per key at every live process, its origin included. What was delivered
+  // before the service was hosted is replayed to it when hosted.
+  virtual void OnBroadcastDelivered(const BroadcastMessage& message) { (void)message; }
+
+ protected:
+  ~ControlServiceHandler() = default;
+};
+
+class ControlPlane;
+
+// One hosted service: destroying it (or Reset) ends the hosting, and from then on the handler is
+// not running and never runs again (from inside one of its own callbacks: it runs no more after
+// that callback). Move-only; must not outlive its control plane.
+class [[nodiscard]] HostedService {
+ public:
+  HostedService() = default;
+  HostedService(HostedService&& other) noexcept { *this = std::move(other); }
+  HostedService& operator=(HostedService&& other) noexcept;
+  ~HostedService() { Reset(); }
+  void Reset();
+  bool active() const { return plane_ != nullptr; }
+
+ private:
+  friend class ControlPlane;
+  HostedService(ControlPlane* plane, transport::ControlService service)
+      : plane_(plane), service_(service) {}
+  ControlPlane* plane_ = nullptr;
+  transport::ControlService service_ = transport::ControlService::kDetector;
+};
+
+class ControlPlane : private transport::ucx::PeerFailureSink, private StarvationProbe {
  public:
   struct Options {
     HeartbeatConfig heartbeat;
@@ -85,6 +131,29 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   // Idempotent; from the thread that owns the control plane, not from a listener.
   void AnnounceDeparture();
 
+  // Services (docs/detector.md, "Services").
+  // Hosts `handler` for `service` until the returned handle ends; the deliveries it missed are
+  // replayed to it first. RFT_ERR_ARG for kDetector (the plane's own) or a service already
+  // hosted; RFT_ERR_OTHER once the control thread has ended. Any thread; from one that is not
+  // the control thread it waits for the control thread to install the handler.
+  StatusOr<HostedService> Host(transport::ControlService service, ControlServiceHandler* handler);
+  // Runs `task` on the control thread at its next pass, in order with the failures handed to
+  // it. Any thread. False, and `task` is dropped, once the control thread has ended.
+  bool Post(std::function<void()> task);
+  // Whether the caller is the control thread (without the thread: always true, as the caller
+  // of Poll owns the plane). The calls below are for the control thread only.
+  bool OnControlThread() const;
+  // Sends `service`'s message `kind` with `payload` to `to`: fire and forget; nothing if `to`
+  // is failed or this process is tearing down.
+  void Send(Rank to, transport::ControlService service, uint8_t kind,
+            std::span<const std::byte> payload);
+  // Starts a reliable broadcast of `message` from this process (origin set here). Not for
+  // failures, which go through the registry. False if its key was delivered already, its epoch
+  // is stale, or it is a failure.
+  bool Broadcast(const BroadcastMessage& message);
+  // Runs `task` on the control thread once MonotonicNanos() >= `at_ns`.
+  void RunAt(int64_t at_ns, std::function<void()> task);
+
   const Options& options() const { return options_; }
   // Counters, readable from any thread.
   uint64_t heartbeats_put() const { return heartbeats_put_.load(std::memory_order_relaxed); }
@@ -92,9 +161,11 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   uint64_t late_ticks() const { return late_ticks_.load(std::memory_order_relaxed); }
   // Ticks at which a silent observed process was excused as starved, not hung.
   uint64_t starved_ticks() const { return starved_ticks_.load(std::memory_order_relaxed); }
+  // Control messages dropped: malformed, or for a service nobody hosts.
   uint64_t dropped_messages() const { return dropped_.load(std::memory_order_relaxed); }
 
  private:
+  friend class HostedService;
   ControlPlane(transport::Bootstrap* job, FailureRegistry* registry, const Options& options);
   Status Start();
   // Everything that touches the UCX worker, on the thread that progresses it (the control
@@ -106,11 +177,26 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   void Run();  // the thread
   // One iteration: failures learned, network, timers, then a sleep of at most `timeout_ns`.
   Status Step(int64_t timeout_ns);
-  void HandleFailures();
+  // Failures and posted tasks, in the order they were handed over.
+  void HandleWork();
   void HandleTimer();
+  // Runs the services' timers that are due; returns when the next one is (kNoTimer: none).
+  int64_t RunDueTimers();
+  // Runs `fn` on the control thread and waits for it; inline if the caller is that thread or
+  // the thread has ended (nothing else runs there then).
+  void RunOnControlThreadAndWait(const std::function<void()>& fn);
+  // Refuses further posts and runs the tasks already posted (the control thread's last act).
+  void ClosePosts();
+  void Unhost(transport::ControlService service);
+  ControlServiceHandler* HandlerOf(transport::ControlService service) const {
+    return handlers_[static_cast<size_t>(service)].load(std::memory_order_acquire);
+  }
 
-  void Execute(const std::vector<HeartbeatAction>& actions);
-  void Execute(const std::vector<BroadcastAction>& actions);
+  // Performs the node's actions from actions_[start] on (including those appended meanwhile),
+  // then drops them: a nested call works on the tail and leaves the vector as it found it.
+  void Execute(size_t start);
+  // Tells the node this process is ending, once the destructor or a departure started.
+  void NoteLeaving();
   // False while an earlier put to `observer` is still in flight (try again after progress);
   // true once posted, or when there is nothing to put to.
   bool PutHeartbeat(Rank observer, uint64_t word);
@@ -119,12 +205,8 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   void SayFarewell();
   // Whether `rank` (same node) has its control thread runnable but not running: starved of
   // CPU, not hung. False when that cannot be seen (another node, no access).
-  bool Starved(Rank rank);
-  // Sends a control message of `subtype` with `payload` to `to` (fire and forget).
-  void SendControl(Rank to, uint16_t subtype, std::span<const std::byte> payload);
+  bool Starved(Rank rank) override;
   void Kill(Rank rank);
-  // Sends `rank` the news that it was declared failed (it then ends: fail-stop).
-  void TellDeclaredFailed(Rank rank);
   // The departure (control_departure.cc), on the thread that owns the worker.
   void Depart();
   void OnDeparture(Rank rank);
@@ -153,12 +235,10 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   std::vector<std::unique_ptr<transport::ucx::RemoteRegion>> remote_;  // [rank], on first use
   std::unique_ptr<DeathWatch> death_watch_;
 
-  // Built once every rank is connected (a ring started before a slow start-up's exchange
-  // would suspect peers that have not begun to put).
-  std::optional<HeartbeatRing> ring_;
-  ReliableBroadcast broadcast_;
-  std::vector<HeartbeatAction> heartbeat_actions_;  // reused: no allocation per tick
-  std::vector<BroadcastAction> broadcast_actions_;
+  // Its ring starts once every rank is connected (a ring started before a slow start-up's
+  // exchange would suspect peers that have not begun to put).
+  DetectorNode node_;
+  std::vector<NodeAction> actions_;  // reused: no allocation per tick
 
   // Failures the registry dispatched, for the control thread to feed to the cores. Whether
   // this process was already leaving is judged when the news came, not when the thread gets
@@ -167,8 +247,23 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
     FailureRecord record;
     bool while_leaving = false;
   };
-  // Failures for the thread; its eventfd also wakes the thread for a departure or shutdown.
-  WakeQueue<PendingFailure> pending_;
+  using Work = std::variant<PendingFailure, std::function<void()>>;
+  // Failures and posted tasks for the thread; its eventfd also wakes the thread for a departure
+  // or shutdown.
+  WakeQueue<Work> pending_;
+  std::mutex post_mutex_;      // orders Post against ClosePosts
+  bool posts_closed_ = false;  // guarded by post_mutex_
+
+  // Hosted services, by id. Written on the control thread (or before it exists); atomic so that
+  // a reader never sees a torn pointer.
+  std::array<std::atomic<ControlServiceHandler*>, transport::kControlServiceCount> handlers_{};
+  struct Timer {
+    int64_t at_ns;
+    uint64_t sequence;  // equal times run in the order they were set
+    std::function<void()> task;
+  };
+  std::vector<Timer> timers_;  // a min-heap on (at_ns, sequence); the control thread's
+  uint64_t timer_sequence_ = 0;
   Subscription subscription_;  // reset first in the destructor
   bool launcher_subscribed_ = false;
 
@@ -177,11 +272,6 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   // and a message that arrives then must not act on state already gone (endpoints_ is null
   // while the table's destructor runs).
   bool tearing_down_ = false;
-  // Progress fed to the ring for an observed process that left cleanly or is starved.
-  uint32_t synthetic_counter_ = 0;
-  uint64_t last_slot_word_ = 0;
-  Rank last_observed_ = kInvalidRank;
-  int64_t last_slot_change_ns_ = 0;
   std::vector<pid_t> pids_;          // [rank], from the exchange
   std::vector<pid_t> control_tids_;  // [rank], found in /proc on first need (same node)
   std::atomic<bool> stop_{false};
@@ -193,7 +283,8 @@ class ControlPlane : private transport::ucx::PeerFailureSink {
   RankSet departure_acks_;       // the worker's thread only
   std::promise<Status> set_up_;  // the control thread's start-up outcome
   std::thread thread_;
-  std::vector<std::thread> killers_;  // launcher aborts in flight (they block)
+  std::atomic<std::thread::id> control_thread_{};  // set by the thread itself, first thing
+  std::vector<std::thread> killers_;               // launcher aborts in flight (they block)
 
   std::atomic<uint64_t> heartbeats_put_{0};
   std::atomic<uint64_t> suspicions_{0};

@@ -1,18 +1,33 @@
-// The control plane's message kinds (WireHeader::flags of a kControl message). Not part of the
-// interface; shared by the control plane's files.
+// The detector's own control message kinds (service ControlService::kDetector, so WireHeader::flags
+// of its messages is the kind alone). Not part of the interface; shared by the control plane's
+// files.
 #ifndef RFT_DETECTOR_CONTROL_SUBTYPE_H_
 #define RFT_DETECTOR_CONTROL_SUBTYPE_H_
 
 #include <cstdint>
 
+#include "detector/reliable_broadcast.h"
+#include "transport/wire/wire_header.h"
+
 namespace rft::detector::internal {
 
-enum ControlSubtype : uint16_t {
+// The control plane's active-message id on its own worker (the data plane's is 1).
+inline constexpr unsigned kControlAmId = 2;
+
+inline constexpr transport::ControlService kDetectorService = transport::ControlService::kDetector;
+
+enum ControlSubtype : uint8_t {
   kObserveRequest = 1,  // payload: generation, u32 little-endian
   kBroadcast = 2,       // payload: an encoded BroadcastMessage
   kDeparture = 3,       // no payload: the sender ends cleanly (control_departure.cc)
   kDepartureAck = 4,    // no payload: the departure was recorded
 };
+
+// The service a delivered broadcast of `kind` belongs to; kDetector for failures (the
+// detector's own).
+inline constexpr transport::ControlService ServiceOfBroadcast(BroadcastKind kind) {
+  return kind == BroadcastKind::kRevoke ? transport::ControlService::kRevoke : kDetectorService;
+}
 
 }  // namespace rft::detector::internal
 

@@ -102,7 +102,8 @@ class ReliableBroadcast {
   Rank self() const { return self_; }
   Rank size() const { return size_; }
   const RankSet& failed() const { return failed_; }
-  // Messages delivered and not pruned by an epoch change.
+  // Messages delivered and not pruned by an epoch change, in key order.
+  const std::vector<BroadcastMessage>& log() const { return log_; }
   size_t log_size() const { return log_.size(); }
   bool Delivered(const BroadcastMessage& message) const;
   uint64_t duplicates_dropped() const { return duplicates_dropped_; }

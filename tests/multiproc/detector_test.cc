@@ -126,6 +126,14 @@ TEST(DetectorTest, ARankThatEndsFirstIsNeverReportedFailed) {
   }
 }
 
+// Revoke and agreement run as services beside the detector on its control thread.
+TEST(DetectorTest, AHostedServiceGetsItsMessagesBroadcastsAndTimers) {
+  const auto r = RunWorker(3, {"services"}, kTolerant);
+  ASSERT_EQ(r.exit_status, 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "services ok"), 3) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "FAILED"), 0) << r.Report();
+}
+
 TEST(DetectorTest, NoFaultNoSuspicion) {
   const auto r = RunWorker(4, {"quiet", "--seconds", "1"}, kTolerant);
   ASSERT_EQ(r.exit_status, 0) << r.Report();

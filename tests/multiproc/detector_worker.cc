@@ -7,6 +7,10 @@
 //                talk to each other. A stopped victim must be killed by the launcher.
 //   quiet --seconds S   no fault: heartbeats flow (each rank's observer sees its counter move)
 //                and nobody is suspected; with RFT_PROGRESS_THREAD=n through Poll calls.
+//   services     a service hosted beside the detector gets its messages (sent from posted
+//                work), its broadcasts and its timers on the control thread; another service's
+//                messages are dropped and counted; hosting is refused twice or for the detector,
+//                and a service hosted late gets what it missed.
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,8 +19,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <future>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/clock.h"
 #include "detector/control_plane.h"
@@ -30,9 +37,12 @@
 namespace rft::testing {
 namespace {
 
+using detector::BroadcastKind;
+using detector::BroadcastMessage;
 using detector::ControlPlane;
 using detector::FailureRegistry;
 using transport::Bootstrap;
+using transport::ControlService;
 using transport::DataPlane;
 
 constexpr uint32_t kContext = 5;
@@ -157,6 +167,136 @@ int Accuse(Bootstrap& job, FailureRegistry& registry, Rank victim, const std::st
   return 0;
 }
 
+// Records what reaches it, and whether it always ran on the control thread.
+class RecordingService final : public detector::ControlServiceHandler {
+ public:
+  struct Message {
+    Rank from;
+    uint8_t kind;
+    std::vector<std::byte> payload;
+  };
+  explicit RecordingService(ControlPlane* control) : control_(control) {}
+
+  void OnControlMessage(Rank from, uint8_t kind, std::span<const std::byte> payload) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    off_thread_ = off_thread_ || !control_->OnControlThread();
+    messages_.push_back({from, kind, std::vector<std::byte>(payload.begin(), payload.end())});
+  }
+  void OnBroadcastDelivered(const BroadcastMessage& message) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    off_thread_ = off_thread_ || !control_->OnControlThread();
+    broadcasts_.push_back(message);
+  }
+  std::vector<Message> messages() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return messages_;
+  }
+  std::vector<BroadcastMessage> broadcasts() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return broadcasts_;
+  }
+  bool off_thread() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return off_thread_;
+  }
+
+ private:
+  ControlPlane* control_;
+  std::mutex mutex_;
+  std::vector<Message> messages_;
+  std::vector<BroadcastMessage> broadcasts_;
+  bool off_thread_ = false;
+};
+
+// Polls `done` every millisecond until it holds or 10 s passed (generous for sanitizer builds).
+template <typename Predicate>
+bool WaitFor(Predicate done) {
+  const Deadline deadline = Deadline::After(std::chrono::seconds(10));
+  while (!done()) {
+    if (deadline.expired()) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+int Services(Bootstrap& job, ControlPlane& control) {
+  const Rank me = job.rank();
+  const Rank n = job.size();
+  CHECK(n >= 2, "services needs 2 ranks or more, not " << n);
+  RecordingService service(&control);
+  auto own = control.Host(ControlService::kDetector, &service);
+  CHECK(own.status().code() == RFT_ERR_ARG,
+        "hosting the detector's id: " << own.status().ToString());
+  auto hosted = control.Host(ControlService::kRevoke, &service);
+  CHECK_OK(hosted.status());
+  auto twice = control.Host(ControlService::kRevoke, &service);
+  CHECK(twice.status().code() == RFT_ERR_ARG, "hosting twice: " << twice.status().ToString());
+  const uint64_t dropped_before = control.dropped_messages();
+  CHECK_OK(job.Fence(false));  // everyone hosts before anyone sends
+
+  // Messages around the ring, from posted work: one for the hosted service, one for a service
+  // nobody hosts here (agreement), which must be dropped and counted.
+  const Rank next = (me + 1) % n;
+  const Rank prev = (me + n - 1) % n;
+  const bool posted = control.Post([&control, me, next] {
+    const std::byte payload[1] = {static_cast<std::byte>(me)};
+    control.Send(next, ControlService::kAgreement, 1, payload);
+    control.Send(next, ControlService::kRevoke, 7, payload);
+  });
+  CHECK(posted, "Post refused while the control thread runs");
+  CHECK(WaitFor([&] { return !service.messages().empty(); }), "no message from rank " << prev);
+  CHECK(WaitFor([&] { return control.dropped_messages() > dropped_before; }),
+        "the message for an unhosted service was not counted as dropped");
+  const auto messages = service.messages();
+  CHECK(messages.size() == 1 && messages[0].from == prev && messages[0].kind == 7 &&
+            messages[0].payload.size() == 1 &&
+            messages[0].payload[0] == static_cast<std::byte>(prev),
+        messages.size() << " message(s); expected kind 7 from rank " << prev);
+
+  // A timer set on the control thread runs there, and not before its time.
+  std::atomic<int64_t> set_at{0}, fired_at{0};
+  std::atomic<bool> timer_on_thread{false};
+  constexpr int64_t kDelay = 30'000'000;
+  const bool timer_posted = control.Post([&] {
+    set_at = MonotonicNanos();
+    control.RunAt(set_at + kDelay, [&] {
+      timer_on_thread = control.OnControlThread();
+      fired_at = MonotonicNanos();
+    });
+  });
+  CHECK(timer_posted, "Post refused");
+  CHECK(WaitFor([&] { return fired_at.load() != 0; }), "the timer never ran");
+  CHECK(fired_at - set_at >= kDelay, "the timer ran after " << (fired_at - set_at) << " ns");
+  CHECK(timer_on_thread, "the timer ran off the control thread");
+  CHECK(!control.OnControlThread(), "the main thread claims to be the control thread");
+
+  // Rank 0 revokes context 9 at epoch 1 by reliable broadcast: delivered once everywhere.
+  const BroadcastMessage revoke{
+      .kind = BroadcastKind::kRevoke, .context = 9, .epoch = 1, .origin = 0, .subject = 0};
+  if (me == 0) {
+    const bool revoke_posted = control.Post([&] { control.Broadcast(revoke); });
+    CHECK(revoke_posted, "Post refused");
+  }
+  CHECK(WaitFor([&] { return !service.broadcasts().empty(); }), "the revocation never arrived");
+  CHECK_OK(job.Fence(false));  // every rank delivered: any duplicate is on its way
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(service.broadcasts().size() == 1 && service.broadcasts()[0] == revoke,
+        service.broadcasts().size() << " deliveries of the revocation");
+
+  // Hosted again after the end of the first hosting: what was delivered is replayed at once.
+  hosted->Reset();
+  RecordingService late(&control);
+  auto again = control.Host(ControlService::kRevoke, &late);
+  CHECK_OK(again.status());
+  CHECK(late.broadcasts().size() == 1 && late.broadcasts()[0] == revoke,
+        late.broadcasts().size() << " revocations replayed to a late service; expected 1");
+  CHECK(!service.off_thread() && !late.off_thread(), "a callback ran off the control thread");
+  CHECK_OK(job.Fence(false));
+  std::printf("services ok rank=%u dropped=%llu\n", me,
+              static_cast<unsigned long long>(control.dropped_messages() - dropped_before));
+  return 0;
+}
+
 // Ranks end at different times: rank 0 right away, the others after talking among themselves
 // for a while (their transports see rank 0's endpoints close). Nobody records rank 0 failed.
 int Staggered(Bootstrap& job, FailureRegistry& registry, ControlPlane& control, DataPlane& plane) {
@@ -176,6 +316,12 @@ int Staggered(Bootstrap& job, FailureRegistry& registry, ControlPlane& control, 
                          << detector::FailureSourceName(registry.Records()[0].source));
   CHECK(registry.IsDeparted(0), "rank 0's departure was not recorded");
   CHECK(control.suspicions() == 0, control.suspicions() << " suspicions");
+  // Work handed to the control thread makes it close the endpoints its transport saw fail,
+  // rank 0's included (over TCP its end was an error there). Rank 0 observes rank n - 1: that
+  // one's farewell must not go through the closed endpoint (it crashed UCX once in a soak).
+  std::promise<void> handled;
+  CHECK(control.Post([&handled] { handled.set_value(); }), "Post refused");
+  handled.get_future().wait();
   CHECK_OK(job.Fence(false, RankSet::Range(1, job.size())));
   std::printf("staggered ok rank=%u\n", job.rank());
   return 0;
@@ -212,6 +358,8 @@ int Main(int argc, char** argv) {
     rc = Fault(job, registry, control, plane, kind == "kill", std::atoi(argv[4]));
   } else if (mode == "accuse" && argc == 5 && std::string(argv[3]) == "--victim") {
     rc = Accuse(job, registry, std::atoi(argv[4]), argv[2]);
+  } else if (mode == "services") {
+    rc = Services(job, control);
   } else if (mode == "staggered") {
     rc = Staggered(job, registry, control, plane);
   } else if (startup) {

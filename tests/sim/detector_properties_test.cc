@@ -177,6 +177,66 @@ TEST(DetectorPropertiesTest, PartitionsOnlySuspectProcessesThatMissedTheTimeout)
   ForEachSeed(kSmallSizes, 200, Partitions);
 }
 
+// Fail-stop whatever the source: a rank a transport accuses (alive or not) is told and killed, and
+// every survivor learns it; in the end every running process holds the same failed set, which
+// holds no running process. Accusations may cross (two ranks accusing each other), and a crash
+// may come on top.
+std::string Accusations(uint64_t seed, Rank n) {
+  const SimOptions o = Options(seed, n);
+  Simulator sim(o);
+  std::mt19937_64 rng(seed * 2654435761u + n);
+  struct Accusation {
+    Rank accuser, accused;
+  };
+  std::vector<Accusation> accusations(1 + rng() % std::min<Rank>(3, n - 1));
+  int64_t last = 0;
+  for (Accusation& a : accusations) {
+    a.accuser = static_cast<Rank>(rng() % n);
+    a.accused = static_cast<Rank>((a.accuser + 1 + rng() % (n - 1)) % n);
+    const int64_t at = 3 * kMs + static_cast<int64_t>(rng() % (20 * kMs));
+    sim.Accuse(a.accuser, a.accused, at);
+    last = std::max(last, at);
+  }
+  size_t crashes = 0;
+  if (n > 2 && rng() % 2) {
+    const int64_t at = 3 * kMs + static_cast<int64_t>(rng() % (20 * kMs));
+    sim.Crash(static_cast<Rank>(rng() % n), at);
+    last = std::max(last, at);
+    crashes = 1;
+  }
+  sim.RunUntil(last);  // AllKnow cannot see accusations still to come
+  const int64_t bound = KnowledgeBound(o, accusations.size() + crashes);
+  if (!sim.RunUntilAllKnow(last + bound + 10 * kMs, kMs)) {
+    return "not every survivor knew every failure by the end of the run" + Describe(sim);
+  }
+  for (const Accusation& a : accusations) {
+    // An accuser that was itself gone by then accused nobody.
+    if (sim.LearnedAt(a.accuser, a.accused) >= 0 && sim.running(a.accused)) {
+      return "rank " + std::to_string(a.accused) + " was accused by " + std::to_string(a.accuser) +
+             " and is still running" + Describe(sim);
+    }
+  }
+  for (Rank r = 0; r < n; ++r) {
+    if (!sim.running(r)) continue;
+    for (Rank failed : sim.known_failures(r)) {
+      if (sim.running(failed)) {
+        return "survivor " + std::to_string(r) + " holds running rank " + std::to_string(failed) +
+               " failed" + Describe(sim);
+      }
+    }
+    if (sim.known_failures(r).size() != sim.failures().size()) {
+      return "survivor " + std::to_string(r) + " knows " +
+             std::to_string(sim.known_failures(r).size()) + " of " +
+             std::to_string(sim.failures().size()) + " failures" + Describe(sim);
+    }
+  }
+  return CheckKnowledge(sim, bound);
+}
+
+TEST(DetectorPropertiesTest, AnAccusedRankIsEndedAndEverySurvivorLearnsIt) {
+  ForEachSeed(kSmallSizes, 200, Accusations);
+}
+
 // (c) without failures a broadcast reaches every process exactly once within ⌈log2 n⌉+1 hops.
 // The bound is on the graph's diameter; the first copy to arrive only follows a shortest path
 // when the latency spread is small, so this uses uniform jitter below latency / (2⌈log2 n⌉).

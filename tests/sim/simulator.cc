@@ -7,16 +7,26 @@
 
 namespace rft::sim {
 
-using detector::BroadcastAction;
-using detector::BroadcastKind;
 using detector::BroadcastMessage;
 using detector::DeliverBroadcast;
-using detector::HeartbeatAction;
+using detector::EndSelf;
+using detector::FailureSource;
 using detector::HeartbeatRing;
+using detector::KillRank;
+using detector::NodeAction;
 using detector::PutHeartbeat;
+using detector::ReportFailure;
 using detector::SendBroadcast;
 using detector::SendObserveRequest;
-using detector::Suspect;
+
+namespace {
+// The model has no CPU contention: a silent process is never excused as starved.
+class NeverStarved final : public detector::StarvationProbe {
+ public:
+  bool Starved(Rank) override { return false; }
+};
+NeverStarved never_starved;
+}  // namespace
 
 Simulator::Key Simulator::KeyOf(const BroadcastMessage& m) {
   return {static_cast<uint8_t>(m.kind), m.context, m.epoch, m.subject};
@@ -84,6 +94,12 @@ void Simulator::Partition(RankSet side, int64_t from_ns, int64_t until_ns) {
 
 void Simulator::Broadcast(Rank origin, const BroadcastMessage& message, int64_t at_ns) {
   Push(Event{at_ns, 0, EventType::kStartBroadcast, 0, origin, origin, 0, message});
+}
+
+void Simulator::Accuse(Rank accuser, Rank accused, int64_t at_ns) {
+  RFT_CHECK(accuser < size() && accused < size() && accuser != accused,
+            "Simulator::Accuse: expected two distinct ranks below the size");
+  Push(Event{at_ns, 0, EventType::kAccuse, 0, accuser, accused, 0, {}});
 }
 
 void Simulator::RunUntil(int64_t end_ns) {
@@ -194,7 +210,7 @@ bool Simulator::LostInFlight(Rank from) {
 void Simulator::Arm(Rank rank) {
   Process& p = processes_[rank];
   if (p.state != ProcessState::kRunning) return;
-  const int64_t desired = p.ring.next_timer_ns();
+  const int64_t desired = p.node.next_timer_ns();
   if (desired == p.timer_desired_ns) return;  // the pending event still stands
   p.timer_desired_ns = desired;
   ++p.timer_token;
@@ -221,9 +237,9 @@ void Simulator::Dispatch(const Event& e) {
     case EventType::kTimer: {
       if (p.state != ProcessState::kRunning || e.value != p.timer_token) return;
       p.timer_desired_ns = -1;  // consumed: Arm schedules the next one
-      const size_t start = ring_out_.size();
-      p.ring.OnTimer(now_ns_, p.slot, &ring_out_);
-      HandleRingActions(e.to, start);
+      const size_t start = out_.size();
+      p.node.OnTimer(now_ns_, p.slot, never_starved, &out_);
+      HandleActions(e.to, start, 0);
       break;
     }
     case EventType::kPut: {
@@ -241,17 +257,17 @@ void Simulator::Dispatch(const Event& e) {
     }
     case EventType::kObserveRequest: {
       if (p.state != ProcessState::kRunning || LostInFlight(e.from)) return;
-      const size_t start = ring_out_.size();
-      p.ring.OnObserveRequest(e.from, static_cast<uint32_t>(e.value), now_ns_, &ring_out_);
-      HandleRingActions(e.to, start);
+      const size_t start = out_.size();
+      p.node.OnObserveRequest(e.from, static_cast<uint32_t>(e.value), now_ns_, &out_);
+      HandleActions(e.to, start, 0);
       break;
     }
     case EventType::kBroadcastMessage: {
       const BroadcastMessage& message = e.message;
       if (p.state != ProcessState::kRunning || LostInFlight(e.from)) return;
-      const size_t start = broadcast_out_.size();
-      p.broadcast.OnMessage(e.from, message, &broadcast_out_);
-      HandleBroadcastActions(e.to, start, e.hops);
+      const size_t start = out_.size();
+      p.node.OnBroadcastMessage(e.from, message, &out_);
+      HandleActions(e.to, start, e.hops);
       break;
     }
     case EventType::kCrash:
@@ -264,81 +280,65 @@ void Simulator::Dispatch(const Event& e) {
     case EventType::kStartBroadcast: {
       const BroadcastMessage& message = e.message;
       if (p.state != ProcessState::kRunning) return;
-      const size_t start = broadcast_out_.size();
-      p.broadcast.Broadcast(message, &broadcast_out_);
-      HandleBroadcastActions(e.to, start, 0);
+      const size_t start = out_.size();
+      p.node.Broadcast(message, &out_);
+      HandleActions(e.to, start, 0);
+      break;
+    }
+    case EventType::kAccuse: {
+      if (p.state != ProcessState::kRunning) return;
+      Learn(e.to, e.from, FailureSource::kTransport);
       break;
     }
   }
   Arm(e.to);
 }
 
-// Handlers run the actions appended since `start`, including those appended while they run,
-// then drop them: nested handlers (a suspicion that leads to OnFailure) work on the tail of the
-// same vector and leave it as they found it. Actions are copied out because the vector may grow.
-void Simulator::HandleRingActions(Rank rank, size_t start) {
-  for (size_t i = start; i < ring_out_.size(); ++i) {
-    const HeartbeatAction action = ring_out_[i];
+void Simulator::HandleActions(Rank rank, size_t start, uint16_t delivery_hops) {
+  for (size_t i = start; i < out_.size(); ++i) {
+    const NodeAction action = out_[i];  // a copy: the vector may grow meanwhile
     if (const auto* put = std::get_if<PutHeartbeat>(&action)) {
       Send(rank, put->observer, EventType::kPut, put->word, nullptr, 0);
     } else if (const auto* request = std::get_if<SendObserveRequest>(&action)) {
       Send(rank, request->to, EventType::kObserveRequest, request->generation, nullptr, 0);
-    } else if (const auto* suspect = std::get_if<Suspect>(&action)) {
-      const Rank x = suspect->rank;
-      const Process& target = processes_[x];
-      int64_t last = 0;
-      for (const auto& [writer, at] : processes_[rank].last_landed) {
-        if (writer == x) last = at;
-      }
-      suspicions_.push_back(SuspicionRecord{
-          rank, x, now_ns_, target.state == ProcessState::kRunning, now_ns_ - last});
-      Declare(x);
-      Learn(rank, x);
-      const size_t b = broadcast_out_.size();
-      processes_[rank].broadcast.Broadcast(BroadcastMessage{BroadcastKind::kFailure, 0, 0, rank, x},
-                                           &broadcast_out_);
-      HandleBroadcastActions(rank, b, 0);
-    }
-  }
-  ring_out_.resize(start);
-}
-
-void Simulator::HandleBroadcastActions(Rank rank, size_t start, uint16_t delivery_hops) {
-  for (size_t i = start; i < broadcast_out_.size(); ++i) {
-    const BroadcastAction action = broadcast_out_[i];
-    if (const auto* send = std::get_if<SendBroadcast>(&action)) {
+    } else if (const auto* send = std::get_if<SendBroadcast>(&action)) {
+      // Not delivered here yet only for the news sent straight to an accused rank.
       const uint16_t hops = RecordOf(send->message).hops[rank];
       Send(rank, send->to, EventType::kBroadcastMessage, 0, &send->message,
-           static_cast<uint16_t>(hops + 1));
-    } else {
-      const BroadcastMessage& m = std::get<DeliverBroadcast>(action).message;
-      BroadcastRecord& record = RecordOf(m);
+           static_cast<uint16_t>(hops == BroadcastRecord::kNoHops ? 1 : hops + 1));
+    } else if (const auto* deliver = std::get_if<DeliverBroadcast>(&action)) {
+      BroadcastRecord& record = RecordOf(deliver->message);
       ++record.deliveries[rank];
       if (record.hops[rank] == BroadcastRecord::kNoHops) record.hops[rank] = delivery_hops;
-      if (m.kind == BroadcastKind::kFailure && m.subject < processes_.size()) {
-        Learn(rank, static_cast<Rank>(m.subject));
+    } else if (const auto* report = std::get_if<ReportFailure>(&action)) {
+      const Rank x = report->rank;
+      if (report->source == FailureSource::kHeartbeat) {
+        int64_t last = 0;
+        for (const auto& [writer, at] : processes_[rank].last_landed) {
+          if (writer == x) last = at;
+        }
+        suspicions_.push_back(SuspicionRecord{
+            rank, x, now_ns_, processes_[x].state == ProcessState::kRunning, now_ns_ - last});
       }
+      Learn(rank, x, report->source);
+    } else if (const auto* kill = std::get_if<KillRank>(&action)) {
+      Declare(kill->rank);
+    } else if (std::holds_alternative<EndSelf>(action)) {
+      // Told it was declared failed: a live process exits (killed already, in practice).
+      Stop(rank, ProcessState::kKilled);
     }
   }
-  broadcast_out_.resize(start);
+  out_.resize(start);
 }
 
-void Simulator::Learn(Rank rank, Rank failed) {
+void Simulator::Learn(Rank rank, Rank failed, FailureSource source) {
   Process& p = processes_[rank];
-  if (failed == rank) {
-    // Told it was declared failed: a live process exits (it was killed already in practice).
-    Stop(rank, ProcessState::kKilled);
-    return;
-  }
-  if (p.known.Contains(failed)) return;
+  if (failed >= processes_.size() || failed == rank || p.known.Contains(failed)) return;
   p.known.Insert(failed);
   p.learned.emplace_back(failed, now_ns_);
-  const size_t b = broadcast_out_.size();
-  p.broadcast.OnFailure(failed, &broadcast_out_);
-  HandleBroadcastActions(rank, b, 0);
-  const size_t r = ring_out_.size();
-  p.ring.OnFailure(failed, now_ns_, &ring_out_);
-  HandleRingActions(rank, r);
+  const size_t start = out_.size();
+  p.node.OnFailure(failed, source, /*while_leaving=*/false, now_ns_, &out_);
+  HandleActions(rank, start, 0);
 }
 
 }  // namespace rft::sim

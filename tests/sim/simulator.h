@@ -1,6 +1,7 @@
-// rft::sim::Simulator: a discrete-event network of simulated processes that drives the very same
-// sans-I/O detector cores as the real control thread (detector::HeartbeatRing and
-// detector::ReliableBroadcast), with seeded random latencies, timer lateness and injected faults.
+// rft::sim::Simulator: a discrete-event network of simulated processes, each running the very
+// same sans-I/O protocol object as the real control thread (detector::DetectorNode: the heartbeat
+// ring, the reliable broadcast and the rules that join them), with seeded random latencies, timer
+// lateness and injected faults.
 //
 // Model (docs/detector.md, "Simulator"):
 // - Events run in (time, sequence) order; every random draw comes from one std::mt19937_64
@@ -12,13 +13,14 @@
 //   from an exponential, plus with some probability a stall, to model OS scheduling.
 // - Faults: crash (the process stops; a message or put it sent that is still in flight is lost
 //   with probability crash_loss_probability), hang (it stops taking events but is not dead),
-//   and partition (between a side and the rest for an interval: puts across the cut are dropped,
-//   messages are held until the partition heals, as a reliable connection would retransmit them).
-// - Fail-stop is enforced as the launcher does it: the first time any process suspects a rank,
-//   that rank is killed on the spot if it was still running.
-// - Each process has a registry (the set of failures it knows). On Suspect it records the rank
-//   and broadcasts a kFailure; on delivering a kFailure it records it; recording calls OnFailure
-//   on both cores.
+//   partition (between a side and the rest for an interval: puts across the cut are dropped,
+//   messages are held until the partition heals, as a reliable connection would retransmit them),
+//   and accusation (a process's transport reports a peer failed that may well be alive).
+// - Fail-stop is enforced as the launcher does it: a node's KillRank kills that rank on the spot
+//   if it is still running; the first one declares the failure.
+// - Each process has a registry (the set of failures it knows). The node's ReportFailure records
+//   there, and recording a rank for the first time feeds it back to the node (OnFailure), as the
+//   real registry's listener does.
 //
 // The simulator records ground truth for property checks: every suspicion with whether the
 // suspect was still running and how long since its last put landed at the suspecter, per
@@ -34,8 +36,7 @@
 #include <vector>
 
 #include "base/rank_set.h"
-#include "detector/heartbeat_ring.h"
-#include "detector/reliable_broadcast.h"
+#include "detector/detector_node.h"
 #include "tests/sim/event_queue.h"
 
 namespace rft::sim {
@@ -97,6 +98,9 @@ class Simulator {
   void Partition(RankSet side, int64_t from_ns, int64_t until_ns);
   // `origin` starts a reliable broadcast of `message` at `at_ns` (nothing if it is not running).
   void Broadcast(Rank origin, const detector::BroadcastMessage& message, int64_t at_ns);
+  // At `at_ns`, `accuser`'s transport reports `accused` failed (FailureSource::kTransport),
+  // whether or not it is alive: fail-stop must then end it and every survivor learn it.
+  void Accuse(Rank accuser, Rank accused, int64_t at_ns);
 
   // Processes every event up to and including `end_ns`.
   void RunUntil(int64_t end_ns);
@@ -114,10 +118,7 @@ class Simulator {
   const RankSet& known_failures(Rank rank) const { return processes_[rank].known; }
   // When `rank` learned that `failed` failed, or -1.
   int64_t LearnedAt(Rank rank, Rank failed) const;
-  const detector::HeartbeatRing& ring(Rank rank) const { return processes_[rank].ring; }
-  const detector::ReliableBroadcast& broadcast(Rank rank) const {
-    return processes_[rank].broadcast;
-  }
+  const detector::DetectorNode& node(Rank rank) const { return processes_[rank].node; }
 
   const std::vector<SuspicionRecord>& suspicions() const { return suspicions_; }
   // One per failed or declared rank, in order of fault.
@@ -135,6 +136,7 @@ class Simulator {
     kCrash,
     kHang,
     kStartBroadcast,
+    kAccuse,
   };
   struct Event {
     int64_t time;
@@ -150,9 +152,10 @@ class Simulator {
   };
   struct Process {
     Process(Rank self, Rank size, detector::HeartbeatConfig config)
-        : ring(self, size, config, 0), broadcast(self, size) {}
-    detector::HeartbeatRing ring;
-    detector::ReliableBroadcast broadcast;
+        : node(self, size, {.heartbeat = config, .enforce_fail_stop = true}) {
+      node.Start(0);
+    }
+    detector::DetectorNode node;
     RankSet known;                                      // the registry
     std::vector<std::pair<Rank, int64_t>> learned;      // (failed rank, when), in order
     std::vector<std::pair<Rank, int64_t>> last_landed;  // (writer, when) of puts into the slot
@@ -182,14 +185,16 @@ class Simulator {
   // Whether a message or put from a sender that crashed while it was in flight is lost.
   bool LostInFlight(Rank from);
 
-  void HandleRingActions(Rank rank, size_t start);
-  void HandleBroadcastActions(Rank rank, size_t start, uint16_t delivery_hops);
+  // Performs the actions `rank`'s node appended from out_[start] on (including those appended
+  // meanwhile), then drops them: nested calls work on the tail of the same vector and leave it
+  // as they found it. `delivery_hops`: the path length of the message that led to them.
+  void HandleActions(Rank rank, size_t start, uint16_t delivery_hops);
   // Sends a put, an observe request or (with `message`) a broadcast message.
   void Send(Rank from, Rank to, EventType type, uint64_t value,
             const detector::BroadcastMessage* message, uint16_t hops);
-  // The registry of `rank` records `failed`.
-  void Learn(Rank rank, Rank failed);
-  // The simulated launcher: the first suspicion of a rank declares it and kills it if running.
+  // The registry of `rank` records `failed` from `source`.
+  void Learn(Rank rank, Rank failed, detector::FailureSource source);
+  // The simulated launcher: the first kill of a rank declares it, and kills it if running.
   void Declare(Rank rank);
   void Stop(Rank rank, ProcessState state);
   FailureRecord& FailureOf(Rank rank);
@@ -212,8 +217,7 @@ class Simulator {
   // The record RecordOf found last: a flood asks for the same one millions of times.
   Key last_key_{};
   size_t last_record_ = SIZE_MAX;
-  std::vector<detector::HeartbeatAction> ring_out_;
-  std::vector<detector::BroadcastAction> broadcast_out_;
+  std::vector<detector::NodeAction> out_;
 };
 
 }  // namespace rft::sim

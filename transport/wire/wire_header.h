@@ -35,6 +35,25 @@ enum class MessageType : uint8_t {
   kControl = 4,            // control plane (failure propagation, revoke, agreement)
 };
 
+// The protocol that handles a kControl message on the receiving control plane. `flags` of a
+// control message holds the service in its high byte and the service's own message kind in its
+// low byte, so each protocol numbers its kinds without knowing the others'.
+enum class ControlService : uint8_t {
+  kDetector = 0,   // heartbeat ring repair, failure broadcast, departure
+  kRevoke = 1,     // communicator revocation (its broadcasts carry BroadcastKind::kRevoke)
+  kAgreement = 2,  // fault-tolerant agreement
+};
+inline constexpr size_t kControlServiceCount = 256;
+inline constexpr uint16_t ControlFlags(ControlService service, uint8_t kind) {
+  return static_cast<uint16_t>(static_cast<uint16_t>(service) << 8 | kind);
+}
+inline constexpr ControlService ControlFlagsService(uint16_t flags) {
+  return static_cast<ControlService>(flags >> 8);
+}
+inline constexpr uint8_t ControlFlagsKind(uint16_t flags) {
+  return static_cast<uint8_t>(flags & 0xff);
+}
+
 struct WireHeader {
   uint8_t version = kWireVersion;
   MessageType type = MessageType::kEager;

@@ -1,0 +1,134 @@
+#include "detector/detector_node.h"
+
+namespace rft::detector {
+
+DetectorNode::DetectorNode(Rank self, Rank size, const Options& options)
+    : self_(self), options_(options), broadcast_(self, size) {}
+
+void DetectorNode::Start(int64_t now_ns) {
+  if (!ring_.has_value()) ring_.emplace(self_, broadcast_.size(), options_.heartbeat, now_ns);
+}
+
+int64_t DetectorNode::next_timer_ns() const {
+  return ring_.has_value() ? ring_->next_timer_ns() : HeartbeatRing::kNoTimer;
+}
+
+Rank DetectorNode::observer() const { return ring_.has_value() ? ring_->observer() : kInvalidRank; }
+
+void DetectorNode::OnTimer(int64_t now_ns, uint64_t slot_word, StarvationProbe& probe,
+                           std::vector<NodeAction>* out) {
+  if (!ring_.has_value() || now_ns < ring_->next_timer_ns()) return;
+  const Rank observed = ring_->observed();
+  if (slot_word != last_slot_word_ || observed != last_observed_) {
+    last_slot_word_ = slot_word;
+    last_observed_ = observed;
+    last_slot_change_ns_ = now_ns;
+  }
+  const int64_t timeout = options_.heartbeat.timeout_ns;
+  const int64_t silence = now_ns - last_slot_change_ns_;
+  uint64_t word = slot_word;
+  if (slot_word == EncodeHeartbeatWord(observed, kFarewellCounter)) {
+    // It ended cleanly: its silence from now on is no failure. Fed as progress, so the ring
+    // never suspects it (a later real put replaces the word and ends this).
+    word = EncodeHeartbeatWord(observed, ++synthetic_counter_);
+  } else if (observed != kInvalidRank && silence >= timeout / 2 &&
+             silence < kMaxStarvedTimeouts * timeout && probe.Starved(observed)) {
+    // Silent, but its control thread is runnable and waiting for a core (the node is loaded
+    // beyond its cores, or the hypervisor took the CPU): slow, not failed. A stopped or blocked
+    // thread is not excused, nor one starved for many timeouts.
+    word = EncodeHeartbeatWord(observed, ++synthetic_counter_);
+    ++starved_ticks_;
+  }
+  ring_->OnTimer(now_ns, word, &ring_out_);
+  TakeRingActions(out);
+}
+
+void DetectorNode::OnObserveRequest(Rank from, uint32_t generation, int64_t now_ns,
+                                    std::vector<NodeAction>* out) {
+  if (!ring_.has_value()) return;  // a ring not started observes nobody yet
+  ring_->OnObserveRequest(from, generation, now_ns, &ring_out_);
+  TakeRingActions(out);
+}
+
+void DetectorNode::OnBroadcastMessage(Rank from, const BroadcastMessage& message,
+                                      std::vector<NodeAction>* out) {
+  broadcast_.OnMessage(from, message, &broadcast_out_);
+  TakeBroadcastActions(out);
+}
+
+bool DetectorNode::Broadcast(const BroadcastMessage& message, std::vector<NodeAction>* out) {
+  const bool started = broadcast_.Broadcast(message, &broadcast_out_);
+  TakeBroadcastActions(out);
+  return started;
+}
+
+void DetectorNode::OnFailure(Rank rank, FailureSource source, bool while_leaving, int64_t now_ns,
+                             std::vector<NodeAction>* out) {
+  if (rank == self_ || rank >= broadcast_.size()) return;
+  const bool maybe_alive = source == FailureSource::kTransport ||
+                           source == FailureSource::kApplication ||
+                           source == FailureSource::kAgreement;
+  if (maybe_alive && !while_leaving) {
+    // Told directly, so it ends itself even at n = 2, where nobody else would forward the news.
+    out->push_back(SendBroadcast{.to = rank,
+                                 .message = {.kind = BroadcastKind::kFailure,
+                                             .context = 0,
+                                             .epoch = 0,
+                                             .origin = self_,
+                                             .subject = rank}});
+    if (options_.enforce_fail_stop) out->push_back(KillRank{rank});
+  }
+  if (ring_.has_value()) {
+    ring_->OnFailure(rank, now_ns, &ring_out_);
+    TakeRingActions(out);
+  }
+  broadcast_.OnFailure(rank, &broadcast_out_);
+  TakeBroadcastActions(out);
+  if (source != FailureSource::kPropagated && !while_leaving) {
+    // News from this process's own sources spreads; what it delivered is forwarded already.
+    broadcast_.Broadcast({.kind = BroadcastKind::kFailure,
+                          .context = 0,
+                          .epoch = 0,
+                          .origin = self_,
+                          .subject = rank},
+                         &broadcast_out_);
+    TakeBroadcastActions(out);
+  }
+}
+
+void DetectorNode::TakeRingActions(std::vector<NodeAction>* out) {
+  for (const HeartbeatAction& action : ring_out_) {
+    if (const auto* put = std::get_if<PutHeartbeat>(&action)) {
+      out->push_back(*put);
+    } else if (const auto* request = std::get_if<SendObserveRequest>(&action)) {
+      out->push_back(*request);
+    } else if (const auto* suspect = std::get_if<Suspect>(&action)) {
+      ++suspicions_;
+      out->push_back(ReportFailure{suspect->rank, FailureSource::kHeartbeat});
+      if (options_.enforce_fail_stop) out->push_back(KillRank{suspect->rank});
+    }
+  }
+  ring_out_.clear();
+}
+
+void DetectorNode::TakeBroadcastActions(std::vector<NodeAction>* out) {
+  for (const BroadcastAction& action : broadcast_out_) {
+    if (const auto* send = std::get_if<SendBroadcast>(&action)) {
+      out->push_back(*send);
+      continue;
+    }
+    const BroadcastMessage& message = std::get<DeliverBroadcast>(action).message;
+    out->push_back(DeliverBroadcast{message});
+    if (message.kind != BroadcastKind::kFailure) continue;  // a revocation: the layer above's
+    if (message.subject == self_) {
+      // A process already ending is leaving anyway: the others may record its clean end as a
+      // failure (its endpoints closed), which must not turn its end into an exit status 1.
+      if (!leaving_) out->push_back(EndSelf{message.origin});
+      continue;
+    }
+    out->push_back(ReportFailure{static_cast<Rank>(message.subject), FailureSource::kPropagated});
+  }
+  broadcast_out_.clear();
+}
+
+}  // namespace rft::detector

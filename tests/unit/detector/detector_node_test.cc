@@ -1,0 +1,235 @@
+// The rules DetectorNode adds to its two cores: who is reported, told and killed for which news,
+// what is broadcast, when this process ends, and which silences are excused.
+#include "detector/detector_node.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace rft::detector {
+namespace {
+
+constexpr int64_t kPeriod = 2'000'000;
+constexpr int64_t kTimeout = 20'000'000;
+
+using Actions = std::vector<NodeAction>;
+
+DetectorNode::Options NodeOptions(bool enforce_fail_stop = true) {
+  return {.heartbeat = {kPeriod, kTimeout}, .enforce_fail_stop = enforce_fail_stop};
+}
+
+class FixedProbe final : public StarvationProbe {
+ public:
+  explicit FixedProbe(bool starved) : starved_(starved) {}
+  bool Starved(Rank) override {
+    ++asked_;
+    return starved_;
+  }
+  int asked() const { return asked_; }
+
+ private:
+  bool starved_;
+  int asked_ = 0;
+};
+
+template <typename T>
+std::vector<T> Only(const Actions& actions) {
+  std::vector<T> found;
+  for (const NodeAction& action : actions) {
+    if (const auto* a = std::get_if<T>(&action)) found.push_back(*a);
+  }
+  return found;
+}
+
+BroadcastMessage Failure(Rank origin, Rank subject) {
+  return {.kind = BroadcastKind::kFailure,
+          .context = 0,
+          .epoch = 0,
+          .origin = origin,
+          .subject = subject};
+}
+
+// Ticks every period from `from` to `until` with a slot that never changes; the actions of all.
+// Past one timeout and before two: the next observed process is not silent long enough yet.
+Actions TickSilently(DetectorNode& node, int64_t from, int64_t until, StarvationProbe& probe) {
+  Actions out;
+  for (int64_t t = from; t <= until; t += kPeriod) node.OnTimer(t, 0, probe, &out);
+  return out;
+}
+
+TEST(DetectorNodeTest, TimersDoNothingBeforeStart) {
+  DetectorNode node(0, 3, NodeOptions());
+  FixedProbe probe(false);
+  EXPECT_EQ(node.next_timer_ns(), HeartbeatRing::kNoTimer);
+  EXPECT_EQ(node.observer(), kInvalidRank);
+  Actions out = TickSilently(node, 0, 10 * kTimeout, probe);
+  EXPECT_TRUE(out.empty());
+  node.Start(0);
+  EXPECT_EQ(node.observer(), 1u);
+  EXPECT_EQ(node.next_timer_ns(), 0);
+}
+
+TEST(DetectorNodeTest, ASilentPredecessorIsReportedAndKilled) {
+  DetectorNode node(1, 3, NodeOptions());
+  FixedProbe probe(false);
+  node.Start(0);
+  Actions out = TickSilently(node, 0, kTimeout + 4 * kPeriod, probe);
+  ASSERT_EQ(Only<ReportFailure>(out).size(), 1u);
+  EXPECT_EQ(Only<ReportFailure>(out)[0], (ReportFailure{0, FailureSource::kHeartbeat}));
+  ASSERT_EQ(Only<KillRank>(out).size(), 1u);
+  EXPECT_EQ(Only<KillRank>(out)[0].rank, 0u);
+  EXPECT_EQ(node.suspicions(), 1u);
+  // The ring repaired itself: it now asks rank 2 to put here.
+  ASSERT_EQ(Only<SendObserveRequest>(out).size(), 1u);
+  EXPECT_EQ(Only<SendObserveRequest>(out)[0].to, 2u);
+}
+
+TEST(DetectorNodeTest, WithoutFailStopASuspectIsReportedButNotKilled) {
+  DetectorNode node(1, 3, NodeOptions(/*enforce_fail_stop=*/false));
+  FixedProbe probe(false);
+  node.Start(0);
+  Actions out = TickSilently(node, 0, kTimeout + 4 * kPeriod, probe);
+  EXPECT_EQ(Only<ReportFailure>(out).size(), 1u);
+  EXPECT_TRUE(Only<KillRank>(out).empty());
+}
+
+TEST(DetectorNodeTest, ATransportAccusationTellsTheAccusedFirstKillsItAndBroadcasts) {
+  DetectorNode node(0, 4, NodeOptions());
+  node.Start(0);
+  Actions out;
+  node.OnFailure(2, FailureSource::kTransport, /*while_leaving=*/false, 0, &out);
+  ASSERT_FALSE(out.empty());
+  // The accused is told before anything else: at n = 2 nobody else would tell it.
+  EXPECT_EQ(out[0], NodeAction(SendBroadcast{2, Failure(0, 2)}));
+  ASSERT_EQ(Only<KillRank>(out).size(), 1u);
+  EXPECT_EQ(Only<KillRank>(out)[0].rank, 2u);
+  // Delivered here and flooded to the live neighbours (1 and 3; never to 2 again).
+  ASSERT_EQ(Only<DeliverBroadcast>(out).size(), 1u);
+  std::vector<Rank> flooded;
+  for (const SendBroadcast& send : Only<SendBroadcast>(out)) {
+    if (send.to != 2) flooded.push_back(send.to);
+  }
+  std::sort(flooded.begin(), flooded.end());
+  EXPECT_EQ(flooded, (std::vector<Rank>{1, 3}));
+  EXPECT_TRUE(node.broadcast().failed().Contains(2));
+}
+
+TEST(DetectorNodeTest, ProvenDeathsAreNeitherToldNorKilledButStillBroadcast) {
+  for (FailureSource source : {FailureSource::kLauncher, FailureSource::kProcessExit,
+                               FailureSource::kHeartbeat, FailureSource::kStartup}) {
+    DetectorNode node(0, 4, NodeOptions());
+    node.Start(0);
+    Actions out;
+    node.OnFailure(2, source, false, 0, &out);
+    EXPECT_TRUE(Only<KillRank>(out).empty()) << FailureSourceName(source);
+    for (const SendBroadcast& send : Only<SendBroadcast>(out)) {
+      EXPECT_NE(send.to, 2u) << FailureSourceName(source);
+    }
+    EXPECT_EQ(Only<DeliverBroadcast>(out).size(), 1u) << FailureSourceName(source);
+  }
+}
+
+TEST(DetectorNodeTest, PropagatedNewsIsNotBroadcastAgain) {
+  DetectorNode node(0, 4, NodeOptions());
+  node.Start(0);
+  Actions out;
+  node.OnFailure(2, FailureSource::kPropagated, false, 0, &out);
+  EXPECT_TRUE(Only<DeliverBroadcast>(out).empty());
+  EXPECT_TRUE(Only<KillRank>(out).empty());
+  EXPECT_TRUE(node.broadcast().failed().Contains(2));
+}
+
+TEST(DetectorNodeTest, NewsLearnedWhileLeavingIsNeitherActedOnNorSpread) {
+  DetectorNode node(0, 4, NodeOptions());
+  node.Start(0);
+  Actions out;
+  node.OnFailure(2, FailureSource::kTransport, /*while_leaving=*/true, 0, &out);
+  EXPECT_TRUE(Only<KillRank>(out).empty());
+  EXPECT_TRUE(Only<DeliverBroadcast>(out).empty());
+  for (const SendBroadcast& send : Only<SendBroadcast>(out)) {
+    EXPECT_NE(send.message.subject, 2u) << "a leaving process spread its own closing endpoints";
+  }
+  // Its own view stays consistent.
+  EXPECT_TRUE(node.broadcast().failed().Contains(2));
+  EXPECT_TRUE(node.ring()->failed().Contains(2));
+}
+
+TEST(DetectorNodeTest, ADeliveredFailureIsReportedAsPropagated) {
+  DetectorNode node(0, 4, NodeOptions());
+  node.Start(0);
+  Actions out;
+  node.OnBroadcastMessage(1, Failure(1, 3), &out);
+  ASSERT_EQ(Only<ReportFailure>(out).size(), 1u);
+  EXPECT_EQ(Only<ReportFailure>(out)[0], (ReportFailure{3, FailureSource::kPropagated}));
+  EXPECT_TRUE(Only<EndSelf>(out).empty());
+}
+
+TEST(DetectorNodeTest, NewsOfItsOwnFailureEndsTheProcessUnlessItIsLeaving) {
+  DetectorNode node(2, 4, NodeOptions());
+  node.Start(0);
+  Actions out;
+  node.OnBroadcastMessage(1, Failure(1, 2), &out);
+  ASSERT_EQ(Only<EndSelf>(out).size(), 1u);
+  EXPECT_EQ(Only<EndSelf>(out)[0].by, 1u);
+  EXPECT_TRUE(Only<ReportFailure>(out).empty());
+
+  DetectorNode leaving(2, 4, NodeOptions());
+  leaving.Start(0);
+  leaving.SetLeaving();
+  out.clear();
+  leaving.OnBroadcastMessage(1, Failure(1, 2), &out);
+  EXPECT_TRUE(Only<EndSelf>(out).empty());
+}
+
+TEST(DetectorNodeTest, ARevocationIsDeliveredOnlyToTheLayerAbove) {
+  DetectorNode node(0, 4, NodeOptions());
+  node.Start(0);
+  Actions out;
+  const BroadcastMessage revoke{
+      .kind = BroadcastKind::kRevoke, .context = 7, .epoch = 1, .origin = 1, .subject = 0};
+  node.OnBroadcastMessage(1, revoke, &out);
+  ASSERT_EQ(Only<DeliverBroadcast>(out).size(), 1u);
+  EXPECT_EQ(Only<DeliverBroadcast>(out)[0].message.context, 7u);
+  EXPECT_TRUE(Only<ReportFailure>(out).empty());
+  EXPECT_TRUE(Only<EndSelf>(out).empty());
+}
+
+TEST(DetectorNodeTest, AFarewellWordIsNeverTakenForSilence) {
+  DetectorNode node(1, 3, NodeOptions());
+  FixedProbe probe(false);
+  node.Start(0);
+  const uint64_t farewell = EncodeHeartbeatWord(0, DetectorNode::kFarewellCounter);
+  Actions out;
+  for (int64_t t = 0; t <= 20 * kTimeout; t += kPeriod) node.OnTimer(t, farewell, probe, &out);
+  EXPECT_TRUE(Only<ReportFailure>(out).empty());
+  EXPECT_EQ(probe.asked(), 0);
+  // Another process's farewell is not its observed process's.
+  EXPECT_EQ(node.FarewellWord(), EncodeHeartbeatWord(1, DetectorNode::kFarewellCounter));
+}
+
+TEST(DetectorNodeTest, AStarvedPeerIsExcusedForTenTimeoutsThenSuspected) {
+  DetectorNode node(1, 3, NodeOptions());
+  FixedProbe probe(true);
+  node.Start(0);
+  const int64_t limit = DetectorNode::kMaxStarvedTimeouts * kTimeout;
+  Actions out = TickSilently(node, 0, limit - kPeriod, probe);
+  EXPECT_TRUE(Only<ReportFailure>(out).empty()) << "suspected while still starved";
+  EXPECT_GT(node.starved_ticks(), 0u);
+  out = TickSilently(node, limit, limit + 2 * kTimeout, probe);
+  ASSERT_EQ(Only<ReportFailure>(out).size(), 1u);
+  EXPECT_EQ(Only<ReportFailure>(out)[0].rank, 0u);
+}
+
+TEST(DetectorNodeTest, AStoppedPeerIsNotExcused) {
+  DetectorNode node(1, 3, NodeOptions());
+  FixedProbe probe(false);
+  node.Start(0);
+  Actions out = TickSilently(node, 0, kTimeout + 4 * kPeriod, probe);
+  EXPECT_EQ(Only<ReportFailure>(out).size(), 1u);
+  EXPECT_GT(probe.asked(), 0);
+  EXPECT_EQ(node.starved_ticks(), 0u);
+}
+
+}  // namespace
+}  // namespace rft::detector
