@@ -46,6 +46,9 @@ inline std::vector<char> TestBytes(size_t size, uint32_t seed) {
 // arguments and malformed input (dataplane_rules.cc). n = 1 (to itself) or more (each rank
 // with its ring neighbours).
 int Rules(transport::Bootstrap& job, transport::DataPlane& plane);
+// Revocation of a context (dataplane_revocation.cc): what was pending completes with
+// RFT_ERR_REVOKED, what arrived is discarded, new operations are refused, a new epoch lives.
+int Revocation(transport::Bootstrap& job, transport::DataPlane& plane);
 
 }  // namespace rft::testing
 

@@ -470,6 +470,7 @@ int Rules(transport::Bootstrap& job, DataPlane& plane) {
   if (plane.UsesCmaWith(job.rank())) {
     if (int rc = CmaInput(plane, job.job_token())) return rc;
   }
+  if (int rc = Revocation(job, plane)) return rc;
   std::printf("rules ok n=%u eager_limit=%zu rendezvous=%s\n", n, plane.options().eager_limit,
               plane.UsesCmaWith(ring.next) ? "cma" : "ucx");
   return 0;

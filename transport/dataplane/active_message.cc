@@ -85,6 +85,11 @@ DataPlane::Context* DataPlane::ContextForArrival(const WireHeader& header) {
     drops_.Record(DecodeError::kStaleEpoch);
     return nullptr;
   }
+  if (context->revoked) [[unlikely]] {
+    // Returning UCS_OK drops it (and releases a UCX rendezvous); a same-node sender is told.
+    drops_.Record(DecodeError::kRevoked);
+    return nullptr;
+  }
   return context;
 }
 

@@ -195,7 +195,7 @@ Status DataPlane::Probe(Rank source, int32_t tag, uint32_t context_id, MessageSt
   RFT_RETURN_IF_ERROR(WaitUntil(
       [&] {
         return FindArrived(source, tag, context_id) != nullptr ||
-               (source != kAnySource && endpoints_->failed(source));
+               (source != kAnySource && endpoints_->failed(source)) || IsRevoked(context_id);
       },
       deadline, "probe"));
   bool found = false;

@@ -75,7 +75,7 @@ Status DataPlane::Start() {
 
 DataPlane::~DataPlane() {
   if (endpoints_ != nullptr) {
-    ProcessFailureReports();
+    ProcessNotices();
     // Operations still running reference requests and user buffers: cancel them and let UCX
     // call back before the endpoints go.
     for (Rank r = 0; r < size_; ++r) {
@@ -216,6 +216,7 @@ StatusOr<DataPlane::Context*> DataPlane::GetContext(uint32_t context_id) {
 Status DataPlane::SetContextEpoch(uint32_t context_id, uint32_t epoch) {
   auto context = GetContext(context_id);
   if (!context.ok()) return context.status();
+  if (epoch > (*context)->epoch) (*context)->revoked = false;  // a new life
   (*context)->epoch = epoch;
   return Status::Ok();
 }
@@ -250,7 +251,7 @@ void DataPlane::UnlinkFromPeer(Request* request) {
 
 void DataPlane::Complete(Request* request, rft_error_t error) {
   UnlinkFromPeer(request);
-  request->status.error = error;
+  request->status.error = request->revoked && error == RFT_SUCCESS ? RFT_ERR_REVOKED : error;
   request->complete = true;
 }
 
@@ -273,6 +274,10 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
   request->status.tag = tag;
   request->status.count = bytes;
   request->status.message_length = bytes;
+  if (context->revoked) [[unlikely]] {
+    Complete(request, RFT_ERR_REVOKED);
+    return Status::Ok();  // the request carries the error, as for a failed peer
+  }
 
   auto ep = endpoints_->Get(dest);
   if (!ep.ok()) {
@@ -348,6 +353,10 @@ Status DataPlane::Irecv(void* buffer, size_t capacity, Rank source, int32_t tag,
   *out = request;
   request->posted.source = source;
   request->posted.tag = tag;
+  if (context->revoked) [[unlikely]] {
+    CompleteReceive(request, source, tag, RFT_ERR_REVOKED);
+    return Status::Ok();
+  }
   if (UnexpectedMessage* node = context->queue.MatchPosted(source, tag)) {
     DeliverUnexpected(request, static_cast<Unexpected*>(node->owner));
     return Status::Ok();
@@ -394,6 +403,9 @@ Status DataPlane::Iprobe(Rank source, int32_t tag, uint32_t context_id, bool* fo
                          MessageStatus* status) {
   RFT_RETURN_IF_ERROR(CheckSourceAndTag("probe", source, tag));
   Progress();
+  if (IsRevoked(context_id)) [[unlikely]] {
+    return RevokedError("probe in context " + std::to_string(context_id) + ": it is revoked");
+  }
   const UnexpectedMessage* node = FindArrived(source, tag, context_id);
   *found = node != nullptr;
   if (node != nullptr && status != nullptr) {
@@ -413,7 +425,8 @@ Status DataPlane::Send(const void* buffer, size_t bytes, Rank dest, int32_t tag,
   const Context* context = FindContext(context_id);
   const ucp_ep_h ep = endpoints_->Connected(dest);
   if (bytes <= kInlinePayloadMax && bytes <= options_.eager_limit && tag >= 0 &&
-      context != nullptr && ep != nullptr && (buffer != nullptr || bytes == 0)) [[likely]] {
+      context != nullptr && !context->revoked && ep != nullptr && (buffer != nullptr || bytes == 0))
+      [[likely]] {
     alignas(8) std::array<std::byte, kWireHeaderSize + kInlinePayloadMax> message;
     EncodeDataHeader(*context, context_id, tag, MessageType::kEager, bytes,
                      std::span<std::byte, kWireHeaderSize>(message.data(), kWireHeaderSize));
@@ -448,7 +461,7 @@ unsigned DataPlane::Progress() {
   // One pass, not UcxWorker::Progress()'s drain: a wait checks its request after every pass,
   // and the drain's extra empty pass was measurable in the 8-byte latency.
   const unsigned events = ucp_worker_progress(worker_->get());
-  if (reports_.HasItems()) ProcessFailureReports();
+  if (reports_.HasItems()) ProcessNotices();
   return events;
 }
 
@@ -461,7 +474,9 @@ Status DataPlane::Idle(int timeout_ms) {
 
 // ---- Failure completion ----
 
-void DataPlane::ReportPeerFailed(Rank rank) { reports_.Push(rank); }
+void DataPlane::ReportPeerFailed(Rank rank) {
+  reports_.Push({.kind = Notice::Kind::kPeerFailed, .id = rank, .epoch = 0});
+}
 
 void DataPlane::OnPeerFailed(Rank rank, const Status& why) {
   // Inside UCX progress: record only; Progress() completes the operations afterwards.
@@ -469,12 +484,17 @@ void DataPlane::OnPeerFailed(Rank rank, const Status& why) {
   Discovered(rank);
 }
 
-void DataPlane::ProcessFailureReports() {
+void DataPlane::ProcessNotices() {
   if (failing_peer_) return;  // FailPeer progresses UCX; the outer call drains the rest
-  std::vector<Rank> ranks;
+  std::vector<Notice> notices;
   while (reports_.HasItems()) {
-    reports_.Drain(&ranks);
-    for (Rank rank : ranks) {
+    reports_.Drain(&notices);
+    for (const Notice& notice : notices) {
+      if (notice.kind == Notice::Kind::kContextRevoked) {
+        RevokeContext(notice.id, notice.epoch);
+        continue;
+      }
+      const Rank rank = notice.id;
       if (rank < size_ && rank != rank_ && !failure_completed_[rank]) FailPeer(rank);
     }
   }

@@ -17,9 +17,12 @@
 // already arrived stay receivable; ANY_SOURCE receives stay posted, and failure_epoch() moves so
 // the API layer can apply the PROC_FAILED_PENDING rule.
 //
-// Threading: one thread (the data-plane thread) calls everything except ReportPeerFailed,
-// which any thread may call. The fast path takes no lock and allocates nothing: requests,
-// unexpected-message records and copy buffers come from pools.
+// Revocation (ULFM): a revoked context completes what was pending in it with RFT_ERR_REVOKED,
+// discards what arrived for it, and refuses what comes (ReportContextRevoked).
+//
+// Threading: one thread (the data-plane thread) calls everything except ReportPeerFailed and
+// ReportContextRevoked, which any thread may call. The fast path takes no lock and allocates
+// nothing: requests, unexpected-message records and copy buffers come from pools.
 #ifndef RFT_TRANSPORT_DATAPLANE_DATA_PLANE_H_
 #define RFT_TRANSPORT_DATAPLANE_DATA_PLANE_H_
 
@@ -155,8 +158,23 @@ class DataPlane : private ucx::PeerFailureSink {
   const RankSet& failed_ranks() const { return endpoints_->failed_ranks(); }
 
   // Messages of `context_id` with an older epoch are dropped from now on (the API layer's
-  // revoke and reuse of context ids); outgoing messages carry `epoch`.
+  // reuse of context ids); outgoing messages carry `epoch`. A higher epoch starts a new life of
+  // the context, not revoked.
   Status SetContextEpoch(uint32_t context_id, uint32_t epoch);
+  // `context_id` at `epoch` is revoked (the API layer's revoke service heard it from the
+  // reliable broadcast). At the next Progress(), on the data-plane thread: every receive posted
+  // in it completes with RFT_ERR_REVOKED; the messages that arrived for it and were not received
+  // are discarded (a same-node sender is told, a UCX rendezvous released); sends still pending
+  // in it complete with RFT_ERR_REVOKED once the transport let go of their buffers; from then on
+  // new operations in it complete with RFT_ERR_REVOKED, probes return it, and arrivals are
+  // dropped (counted as `revoked`). A revocation of an epoch older than the context's is
+  // ignored. Any thread; idempotent; wakes a blocked wait.
+  void ReportContextRevoked(uint32_t context_id, uint32_t epoch);
+  // Whether a revocation of `context_id`'s current epoch has been processed. Data-plane thread.
+  bool IsRevoked(uint32_t context_id) const {
+    const Context* context = FindContext(context_id);
+    return context != nullptr && context->revoked;
+  }
   // Whether an ANY_SOURCE receive is posted in `context_id` (the PROC_FAILED_PENDING check).
   bool HasAnySourceReceive(uint32_t context_id) const;
 
@@ -202,6 +220,14 @@ class DataPlane : private ucx::PeerFailureSink {
   struct Context {
     MatchingQueue queue;
     uint32_t epoch = 0;
+    bool revoked = false;  // this epoch of the context is revoked
+  };
+  // What other threads hand the data-plane thread, in order.
+  struct Notice {
+    enum class Kind : uint8_t { kPeerFailed, kContextRevoked };
+    Kind kind = Kind::kPeerFailed;
+    uint32_t id = 0;     // the failed rank, or the revoked context
+    uint32_t epoch = 0;  // kContextRevoked: the epoch revoked
   };
   DataPlane(Bootstrap* job, const Options& options);
   Status Start();
@@ -304,8 +330,11 @@ class DataPlane : private ucx::PeerFailureSink {
     }
   }
   void OnPeerFailed(Rank rank, const Status& why) override;
-  void ProcessFailureReports();
+  // Failures and revocations handed over by other threads (and UCX callbacks), in order.
+  void ProcessNotices();
   void FailPeer(Rank rank);
+  // Revocation (revocation.cc).
+  void RevokeContext(uint32_t context_id, uint32_t epoch);
 
   // Waits until `ready()` or the deadline; progresses (and sleeps in block mode) meanwhile.
   template <class Ready>
@@ -339,10 +368,10 @@ class DataPlane : private ucx::PeerFailureSink {
   DropCounters drops_;
   uint64_t failure_epoch_ = 0;
 
-  // Failure reports from any thread (the registry's listeners) and from UCX callbacks; the
-  // data-plane thread drains them in Progress(). Only its flag is read on the fast path; its
-  // eventfd wakes Idle().
-  WakeQueue<Rank> reports_;
+  // Failure reports and revocations from any thread (the registry's listeners, the revoke
+  // service) and from UCX callbacks; the data-plane thread drains them in Progress(). Only its
+  // flag is read on the fast path; its eventfd wakes Idle().
+  WakeQueue<Notice> reports_;
   bool failing_peer_ = false;  // inside FailPeer (re-entrancy from UCX callbacks)
   // How long FailPeer holds back an operation UCX still runs, waiting for UCX's callback.
   static constexpr std::chrono::milliseconds kUcxReleaseBound{500};

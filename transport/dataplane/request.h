@@ -65,6 +65,9 @@ struct Request {
   // number, which tells this use of the request from earlier ones).
   bool awaiting_cma_done = false;
   uint64_t cma_sequence = 0;
+  // A send still pending when its context was revoked: it completes with RFT_ERR_REVOKED once
+  // the transport let go of its buffer (the receiver discards it, or had taken it).
+  bool revoked = false;
   MessageStatus status;
   // What a send hands UCX must stay valid until UCX completes the send (UCX 1.13 has no
   // copy-header flag), so it lives here: the header alone (it travels as the AM header), or

@@ -40,6 +40,8 @@ const char* DecodeErrorName(DecodeError error) {
       return "stale epoch";
     case DecodeError::kBadPayload:
       return "bad payload";
+    case DecodeError::kRevoked:
+      return "revoked";
     case DecodeError::kCount:
       break;
   }

@@ -83,6 +83,7 @@ enum class DecodeError : uint8_t {
   kUnknownContext,  // context id beyond the receiver's context table
   kStaleEpoch,      // older than the receiver's epoch of that context (revoked traffic)
   kBadPayload,      // a type whose payload the receiver cannot use (e.g. a short descriptor)
+  kRevoked,         // for a context the receiver has revoked
   kCount,
 };
 
