@@ -405,11 +405,12 @@ bool ControlPlane::Starved(Rank rank) {
 
 bool ControlPlane::PutHeartbeat(Rank observer, uint64_t word) {
   if (observer >= size_ || endpoints_ == nullptr) return true;
-  // A departed observer reads no more heartbeats, and its endpoint may be closed: its end
-  // raised a transport error here, which the registry ignored (it had departed) but the
-  // endpoint table did not. A put through a closed endpoint crashed in UCX (seen in a soak).
-  if (registry_->IsFailed(observer) || registry_->IsDeparted(observer) ||
-      endpoints_->failed_ranks().Contains(observer)) {
+  // The endpoint table may hold a peer failed that the registry does not: a departed peer's end
+  // raised a transport error here, which the registry ignored. Its endpoint is closed (or about
+  // to be), and a put through it crashed in UCX (seen in a soak). A departed observer whose
+  // endpoint is fine still gets its puts: until its own end it still checks them, and silence
+  // would make it suspect this process.
+  if (registry_->IsFailed(observer) || endpoints_->failed_ranks().Contains(observer)) {
     remote_[observer].reset();
     return true;
   }
