@@ -53,12 +53,15 @@ Status Runtime::Build(const Options& options) {
   // dispatched before the subscription: handed over now. Reports are idempotent, so one that
   // came through both ways is harmless.
   for (const FailureRecord& record : registry_->Records()) plane->ReportPeerFailed(record.rank);
+  // Revocations reach the data plane from the control thread, through the same queue.
+  RFT_ASSIGN_OR_RETURN(revoke_, RevokeService::Create(control_.get(), plane));
   return Status::Ok();
 }
 
 void Runtime::Close() {
   // Before the data plane closes its endpoints: the others must not take that for a failure.
   if (control_ != nullptr) control_->AnnounceDeparture();
+  revoke_.reset();
   to_plane_.Reset();
   plane_.reset();
   control_.reset();

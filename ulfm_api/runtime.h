@@ -10,6 +10,8 @@
 // - The data plane hears of every failure the registry records, including those recorded
 //   while it was still being built, and completes what depended on the failed rank.
 // - The launcher's termination events have one subscriber, the control plane.
+// - Revocations delivered by the control plane's reliable broadcast reach the data plane
+//   (RevokeService), through the same queued hand-off as failures.
 // - At the end, this process first tells its peers it ends cleanly, then closes the data plane,
 //   then the control plane, so its closing endpoints are never taken for a failure.
 #ifndef RFT_ULFM_API_RUNTIME_H_
@@ -22,6 +24,7 @@
 #include "detector/failure_registry.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/dataplane/data_plane.h"
+#include "ulfm_api/revoke_service.h"
 
 namespace rft::api {
 
@@ -58,6 +61,7 @@ class Runtime {
   detector::FailureRegistry& registry() { return *registry_; }
   detector::ControlPlane& control() { return *control_; }
   transport::DataPlane& plane() { return *plane_; }
+  RevokeService& revoke() { return *revoke_; }
 
  private:
   Runtime() = default;
@@ -70,6 +74,7 @@ class Runtime {
   std::unique_ptr<transport::DataPlane> plane_;
   // The registry's calls into the data plane: ends before the data plane does.
   detector::Subscription to_plane_;
+  std::unique_ptr<RevokeService> revoke_;  // hosted on control_, feeds plane_: ends first
 };
 
 }  // namespace rft::api

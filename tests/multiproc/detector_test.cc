@@ -134,6 +134,16 @@ TEST(DetectorTest, AHostedServiceGetsItsMessagesBroadcastsAndTimers) {
   EXPECT_EQ(CountLines(r.output, "FAILED"), 0) << r.Report();
 }
 
+// Revocation is not collective: one rank revokes, every rank's pending receive ends REVOKED.
+TEST(DetectorTest, ARevocationFromOneRankReachesEveryRank) {
+  for (const auto& [n, origin] : {std::pair{1, 0}, std::pair{3, 2}, std::pair{4, 0}}) {
+    const auto r = RunWorker(n, {"revoke", "--origin", std::to_string(origin)}, kTolerant);
+    ASSERT_EQ(r.exit_status, 0) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "revoke ok"), n) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "FAILED"), 0) << r.Report();
+  }
+}
+
 TEST(DetectorTest, NoFaultNoSuspicion) {
   const auto r = RunWorker(4, {"quiet", "--seconds", "1"}, kTolerant);
   ASSERT_EQ(r.exit_status, 0) << r.Report();

@@ -10,7 +10,9 @@
 //   services     a service hosted beside the detector gets its messages (sent from posted
 //                work), its broadcasts and its timers on the control thread; another service's
 //                messages are dropped and counted; hosting is refused twice or for the detector,
-//                and a service hosted late gets what it missed.
+//                and a service hosted late gets what it missed. (The control plane alone.)
+//   revoke --origin R   rank R revokes a context in which every rank waits in a receive: each
+//                receive ends REVOKED, and the revocation was delivered once everywhere.
 #include <signal.h>
 #include <unistd.h>
 
@@ -297,6 +299,34 @@ int Services(Bootstrap& job, ControlPlane& control) {
   return 0;
 }
 
+// Revocation across the job: every rank waits in a receive nobody will match; `origin` revokes
+// the context (twice: idempotent); every receive completes with REVOKED, the revocation was
+// delivered once everywhere, and new operations in the context are refused.
+int Revoke(Bootstrap& job, DataPlane& plane, api::RevokeService& revoke, Rank origin) {
+  constexpr uint32_t kRevokedContext = 11;
+  const Rank me = job.rank();
+  const Rank n = job.size();
+  CHECK(origin < n, "origin " << origin << " of " << n);
+  char in[8];
+  transport::Request* pending = nullptr;
+  CHECK_OK(plane.Irecv(in, sizeof(in), (me + n - 1) % n, 1, kRevokedContext, &pending));
+  CHECK_OK(job.Fence(false));
+  const int64_t start = MonotonicNanos();
+  if (me == origin) {
+    CHECK_OK(revoke.Revoke(kRevokedContext, 0));
+    CHECK_OK(revoke.Revoke(kRevokedContext, 0));
+  }
+  const Status waited = plane.Wait(&pending, nullptr, Deadline::After(std::chrono::seconds(20)));
+  CHECK(waited.code() == RFT_ERR_REVOKED, "pending receive: " << waited.ToString());
+  const double us = static_cast<double>(MonotonicNanos() - start) / 1e3;
+  CHECK(revoke.delivered() == 1, revoke.delivered() << " deliveries of one revocation");
+  const Status refused = plane.Send(in, sizeof(in), (me + 1) % n, 2, kRevokedContext);
+  CHECK(refused.code() == RFT_ERR_REVOKED, "send after the revoke: " << refused.ToString());
+  CHECK_OK(job.Fence(false));
+  std::printf("revoke ok rank=%u us=%.1f\n", me, us);
+  return 0;
+}
+
 // Ranks end at different times: rank 0 right away, the others after talking among themselves
 // for a while (their transports see rank 0's endpoints close). Nobody records rank 0 failed.
 int Staggered(Bootstrap& job, FailureRegistry& registry, ControlPlane& control, DataPlane& plane) {
@@ -345,6 +375,19 @@ int Main(int argc, char** argv) {
     raise(startup_kill ? SIGKILL : SIGSTOP);
     for (;;) pause();
   }
+  if (mode == "services") {
+    // The control plane alone (the runtime hosts its own revoke service): every service id but
+    // the detector's is free for the test's.
+    auto options = ControlPlane::OptionsFromConfig();
+    CHECK_OK(options.status());
+    auto registry = FailureRegistry::Create(job.rank(), job.size());
+    CHECK_OK(registry.status());
+    auto control = ControlPlane::Create(&job, registry->get(), *options);
+    CHECK_OK(control.status());
+    const int rc = Services(job, **control);
+    (*control)->AnnounceDeparture();
+    return rc;
+  }
   auto options = api::Runtime::OptionsFromConfig(job);
   CHECK_OK(options.status());
   auto runtime = api::Runtime::Create(std::move(*init), *options);
@@ -358,8 +401,8 @@ int Main(int argc, char** argv) {
     rc = Fault(job, registry, control, plane, kind == "kill", std::atoi(argv[4]));
   } else if (mode == "accuse" && argc == 5 && std::string(argv[3]) == "--victim") {
     rc = Accuse(job, registry, std::atoi(argv[4]), argv[2]);
-  } else if (mode == "services") {
-    rc = Services(job, control);
+  } else if (mode == "revoke" && argc == 4 && std::string(argv[2]) == "--origin") {
+    rc = Revoke(job, plane, (*runtime)->revoke(), static_cast<Rank>(std::atoi(argv[3])));
   } else if (mode == "staggered") {
     rc = Staggered(job, registry, control, plane);
   } else if (startup) {
