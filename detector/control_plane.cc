@@ -326,7 +326,6 @@ void ControlPlane::HandleWork() {
     const auto& [record, while_leaving] = std::get<PendingFailure>(item);
     if (endpoints_ == nullptr) continue;  // torn down: nothing left to act with
     endpoints_->MarkFailed(record.rank);
-    remote_[record.rank].reset();  // before CloseFailed ends the endpoint it was attached to
     // A process on its way out sees its own endpoints close: what its sources say then is not
     // news, and acting on it would kill live peers. The node only keeps its view consistent.
     const size_t start = actions_.size();
@@ -334,8 +333,9 @@ void ControlPlane::HandleWork() {
     Execute(start);
   }
   if (endpoints_ == nullptr) return;
-  // The endpoint table also marks peers failed on its own (a transport error, even from a peer
-  // that departed cleanly): their heartbeat regions go before their endpoints close.
+  // Heartbeat regions go before the endpoints they were attached to close: those of the ranks
+  // just recorded, and of those the endpoint table marked failed on its own (a transport error,
+  // even from a peer that departed cleanly).
   for (Rank rank : endpoints_->failed_ranks()) {
     if (rank < remote_.size()) remote_[rank].reset();
   }
@@ -343,13 +343,14 @@ void ControlPlane::HandleWork() {
 }
 
 void ControlPlane::HandleTimer() {
-  if (!node_.started() || MonotonicNanos() < node_.next_timer_ns()) return;
+  const int64_t now = MonotonicNanos();
+  if (!node_.started() || now < node_.next_timer_ns()) return;
   // The slot is written by the observed process's puts: read it as an atomic word.
   const uint64_t word =
       std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(slots_->data() + kSlotOffset))
           .load(std::memory_order_acquire);
   const size_t start = actions_.size();
-  node_.OnTimer(MonotonicNanos(), word, *this, &actions_);
+  node_.OnTimer(now, word, *this, &actions_);
   Execute(start);
   late_ticks_.store(node_.late_ticks(), std::memory_order_relaxed);
   starved_ticks_.store(node_.starved_ticks(), std::memory_order_relaxed);

@@ -75,9 +75,10 @@ StatusOr<HostedService> ControlPlane::Host(ControlService service, ControlServic
                         " is already hosted");
       return;
     }
-    // What it missed (in key order), before anything new can reach it.
+    // What it missed (in key order), before anything new can reach it. Failures map to the
+    // detector's own id, which is never hosted.
     for (const BroadcastMessage& message : node_.broadcast().log()) {
-      if (message.kind != BroadcastKind::kFailure && ServiceOfBroadcast(message.kind) == service) {
+      if (ServiceOfBroadcast(message.kind) == service) {
         handler->OnBroadcastDelivered(message);
       }
     }
