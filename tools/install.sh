@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs rft: bin/rftrun, bin/rft_info, lib/librft.so, include/rft/..., lib/pkgconfig/rft.pc.
+# Installs rft: bin/rftrun, bin/rft_info, lib/librft.so, include/rft/{rft.h,rft.hpp,...},
+# lib/pkgconfig/rft.pc.
 #
 #   bazel run //:install -- --prefix=DIR
 #
@@ -38,9 +39,17 @@ copy() {  # MODE SOURCE DEST_FILE
 copy 755 "$runfiles/tools/rftrun/rftrun" "$prefix/bin/rftrun"
 copy 755 "$runfiles/tools/rft_info/rft_info" "$prefix/bin/rft_info"
 copy 755 "$runfiles/librft.so" "$prefix/lib/librft.so"
-for header in $(cd "$runfiles" && find -L base transport -name '*.h'); do
-  mkdir -p "$(dirname "$prefix/include/rft/$header")"
+# The public interface only: rft.h (C), rft.hpp (C++17) and the error classes they include, at
+# the paths they include each other by; <rft.h> and <rft.hpp> forward to them.
+rm -rf "$prefix/include/rft"
+mkdir -p "$prefix/include/rft/ulfm_api" "$prefix/include/rft/base"
+for header in ulfm_api/rft.h ulfm_api/rft.hpp base/error.h base/version.h; do
   copy 644 "$runfiles/$header" "$prefix/include/rft/$header"
+done
+for name in rft.h rft.hpp; do
+  printf '/* rft %s: forwards to the installed header. */\n#include "ulfm_api/%s"\n' \
+    "$version" "$name" > "$prefix/include/rft/$name"
+  chmod 644 "$prefix/include/rft/$name"
 done
 sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|${version:-0}|" "$runfiles/tools/rft.pc.in" \
   > "$prefix/lib/pkgconfig/rft.pc"

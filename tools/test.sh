@@ -22,7 +22,7 @@ total_failed=0
 
 # Formatting is part of the code standard (Google style, 100 columns: .clang-format).
 echo "=== clang-format --dry-run --Werror"
-mapfile -t sources < <(git ls-files '*.cc' '*.h' '*.c' 2>/dev/null || find . -name '*.cc' -o -name '*.h')
+mapfile -t sources < <(git ls-files '*.cc' '*.h' '*.c' '*.hpp' 2>/dev/null || find . -name '*.cc' -o -name '*.h')
 if clang-format --dry-run --Werror "${sources[@]}"; then
   echo "=== format: 1 passed, 0 failed (${#sources[@]} files)"
   total_passed=$((total_passed + 1))

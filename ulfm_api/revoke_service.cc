@@ -17,12 +17,12 @@ StatusOr<std::unique_ptr<RevokeService>> RevokeService::Create(detector::Control
 
 RevokeService::~RevokeService() { hosting_.Reset(); }
 
-Status RevokeService::Revoke(uint32_t context_id, uint32_t epoch) {
+Status RevokeService::Revoke(uint32_t context_id, uint32_t epoch, uint32_t owner) {
   const BroadcastMessage message{.kind = BroadcastKind::kRevoke,
                                  .context = context_id,
                                  .epoch = epoch,
                                  .origin = 0,
-                                 .subject = 0};
+                                 .subject = owner};
   detector::ControlPlane* control = control_;
   if (!control_->Post([control, message] { control->Broadcast(message); })) {
     return OtherError("revoke of context " + std::to_string(context_id) +
@@ -37,7 +37,10 @@ void RevokeService::OnControlMessage(Rank, uint8_t, std::span<const std::byte>) 
 
 void RevokeService::OnBroadcastDelivered(const BroadcastMessage& message) {
   delivered_.fetch_add(1, std::memory_order_relaxed);
-  plane_->ReportContextRevoked(message.context, message.epoch);
+  for (uint32_t i = 0; i < kContextsPerCommunicator; ++i) {
+    plane_->ReportContextRevoked(message.context + i, message.epoch,
+                                 static_cast<uint32_t>(message.subject));
+  }
 }
 
 }  // namespace rft::api

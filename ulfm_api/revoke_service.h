@@ -17,6 +17,7 @@
 #include "base/status.h"
 #include "detector/control_plane.h"
 #include "transport/dataplane/data_plane.h"
+#include "ulfm_api/context_ids.h"
 
 namespace rft::api {
 
@@ -31,10 +32,14 @@ class RevokeService final : private detector::ControlServiceHandler {
   RevokeService(const RevokeService&) = delete;
   RevokeService& operator=(const RevokeService&) = delete;
 
-  // Revokes `context_id` at `epoch` at every live process of the job. Any thread; returns once
+  // Revokes the communicator whose contexts start at `context_id` (kContextsPerCommunicator of
+  // them: its point-to-point and its collective context) at `epoch`, owned by `owner` (its lowest
+  // job rank: disjoint communicators may share contexts and epoch), at every live process of the
+  // job; each process's data plane applies it only to that communicator's life
+  // (DataPlane::ReportContextRevoked). Any thread; returns once
   // the flood is handed to the control thread (this process's data plane hears it at its
   // progress soon after, like every other). RFT_ERR_OTHER once the control plane has ended.
-  Status Revoke(uint32_t context_id, uint32_t epoch);
+  Status Revoke(uint32_t context_id, uint32_t epoch, uint32_t owner);
 
   // Revocations delivered here (once each), and control messages for the service dropped (it
   // expects none: everything it does travels by the broadcast). Any thread.

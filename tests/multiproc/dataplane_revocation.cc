@@ -124,6 +124,38 @@ int Revocation(transport::Bootstrap& job, DataPlane& plane) {
   CHECK(std::equal(small.begin(), small.end(), in.begin()), "epoch 1 delivered the wrong bytes");
   CHECK(!plane.IsRevoked(kRevoked), "a stale revocation revoked epoch 1");
   CHECK_OK(job.Fence(false));
+
+  // Lives are named by epoch and owner: another owner's revocation of the same context and
+  // epoch (a disjoint communicator sharing it) changes nothing; one of a life not started yet
+  // applies when it starts, and only to that life.
+  {
+    constexpr uint32_t kShared = kRevoked + 2;
+    constexpr uint32_t kAhead = kRevoked + 3;
+    CHECK_OK(plane.SetContextEpoch(kShared, 4, 1));
+    plane.ReportContextRevoked(kShared, 4, 2);
+    plane.ReportContextRevoked(kAhead, 6, 1);  // epoch 6 of owner 1: not started here
+    plane.ReportContextRevoked(kAhead, 7, 2);  // epoch 7 of owner 2: never started here
+    plane.Progress();
+    CHECK(!plane.IsRevoked(kShared), "another owner's revocation revoked context " << kShared);
+    CHECK(!plane.IsRevoked(kAhead), "a future life's revocation revoked the current one");
+    CHECK_OK(plane.SetContextEpoch(kAhead, 6, 1));
+    CHECK(plane.IsRevoked(kAhead), "a revocation that came first did not apply to its life");
+    CHECK_OK(plane.SetContextEpoch(kAhead, 7, 1));
+    CHECK(!plane.IsRevoked(kAhead), "owner 2's revocation applied to owner 1's epoch 7");
+  }
+
+  // A revoke notice from the predecessor (the data plane's fast path) ends a waiting receive.
+  if (n > 1) {
+    constexpr uint32_t kNotified = kRevoked + 1;
+    Request* waiting = nullptr;
+    CHECK_OK(plane.Irecv(in.data(), in.size(), prev, 9, kNotified, &waiting));
+    CHECK_OK(job.Fence(false));  // every receive is posted
+    plane.SendRevocation(next, kNotified, 0, 0);
+    const std::string outcome = ExpectCompletion(plane, &waiting, RFT_ERR_REVOKED);
+    CHECK(outcome.empty(), "a receive after a revoke notice: " << outcome);
+    CHECK(plane.IsRevoked(kNotified), "the notice did not revoke context " << kNotified);
+    CHECK_OK(job.Fence(false));
+  }
   CHECK(plane.requests_in_use() == requests_before,
         plane.requests_in_use() - requests_before << " requests leaked");
   return 0;

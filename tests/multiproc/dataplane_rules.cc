@@ -343,6 +343,43 @@ int MalformedInput(DataPlane& plane, uint32_t job_token) {
   return 0;
 }
 
+// A context id reused with a newer epoch: what its older life left unreceived is discarded
+// (never matched by the new life's receives); what the new life sent early stays receivable.
+int ReusedContext(DataPlane& plane, uint32_t job_token) {
+  constexpr uint32_t kReused = kContext + 3;
+  CHECK_OK(plane.SetContextEpoch(kReused, 2));
+  auto inject = [&](uint32_t epoch, std::byte value) {
+    WireHeader h;
+    h.source = plane.rank();
+    h.context_id = kReused;
+    h.epoch = epoch;
+    h.tag = 70;
+    h.length = 1;
+    h.job_token = job_token;
+    std::array<std::byte, transport::kWireHeaderSize> bytes;
+    transport::EncodeHeader(h, bytes);
+    const std::byte payload[1] = {value};
+    plane.InjectForTesting(bytes, payload);
+  };
+  inject(2, std::byte{2});  // the old life
+  inject(3, std::byte{3});  // the new life, early
+  inject(2, std::byte{2});
+  CHECK(plane.unexpected_count() >= 3, "the injected messages were not queued");
+  const uint64_t stale = plane.drops().count(DecodeError::kStaleEpoch);
+  CHECK_OK(plane.SetContextEpoch(kReused, 3));
+  CHECK(plane.drops().count(DecodeError::kStaleEpoch) == stale + 2,
+        "the old life's two messages were not discarded");
+  std::byte in[1] = {std::byte{0}};
+  MessageStatus status;
+  CHECK_OK(plane.Recv(in, 1, plane.rank(), 70, kReused, &status));
+  CHECK(in[0] == std::byte{3},
+        "received " << static_cast<int>(in[0]) << ", expected the new life's 3");
+  bool found = true;
+  CHECK_OK(plane.Iprobe(kAnySource, kAnyTag, kReused, &found, &status));
+  CHECK(!found, "a message of the old life is still receivable");
+  return 0;
+}
+
 // The same-node rendezvous' own messages fed to the receive path: malformed ones are dropped
 // and counted; a request naming memory that cannot be read fails the receive with a clear
 // error (and tells the "sender" so); a valid one is read, with truncation; a done message
@@ -467,6 +504,7 @@ int Rules(transport::Bootstrap& job, DataPlane& plane) {
   if (int rc = CompletionCalls(job, plane, ring)) return rc;
   if (int rc = DeadlinesAndArguments(plane)) return rc;
   if (int rc = MalformedInput(plane, job.job_token())) return rc;
+  if (int rc = ReusedContext(plane, job.job_token())) return rc;
   if (plane.UsesCmaWith(job.rank())) {
     if (int rc = CmaInput(plane, job.job_token())) return rc;
   }

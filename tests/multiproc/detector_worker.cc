@@ -313,8 +313,8 @@ int Revoke(Bootstrap& job, DataPlane& plane, api::RevokeService& revoke, Rank or
   CHECK_OK(job.Fence(false));
   const int64_t start = MonotonicNanos();
   if (me == origin) {
-    CHECK_OK(revoke.Revoke(kRevokedContext, 0));
-    CHECK_OK(revoke.Revoke(kRevokedContext, 0));
+    CHECK_OK(revoke.Revoke(kRevokedContext, 0, 0));
+    CHECK_OK(revoke.Revoke(kRevokedContext, 0, 0));
   }
   const Status waited = plane.Wait(&pending, nullptr, Deadline::After(std::chrono::seconds(20)));
   CHECK(waited.code() == RFT_ERR_REVOKED, "pending receive: " << waited.ToString());

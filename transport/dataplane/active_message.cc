@@ -50,6 +50,11 @@ ucs_status_t DataPlane::OnActiveMessage(void* arg, const void* header, size_t he
       case MessageType::kRendezvousDone:
         self->HandleCmaDone(decoded, bytes);
         break;
+      case MessageType::kRevoke:
+        // Handled at the next Progress, through the queue the control plane's delivery uses.
+        self->ReportContextRevoked(decoded.context_id, decoded.epoch,
+                                   static_cast<uint32_t>(decoded.tag));
+        break;
       default:
         self->drops_.Record(DecodeError::kUnknownType);  // not a type the data id carries
         break;
@@ -117,6 +122,7 @@ ucs_status_t DataPlane::HandleMessage(Context* context, const WireHeader& header
   message->node.source = source;
   message->node.tag = header.tag;
   message->length = length;
+  message->epoch = header.epoch;
   ucs_status_t result = UCS_OK;
   if (cma != nullptr) {
     message->storage = Unexpected::Storage::kCma;  // nothing held: the data waits at the sender

@@ -213,11 +213,32 @@ StatusOr<DataPlane::Context*> DataPlane::GetContext(uint32_t context_id) {
   return contexts_[context_id].get();
 }
 
-Status DataPlane::SetContextEpoch(uint32_t context_id, uint32_t epoch) {
+Status DataPlane::SetContextEpoch(uint32_t context_id, uint32_t epoch, uint32_t owner) {
   auto context = GetContext(context_id);
   if (!context.ok()) return context.status();
-  if (epoch > (*context)->epoch) (*context)->revoked = false;  // a new life
-  (*context)->epoch = epoch;
+  Context* found = *context;
+  if (epoch > found->epoch) {
+    found->revoked = false;  // a new life
+    // What the old life left unreceived must not match the new life's receives.
+    found->queue.RemoveUnexpectedIf(
+        [epoch](const UnexpectedMessage* node) {
+          return static_cast<const Unexpected*>(node->owner)->epoch < epoch;
+        },
+        [this](UnexpectedMessage* node) {
+          drops_.Record(DecodeError::kStaleEpoch);
+          ReleaseUnexpected(static_cast<Unexpected*>(node->owner));
+        });
+  }
+  found->epoch = epoch;
+  found->owner = owner;
+  // A revocation of this life that came before it started applies now; older ones never will.
+  bool revoked_early = false;
+  std::erase_if(future_revocations_, [&](const FutureRevocation& r) {
+    if (r.context_id != context_id || r.epoch > epoch) return false;
+    revoked_early = revoked_early || (r.epoch == epoch && r.owner == owner);
+    return true;
+  });
+  if (revoked_early && !found->revoked) RevokeLife(context_id, found);
   return Status::Ok();
 }
 
@@ -361,7 +382,13 @@ Status DataPlane::Irecv(void* buffer, size_t capacity, Rank source, int32_t tag,
     DeliverUnexpected(request, static_cast<Unexpected*>(node->owner));
     return Status::Ok();
   }
-  if (source != kAnySource && endpoints_->failed(source)) {
+  if (source != kAnySource && endpoints_->failed(source)) [[unlikely]] {
+    // A message the peer sent before it died may still wait in the transport.
+    DrainTransport();
+    if (UnexpectedMessage* node = context->queue.MatchPosted(source, tag)) {
+      DeliverUnexpected(request, static_cast<Unexpected*>(node->owner));
+      return Status::Ok();
+    }
     CompleteReceive(request, source, tag, RFT_ERR_PROC_FAILED);  // nothing came, none will
     return Status::Ok();
   }
@@ -484,6 +511,11 @@ void DataPlane::OnPeerFailed(Rank rank, const Status& why) {
   Discovered(rank);
 }
 
+void DataPlane::DrainTransport() {
+  for (int pass = 0; pass < kDrainPasses && ucp_worker_progress(worker_->get()) > 0; ++pass) {
+  }
+}
+
 void DataPlane::ProcessNotices() {
   if (failing_peer_) return;  // FailPeer progresses UCX; the outer call drains the rest
   std::vector<Notice> notices;
@@ -491,11 +523,16 @@ void DataPlane::ProcessNotices() {
     reports_.Drain(&notices);
     for (const Notice& notice : notices) {
       if (notice.kind == Notice::Kind::kContextRevoked) {
-        RevokeContext(notice.id, notice.epoch);
+        RevokeContext(notice.id, notice.epoch, notice.owner);
         continue;
       }
       const Rank rank = notice.id;
-      if (rank < size_ && rank != rank_ && !failure_completed_[rank]) FailPeer(rank);
+      if (rank < size_ && rank != rank_ && !failure_completed_[rank]) {
+        // What the peer sent before it died may still wait in the transport: received first,
+        // so it is delivered rather than failed.
+        DrainTransport();
+        FailPeer(rank);
+      }
     }
   }
 }

@@ -157,19 +157,33 @@ class DataPlane : private ucx::PeerFailureSink {
   uint64_t failure_epoch() const { return failure_epoch_; }
   const RankSet& failed_ranks() const { return endpoints_->failed_ranks(); }
 
-  // Messages of `context_id` with an older epoch are dropped from now on (the API layer's
-  // reuse of context ids); outgoing messages carry `epoch`. A higher epoch starts a new life of
-  // the context, not revoked.
-  Status SetContextEpoch(uint32_t context_id, uint32_t epoch);
-  // `context_id` at `epoch` is revoked (the API layer's revoke service heard it from the
-  // reliable broadcast). At the next Progress(), on the data-plane thread: every receive posted
-  // in it completes with RFT_ERR_REVOKED; the messages that arrived for it and were not received
-  // are discarded (a same-node sender is told, a UCX rendezvous released); sends still pending
-  // in it complete with RFT_ERR_REVOKED once the transport let go of their buffers; from then on
-  // new operations in it complete with RFT_ERR_REVOKED, probes return it, and arrivals are
-  // dropped (counted as `revoked`). A revocation of an epoch older than the context's is
-  // ignored. Any thread; idempotent; wakes a blocked wait.
-  void ReportContextRevoked(uint32_t context_id, uint32_t epoch);
+  // A context's life: its epoch and its owner. Contexts are reused (the API layer gives a
+  // communicator's pair of contexts back when it is freed, and disjoint communicators may use
+  // the same pair at once); the epoch tells the lives of one context at a process apart, and the
+  // owner (the API's lowest job rank of the communicator) tells apart the lives of disjoint
+  // communicators that share a context and an epoch, for revocations, which reach every process.
+  //
+  // Messages of `context_id` with an older epoch are dropped from now on, also those that
+  // arrived already and were not received; outgoing messages carry `epoch`. A higher epoch
+  // starts a new life of the context, not revoked unless its revocation came first; messages of
+  // that life that arrived before this call stay receivable.
+  Status SetContextEpoch(uint32_t context_id, uint32_t epoch, uint32_t owner = 0);
+  // The life (`context_id`, `epoch`, `owner`) is revoked (the API layer's revoke service heard
+  // it from the reliable broadcast, or a revoke notice came). At the next Progress(), on the
+  // data-plane thread, when it is the context's current life: every receive posted in it
+  // completes with RFT_ERR_REVOKED; the messages that arrived for it and were not received are
+  // discarded (a same-node sender is told, a UCX rendezvous released); sends still pending in it
+  // complete with RFT_ERR_REVOKED once the transport let go of their buffers; from then on new
+  // operations in it complete with RFT_ERR_REVOKED, probes return it, and arrivals are dropped
+  // (counted as `revoked`). A revocation of a newer life is kept and applies when
+  // SetContextEpoch starts that life; one of an older life, or of another owner's, is ignored.
+  // Any thread; idempotent; wakes a blocked wait.
+  void ReportContextRevoked(uint32_t context_id, uint32_t epoch, uint32_t owner = 0);
+  // Tells `peer` at once that the life (`context_id`, `epoch`, `owner`) is revoked (a revoke
+  // notice, handled there as ReportContextRevoked): the fast path beside the control plane's
+  // reliable flood, which alone guarantees delivery. Nothing is sent to a failed peer or after
+  // Close. Data-plane thread.
+  void SendRevocation(Rank peer, uint32_t context_id, uint32_t epoch, uint32_t owner);
   // Whether a revocation of `context_id`'s current epoch has been processed. Data-plane thread.
   bool IsRevoked(uint32_t context_id) const {
     const Context* context = FindContext(context_id);
@@ -205,9 +219,11 @@ class DataPlane : private ucx::PeerFailureSink {
     void* data = nullptr;      // the payload
     void* ucx_data = nullptr;  // kUcxData, kRendezvous: what UCX handed us (to release)
     size_t length = 0;
+    uint32_t epoch = 0;        // the sender's epoch of the context (SetContextEpoch purges)
     RendezvousDescriptor cma;  // kCma: where the data is
   };
-  // A message the data plane sends on its own behalf (a rendezvous done), kept until UCX has
+  // A message the data plane sends on its own behalf (a rendezvous done, a revoke notice), kept
+  // until UCX has
   // sent it (UCX 1.13 does not copy what it is given).
   struct ControlSend {
     DataPlane* plane = nullptr;
@@ -220,14 +236,23 @@ class DataPlane : private ucx::PeerFailureSink {
   struct Context {
     MatchingQueue queue;
     uint32_t epoch = 0;
-    bool revoked = false;  // this epoch of the context is revoked
+    uint32_t owner = 0;
+    bool revoked = false;  // this life of the context is revoked
+  };
+  // A revocation of a life this process has not started (SetContextEpoch applies it).
+  struct FutureRevocation {
+    uint32_t context_id = 0;
+    uint32_t epoch = 0;
+    uint32_t owner = 0;
+    friend bool operator==(const FutureRevocation&, const FutureRevocation&) = default;
   };
   // What other threads hand the data-plane thread, in order.
   struct Notice {
     enum class Kind : uint8_t { kPeerFailed, kContextRevoked };
     Kind kind = Kind::kPeerFailed;
     uint32_t id = 0;     // the failed rank, or the revoked context
-    uint32_t epoch = 0;  // kContextRevoked: the epoch revoked
+    uint32_t epoch = 0;  // kContextRevoked: the life revoked
+    uint32_t owner = 0;
   };
   DataPlane(Bootstrap* job, const Options& options);
   Status Start();
@@ -332,9 +357,16 @@ class DataPlane : private ucx::PeerFailureSink {
   void OnPeerFailed(Rank rank, const Status& why) override;
   // Failures and revocations handed over by other threads (and UCX callbacks), in order.
   void ProcessNotices();
+  // Progresses UCX until it has nothing more (at most kDrainPasses passes): before failing what
+  // depends on a dead peer, what it sent that is still in flight is received. Never from inside
+  // a UCX callback.
+  void DrainTransport();
+  static constexpr int kDrainPasses = 16;
   void FailPeer(Rank rank);
   // Revocation (revocation.cc).
-  void RevokeContext(uint32_t context_id, uint32_t epoch);
+  void RevokeContext(uint32_t context_id, uint32_t epoch, uint32_t owner);
+  // Ends the current life of `context` (the purge above).
+  void RevokeLife(uint32_t context_id, Context* context);
 
   // Waits until `ready()` or the deadline; progresses (and sleeps in block mode) meanwhile.
   template <class Ready>
@@ -373,6 +405,7 @@ class DataPlane : private ucx::PeerFailureSink {
   // flag is read on the fast path; its eventfd wakes Idle().
   WakeQueue<Notice> reports_;
   bool failing_peer_ = false;  // inside FailPeer (re-entrancy from UCX callbacks)
+  std::vector<FutureRevocation> future_revocations_;  // few: revocations ahead of this process
   // How long FailPeer holds back an operation UCX still runs, waiting for UCX's callback.
   static constexpr std::chrono::milliseconds kUcxReleaseBound{500};
 };

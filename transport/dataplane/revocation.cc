@@ -1,27 +1,71 @@
 // The data plane's side of ULFM revocation: a revoked context completes what was pending in it
 // with RFT_ERR_REVOKED and keeps nothing that arrived for it (docs/transport.md, "Revocation").
+#include <algorithm>
 #include <string>
 
 #include "base/log.h"
 #include "transport/dataplane/data_plane.h"
+#include "transport/dataplane/data_plane_internal.h"
 
 namespace rft::transport {
 
-void DataPlane::ReportContextRevoked(uint32_t context_id, uint32_t epoch) {
-  reports_.Push({.kind = Notice::Kind::kContextRevoked, .id = context_id, .epoch = epoch});
+void DataPlane::ReportContextRevoked(uint32_t context_id, uint32_t epoch, uint32_t owner) {
+  reports_.Push(
+      {.kind = Notice::Kind::kContextRevoked, .id = context_id, .epoch = epoch, .owner = owner});
 }
 
-void DataPlane::RevokeContext(uint32_t context_id, uint32_t epoch) {
+void DataPlane::SendRevocation(Rank peer, uint32_t context_id, uint32_t epoch, uint32_t owner) {
+  if (endpoints_ == nullptr || peer >= size_ || peer == rank_) return;
+  auto ep = endpoints_->Get(peer);
+  if (!ep.ok()) return;  // failed: it needs no notice
+  ControlSend* send = control_sends_.Acquire();
+  send->plane = this;
+  send->receive = nullptr;
+  WireHeader header;
+  header.type = MessageType::kRevoke;
+  header.source = rank_;
+  header.context_id = context_id;
+  header.epoch = epoch;
+  header.tag = static_cast<int32_t>(owner);  // the owner travels as the tag (< 2^31)
+  header.length = 0;
+  header.job_token = job_token_;
+  EncodeHeader(header, std::span<std::byte, kWireHeaderSize>(send->bytes.data(), kWireHeaderSize));
+  ucp_request_param_t param;
+  param.op_attr_mask =
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = UCP_AM_SEND_FLAG_EAGER;
+  param.cb.send = &OnControlSendDone;
+  param.user_data = send;
+  // The header alone travels as the AM data (a small message: header first, see Isend).
+  void* ucx_request = ucp_am_send_nbx(*ep, internal::kDataAmId, nullptr, 0, send->bytes.data(),
+                                      kWireHeaderSize, &param);
+  if (!UCS_PTR_IS_PTR(ucx_request) || ucx_request == nullptr) control_sends_.Release(send);
+}
+
+void DataPlane::RevokeContext(uint32_t context_id, uint32_t epoch, uint32_t owner) {
   auto found = GetContext(context_id);
   if (!found.ok()) {
     RFT_LOG_WARN("revocation ignored: %s", found.status().ToString().c_str());
     return;
   }
   Context* context = *found;
-  // An older life of the context (its id was reused since): not this one's news.
-  if (epoch < context->epoch || (epoch == context->epoch && context->revoked)) return;
-  // A revocation of a life this process has not reached yet revokes it in advance.
-  context->epoch = epoch;
+  if (epoch > context->epoch) {
+    // A life this process has not started (it may never: another communicator's): kept until
+    // SetContextEpoch starts it or moves past it.
+    const FutureRevocation future{.context_id = context_id, .epoch = epoch, .owner = owner};
+    if (std::find(future_revocations_.begin(), future_revocations_.end(), future) ==
+        future_revocations_.end()) {
+      future_revocations_.push_back(future);
+    }
+    return;
+  }
+  // An older life (the id was reused since), or another communicator's life on this context.
+  if (epoch < context->epoch || owner != context->owner || context->revoked) return;
+  RevokeLife(context_id, context);
+}
+
+void DataPlane::RevokeLife(uint32_t context_id, Context* context) {
+  const uint32_t epoch = context->epoch;
   context->revoked = true;
   // Sends first: a purge below may release a rendezvous this process sent to itself, and UCX's
   // completion of it must find the send marked.

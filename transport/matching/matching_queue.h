@@ -80,6 +80,20 @@ class MatchingQueue {
     }
   }
 
+  // Removes, in arrival order, the unexpected messages `stale` picks, handing each to
+  // `on_removed` (a context's older life: its id was reused with a newer epoch).
+  template <class Stale, class F>
+  void RemoveUnexpectedIf(Stale&& stale, F&& on_removed) {
+    for (UnexpectedMessage* m = unexpected_.front(); m != nullptr;) {
+      UnexpectedMessage* next = unexpected_.next(m);
+      if (stale(m)) {
+        unexpected_.erase(m);
+        on_removed(m);
+      }
+      m = next;
+    }
+  }
+
   // Revoke: empties both queues, unexpected messages first.
   template <class F, class G>
   void Purge(F&& on_unexpected, G&& on_posted) {

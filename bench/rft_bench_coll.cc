@@ -1,0 +1,229 @@
+// rft_bench_coll: the API's collectives, communicator creation, revocation, and point-to-point
+// through the API beside the data plane's in the same run.
+//
+//   rftrun -n N rft_bench_coll [--iters N] [--reps R] [--json]
+//
+// Each figure is the median over R repetitions of a per-repetition median (one clock read per
+// iteration); for collectives the slowest rank's figure. Bench names (DESIGN §6):
+//   p2p_latency   n = 2 (ranks 0 and 1): 8-byte ping-pong one-way time through rft_send/rft_recv
+//                 ("api") and through the data plane directly ("plane"), alternating repetitions;
+//                 "ratio" = api / plane
+//   barrier, allreduce (8 B .. 1 MiB of doubles, SUM), bcast (8 B .. 1 MiB), dup_free (a dup and
+//                 a free of COMM_WORLD)
+//   revoke        rank 0 revokes a duplicate of COMM_WORLD while the others wait in a receive on
+//                 it: time from the revoke until the last one returned (one node: one clock)
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "ulfm_api/binding.h"
+#include "ulfm_api/rft.h"
+
+namespace {
+
+int g_rank = 0;
+int g_size = 0;
+bool g_json = false;
+
+void Check(int rc, const char* what) {
+  if (rc == RFT_SUCCESS) return;
+  std::fprintf(stderr, "rft_bench_coll: %s: %s (%s)\n", what, rft_error_name(rc),
+               rft_last_error_message());
+  std::exit(1);
+}
+
+void CheckStatus(const rft::Status& status, const char* what) {
+  if (status.ok()) return;
+  std::fprintf(stderr, "rft_bench_coll: %s: %s\n", what, status.ToString().c_str());
+  std::exit(1);
+}
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+double Percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  return values[std::min(values.size() - 1, static_cast<size_t>(p / 100 * values.size()))];
+}
+
+// The slowest rank's value.
+double Slowest(double mine) {
+  double max = 0;
+  Check(rft_allreduce(&mine, &max, 1, RFT_DOUBLE, RFT_MAX, RFT_COMM_WORLD), "allreduce");
+  return max;
+}
+
+void Report(const char* bench, long size, long iters, double p50_us, double p99_us,
+            const std::string& extra_json = "", const std::string& extra_text = "") {
+  if (g_rank != 0) return;
+  if (g_json) {
+    std::printf("{\"bench\":\"%s\",\"n\":%d", bench, g_size);
+    if (size >= 0) std::printf(",\"size\":%ld", size);
+    std::printf(",\"iters\":%ld,\"p50_us\":%.3f,\"p99_us\":%.3f%s}\n", iters, p50_us, p99_us,
+                extra_json.c_str());
+  } else {
+    std::printf("%-12s %3d %9s %8ld %10.3f %10.3f %s\n", bench, g_size,
+                size >= 0 ? std::to_string(size).c_str() : "-", iters, p50_us, p99_us,
+                extra_text.c_str());
+  }
+  std::fflush(stdout);
+}
+
+// Runs `body` `iters` times per repetition after a barrier; per-iteration times in µs.
+template <class Body>
+void Measure(const char* bench, long size, long iters, int reps, Body body) {
+  std::vector<double> medians, p99s;
+  std::vector<double> samples(static_cast<size_t>(iters));
+  for (int rep = 0; rep < reps; ++rep) {
+    Check(rft_barrier(RFT_COMM_WORLD), "barrier");
+    for (long i = 0; i < iters; ++i) {
+      const int64_t start = rft::MonotonicNanos();
+      body();
+      samples[static_cast<size_t>(i)] = static_cast<double>(rft::MonotonicNanos() - start) / 1e3;
+    }
+    medians.push_back(Slowest(Median(samples)));
+    p99s.push_back(Slowest(Percentile(samples, 99)));
+  }
+  Report(bench, size, iters, Median(medians), Median(p99s));
+}
+
+void PointToPoint(long iters, int reps) {
+  if (g_size != 2) return;
+  rft::transport::DataPlane& plane = rft::api::binding::session()->plane();
+  const int peer = 1 - g_rank;
+  char byte8[8] = {};
+  std::vector<double> api, direct;
+  std::vector<double> samples(static_cast<size_t>(iters));
+  // Alternating repetitions: the same noise for both.
+  for (int rep = 0; rep < 2 * reps; ++rep) {
+    const bool through_api = rep % 2 == 0;
+    Check(rft_barrier(RFT_COMM_WORLD), "barrier");
+    for (long i = 0; i < iters; ++i) {
+      const int64_t start = rft::MonotonicNanos();
+      if (through_api) {
+        if (g_rank == 0) {
+          Check(rft_send(byte8, 8, RFT_BYTE, peer, 1, RFT_COMM_WORLD), "send");
+          Check(rft_recv(byte8, 8, RFT_BYTE, peer, 1, RFT_COMM_WORLD, RFT_STATUS_IGNORE), "recv");
+        } else {
+          Check(rft_recv(byte8, 8, RFT_BYTE, peer, 1, RFT_COMM_WORLD, RFT_STATUS_IGNORE), "recv");
+          Check(rft_send(byte8, 8, RFT_BYTE, peer, 1, RFT_COMM_WORLD), "send");
+        }
+      } else {
+        // World's point-to-point context is 0; the same matching, without the API above it.
+        if (g_rank == 0) {
+          CheckStatus(plane.Send(byte8, 8, peer, 2, 0), "plane send");
+          CheckStatus(plane.Recv(byte8, 8, peer, 2, 0, nullptr), "plane recv");
+        } else {
+          CheckStatus(plane.Recv(byte8, 8, peer, 2, 0, nullptr), "plane recv");
+          CheckStatus(plane.Send(byte8, 8, peer, 2, 0), "plane send");
+        }
+      }
+      samples[static_cast<size_t>(i)] = static_cast<double>(rft::MonotonicNanos() - start) / 2e3;
+    }
+    (through_api ? api : direct).push_back(Median(samples));
+  }
+  const double api_us = Median(api);
+  const double plane_us = Median(direct);
+  const double ratio = api_us / plane_us;
+  char json[128], text[128];
+  std::snprintf(json, sizeof json, ",\"plane_p50_us\":%.3f,\"ratio\":%.3f", plane_us, ratio);
+  std::snprintf(text, sizeof text, "plane %.3f us, api/plane %.3f", plane_us, ratio);
+  Report("p2p_latency", 8, iters, api_us, api_us, json, text);
+}
+
+void Revoke(int reps) {
+  std::vector<double> reach;
+  for (int rep = 0; rep < reps; ++rep) {
+    rft_comm_t comm;
+    Check(rft_comm_dup(RFT_COMM_WORLD, &comm), "dup");
+    Check(rft_comm_set_errhandler(comm, RFT_ERRORS_RETURN), "set_errhandler");
+    Check(rft_barrier(RFT_COMM_WORLD), "barrier");
+    int64_t returned = 0;
+    int64_t start = 0;
+    if (g_rank == 0) {
+      // The others are (about to be) waiting; give them a moment to be inside the receive.
+      const int64_t settle = rft::MonotonicNanos() + 2'000'000;
+      while (rft::MonotonicNanos() < settle) {
+      }
+      start = rft::MonotonicNanos();
+      Check(rft_comm_revoke(comm), "revoke");
+      returned = start;
+    } else {
+      int value = 0;
+      const int rc = rft_recv(&value, 1, RFT_INT, RFT_ANY_SOURCE, 0, comm, RFT_STATUS_IGNORE);
+      returned = rft::MonotonicNanos();
+      if (rc != RFT_ERR_REVOKED) Check(rc == RFT_SUCCESS ? RFT_ERR_OTHER : rc, "revoked receive");
+    }
+    int64_t last = 0;
+    static_assert(sizeof(long) == sizeof(int64_t));
+    long mine = static_cast<long>(returned), max = 0, origin = static_cast<long>(start);
+    Check(rft_allreduce(&mine, &max, 1, RFT_LONG, RFT_MAX, RFT_COMM_WORLD), "allreduce");
+    Check(rft_bcast(&origin, 1, RFT_LONG, 0, RFT_COMM_WORLD), "bcast");
+    last = max;
+    reach.push_back(static_cast<double>(last - origin) / 1e3);
+    Check(rft_comm_free(&comm), "free");
+  }
+  Report("revoke", -1, reps, Median(reach), Percentile(reach, 99));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  long iters = 2000;
+  int reps = 5;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--json") == 0) {
+      g_json = true;
+    } else if (std::strcmp(argv[i], "--iters") == 0 && i + 1 < argc) {
+      iters = std::atol(argv[++i]);
+    } else if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+      reps = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: rft_bench_coll [--iters N] [--reps R] [--json]\n");
+      return 2;
+    }
+  }
+  if (iters <= 0 || reps <= 0) {
+    std::fprintf(stderr, "rft_bench_coll: --iters and --reps must be positive\n");
+    return 2;
+  }
+  Check(rft_init(&argc, &argv, RFT_FT_NOTIFY, nullptr), "init");
+  Check(rft_comm_rank(RFT_COMM_WORLD, &g_rank), "rank");
+  Check(rft_comm_size(RFT_COMM_WORLD, &g_size), "size");
+  if (g_rank == 0 && !g_json) {
+    std::printf("# rft_bench_coll: median of %d repetitions of %ld iterations; slowest rank\n",
+                reps, iters);
+    std::printf("%-12s %3s %9s %8s %10s %10s\n", "bench", "n", "size", "iters", "p50_us", "p99_us");
+  }
+  PointToPoint(iters * 10, reps);
+  Measure("barrier", -1, iters, reps, [] { Check(rft_barrier(RFT_COMM_WORLD), "barrier"); });
+  std::vector<double> send(1 << 17), receive(1 << 17);
+  for (size_t bytes = 8; bytes <= (1u << 20); bytes *= 16) {
+    const long n = bytes >= 65536 ? std::max(10L, iters / 20) : iters;
+    Measure("allreduce", static_cast<long>(bytes), n, reps, [&] {
+      Check(rft_allreduce(send.data(), receive.data(), bytes / 8, RFT_DOUBLE, RFT_SUM,
+                          RFT_COMM_WORLD),
+            "allreduce");
+    });
+  }
+  for (size_t bytes = 8; bytes <= (1u << 20); bytes *= 16) {
+    const long n = bytes >= 65536 ? std::max(10L, iters / 20) : iters;
+    Measure("bcast", static_cast<long>(bytes), n, reps,
+            [&] { Check(rft_bcast(send.data(), bytes, RFT_BYTE, 0, RFT_COMM_WORLD), "bcast"); });
+  }
+  Measure("dup_free", -1, std::max(10L, iters / 10), reps, [] {
+    rft_comm_t comm;
+    Check(rft_comm_dup(RFT_COMM_WORLD, &comm), "dup");
+    Check(rft_comm_free(&comm), "free");
+  });
+  Revoke(std::max(reps, 11));
+  Check(rft_finalize(), "finalize");
+  return 0;
+}

@@ -1,0 +1,130 @@
+// The public C API (rft.h) across real processes under rftrun: a C99 program (api_worker.c)
+// checks the semantics with every member alive, ULFM's PROC_FAILED_PENDING rule with a killed
+// process, revocation, the default fatal error handler, and finalisation after failures.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/multiproc/scenario.h"
+
+namespace rft::testing {
+namespace {
+
+const std::string kWorker = "tests/multiproc/api_worker";
+const std::vector<std::string> kTolerant = {"RFT_HEARTBEAT_PERIOD=10ms",
+                                            "RFT_HEARTBEAT_TIMEOUT=1s"};
+
+ScenarioResult RunWorker(int n, const std::vector<std::string>& worker_args) {
+  std::vector<std::string> args = {"-n", std::to_string(n), "--ft", "--timeout", "60"};
+  args.push_back(Runfile(kWorker));
+  args.insert(args.end(), worker_args.begin(), worker_args.end());
+  return RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(70), kTolerant);
+}
+
+TEST(ApiTest, EverythingWorksWithEveryMemberAlive) {
+  for (int n : {1, 2, 3, 4}) {
+    const auto r = RunWorker(n, {"basics"});
+    ASSERT_EQ(r.exit_status, 0) << "n=" << n << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, "basics ok"), n) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+  }
+}
+
+// The seed scenario: Irecv(ANY) [A], Irecv(1) [B]; rank 2 fails; Waitall holds A
+// (PROC_FAILED_PENDING) and B (PENDING); after the acknowledgement rank 1's two sends go to A,
+// then B, in that order.
+TEST(ApiTest, AnAnySourceReceiveIsHeldUntilTheFailureIsAcknowledged) {
+  const auto r = RunWorker(3, {"pending"});
+  ASSERT_EQ(r.exit_status, 128 + 9) << r.Report();  // rank 2 killed itself
+  EXPECT_EQ(CountLines(r.output, "pending ok"), 2) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+}
+
+TEST(ApiTest, ARevokeInterruptsEveryMember) {
+  for (const auto& [n, origin] : {std::pair{2, 0}, std::pair{3, 2}, std::pair{4, 1}}) {
+    const auto r = RunWorker(n, {"revoke", std::to_string(origin)});
+    ASSERT_EQ(r.exit_status, 0) << "n=" << n << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, "revoke ok"), n) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+  }
+}
+
+// World's default handler is ERRORS_ARE_FATAL: the survivors' failed collective aborts them.
+TEST(ApiTest, ErrorsAreFatalOnWorldByDefault) {
+  const auto r = RunWorker(3, {"fatal"});
+  EXPECT_NE(r.exit_status, 0) << r.Report();
+  EXPECT_GE(CountLines(r.output, "fatal error on COMM_WORLD"), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "fatal ok"), 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+}
+
+// rft.hpp from C++17: RAII handles; errors (a bad argument, a failed member, a revoke) thrown.
+TEST(ApiTest, TheCxx17LayerThrowsWhatTheCApiReturns) {
+  const auto r =
+      RunCommand("tools/rftrun/rftrun",
+                 {"-n", "3", "--ft", "--timeout", "60", Runfile("tests/multiproc/api_cpp_worker")},
+                 std::chrono::seconds(70), kTolerant);
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();  // the last rank's own SIGKILL
+  EXPECT_EQ(CountLines(r.output, "cpp ok"), 2) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+}
+
+// examples/master_worker.c: worker 1 dies on receiving its first task; the master learns it
+// through PROC_FAILED_PENDING, acknowledges, and hands the task to another worker.
+TEST(ApiTest, MasterWorkerReassignsADeadWorkersTask) {
+  const auto r =
+      RunCommand("tools/rftrun/rftrun",
+                 {"-n", "4", "--ft", "--timeout", "60", Runfile("examples/master_worker"),
+                  "--tasks", "40", "--die-after", "0"},
+                 std::chrono::seconds(70), kTolerant);
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();  // worker 1's own SIGKILL
+  EXPECT_EQ(CountLines(r.output, "sum 20540 (expected 20540)"), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "worker 1 failed"), 1) << r.Report();
+}
+
+// The same with the launcher's kill at an arbitrary time: the answer is right whenever it lands.
+TEST(ApiTest, MasterWorkerIsRightWheneverTheLauncherKills) {
+  const auto r = RunCommand("tools/rftrun/rftrun",
+                            {"-n", "4", "--ft", "--timeout", "60", "--kill", "2@0.3",
+                             Runfile("examples/master_worker"), "--tasks", "2000"},
+                            std::chrono::seconds(70), kTolerant);
+  EXPECT_TRUE(r.exit_status == 0 || r.exit_status == 128 + 9) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "(expected 2664667000)"), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "master: 2000 tasks done, sum 2664667000 "), 1) << r.Report();
+}
+
+// examples/stencil.c: rank 2 of 5 dies at iteration 50; ranks 1 and 3 trade with each other
+// from then on, and every survivor finishes.
+TEST(ApiTest, StencilRoutesAroundADeadNeighbour) {
+  const auto r = RunCommand("tools/rftrun/rftrun",
+                            {"-n", "5", "--ft", "--timeout", "60", Runfile("examples/stencil"),
+                             "--iterations", "200", "--victim", "2", "--die-at", "50"},
+                            std::chrono::seconds(70), kTolerant);
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "done 200 iterations"), 4) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "rank 1 done 200 iterations, left 0 right 3"), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "rank 3 done 200 iterations, left 1 right 4"), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "neighbour 2 failed at iteration 50"), 2) << r.Report();
+}
+
+// examples/grid.c: in a 2 x 3 grid, rank 4 dies at iteration 30. Its row's collective fails,
+// its row mates revoke their columns, and so on: every survivor stops at iteration 30.
+TEST(ApiTest, GridRevokesAColumnWhenARowFails) {
+  const auto r =
+      RunCommand("tools/rftrun/rftrun",
+                 {"-n", "6", "--ft", "--timeout", "60", Runfile("examples/grid"), "--rows", "2",
+                  "--iterations", "100", "--victim", "4", "--die-at", "30"},
+                 std::chrono::seconds(70), kTolerant);
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "stopped at iteration 30:"), 5) << r.Report();
+  // Rank 4's row mates (3 and 5) and its column mate (1) see the failure; ranks 0 and 2 learn
+  // through a revoke (of their column by 3 or 5, or of their row by 1, whichever comes first).
+  EXPECT_EQ(CountLines(r.output, "RFT_ERR_PROC_FAILED on its row"), 2) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "RFT_ERR_PROC_FAILED on its column"), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "RFT_ERR_REVOKED on its"), 2) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "finished"), 0) << r.Report();
+}
+
+}  // namespace
+}  // namespace rft::testing

@@ -1,0 +1,446 @@
+/* A C99 program over rft.h alone: the public API's semantics across real processes under rftrun
+ * (api_test.cc drives it). Modes:
+ *   basics            point-to-point, probe, cancel, collectives, communicators, groups, error
+ *                     handlers and bad arguments, with every member alive
+ *   pending           n = 3: ULFM's PROC_FAILED_PENDING rule (rank 2 dies at an agreed point)
+ *   revoke ORIGIN     every rank waits in a receive on a duplicate of world; ORIGIN revokes it
+ *   fatal             n = 3: rank 2 dies; world keeps ERRORS_ARE_FATAL, so the others' next
+ *                     collective aborts the job
+ *   finalize K        the last K ranks die after a barrier; the others finalize at once
+ * Each rank prints "<mode> ok rank=R" when its checks passed, "FAILED: ..." (exit 3) otherwise. */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ulfm_api/rft.h"
+
+#define CHECK(cond, ...)                                        \
+  do {                                                          \
+    if (!(cond)) {                                              \
+      printf("FAILED: %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      printf(__VA_ARGS__);                                      \
+      printf(" (last error: %s)\n", rft_last_error_message());  \
+      fflush(stdout);                                           \
+      exit(3);                                                  \
+    }                                                           \
+  } while (0)
+#define CHECK_CODE(expr, code)                                                                  \
+  do {                                                                                          \
+    const int check_rc_ = (expr);                                                               \
+    CHECK(check_rc_ == (code), "%s returned %s, expected %s", #expr, rft_error_name(check_rc_), \
+          rft_error_name(code));                                                                \
+  } while (0)
+#define CHECK_OK(expr) CHECK_CODE(expr, RFT_SUCCESS)
+
+#define W RFT_COMM_WORLD
+
+static int g_rank, g_size;
+
+static void Start(void) {
+  int provided = -1;
+  CHECK_OK(rft_init(NULL, NULL, RFT_FT_NOTIFY, &provided));
+  CHECK(provided == RFT_FT_NOTIFY, "provided level %d", provided);
+  CHECK_OK(rft_comm_rank(W, &g_rank));
+  CHECK_OK(rft_comm_size(W, &g_size));
+}
+
+static void Finish(const char* mode) {
+  CHECK_OK(rft_finalize());
+  int flag = 0;
+  CHECK_OK(rft_finalized(&flag));
+  CHECK(flag == 1, "not finalized");
+  printf("%s ok rank=%d\n", mode, g_rank);
+  fflush(stdout);
+}
+
+static int Contains(const char* text, const char* part) { return strstr(text, part) != NULL; }
+
+/* ---- basics ---- */
+
+static void PointToPoint(void) {
+  const int next = (g_rank + 1) % g_size, prev = (g_rank + g_size - 1) % g_size;
+  int out = g_rank * 10, in = -1;
+  rft_status_t st;
+  CHECK_OK(rft_sendrecv(&out, 1, RFT_INT, next, 7, &in, 1, RFT_INT, prev, 7, W, &st));
+  CHECK(in == prev * 10 && st.source == prev && st.tag == 7 && st.count == sizeof(int),
+        "sendrecv got %d from %d tag %d count %zu", in, st.source, st.tag, st.count);
+
+  rft_request_t requests[2];
+  rft_status_t statuses[2];
+  CHECK_OK(rft_irecv(&in, 1, RFT_INT, RFT_ANY_SOURCE, RFT_ANY_TAG, W, &requests[0]));
+  CHECK_OK(rft_isend(&out, 1, RFT_INT, next, 8, W, &requests[1]));
+  CHECK_OK(rft_waitall(2, requests, statuses));
+  CHECK(requests[0] == RFT_REQUEST_NULL && requests[1] == RFT_REQUEST_NULL, "handles not reset");
+  CHECK(statuses[0].source == prev && statuses[0].tag == 8 && in == prev * 10,
+        "any-source receive got %d from %d", in, statuses[0].source);
+
+  /* probe, then receive what it saw */
+  CHECK_OK(rft_send(&out, 1, RFT_INT, next, 9, W));
+  CHECK_OK(rft_probe(prev, 9, W, &st));
+  CHECK(st.source == prev && st.count == sizeof(int), "probe saw %d, %zu bytes", st.source,
+        st.count);
+  int flag = 0;
+  CHECK_OK(rft_iprobe(RFT_ANY_SOURCE, 9, W, &flag, &st));
+  CHECK(flag == 1 && st.source == prev, "iprobe flag %d source %d", flag, st.source);
+  CHECK_OK(rft_recv(&in, 1, RFT_INT, prev, 9, W, &st));
+
+  /* a receive nobody matches, cancelled */
+  rft_request_t lonely;
+  CHECK_OK(rft_irecv(&in, 1, RFT_INT, prev, 99, W, &lonely));
+  int done = 1;
+  CHECK_OK(rft_test(&lonely, &done, &st));
+  CHECK(done == 0, "an unmatched receive tested done");
+  CHECK_OK(rft_cancel(&lonely));
+  CHECK_OK(rft_wait(&lonely, &st));
+  CHECK(st.cancelled == 1 && lonely == RFT_REQUEST_NULL, "cancelled %d", st.cancelled);
+  CHECK_OK(rft_wait(&lonely, &st)); /* a null request is complete */
+
+  /* truncation names itself */
+  int64_t big = 42;
+  int8_t small = 0;
+  CHECK_OK(rft_send(&big, 1, RFT_INT64, next, 10, W));
+  CHECK_CODE(rft_recv(&small, 1, RFT_INT8, prev, 10, W, &st), RFT_ERR_TRUNCATE);
+}
+
+static void Collectives(void) {
+  CHECK_OK(rft_barrier(W));
+  int data[1000];
+  for (int i = 0; i < 1000; ++i) data[i] = g_rank == g_size - 1 ? i * 3 : -1;
+  CHECK_OK(rft_bcast(data, 1000, RFT_INT, g_size - 1, W));
+  for (int i = 0; i < 1000; ++i) CHECK(data[i] == i * 3, "bcast [%d] = %d", i, data[i]);
+
+  long sum = 0, mine = g_rank + 1;
+  CHECK_OK(rft_allreduce(&mine, &sum, 1, RFT_LONG, RFT_SUM, W));
+  CHECK(sum == (long)g_size * (g_size + 1) / 2, "allreduce sum %ld", sum);
+  double x = 1.0 / (g_rank + 3);
+  CHECK_OK(rft_allreduce(RFT_IN_PLACE, &x, 1, RFT_DOUBLE, RFT_SUM, W));
+  /* every rank holds the same bits */
+  double all[64];
+  CHECK(g_size <= 64, "too many ranks for this check");
+  CHECK_OK(rft_allgather(&x, 1, RFT_DOUBLE, all, W));
+  for (int r = 0; r < g_size; ++r)
+    CHECK(memcmp(&all[r], &x, sizeof x) == 0, "rank %d's sum differs", r);
+  int max_rank = -1;
+  CHECK_OK(rft_allreduce(&g_rank, &max_rank, 1, RFT_INT, RFT_MAX, W));
+  CHECK(max_rank == g_size - 1, "max %d", max_rank);
+  int product = -1, two = 2;
+  CHECK_OK(rft_reduce(&two, &product, 1, RFT_INT, RFT_PROD, 0, W));
+  if (g_rank == 0) CHECK(product == 1 << g_size, "reduce product %d", product);
+  int ranks[64];
+  CHECK_OK(rft_allgather(&g_rank, 1, RFT_INT, ranks, W));
+  for (int r = 0; r < g_size; ++r) CHECK(ranks[r] == r, "allgather [%d] = %d", r, ranks[r]);
+}
+
+static void Communicators(void) {
+  rft_comm_t dup;
+  CHECK_OK(rft_comm_dup(W, &dup));
+  int result = -1, rank = -1;
+  CHECK_OK(rft_comm_compare(W, dup, &result));
+  CHECK(result == RFT_CONGRUENT, "compare %d", result);
+  CHECK_OK(rft_comm_rank(dup, &rank));
+  CHECK(rank == g_rank, "dup rank %d", rank);
+  /* a message on the duplicate is not seen on world */
+  const int next = (g_rank + 1) % g_size, prev = (g_rank + g_size - 1) % g_size;
+  int token = 5, in = 0, flag = 1;
+  CHECK_OK(rft_send(&token, 1, RFT_INT, next, 1, dup));
+  CHECK_OK(rft_barrier(dup));
+  CHECK_OK(rft_iprobe(prev, 1, W, &flag, RFT_STATUS_IGNORE));
+  CHECK(flag == 0, "a message on the duplicate matched on world");
+  CHECK_OK(rft_recv(&in, 1, RFT_INT, prev, 1, dup, RFT_STATUS_IGNORE));
+
+  /* split by parity, reversed by key */
+  rft_comm_t half;
+  CHECK_OK(rft_comm_split(W, g_rank % 2, -g_rank, &half));
+  int half_size = 0;
+  CHECK_OK(rft_comm_size(half, &half_size));
+  CHECK_OK(rft_comm_rank(half, &rank));
+  CHECK(half_size == (g_size - g_rank % 2 + 1) / 2, "split size %d", half_size);
+  CHECK(rank == half_size - 1 - g_rank / 2, "split rank %d, expected %d", rank,
+        half_size - 1 - g_rank / 2);
+  long one = 1, count = 0;
+  CHECK_OK(rft_allreduce(&one, &count, 1, RFT_LONG, RFT_SUM, half));
+  CHECK(count == half_size, "allreduce over the split %ld", count);
+
+  rft_comm_t undefined;
+  CHECK_OK(rft_comm_split(W, g_rank == 0 ? RFT_UNDEFINED : 1, 0, &undefined));
+  CHECK((g_rank == 0) == (undefined == RFT_COMM_NULL), "UNDEFINED color gave a communicator");
+
+  /* create from a group without rank 0 */
+  rft_group_t world_group, without_zero;
+  CHECK_OK(rft_comm_group(W, &world_group));
+  const int zero = 0;
+  CHECK_OK(rft_group_excl(world_group, 1, &zero, &without_zero));
+  int group_rank = -2;
+  CHECK_OK(rft_group_rank(without_zero, &group_rank));
+  CHECK(group_rank == (g_rank == 0 ? RFT_UNDEFINED : g_rank - 1), "group rank %d", group_rank);
+  int translated = -2, mine = g_rank;
+  CHECK_OK(rft_group_translate_ranks(world_group, 1, &mine, without_zero, &translated));
+  CHECK(translated == group_rank, "translated %d", translated);
+  rft_comm_t created;
+  CHECK_OK(rft_comm_create(W, without_zero, &created));
+  CHECK((g_rank == 0) == (created == RFT_COMM_NULL), "create at rank %d", g_rank);
+  if (created != RFT_COMM_NULL) {
+    CHECK_OK(rft_barrier(created));
+    CHECK_OK(rft_comm_free(&created));
+  }
+  CHECK_OK(rft_group_free(&without_zero));
+  CHECK_OK(rft_group_free(&world_group));
+  CHECK(world_group == RFT_GROUP_NULL, "group handle not reset");
+
+  /* freed handles are refused by value */
+  rft_comm_t stale = dup;
+  CHECK_OK(rft_comm_free(&dup));
+  CHECK(dup == RFT_COMM_NULL, "handle not reset");
+  CHECK_CODE(rft_barrier(stale), RFT_ERR_ARG);
+  CHECK(Contains(rft_last_error_message(), "freed"), "message: %s", rft_last_error_message());
+  CHECK_OK(rft_comm_free(&half));
+  if (undefined != RFT_COMM_NULL) CHECK_OK(rft_comm_free(&undefined));
+  CHECK_CODE(rft_comm_free(&(rft_comm_t){W}), RFT_ERR_ARG);
+
+  /* more communicators over time than may live at once: contexts are reused */
+  for (int i = 0; i < 2100; ++i) {
+    rft_comm_t c;
+    CHECK_OK(rft_comm_dup(W, &c));
+    CHECK_OK(rft_comm_free(&c));
+  }
+  CHECK_OK(rft_comm_dup(W, &dup));
+  CHECK_OK(
+      rft_sendrecv(&token, 1, RFT_INT, next, 3, &in, 1, RFT_INT, prev, 3, dup, RFT_STATUS_IGNORE));
+  CHECK_OK(rft_comm_free(&dup));
+}
+
+static int g_handler_calls = 0;
+static int g_handler_code = 0;
+static void CountingHandler(rft_comm_t comm, int error, const char* message, void* data) {
+  (void)message;
+  CHECK(comm == W && data == &g_handler_calls, "handler got another communicator or data");
+  ++g_handler_calls;
+  g_handler_code = error;
+}
+
+static void BadArguments(void) {
+  int value = 0;
+  CHECK_CODE(rft_send(&value, 1, RFT_INT, g_size, 0, W), RFT_ERR_ARG);
+  char expected[64];
+  snprintf(expected, sizeof expected, "rank %d", g_size);
+  CHECK(Contains(rft_last_error_message(), expected), "message: %s", rft_last_error_message());
+  CHECK_CODE(rft_send(&value, 1, RFT_INT, 0, -5, W), RFT_ERR_ARG);
+  CHECK(Contains(rft_last_error_message(), "tag -5"), "message: %s", rft_last_error_message());
+  CHECK_CODE(rft_recv(&value, 1, RFT_INT, -7, 0, W, RFT_STATUS_IGNORE), RFT_ERR_ARG);
+  CHECK_CODE(rft_send(&value, 1, (rft_datatype_t)77, 0, 0, W), RFT_ERR_ARG);
+  CHECK(Contains(rft_last_error_message(), "datatype 77"), "message: %s", rft_last_error_message());
+  CHECK_CODE(rft_allreduce(&value, &value, 1, RFT_INT, (rft_op_t)99, W), RFT_ERR_ARG);
+  CHECK(Contains(rft_last_error_message(), "op 99"), "message: %s", rft_last_error_message());
+  double d = 0;
+  CHECK_CODE(rft_allreduce(&d, &d, 1, RFT_DOUBLE, RFT_BXOR, W), RFT_ERR_ARG);
+  CHECK_CODE(rft_barrier(RFT_COMM_NULL), RFT_ERR_ARG);
+  CHECK_CODE(rft_bcast(&value, 1, RFT_INT, g_size + 3, W), RFT_ERR_ARG);
+  CHECK_CODE(rft_comm_split(W, -4, 0, &(rft_comm_t){RFT_COMM_NULL}), RFT_ERR_ARG);
+  CHECK(Contains(rft_last_error_message(), "color -4"), "message: %s", rft_last_error_message());
+  CHECK_CODE(rft_comm_ack_failed(W, -1, NULL), RFT_ERR_ARG);
+  CHECK_CODE(rft_init(NULL, NULL, RFT_FT_NOTIFY, NULL), RFT_ERR_OTHER);
+
+  /* a user handler sees the error and the caller still gets the code */
+  rft_errhandler_t counting;
+  CHECK_OK(rft_comm_create_errhandler(CountingHandler, &g_handler_calls, &counting));
+  CHECK_OK(rft_comm_set_errhandler(W, counting));
+  CHECK_OK(rft_errhandler_free(&counting)); /* world keeps it alive */
+  CHECK_CODE(rft_send(&value, 1, RFT_INT, -3, 0, W), RFT_ERR_ARG);
+  CHECK(g_handler_calls == 1 && g_handler_code == RFT_ERR_ARG, "handler calls %d code %d",
+        g_handler_calls, g_handler_code);
+  CHECK_OK(rft_comm_set_errhandler(W, RFT_ERRORS_RETURN));
+}
+
+static void Basics(void) {
+  CHECK_OK(rft_comm_set_errhandler(W, RFT_ERRORS_RETURN));
+  /* errors with no communicator (a null or freed handle) go to COMM_SELF's handler */
+  CHECK_OK(rft_comm_set_errhandler(RFT_COMM_SELF, RFT_ERRORS_RETURN));
+  PointToPoint();
+  Collectives();
+  Communicators();
+  BadArguments();
+  CHECK_OK(rft_barrier(W));
+}
+
+/* ---- pending: rank 0 receives, rank 1 sends, rank 2 dies ---- */
+
+static void Pending(void) {
+  CHECK(g_size == 3, "pending needs 3 ranks, not %d", g_size);
+  CHECK_OK(rft_comm_set_errhandler(W, RFT_ERRORS_RETURN));
+  rft_comm_t spare; /* a second view of the same failure, not acknowledged */
+  CHECK_OK(rft_comm_dup(W, &spare));
+  CHECK_OK(rft_comm_set_errhandler(spare, RFT_ERRORS_RETURN));
+  int go = 1;
+  if (g_rank == 2) {
+    /* dies once rank 0 has posted its receives */
+    CHECK_OK(rft_recv(&go, 1, RFT_INT, 0, 1, W, RFT_STATUS_IGNORE));
+    raise(SIGKILL);
+  }
+  if (g_rank == 1) {
+    CHECK_OK(rft_recv(&go, 1, RFT_INT, 0, 2, W, RFT_STATUS_IGNORE));
+    const int first = 101, second = 102;
+    CHECK_OK(rft_send(&first, 1, RFT_INT, 0, 5, W));
+    CHECK_OK(rft_send(&second, 1, RFT_INT, 0, 5, W));
+    /* world has a failed member: a collective fails, and never hangs */
+    CHECK_CODE(rft_barrier(W), RFT_ERR_PROC_FAILED);
+    return;
+  }
+  int a = 0, b = 0;
+  rft_request_t requests[2];
+  rft_status_t statuses[2];
+  CHECK_OK(rft_irecv(&a, 1, RFT_INT, RFT_ANY_SOURCE, 5, W, &requests[0]));
+  CHECK_OK(rft_irecv(&b, 1, RFT_INT, 1, 5, W, &requests[1]));
+  CHECK_OK(rft_send(&go, 1, RFT_INT, 2, 1, W));
+  /* held: the any-source receive by the unacknowledged failure, the other not done */
+  CHECK_CODE(rft_waitall(2, requests, statuses), RFT_ERR_IN_STATUS);
+  CHECK(statuses[0].error == RFT_ERR_PROC_FAILED_PENDING && statuses[1].error == RFT_ERR_PENDING,
+        "statuses %s, %s", rft_error_name(statuses[0].error), rft_error_name(statuses[1].error));
+  CHECK(requests[0] != RFT_REQUEST_NULL && requests[1] != RFT_REQUEST_NULL, "a request was freed");
+  CHECK_CODE(rft_wait(&requests[0], RFT_STATUS_IGNORE), RFT_ERR_PROC_FAILED_PENDING);
+  /* the dead one, named */
+  int dead = 0;
+  CHECK_CODE(rft_recv(&dead, 1, RFT_INT, 2, 0, W, RFT_STATUS_IGNORE), RFT_ERR_PROC_FAILED);
+  CHECK_CODE(rft_send(&dead, 1, RFT_INT, 2, 0, W), RFT_ERR_PROC_FAILED);
+  /* get_failed names it; acknowledge it */
+  rft_group_t failed, world_group;
+  CHECK_OK(rft_comm_get_failed(W, &failed));
+  int failed_size = 0, translated = -1;
+  const int zero = 0;
+  CHECK_OK(rft_group_size(failed, &failed_size));
+  CHECK_OK(rft_comm_group(W, &world_group));
+  CHECK_OK(rft_group_translate_ranks(failed, 1, &zero, world_group, &translated));
+  CHECK(failed_size == 1 && translated == 2, "failed group size %d, member %d", failed_size,
+        translated);
+  int acked = -1;
+  CHECK_OK(rft_comm_ack_failed(W, 5, &acked));
+  CHECK(acked == 1, "acknowledged %d", acked);
+  CHECK_OK(rft_comm_ack_failed(W, 0, &acked));
+  CHECK(acked == 1, "acknowledgements went back to %d", acked);
+  rft_group_t acked_group;
+  CHECK_OK(rft_comm_failure_get_acked(W, &acked_group));
+  int acked_size = 0;
+  CHECK_OK(rft_group_size(acked_group, &acked_size));
+  CHECK(acked_size == 1, "acked group size %d", acked_size);
+  /* now rank 1 sends: the first message goes to the any-source receive, posted first */
+  CHECK_OK(rft_send(&go, 1, RFT_INT, 1, 2, W));
+  CHECK_OK(rft_waitall(2, requests, statuses));
+  CHECK(a == 101 && b == 102 && statuses[0].source == 1,
+        "matched out of order: any-source got %d, named got %d", a, b);
+  /* on the other communicator the failure is not acknowledged */
+  CHECK_CODE(rft_recv(&a, 1, RFT_INT, RFT_ANY_SOURCE, 0, spare, RFT_STATUS_IGNORE),
+             RFT_ERR_PROC_FAILED);
+  int flag = 1;
+  CHECK_CODE(rft_iprobe(RFT_ANY_SOURCE, 0, spare, &flag, RFT_STATUS_IGNORE),
+             RFT_ERR_PROC_FAILED_PENDING);
+  CHECK_OK(rft_comm_failure_ack(spare));
+  CHECK_OK(rft_iprobe(RFT_ANY_SOURCE, 0, spare, &flag, RFT_STATUS_IGNORE));
+  CHECK(flag == 0, "a message appeared");
+  CHECK_CODE(rft_barrier(W), RFT_ERR_PROC_FAILED);
+  CHECK_CODE(rft_comm_dup(W, &spare), RFT_ERR_PROC_FAILED);
+  CHECK_OK(rft_group_free(&failed));
+  CHECK_OK(rft_group_free(&acked_group));
+  CHECK_OK(rft_group_free(&world_group));
+}
+
+/* ---- revoke ---- */
+
+static double Seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static void Revoke(int origin) {
+  CHECK(origin >= 0 && origin < g_size, "origin %d", origin);
+  rft_comm_t comm;
+  CHECK_OK(rft_comm_dup(W, &comm));
+  CHECK_OK(rft_comm_set_errhandler(comm, RFT_ERRORS_RETURN));
+  CHECK_OK(rft_barrier(W));
+  int value = 0;
+  if (g_rank == origin) {
+    int revoked = 1;
+    CHECK_OK(rft_comm_is_revoked(comm, &revoked));
+    CHECK(revoked == 0, "revoked before the revoke");
+    CHECK_OK(rft_comm_revoke(comm));
+    CHECK_OK(rft_comm_revoke(comm)); /* idempotent */
+  }
+  const double start = Seconds();
+  CHECK_CODE(rft_recv(&value, 1, RFT_INT, RFT_ANY_SOURCE, 0, comm, RFT_STATUS_IGNORE),
+             RFT_ERR_REVOKED);
+  const double waited = Seconds() - start;
+  int revoked = 0;
+  CHECK_OK(rft_comm_is_revoked(comm, &revoked));
+  CHECK(revoked == 1, "not revoked after the receive ended REVOKED");
+  CHECK_CODE(rft_send(&value, 1, RFT_INT, 0, 0, comm), RFT_ERR_REVOKED);
+  CHECK_CODE(rft_barrier(comm), RFT_ERR_REVOKED);
+  CHECK_CODE(rft_comm_dup(comm, &(rft_comm_t){RFT_COMM_NULL}), RFT_ERR_REVOKED);
+  CHECK_OK(rft_comm_free(&comm));
+  CHECK_OK(rft_barrier(W)); /* world is untouched */
+  if (g_rank != origin) printf("revoke waited %.1f us\n", waited * 1e6);
+}
+
+/* The ranks from `first_victim` on end themselves (SIGKILL) once every other rank has told them
+ * it is past everything before this call: a collective that a victim finished while another
+ * rank was still in it may otherwise fail there (ULFM allows that; a test must not depend on
+ * luck). */
+static void VictimsDieWhenAllAreReady(int first_victim) {
+  int token = 0;
+  for (int v = first_victim; v < g_size; ++v) {
+    if (v != g_rank) CHECK_OK(rft_send(&token, 1, RFT_INT, v, 77, W));
+  }
+  if (g_rank < first_victim) return;
+  for (int r = 0; r < g_size; ++r) {
+    if (r != g_rank) CHECK_OK(rft_recv(&token, 1, RFT_INT, r, 77, W, RFT_STATUS_IGNORE));
+  }
+  raise(SIGKILL);
+}
+
+/* ---- fatal: the default handler on world ---- */
+
+static void Fatal(void) {
+  CHECK(g_size == 3, "fatal needs 3 ranks");
+  CHECK_OK(rft_barrier(W));
+  VictimsDieWhenAllAreReady(2);
+  /* ERRORS_ARE_FATAL: this does not return */
+  rft_barrier(W);
+  rft_barrier(W);
+  CHECK(0, "a failed collective returned under ERRORS_ARE_FATAL");
+}
+
+/* ---- finalize after failures ---- */
+
+static void FinalizeAfter(int victims) {
+  CHECK(victims >= 0 && victims < g_size, "victims %d", victims);
+  CHECK_OK(rft_comm_set_errhandler(W, RFT_ERRORS_RETURN));
+  CHECK_OK(rft_barrier(W));
+  VictimsDieWhenAllAreReady(g_size - victims);
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: api_worker basics|pending|revoke ORIGIN|fatal|finalize K\n");
+    return 2;
+  }
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  Start();
+  const char* mode = argv[1];
+  if (strcmp(mode, "basics") == 0) {
+    Basics();
+  } else if (strcmp(mode, "pending") == 0) {
+    Pending();
+  } else if (strcmp(mode, "revoke") == 0 && argc == 3) {
+    Revoke(atoi(argv[2]));
+  } else if (strcmp(mode, "fatal") == 0) {
+    Fatal();
+  } else if (strcmp(mode, "finalize") == 0 && argc == 3) {
+    FinalizeAfter(atoi(argv[2]));
+  } else {
+    fprintf(stderr, "api_worker: unknown mode \"%s\"\n", mode);
+    return 2;
+  }
+  Finish(mode);
+  return 0;
+}

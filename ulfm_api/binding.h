@@ -1,0 +1,73 @@
+// What the C API's translation units share (not installed): the handle objects behind rft.h's
+// opaque types, the process's session, and how an error reaches an error handler.
+#ifndef RFT_ULFM_API_BINDING_H_
+#define RFT_ULFM_API_BINDING_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "base/status.h"
+#include "ulfm_api/collectives.h"
+#include "ulfm_api/communicator.h"
+#include "ulfm_api/group.h"
+#include "ulfm_api/rft.h"
+#include "ulfm_api/session.h"
+
+// Tells a live handle from a freed or foreign pointer (best effort: a freed handle is recognised
+// until its memory is reused, after kRetainedFreed more frees).
+inline constexpr uint32_t kLiveHandle = 0x72667468;  // "rfth"
+
+struct rft_errhandler_s {
+  enum class Kind : uint8_t { kReturn, kFatal, kAbort, kFunction };
+  Kind kind = Kind::kReturn;
+  rft_comm_errhandler_fn function = nullptr;
+  void* user_data = nullptr;
+  bool predefined = false;
+  int references = 1;  // the creator's, plus one per communicator using it
+  uint32_t magic = kLiveHandle;
+};
+
+struct rft_comm_s {
+  rft::api::Communicator* comm = nullptr;
+  std::unique_ptr<rft::api::Communicator> owned;  // null for COMM_WORLD and COMM_SELF
+  rft_errhandler_s* errhandler = nullptr;
+  uint32_t magic = 0;  // kLiveHandle while usable (the predefined ones: between init and finalize)
+};
+
+struct rft_group_s {
+  rft::api::Group group;
+  uint32_t magic = kLiveHandle;
+};
+
+namespace rft::api::binding {
+
+// The session between rft_init and rft_finalize; nullptr otherwise.
+Session* session();
+
+// The error's message becomes rft_last_error_message(); the error goes to `comm`'s handler (to
+// COMM_SELF's when `comm` is null: an error with no communicator to report on), which may
+// abort. Returns the code the caller returns: status.code(), RFT_SUCCESS for OK.
+int Raise(rft_comm_t comm, const Status& status);
+// Clears rft_last_error_message() and returns RFT_SUCCESS.
+int Success();
+
+// A usable communicator handle, or RFT_ERR_ARG / RFT_ERR_OTHER (not initialised) naming `what`.
+Status CheckComm(rft_comm_t comm, const char* what);
+Status CheckGroup(rft_group_t group, const char* what);
+// Bytes of `count` elements of `type`: RFT_ERR_ARG for an unknown type or an overflow.
+Status Bytes(size_t count, rft_datatype_t type, size_t* bytes);
+// The predefined operator on the type; RFT_ERR_ARG for an unknown op or one the type lacks.
+Status FindReduceOp(rft_op_t op, rft_datatype_t type, ReduceOp* out);
+
+void ToStatus(const transport::MessageStatus& in, rft_status_t* out);
+
+// rft_comm_t for a new communicator (owned by the handle).
+rft_comm_t NewComm(std::unique_ptr<Communicator> comm, rft_errhandler_s* errhandler);
+rft_group_t NewGroup(Group group);
+// Frees a group handle (kept a while, marked freed, so a use after free is an argument error).
+void RetireGroup(rft_group_t group);
+
+}  // namespace rft::api::binding
+
+#endif  // RFT_ULFM_API_BINDING_H_

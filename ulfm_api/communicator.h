@@ -1,0 +1,141 @@
+// rft::api::Communicator: a group of processes with a private pair of data-plane contexts, and
+// ULFM's view of the failures among its members.
+//
+// Ranks: a communicator's rank r is the r-th member of its group; the data plane speaks job
+// ranks, and the communicator translates (world is the identity, checked once).
+//
+// Failures (MPI 4.1 ULFM): the failed members a communicator knows are the failure registry's
+// records restricted to its group, in the registry's order, so the lists it hands out
+// (FailedMembers) are prefixes of each other. AckFailed acknowledges a prefix of that list; it
+// only grows. While a failed member is not acknowledged, an ANY_SOURCE receive cannot complete
+// for want of a message (it may still match one): its waits return PROC_FAILED_PENDING and the
+// request stays active (Session's completion calls apply the rule).
+//
+// Threading: the API's thread (the data plane's), like the data plane.
+#ifndef RFT_ULFM_API_COMMUNICATOR_H_
+#define RFT_ULFM_API_COMMUNICATOR_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "detector/failure_registry.h"
+#include "transport/dataplane/data_plane.h"
+#include "ulfm_api/context_ids.h"
+#include "ulfm_api/group.h"
+
+namespace rft::api {
+
+class Communicator;
+
+// A point-to-point operation started on a communicator (the C API's rft_request_t).
+struct Request {
+  transport::Request* inner = nullptr;  // the data plane's; nullptr once completed
+  Communicator* comm = nullptr;
+  bool any_source = false;  // an ANY_SOURCE receive: the PROC_FAILED_PENDING rule applies
+};
+
+class Communicator {
+ public:
+  // `group` contains this process (job rank `plane->rank()`); `contexts` came from ContextIds.
+  Communicator(transport::DataPlane* plane, detector::FailureRegistry* registry, Group group,
+               ContextIds::Allocation contexts, std::string name);
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  uint32_t size() const { return group_.size(); }
+  Rank rank() const { return rank_; }
+  const Group& group() const { return group_; }
+  const std::string& name() const { return name_; }
+  const ContextIds::Allocation& contexts() const { return contexts_; }
+  // The lowest job rank among the members: with the contexts and epoch, it names this
+  // communicator's life across the job (two live communicators sharing contexts are disjoint).
+  uint32_t owner() const { return owner_; }
+  uint32_t p2p_context() const { return contexts_.p2p_context(); }
+  uint32_t collective_context() const { return contexts_.collective_context(); }
+  transport::DataPlane& plane() const { return *plane_; }
+  // The binding's handle for this communicator (the C API's rft_comm_t), so errors found on a
+  // request reach the handler of the communicator it belongs to.
+  void* binding() const { return binding_; }
+  void set_binding(void* binding) { binding_ = binding; }
+
+  // Job rank of member `rank` (< size()), and the member rank of a job rank (kUndefined when it
+  // is not a member).
+  Rank JobRank(Rank rank) const { return world_order_ ? rank : group_.JobRank(rank); }
+  Rank MemberRank(Rank job_rank) const {
+    if (world_order_) return job_rank < size() ? job_rank : Group::kUndefined;
+    return group_.RankOf(job_rank);
+  }
+
+  // Argument checks, RFT_ERR_ARG naming the value: a peer rank for a send (0..size-1), a source
+  // (also ANY_SOURCE), a tag (>= 0, or ANY_TAG when `wildcard`), a count of bytes.
+  Status CheckPeer(const char* what, int rank) const;
+  Status CheckSource(const char* what, int rank) const;
+  static Status CheckTag(const char* what, int tag, bool wildcard);
+
+  // Failure view.
+  // Whether a member failed whose failure is not acknowledged (one atomic load when nothing
+  // new failed since the last call).
+  bool HasUnacknowledgedFailure() {
+    Refresh();
+    return failed_.size() > acked_;
+  }
+  // Whether any member is known failed (collectives refuse to start then).
+  bool HasFailedMember() {
+    Refresh();
+    return !failed_.empty();
+  }
+  // Failed members by job rank, in the order this process learned of them.
+  const std::vector<Rank>& FailedMembers() {
+    Refresh();
+    return failed_;
+  }
+  // Acknowledges the first `count` failed members (all known ones when more); returns how many
+  // are acknowledged now. Never decreases.
+  uint32_t AckFailed(uint32_t count);
+  uint32_t acknowledged() const { return acked_; }
+
+  // Revocation: starts nothing itself (Session::Revoke floods it); whether the data plane has
+  // processed a revocation of this communicator.
+  bool IsRevoked() const { return plane_->IsRevoked(p2p_context()); }
+
+  // Collective operations' internal traffic (collectives.cc): a request the collective gave up
+  // on (a member failed meanwhile) stays here until the data plane completes it, so its buffer
+  // and request are never released under the transport.
+  void Abandon(transport::Request* request) { abandoned_.push_back(request); }
+  // Completes what the transport has finished with among the abandoned requests; how many are
+  // left.
+  size_t ReapAbandoned();
+  // Hands what is left to `out` (the communicator is being freed).
+  void MoveAbandoned(std::vector<transport::Request*>* out) {
+    out->insert(out->end(), abandoned_.begin(), abandoned_.end());
+    abandoned_.clear();
+  }
+
+ private:
+  void Refresh() {
+    if (registry_->count() != seen_count_) [[unlikely]]
+      Reload();
+  }
+  void Reload();
+
+  transport::DataPlane* plane_;
+  detector::FailureRegistry* registry_;
+  Group group_;
+  Rank rank_;
+  bool world_order_;  // the members are job ranks 0..size-1 in order: member rank == job rank
+  ContextIds::Allocation contexts_;
+  uint32_t owner_;
+  std::string name_;
+  uint64_t seen_count_ = 0;  // registry count() when failed_ was last brought up to date
+  size_t records_seen_ = 0;  // how many of the registry's records failed_ accounts for
+  std::vector<Rank> failed_;
+  uint32_t acked_ = 0;
+  std::vector<transport::Request*> abandoned_;
+  void* binding_ = nullptr;
+};
+
+}  // namespace rft::api
+
+#endif  // RFT_ULFM_API_COMMUNICATOR_H_

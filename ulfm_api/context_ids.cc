@@ -1,0 +1,61 @@
+#include "ulfm_api/context_ids.h"
+
+#include <algorithm>
+#include <bit>
+#include <string>
+
+namespace rft::api {
+
+ContextIds::ContextIds() {
+  free_.fill(~uint64_t{0});
+  free_[0] &= ~(uint64_t{1} << kWorldPair);
+  free_[0] &= ~(uint64_t{1} << kSelfPair);
+}
+
+ContextIds::Proposal ContextIds::Propose() const {
+  Proposal proposal;
+  proposal.free = free_;
+  proposal.epoch = epoch_;
+  return proposal;
+}
+
+void ContextIds::Combine(const Proposal& in, Proposal* inout) {
+  for (size_t i = 0; i < inout->free.size(); ++i) inout->free[i] &= in.free[i];
+  inout->epoch = std::max(inout->epoch, in.epoch);
+  inout->refused = std::max(inout->refused, in.refused);
+}
+
+StatusOr<ContextIds::Allocation> ContextIds::Take(const Proposal& combined) {
+  for (size_t word = 0; word < combined.free.size(); ++word) {
+    // A member's own bit must be free here too: the combination includes this member.
+    const uint64_t candidates = combined.free[word] & free_[word];
+    if (candidates == 0) continue;
+    const auto pair = static_cast<uint32_t>(word * 64 + std::countr_zero(candidates));
+    free_[word] &= ~(uint64_t{1} << (pair % 64));
+    epoch_ = std::max(epoch_, combined.epoch) + 1;
+    return Allocation{.pair = pair, .epoch = epoch_};
+  }
+  return OtherError("no communicator context is free at every member: each process may hold " +
+                    std::to_string(kPairs - 2) +
+                    " communicators besides COMM_WORLD and COMM_SELF; free some first");
+}
+
+Status ContextIds::Release(uint32_t pair) {
+  if (pair == kWorldPair || pair == kSelfPair) {
+    return ArgError("context pair " + std::to_string(pair) +
+                    " belongs to COMM_WORLD or COMM_SELF, which are never freed");
+  }
+  if (!IsTaken(pair)) {
+    return ArgError("context pair " + std::to_string(pair) + " is not in use; expected one taken");
+  }
+  free_[pair / 64] |= uint64_t{1} << (pair % 64);
+  return Status::Ok();
+}
+
+uint32_t ContextIds::pairs_taken() const {
+  uint32_t free = 0;
+  for (uint64_t word : free_) free += static_cast<uint32_t>(std::popcount(word));
+  return kPairs - free;
+}
+
+}  // namespace rft::api

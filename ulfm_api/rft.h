@@ -1,0 +1,213 @@
+/* rft.h: the C interface of rft, fault-tolerant communication with ULFM semantics.
+ *
+ * Plain C99 (also valid C++): opaque handles, int error codes (rft_error.h's classes). A program
+ * calls rft_init first and rft_finalize last, from one thread; every other call is made from that
+ * thread. docs/api.md is the guide; this header is the reference.
+ *
+ * Errors: every function returns RFT_SUCCESS or an error class. Calls on a communicator (and on
+ * requests, which belong to one) first hand an error to the communicator's error handler
+ * (rft_comm_set_errhandler): with RFT_ERRORS_RETURN the code comes back to the caller and
+ * rft_last_error_message() says what went wrong, naming the bad value or the failed process.
+ * COMM_WORLD and COMM_SELF start with RFT_ERRORS_ARE_FATAL, as MPI programs expect; a
+ * fault-tolerant program sets RFT_ERRORS_RETURN. */
+#ifndef RFT_H_
+#define RFT_H_
+
+#include <stddef.h>
+
+#include "base/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Handles ---- */
+typedef struct rft_comm_s* rft_comm_t;
+typedef struct rft_group_s* rft_group_t;
+typedef struct rft_request_s* rft_request_t;
+typedef struct rft_errhandler_s* rft_errhandler_t;
+
+extern struct rft_comm_s rft_comm_world_object;
+extern struct rft_comm_s rft_comm_self_object;
+#define RFT_COMM_WORLD (&rft_comm_world_object)
+#define RFT_COMM_SELF (&rft_comm_self_object)
+#define RFT_COMM_NULL ((rft_comm_t)0)
+#define RFT_GROUP_NULL ((rft_group_t)0)
+#define RFT_REQUEST_NULL ((rft_request_t)0)
+
+extern struct rft_errhandler_s rft_errors_return_object;
+extern struct rft_errhandler_s rft_errors_are_fatal_object;
+extern struct rft_errhandler_s rft_errors_abort_object;
+/* The error comes back to the caller. */
+#define RFT_ERRORS_RETURN (&rft_errors_return_object)
+/* The processes of the communicator's group are aborted (an error with no communicator to
+ * report it on aborts the calling process only). */
+#define RFT_ERRORS_ARE_FATAL (&rft_errors_are_fatal_object)
+/* rft_abort(comm, error): the same scope, without the message. */
+#define RFT_ERRORS_ABORT (&rft_errors_abort_object)
+
+/* ---- Constants ---- */
+#define RFT_ANY_SOURCE (-1)
+#define RFT_ANY_TAG (-1)
+#define RFT_UNDEFINED (-32766)
+/* rft_comm_compare, rft_group_compare */
+#define RFT_IDENT 0
+#define RFT_CONGRUENT 1
+#define RFT_SIMILAR 2
+#define RFT_UNEQUAL 3
+
+/* Fault levels, asked for at rft_init like a thread level. */
+#define RFT_FT_NONE 0   /* any failure of a process aborts the job */
+#define RFT_FT_NOTIFY 1 /* failures are returned as errors (ULFM) */
+#define RFT_FT_ASYNC 2  /* also rft_set_failure_callback's callback, on the control thread */
+
+/* What a completed operation reports. */
+typedef struct rft_status {
+  int source;    /* receives: the sender's rank in the communicator */
+  int tag;       /* receives: the message's tag */
+  int error;     /* this request's error class (multi-request calls fill it per request) */
+  int cancelled; /* non-zero: the receive was cancelled */
+  size_t count;  /* bytes received (or, for a probe, the message's length) */
+} rft_status_t;
+#define RFT_STATUS_IGNORE ((rft_status_t*)0)
+#define RFT_STATUSES_IGNORE ((rft_status_t*)0)
+
+/* Element types and reduction operators of the collectives. */
+typedef enum rft_datatype {
+  RFT_BYTE = 0,
+  RFT_CHAR,
+  RFT_INT8,
+  RFT_UINT8,
+  RFT_INT16,
+  RFT_UINT16,
+  RFT_INT32,
+  RFT_UINT32,
+  RFT_INT64,
+  RFT_UINT64,
+  RFT_INT,
+  RFT_LONG,
+  RFT_FLOAT,
+  RFT_DOUBLE,
+  RFT_DATATYPE_COUNT /* not a type */
+} rft_datatype_t;
+
+typedef enum rft_op {
+  RFT_SUM = 0,
+  RFT_PROD,
+  RFT_MIN,
+  RFT_MAX,
+  RFT_LAND,
+  RFT_LOR,
+  RFT_BAND,
+  RFT_BOR,
+  RFT_BXOR,
+  RFT_OP_COUNT /* not an operator */
+} rft_op_t;
+
+/* ---- Start and end ---- */
+/* Joins the job (started by rftrun or another PMIx launcher). `argc`/`argv` may be NULL.
+ * `provided` gets the fault level granted (the one asked for). Collective over the job. */
+int rft_init(int* argc, char*** argv, int requested_ft_level, int* provided);
+/* Ends this process's part; never waits for other processes, so it returns after failures. */
+int rft_finalize(void);
+int rft_initialized(int* flag);
+int rft_finalized(int* flag);
+/* Kills the processes of `comm`'s group through the launcher; the others see them failed. */
+int rft_abort(rft_comm_t comm, int error_code);
+/* RFT_FT_ASYNC: `callback(job_rank, user_data)` runs on the control thread for each failure.
+ * Set before rft_init. */
+typedef void (*rft_failure_callback_t)(int job_rank, void* user_data);
+int rft_set_failure_callback(rft_failure_callback_t callback, void* user_data);
+/* What the last failed call of this thread said (never NULL; "" after a success). */
+const char* rft_last_error_message(void);
+
+/* ---- Communicators ---- */
+int rft_comm_rank(rft_comm_t comm, int* rank);
+int rft_comm_size(rft_comm_t comm, int* size);
+int rft_comm_dup(rft_comm_t comm, rft_comm_t* newcomm);
+/* `color` >= 0 or RFT_UNDEFINED (then *newcomm = RFT_COMM_NULL). */
+int rft_comm_split(rft_comm_t comm, int color, int key, rft_comm_t* newcomm);
+/* Collective over `comm`; RFT_COMM_NULL at the processes outside `group`. */
+int rft_comm_create(rft_comm_t comm, rft_group_t group, rft_comm_t* newcomm);
+int rft_comm_free(rft_comm_t* comm);
+int rft_comm_compare(rft_comm_t a, rft_comm_t b, int* result);
+int rft_comm_group(rft_comm_t comm, rft_group_t* group);
+
+/* ---- Groups ---- */
+int rft_group_size(rft_group_t group, int* size);
+/* RFT_UNDEFINED when the calling process is not a member. */
+int rft_group_rank(rft_group_t group, int* rank);
+int rft_group_translate_ranks(rft_group_t a, int n, const int* ranks_a, rft_group_t b,
+                              int* ranks_b);
+int rft_group_union(rft_group_t a, rft_group_t b, rft_group_t* result);
+int rft_group_intersection(rft_group_t a, rft_group_t b, rft_group_t* result);
+int rft_group_difference(rft_group_t a, rft_group_t b, rft_group_t* result);
+int rft_group_incl(rft_group_t group, int n, const int* ranks, rft_group_t* result);
+int rft_group_excl(rft_group_t group, int n, const int* ranks, rft_group_t* result);
+int rft_group_compare(rft_group_t a, rft_group_t b, int* result);
+int rft_group_free(rft_group_t* group);
+
+/* ---- Point-to-point (counts are elements of `type`) ---- */
+int rft_send(const void* buffer, size_t count, rft_datatype_t type, int dest, int tag,
+             rft_comm_t comm);
+int rft_recv(void* buffer, size_t count, rft_datatype_t type, int source, int tag, rft_comm_t comm,
+             rft_status_t* status);
+int rft_isend(const void* buffer, size_t count, rft_datatype_t type, int dest, int tag,
+              rft_comm_t comm, rft_request_t* request);
+int rft_irecv(void* buffer, size_t count, rft_datatype_t type, int source, int tag, rft_comm_t comm,
+              rft_request_t* request);
+int rft_sendrecv(const void* send, size_t send_count, rft_datatype_t send_type, int dest,
+                 int send_tag, void* receive, size_t receive_count, rft_datatype_t receive_type,
+                 int source, int receive_tag, rft_comm_t comm, rft_status_t* status);
+int rft_iprobe(int source, int tag, rft_comm_t comm, int* flag, rft_status_t* status);
+int rft_probe(int source, int tag, rft_comm_t comm, rft_status_t* status);
+/* A completed request is released and its handle set to RFT_REQUEST_NULL; a null handle is
+ * complete with an empty status. */
+int rft_wait(rft_request_t* request, rft_status_t* status);
+int rft_test(rft_request_t* request, int* flag, rft_status_t* status);
+int rft_waitall(int count, rft_request_t* requests, rft_status_t* statuses);
+int rft_testall(int count, rft_request_t* requests, int* flag, rft_status_t* statuses);
+/* `*index` = RFT_UNDEFINED when every handle is null. */
+int rft_waitany(int count, rft_request_t* requests, int* index, rft_status_t* status);
+int rft_cancel(rft_request_t* request);
+
+/* ---- Fault tolerance (ULFM) ---- */
+/* The failed processes of `comm`'s group known here, in the order learned (later calls return a
+ * group with this one as its prefix). */
+int rft_comm_get_failed(rft_comm_t comm, rft_group_t* failed);
+/* Acknowledges the first `num_to_ack` of them (all when more); `num_acked` gets how many are
+ * acknowledged now (never fewer than before). ANY_SOURCE receives then complete normally. */
+int rft_comm_ack_failed(rft_comm_t comm, int num_to_ack, int* num_acked);
+/* The older pair: acknowledge every failure known now; the acknowledged ones as a group. */
+int rft_comm_failure_ack(rft_comm_t comm);
+int rft_comm_failure_get_acked(rft_comm_t comm, rft_group_t* failed);
+/* Not collective, idempotent: every live member's operations on `comm` return RFT_ERR_REVOKED. */
+int rft_comm_revoke(rft_comm_t comm);
+int rft_comm_is_revoked(rft_comm_t comm, int* flag);
+
+/* ---- Error handlers ---- */
+typedef void (*rft_comm_errhandler_fn)(rft_comm_t comm, int error, const char* message,
+                                       void* user_data);
+int rft_comm_create_errhandler(rft_comm_errhandler_fn function, void* user_data,
+                               rft_errhandler_t* handler);
+int rft_errhandler_free(rft_errhandler_t* handler);
+int rft_comm_set_errhandler(rft_comm_t comm, rft_errhandler_t handler);
+int rft_comm_get_errhandler(rft_comm_t comm, rft_errhandler_t* handler);
+
+/* ---- Collectives (blocking) ---- */
+int rft_barrier(rft_comm_t comm);
+int rft_bcast(void* buffer, size_t count, rft_datatype_t type, int root, rft_comm_t comm);
+/* `send` may be RFT_IN_PLACE (the data is in `receive`). */
+#define RFT_IN_PLACE ((const void*)1)
+int rft_allreduce(const void* send, void* receive, size_t count, rft_datatype_t type, rft_op_t op,
+                  rft_comm_t comm);
+int rft_reduce(const void* send, void* receive, size_t count, rft_datatype_t type, rft_op_t op,
+               int root, rft_comm_t comm);
+int rft_allgather(const void* send, size_t count, rft_datatype_t type, void* receive,
+                  rft_comm_t comm);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* RFT_H_ */

@@ -1,0 +1,490 @@
+// The C API (rft.h), first half: start and end, errors and their handlers, communicators, groups
+// and the ULFM calls. Point-to-point and collectives are in rft_c_messages.cc.
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "base/log.h"
+#include "ulfm_api/binding.h"
+
+using rft::ArgError;
+using rft::OtherError;
+using rft::Rank;
+using rft::Status;
+using rft::api::Communicator;
+using rft::api::Group;
+using rft::api::Session;
+using rft::api::binding::CheckComm;
+using rft::api::binding::CheckGroup;
+using rft::api::binding::NewComm;
+using rft::api::binding::NewGroup;
+using rft::api::binding::Raise;
+using rft::api::binding::Success;
+
+struct rft_comm_s rft_comm_world_object;
+struct rft_comm_s rft_comm_self_object;
+struct rft_errhandler_s rft_errors_return_object {
+  .kind = rft_errhandler_s::Kind::kReturn, .predefined = true
+};
+struct rft_errhandler_s rft_errors_are_fatal_object {
+  .kind = rft_errhandler_s::Kind::kFatal, .predefined = true
+};
+struct rft_errhandler_s rft_errors_abort_object {
+  .kind = rft_errhandler_s::Kind::kAbort, .predefined = true
+};
+
+namespace rft::api::binding {
+namespace {
+
+// A plain pointer, never destroyed at exit: a program that exits without rft_finalize (a failed
+// check, exit() from anywhere) must not run the teardown while rft's threads still run and the
+// libraries below may already be finalized.
+Session* g_session = nullptr;
+bool g_finalized = false;
+rft_failure_callback_t g_failure_callback = nullptr;
+void* g_failure_user_data = nullptr;
+thread_local std::string g_last_error;
+
+// Freed handles are kept a while with their magic cleared, so a use after free is an argument
+// error rather than a read of freed memory.
+constexpr size_t kRetainedFreed = 1024;
+// The handles the program holds, and the freed ones kept a while. Never destroyed (also not at
+// exit): a handle is reachable from here until it is deleted, so a program that exits without
+// freeing its handles leaks nothing a leak checker would report.
+template <class Handle>
+struct Handles {
+  std::unordered_set<Handle*> live;
+  std::deque<Handle*> retired;
+};
+Handles<rft_comm_s>& g_comms = *new Handles<rft_comm_s>;
+Handles<rft_group_s>& g_groups = *new Handles<rft_group_s>;
+
+template <class Handle>
+void Retire(Handle* handle, Handles<Handle>* handles) {
+  handle->magic = 0;
+  handles->live.erase(handle);
+  handles->retired.push_back(handle);
+  if (handles->retired.size() > kRetainedFreed) {
+    delete handles->retired.front();
+    handles->retired.pop_front();
+  }
+}
+
+void Release(rft_errhandler_s* handler) {
+  if (handler == nullptr || handler->predefined) return;
+  if (--handler->references == 0) {
+    handler->magic = 0;
+    delete handler;
+  }
+}
+
+void Use(rft_errhandler_s* handler) {
+  if (!handler->predefined) ++handler->references;
+}
+
+[[noreturn]] void AbortGroup(rft_comm_t comm, int code, const std::string& message) {
+  Session* s = session();
+  if (s != nullptr && comm != nullptr && comm->comm != nullptr) {
+    const Status aborted = s->Abort(*comm->comm, code, message);
+    // Back here: this process was not among them, or the launcher refused.
+    if (!aborted.ok()) RFT_LOG_ERROR("abort through the launcher: %s", aborted.ToString().c_str());
+  }
+  std::_Exit(code == 0 ? 1 : code & 0xff);
+}
+
+}  // namespace
+
+Session* session() { return g_session; }
+
+int Success() {
+  g_last_error.clear();
+  return RFT_SUCCESS;
+}
+
+int Raise(rft_comm_t comm, const Status& status) {
+  if (status.ok()) return Success();
+  g_last_error = status.ToString();
+  // An error with no communicator to report on goes to COMM_SELF's handler, once it exists.
+  if (comm == nullptr || comm->magic != kLiveHandle) {
+    comm = rft_comm_self_object.magic == kLiveHandle ? &rft_comm_self_object : nullptr;
+  }
+  const int code = status.code();
+  if (comm == nullptr) return code;
+  rft_errhandler_s* handler = comm->errhandler;
+  switch (handler->kind) {
+    case rft_errhandler_s::Kind::kReturn:
+      return code;
+    case rft_errhandler_s::Kind::kFatal: {
+      const std::string name = comm->comm != nullptr ? comm->comm->name() : "a communicator";
+      std::fprintf(stderr, "rft: fatal error on %s (its error handler is ERRORS_ARE_FATAL): %s\n",
+                   name.c_str(), g_last_error.c_str());
+      std::fflush(stderr);
+      AbortGroup(comm, code, g_last_error);
+    }
+    case rft_errhandler_s::Kind::kAbort:
+      AbortGroup(comm, code, g_last_error);
+    case rft_errhandler_s::Kind::kFunction:
+      handler->function(comm, code, g_last_error.c_str(), handler->user_data);
+      return code;
+  }
+  return code;
+}
+
+Status CheckComm(rft_comm_t comm, const char* what) {
+  if (g_session == nullptr) {
+    return OtherError(std::string(what) + ": rft is not initialised (call rft_init first)");
+  }
+  if (comm == nullptr) return ArgError(std::string(what) + ": the communicator is RFT_COMM_NULL");
+  if (comm->magic != kLiveHandle) {
+    return ArgError(std::string(what) + ": the communicator handle is freed or not one of rft's");
+  }
+  return Status::Ok();
+}
+
+Status CheckGroup(rft_group_t group, const char* what) {
+  if (group == nullptr) return ArgError(std::string(what) + ": the group is RFT_GROUP_NULL");
+  if (group->magic != kLiveHandle) {
+    return ArgError(std::string(what) + ": the group handle is freed or not one of rft's");
+  }
+  return Status::Ok();
+}
+
+rft_comm_t NewComm(std::unique_ptr<Communicator> comm, rft_errhandler_s* errhandler) {
+  auto* handle = new rft_comm_s;
+  handle->comm = comm.get();
+  handle->owned = std::move(comm);
+  handle->errhandler = errhandler;
+  Use(errhandler);
+  handle->magic = kLiveHandle;
+  handle->comm->set_binding(handle);
+  g_comms.live.insert(handle);
+  return handle;
+}
+
+rft_group_t NewGroup(Group group) {
+  auto* handle = new rft_group_s;
+  handle->group = std::move(group);
+  g_groups.live.insert(handle);
+  return handle;
+}
+
+void RetireGroup(rft_group_t group) { Retire(group, &g_groups); }
+
+}  // namespace rft::api::binding
+
+using rft::api::binding::g_failure_callback;
+using rft::api::binding::g_failure_user_data;
+using rft::api::binding::g_finalized;
+using rft::api::binding::g_session;
+using rft::api::binding::session;
+
+// ---- Start and end ----
+
+extern "C" int rft_set_failure_callback(rft_failure_callback_t callback, void* user_data) {
+  if (g_session != nullptr) {
+    return Raise(nullptr, ArgError("rft_set_failure_callback: call it before rft_init"));
+  }
+  g_failure_callback = callback;
+  g_failure_user_data = user_data;
+  return Success();
+}
+
+extern "C" int rft_init(int*, char***, int requested_ft_level, int* provided) {
+  if (g_session != nullptr || g_finalized) {
+    return Raise(nullptr, OtherError(g_finalized ? "rft_init: rft was finalised already"
+                                                 : "rft_init: rft is initialised already"));
+  }
+  Session::Options options;
+  switch (requested_ft_level) {
+    case RFT_FT_NONE:
+      options.level = rft::api::FaultLevel::kNone;
+      break;
+    case RFT_FT_NOTIFY:
+      options.level = rft::api::FaultLevel::kNotify;
+      break;
+    case RFT_FT_ASYNC:
+      options.level = rft::api::FaultLevel::kAsync;
+      if (g_failure_callback == nullptr) {
+        return Raise(nullptr, ArgError("rft_init: fault level RFT_FT_ASYNC needs a callback "
+                                       "(rft_set_failure_callback before rft_init)"));
+      }
+      options.on_failure = [callback = g_failure_callback, data = g_failure_user_data](Rank rank) {
+        callback(static_cast<int>(rank), data);
+      };
+      break;
+    default:
+      return Raise(nullptr, ArgError("rft_init: fault level " + std::to_string(requested_ft_level) +
+                                     ": expected RFT_FT_NONE, RFT_FT_NOTIFY or RFT_FT_ASYNC"));
+  }
+  auto created = Session::Create(options);
+  if (!created.ok()) return Raise(nullptr, created.status());
+  g_session = created->release();
+  for (auto [handle, comm] : {std::pair{&rft_comm_world_object, &g_session->world()},
+                              std::pair{&rft_comm_self_object, &g_session->self()}}) {
+    handle->comm = comm;
+    handle->errhandler = &rft_errors_are_fatal_object;
+    handle->magic = kLiveHandle;
+    comm->set_binding(handle);
+  }
+  if (provided != nullptr) *provided = requested_ft_level;
+  return Success();
+}
+
+extern "C" int rft_finalize(void) {
+  if (g_session == nullptr) {
+    return Raise(nullptr, OtherError("rft_finalize: rft is not initialised"));
+  }
+  for (rft_comm_s* handle : {&rft_comm_world_object, &rft_comm_self_object}) {
+    handle->magic = 0;
+    rft::api::binding::Release(handle->errhandler);
+    handle->errhandler = nullptr;
+    handle->comm = nullptr;
+  }
+  // Communicators the program did not free end with the session (their handles stay, freed).
+  auto& comms = rft::api::binding::g_comms;
+  while (!comms.live.empty()) {
+    rft_comm_s* handle = *comms.live.begin();
+    handle->owned.reset();
+    handle->comm = nullptr;
+    rft::api::binding::Release(handle->errhandler);
+    handle->errhandler = nullptr;
+    rft::api::binding::Retire(handle, &comms);
+  }
+  delete g_session;
+  g_session = nullptr;
+  g_finalized = true;
+  return Success();
+}
+
+extern "C" int rft_initialized(int* flag) {
+  if (flag == nullptr) return Raise(nullptr, ArgError("rft_initialized: flag is NULL"));
+  *flag = g_session != nullptr || g_finalized;
+  return Success();
+}
+
+extern "C" int rft_finalized(int* flag) {
+  if (flag == nullptr) return Raise(nullptr, ArgError("rft_finalized: flag is NULL"));
+  *flag = g_finalized;
+  return Success();
+}
+
+extern "C" int rft_abort(rft_comm_t comm, int error_code) {
+  if (Status s = CheckComm(comm, "rft_abort"); !s.ok()) {
+    // Nothing to name: this process ends alone.
+    std::fprintf(stderr, "rft_abort: %s; ending this process only\n", s.ToString().c_str());
+    std::_Exit(error_code == 0 ? 1 : error_code & 0xff);
+  }
+  const Status aborted =
+      g_session->Abort(*comm->comm, error_code,
+                       "rft_abort(" + comm->comm->name() + ", " + std::to_string(error_code) + ")");
+  return Raise(comm, aborted);
+}
+
+extern "C" const char* rft_last_error_message(void) {
+  return rft::api::binding::g_last_error.c_str();
+}
+
+// ---- Communicators ----
+
+extern "C" int rft_comm_rank(rft_comm_t comm, int* rank) {
+  if (Status s = CheckComm(comm, "rft_comm_rank"); !s.ok()) return Raise(comm, s);
+  if (rank == nullptr) return Raise(comm, ArgError("rft_comm_rank: rank is NULL"));
+  *rank = static_cast<int>(comm->comm->rank());
+  return Success();
+}
+
+extern "C" int rft_comm_size(rft_comm_t comm, int* size) {
+  if (Status s = CheckComm(comm, "rft_comm_size"); !s.ok()) return Raise(comm, s);
+  if (size == nullptr) return Raise(comm, ArgError("rft_comm_size: size is NULL"));
+  *size = static_cast<int>(comm->comm->size());
+  return Success();
+}
+
+namespace {
+
+// The outcome of a creating call: a handle (inheriting the parent's error handler), or
+// RFT_COMM_NULL for a process left out.
+int Created(rft_comm_t parent, rft::StatusOr<std::unique_ptr<Communicator>> created,
+            rft_comm_t* newcomm) {
+  if (!created.ok()) return Raise(parent, created.status());
+  *newcomm = *created == nullptr ? RFT_COMM_NULL : NewComm(std::move(*created), parent->errhandler);
+  return Success();
+}
+
+}  // namespace
+
+extern "C" int rft_comm_dup(rft_comm_t comm, rft_comm_t* newcomm) {
+  if (Status s = CheckComm(comm, "rft_comm_dup"); !s.ok()) return Raise(comm, s);
+  if (newcomm == nullptr) return Raise(comm, ArgError("rft_comm_dup: newcomm is NULL"));
+  return Created(comm, g_session->Dup(*comm->comm), newcomm);
+}
+
+extern "C" int rft_comm_split(rft_comm_t comm, int color, int key, rft_comm_t* newcomm) {
+  if (Status s = CheckComm(comm, "rft_comm_split"); !s.ok()) return Raise(comm, s);
+  if (newcomm == nullptr) return Raise(comm, ArgError("rft_comm_split: newcomm is NULL"));
+  static_assert(RFT_UNDEFINED == Session::kUndefinedColor);
+  return Created(comm, g_session->Split(*comm->comm, color, key), newcomm);
+}
+
+extern "C" int rft_comm_create(rft_comm_t comm, rft_group_t group, rft_comm_t* newcomm) {
+  if (Status s = CheckComm(comm, "rft_comm_create"); !s.ok()) return Raise(comm, s);
+  if (newcomm == nullptr) return Raise(comm, ArgError("rft_comm_create: newcomm is NULL"));
+  // A bad group here would leave the others waiting: Create refuses it with them.
+  static const Group kEmpty;
+  const Group& members = CheckGroup(group, "rft_comm_create").ok() ? group->group : kEmpty;
+  return Created(comm, g_session->Create(*comm->comm, members), newcomm);
+}
+
+extern "C" int rft_comm_free(rft_comm_t* comm) {
+  if (comm == nullptr) return Raise(nullptr, ArgError("rft_comm_free: comm is NULL"));
+  rft_comm_t handle = *comm;
+  if (Status s = CheckComm(handle, "rft_comm_free"); !s.ok()) return Raise(handle, s);
+  if (handle->owned == nullptr) {
+    return Raise(handle, ArgError("rft_comm_free: " + handle->comm->name() +
+                                  " is predefined and never freed"));
+  }
+  rft_errhandler_s* errhandler = handle->errhandler;
+  const Status freed = g_session->Free(std::move(handle->owned));
+  if (!freed.ok()) return Raise(handle, freed);
+  handle->comm = nullptr;
+  rft::api::binding::Release(errhandler);
+  handle->errhandler = nullptr;
+  rft::api::binding::Retire(handle, &rft::api::binding::g_comms);
+  *comm = RFT_COMM_NULL;
+  return Success();
+}
+
+extern "C" int rft_comm_compare(rft_comm_t a, rft_comm_t b, int* result) {
+  if (Status s = CheckComm(a, "rft_comm_compare"); !s.ok()) return Raise(a, s);
+  if (Status s = CheckComm(b, "rft_comm_compare"); !s.ok()) return Raise(b, s);
+  if (result == nullptr) return Raise(a, ArgError("rft_comm_compare: result is NULL"));
+  if (a == b) {
+    *result = RFT_IDENT;
+  } else {
+    switch (Group::Compare(a->comm->group(), b->comm->group())) {
+      case Group::Comparison::kIdentical:
+        *result = RFT_CONGRUENT;
+        break;
+      case Group::Comparison::kSimilar:
+        *result = RFT_SIMILAR;
+        break;
+      case Group::Comparison::kUnequal:
+        *result = RFT_UNEQUAL;
+        break;
+    }
+  }
+  return Success();
+}
+
+extern "C" int rft_comm_group(rft_comm_t comm, rft_group_t* group) {
+  if (Status s = CheckComm(comm, "rft_comm_group"); !s.ok()) return Raise(comm, s);
+  if (group == nullptr) return Raise(comm, ArgError("rft_comm_group: group is NULL"));
+  *group = NewGroup(comm->comm->group());
+  return Success();
+}
+
+// ---- Fault tolerance ----
+
+namespace {
+
+rft::StatusOr<Group> FailedGroup(Communicator& comm, size_t count) {
+  const std::vector<Rank>& failed = comm.FailedMembers();
+  return Group::FromJobRanks(std::vector<Rank>(failed.begin(), failed.begin() + count));
+}
+
+}  // namespace
+
+extern "C" int rft_comm_get_failed(rft_comm_t comm, rft_group_t* failed) {
+  if (Status s = CheckComm(comm, "rft_comm_get_failed"); !s.ok()) return Raise(comm, s);
+  if (failed == nullptr) return Raise(comm, ArgError("rft_comm_get_failed: failed is NULL"));
+  auto group = FailedGroup(*comm->comm, comm->comm->FailedMembers().size());
+  if (!group.ok()) return Raise(comm, group.status());
+  *failed = NewGroup(std::move(*group));
+  return Success();
+}
+
+extern "C" int rft_comm_ack_failed(rft_comm_t comm, int num_to_ack, int* num_acked) {
+  if (Status s = CheckComm(comm, "rft_comm_ack_failed"); !s.ok()) return Raise(comm, s);
+  if (num_to_ack < 0) {
+    return Raise(comm, ArgError("rft_comm_ack_failed: num_to_ack " + std::to_string(num_to_ack) +
+                                ": expected a count >= 0"));
+  }
+  const uint32_t acked = comm->comm->AckFailed(static_cast<uint32_t>(num_to_ack));
+  if (num_acked != nullptr) *num_acked = static_cast<int>(acked);
+  return Success();
+}
+
+extern "C" int rft_comm_failure_ack(rft_comm_t comm) {
+  if (Status s = CheckComm(comm, "rft_comm_failure_ack"); !s.ok()) return Raise(comm, s);
+  comm->comm->AckFailed(UINT32_MAX);
+  return Success();
+}
+
+extern "C" int rft_comm_failure_get_acked(rft_comm_t comm, rft_group_t* failed) {
+  if (Status s = CheckComm(comm, "rft_comm_failure_get_acked"); !s.ok()) return Raise(comm, s);
+  if (failed == nullptr) {
+    return Raise(comm, ArgError("rft_comm_failure_get_acked: failed is NULL"));
+  }
+  auto group = FailedGroup(*comm->comm, comm->comm->acknowledged());
+  if (!group.ok()) return Raise(comm, group.status());
+  *failed = NewGroup(std::move(*group));
+  return Success();
+}
+
+extern "C" int rft_comm_revoke(rft_comm_t comm) {
+  if (Status s = CheckComm(comm, "rft_comm_revoke"); !s.ok()) return Raise(comm, s);
+  return Raise(comm, g_session->Revoke(*comm->comm));
+}
+
+extern "C" int rft_comm_is_revoked(rft_comm_t comm, int* flag) {
+  if (Status s = CheckComm(comm, "rft_comm_is_revoked"); !s.ok()) return Raise(comm, s);
+  if (flag == nullptr) return Raise(comm, ArgError("rft_comm_is_revoked: flag is NULL"));
+  g_session->plane().Progress();  // a revocation that arrived is processed first
+  *flag = comm->comm->IsRevoked();
+  return Success();
+}
+
+// ---- Error handlers ----
+
+extern "C" int rft_comm_create_errhandler(rft_comm_errhandler_fn function, void* user_data,
+                                          rft_errhandler_t* handler) {
+  if (function == nullptr || handler == nullptr) {
+    return Raise(nullptr, ArgError(std::string("rft_comm_create_errhandler: ") +
+                                   (function == nullptr ? "function" : "handler") + " is NULL"));
+  }
+  *handler = new rft_errhandler_s{
+      .kind = rft_errhandler_s::Kind::kFunction, .function = function, .user_data = user_data};
+  return Success();
+}
+
+extern "C" int rft_errhandler_free(rft_errhandler_t* handler) {
+  if (handler == nullptr || *handler == nullptr || (*handler)->magic != kLiveHandle) {
+    return Raise(nullptr, ArgError("rft_errhandler_free: not a live error handler"));
+  }
+  rft::api::binding::Release(*handler);  // communicators using it keep it alive
+  *handler = nullptr;
+  return Success();
+}
+
+extern "C" int rft_comm_set_errhandler(rft_comm_t comm, rft_errhandler_t handler) {
+  if (Status s = CheckComm(comm, "rft_comm_set_errhandler"); !s.ok()) return Raise(comm, s);
+  if (handler == nullptr || handler->magic != kLiveHandle) {
+    return Raise(comm, ArgError("rft_comm_set_errhandler: not a live error handler"));
+  }
+  rft::api::binding::Use(handler);
+  rft::api::binding::Release(comm->errhandler);
+  comm->errhandler = handler;
+  return Success();
+}
+
+extern "C" int rft_comm_get_errhandler(rft_comm_t comm, rft_errhandler_t* handler) {
+  if (Status s = CheckComm(comm, "rft_comm_get_errhandler"); !s.ok()) return Raise(comm, s);
+  if (handler == nullptr) return Raise(comm, ArgError("rft_comm_get_errhandler: handler is NULL"));
+  rft::api::binding::Use(comm->errhandler);  // the caller's reference (rft_errhandler_free)
+  *handler = comm->errhandler;
+  return Success();
+}

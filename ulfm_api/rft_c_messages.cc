@@ -1,0 +1,408 @@
+// The C API (rft.h), second half: point-to-point, completion, collectives, and the element
+// types and operators they use.
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "ulfm_api/binding.h"
+#include "ulfm_api/collectives.h"
+
+using rft::ArgError;
+using rft::Status;
+using rft::api::ReduceOp;
+using rft::api::Session;
+using rft::api::binding::Bytes;
+using rft::api::binding::CheckComm;
+using rft::api::binding::Raise;
+using rft::api::binding::session;
+using rft::api::binding::Success;
+using rft::api::binding::ToStatus;
+using rft::transport::MessageStatus;
+
+namespace rft::api::binding {
+namespace {
+
+constexpr std::array<size_t, RFT_DATATYPE_COUNT> kTypeSizes = {1,
+                                                               sizeof(char),
+                                                               1,
+                                                               1,
+                                                               2,
+                                                               2,
+                                                               4,
+                                                               4,
+                                                               8,
+                                                               8,
+                                                               sizeof(int),
+                                                               sizeof(long),
+                                                               sizeof(float),
+                                                               sizeof(double)};
+
+template <class T>
+struct Sum {
+  T operator()(T a, T b) const { return a + b; }
+};
+template <class T>
+struct Prod {
+  T operator()(T a, T b) const { return a * b; }
+};
+template <class T>
+struct Min {
+  T operator()(T a, T b) const { return b < a ? b : a; }
+};
+template <class T>
+struct Max {
+  T operator()(T a, T b) const { return a < b ? b : a; }
+};
+template <class T>
+struct LogicalAnd {
+  T operator()(T a, T b) const { return static_cast<T>(a && b); }
+};
+template <class T>
+struct LogicalOr {
+  T operator()(T a, T b) const { return static_cast<T>(a || b); }
+};
+template <class T>
+struct BitAnd {
+  T operator()(T a, T b) const { return static_cast<T>(a & b); }
+};
+template <class T>
+struct BitOr {
+  T operator()(T a, T b) const { return static_cast<T>(a | b); }
+};
+template <class T>
+struct BitXor {
+  T operator()(T a, T b) const { return static_cast<T>(a ^ b); }
+};
+
+template <class T, template <class> class F>
+void Apply(const void* in, void* inout, size_t count) {
+  const T* a = static_cast<const T*>(in);
+  T* b = static_cast<T*>(inout);
+  const F<T> f;
+  for (size_t i = 0; i < count; ++i) b[i] = f(a[i], b[i]);
+}
+
+using Combine = void (*)(const void*, void*, size_t);
+
+template <class T>
+constexpr std::array<Combine, RFT_OP_COUNT> OpsFor() {
+  if constexpr (std::is_floating_point_v<T>) {
+    return {Apply<T, Sum>, Apply<T, Prod>, Apply<T, Min>, Apply<T, Max>, nullptr,
+            nullptr,       nullptr,        nullptr,       nullptr};
+  } else {
+    return {Apply<T, Sum>,    Apply<T, Prod>,       Apply<T, Min>,
+            Apply<T, Max>,    Apply<T, LogicalAnd>, Apply<T, LogicalOr>,
+            Apply<T, BitAnd>, Apply<T, BitOr>,      Apply<T, BitXor>};
+  }
+}
+
+// [type][op]; nullptr where the operator does not apply to the type.
+const std::array<std::array<Combine, RFT_OP_COUNT>, RFT_DATATYPE_COUNT> kOps = {
+    OpsFor<uint8_t>(), OpsFor<char>(),     OpsFor<int8_t>(),  OpsFor<uint8_t>(),
+    OpsFor<int16_t>(), OpsFor<uint16_t>(), OpsFor<int32_t>(), OpsFor<uint32_t>(),
+    OpsFor<int64_t>(), OpsFor<uint64_t>(), OpsFor<int>(),     OpsFor<long>(),
+    OpsFor<float>(),   OpsFor<double>()};
+
+constexpr const char* kOpNames[RFT_OP_COUNT] = {"RFT_SUM",  "RFT_PROD", "RFT_MIN",
+                                                "RFT_MAX",  "RFT_LAND", "RFT_LOR",
+                                                "RFT_BAND", "RFT_BOR",  "RFT_BXOR"};
+
+}  // namespace
+
+Status Bytes(size_t count, rft_datatype_t type, size_t* bytes) {
+  if (static_cast<unsigned>(type) >= RFT_DATATYPE_COUNT) [[unlikely]] {
+    return ArgError("datatype " + std::to_string(static_cast<int>(type)) +
+                    ": expected one of rft_datatype_t (RFT_BYTE .. RFT_DOUBLE)");
+  }
+  const size_t size = kTypeSizes[type];
+  if (count > SIZE_MAX / size) [[unlikely]] {
+    return ArgError("count " + std::to_string(count) + " of " + std::to_string(size) +
+                    "-byte elements overflows a size_t");
+  }
+  *bytes = count * size;
+  return Status::Ok();
+}
+
+Status FindReduceOp(rft_op_t op, rft_datatype_t type, ReduceOp* out) {
+  size_t ignored = 0;
+  RFT_RETURN_IF_ERROR(Bytes(0, type, &ignored));
+  if (static_cast<unsigned>(op) >= RFT_OP_COUNT) {
+    return ArgError("op " + std::to_string(static_cast<int>(op)) +
+                    ": expected one of rft_op_t (RFT_SUM .. RFT_BXOR)");
+  }
+  const Combine combine = kOps[type][op];
+  if (combine == nullptr) {
+    return ArgError(std::string("op ") + kOpNames[op] + " does not apply to floating-point types");
+  }
+  *out = ReduceOp{.combine = combine, .element_size = kTypeSizes[type]};
+  return Status::Ok();
+}
+
+void ToStatus(const MessageStatus& in, rft_status_t* out) {
+  if (out == nullptr) return;
+  out->source = in.source == Group::kUndefined ? RFT_ANY_SOURCE : static_cast<int>(in.source);
+  out->tag = in.tag;
+  out->error = in.error;
+  out->cancelled = in.cancelled ? 1 : 0;
+  out->count = in.count;
+}
+
+}  // namespace rft::api::binding
+
+namespace {
+
+// The request handle as the session sees it (rft_request_s is never defined: the handle is the
+// session's Request).
+rft::api::Request** AsRequests(rft_request_t* handle) {
+  return reinterpret_cast<rft::api::Request**>(handle);
+}
+rft_comm_t CommOf(rft_request_t request) {
+  auto* inner = reinterpret_cast<rft::api::Request*>(request);
+  return inner == nullptr ? nullptr : static_cast<rft_comm_t>(inner->comm->binding());
+}
+
+Status CheckSession(const char* what) {
+  if (session() != nullptr) return Status::Ok();
+  return rft::OtherError(std::string(what) + ": rft is not initialised (call rft_init first)");
+}
+
+// Per-thread scratch for the multi-request calls (grown, never shrunk: no allocation once warm).
+struct Scratch {
+  std::vector<rft::api::Request*> requests;
+  std::vector<MessageStatus> statuses;
+};
+thread_local Scratch g_scratch;
+
+}  // namespace
+
+extern "C" int rft_isend(const void* buffer, size_t count, rft_datatype_t type, int dest, int tag,
+                         rft_comm_t comm, rft_request_t* request) {
+  if (Status s = CheckComm(comm, "rft_isend"); !s.ok()) [[unlikely]]
+    return Raise(comm, s);
+  size_t bytes = 0;
+  if (Status s = Bytes(count, type, &bytes); !s.ok()) [[unlikely]]
+    return Raise(comm, s);
+  if (request == nullptr) [[unlikely]]
+    return Raise(comm, ArgError("rft_isend: request is NULL"));
+  return Raise(comm, session()->Isend(*comm->comm, buffer, bytes, dest, tag, AsRequests(request)));
+}
+
+extern "C" int rft_irecv(void* buffer, size_t count, rft_datatype_t type, int source, int tag,
+                         rft_comm_t comm, rft_request_t* request) {
+  if (Status s = CheckComm(comm, "rft_irecv"); !s.ok()) [[unlikely]]
+    return Raise(comm, s);
+  size_t bytes = 0;
+  if (Status s = Bytes(count, type, &bytes); !s.ok()) [[unlikely]]
+    return Raise(comm, s);
+  if (request == nullptr) [[unlikely]]
+    return Raise(comm, ArgError("rft_irecv: request is NULL"));
+  return Raise(comm,
+               session()->Irecv(*comm->comm, buffer, bytes, source, tag, AsRequests(request)));
+}
+
+extern "C" int rft_send(const void* buffer, size_t count, rft_datatype_t type, int dest, int tag,
+                        rft_comm_t comm) {
+  if (Status s = CheckComm(comm, "rft_send"); !s.ok()) [[unlikely]]
+    return Raise(comm, s);
+  size_t bytes = 0;
+  if (Status s = Bytes(count, type, &bytes); !s.ok()) [[unlikely]]
+    return Raise(comm, s);
+  return Raise(comm, session()->Send(*comm->comm, buffer, bytes, dest, tag));
+}
+
+extern "C" int rft_recv(void* buffer, size_t count, rft_datatype_t type, int source, int tag,
+                        rft_comm_t comm, rft_status_t* status) {
+  if (Status s = CheckComm(comm, "rft_recv"); !s.ok()) [[unlikely]]
+    return Raise(comm, s);
+  size_t bytes = 0;
+  if (Status s = Bytes(count, type, &bytes); !s.ok()) [[unlikely]]
+    return Raise(comm, s);
+  MessageStatus out;
+  const Status result = session()->Recv(*comm->comm, buffer, bytes, source, tag, &out);
+  ToStatus(out, status);
+  return Raise(comm, result);
+}
+
+extern "C" int rft_sendrecv(const void* send, size_t send_count, rft_datatype_t send_type, int dest,
+                            int send_tag, void* receive, size_t receive_count,
+                            rft_datatype_t receive_type, int source, int receive_tag,
+                            rft_comm_t comm, rft_status_t* status) {
+  if (Status s = CheckComm(comm, "rft_sendrecv"); !s.ok()) return Raise(comm, s);
+  size_t send_bytes = 0;
+  size_t receive_bytes = 0;
+  if (Status s = Bytes(send_count, send_type, &send_bytes); !s.ok()) return Raise(comm, s);
+  if (Status s = Bytes(receive_count, receive_type, &receive_bytes); !s.ok()) {
+    return Raise(comm, s);
+  }
+  MessageStatus out;
+  const Status result = session()->Sendrecv(*comm->comm, send, send_bytes, dest, send_tag, receive,
+                                            receive_bytes, source, receive_tag, &out);
+  ToStatus(out, status);
+  return Raise(comm, result);
+}
+
+extern "C" int rft_iprobe(int source, int tag, rft_comm_t comm, int* flag, rft_status_t* status) {
+  if (Status s = CheckComm(comm, "rft_iprobe"); !s.ok()) return Raise(comm, s);
+  if (flag == nullptr) return Raise(comm, ArgError("rft_iprobe: flag is NULL"));
+  bool found = false;
+  MessageStatus out;
+  const Status result = session()->Iprobe(*comm->comm, source, tag, &found, &out);
+  *flag = found ? 1 : 0;
+  if (found) ToStatus(out, status);
+  return Raise(comm, result);
+}
+
+extern "C" int rft_probe(int source, int tag, rft_comm_t comm, rft_status_t* status) {
+  if (Status s = CheckComm(comm, "rft_probe"); !s.ok()) return Raise(comm, s);
+  MessageStatus out;
+  const Status result = session()->Probe(*comm->comm, source, tag, &out);
+  ToStatus(out, status);
+  return Raise(comm, result);
+}
+
+// ---- Completion ----
+
+extern "C" int rft_wait(rft_request_t* request, rft_status_t* status) {
+  if (Status s = CheckSession("rft_wait"); !s.ok()) [[unlikely]]
+    return Raise(nullptr, s);
+  if (request == nullptr) [[unlikely]]
+    return Raise(nullptr, ArgError("rft_wait: request is NULL"));
+  const rft_comm_t comm = CommOf(*request);
+  MessageStatus out;
+  const Status result = session()->Wait(AsRequests(request), &out);
+  ToStatus(out, status);
+  return Raise(comm, result);
+}
+
+extern "C" int rft_test(rft_request_t* request, int* flag, rft_status_t* status) {
+  if (Status s = CheckSession("rft_test"); !s.ok()) return Raise(nullptr, s);
+  if (request == nullptr || flag == nullptr) {
+    return Raise(nullptr, ArgError(std::string("rft_test: ") +
+                                   (request == nullptr ? "request" : "flag") + " is NULL"));
+  }
+  const rft_comm_t comm = CommOf(*request);
+  bool done = false;
+  MessageStatus out;
+  const Status result = session()->Test(AsRequests(request), &done, &out);
+  *flag = done ? 1 : 0;
+  if (done || !result.ok()) ToStatus(out, status);
+  return Raise(comm, result);
+}
+
+namespace {
+
+// Copies the caller's handles into the scratch (and back with Return).
+Status Borrow(const char* what, int count, rft_request_t* requests, rft_comm_t* comm) {
+  RFT_RETURN_IF_ERROR(CheckSession(what));
+  if (count < 0) {
+    return ArgError(std::string(what) + ": count " + std::to_string(count) + ": expected >= 0");
+  }
+  if (count > 0 && requests == nullptr) {
+    return ArgError(std::string(what) + ": the request array is NULL");
+  }
+  g_scratch.requests.assign(AsRequests(requests), AsRequests(requests) + count);
+  g_scratch.statuses.resize(static_cast<size_t>(count));
+  *comm = nullptr;
+  for (int i = 0; i < count && *comm == nullptr; ++i) *comm = CommOf(requests[i]);
+  return Status::Ok();
+}
+
+void Return(int count, rft_request_t* requests, rft_status_t* statuses) {
+  for (int i = 0; i < count; ++i) {
+    requests[i] = reinterpret_cast<rft_request_t>(g_scratch.requests[i]);
+    if (statuses != nullptr) ToStatus(g_scratch.statuses[i], &statuses[i]);
+  }
+}
+
+}  // namespace
+
+extern "C" int rft_waitall(int count, rft_request_t* requests, rft_status_t* statuses) {
+  rft_comm_t comm = nullptr;
+  if (Status s = Borrow("rft_waitall", count, requests, &comm); !s.ok()) return Raise(nullptr, s);
+  const Status result = session()->Waitall(g_scratch.requests, g_scratch.statuses);
+  Return(count, requests, statuses);
+  return Raise(comm, result);
+}
+
+extern "C" int rft_testall(int count, rft_request_t* requests, int* flag, rft_status_t* statuses) {
+  rft_comm_t comm = nullptr;
+  if (Status s = Borrow("rft_testall", count, requests, &comm); !s.ok()) return Raise(nullptr, s);
+  if (flag == nullptr) return Raise(comm, ArgError("rft_testall: flag is NULL"));
+  bool done = false;
+  const Status result = session()->Testall(g_scratch.requests, &done, g_scratch.statuses);
+  *flag = done ? 1 : 0;
+  Return(count, requests, statuses);
+  return Raise(comm, result);
+}
+
+extern "C" int rft_waitany(int count, rft_request_t* requests, int* index, rft_status_t* status) {
+  rft_comm_t comm = nullptr;
+  if (Status s = Borrow("rft_waitany", count, requests, &comm); !s.ok()) return Raise(nullptr, s);
+  if (index == nullptr) return Raise(comm, ArgError("rft_waitany: index is NULL"));
+  size_t found = Session::kNoIndex;
+  MessageStatus out;
+  const Status result = session()->Waitany(g_scratch.requests, &found, &out);
+  *index = found == Session::kNoIndex ? RFT_UNDEFINED : static_cast<int>(found);
+  Return(count, requests, nullptr);
+  ToStatus(out, status);
+  return Raise(comm, result);
+}
+
+extern "C" int rft_cancel(rft_request_t* request) {
+  if (Status s = CheckSession("rft_cancel"); !s.ok()) return Raise(nullptr, s);
+  if (request == nullptr || *request == nullptr) {
+    return Raise(nullptr, ArgError("rft_cancel: the request is NULL"));
+  }
+  return Raise(CommOf(*request), session()->Cancel(*AsRequests(request)));
+}
+
+// ---- Collectives ----
+
+extern "C" int rft_barrier(rft_comm_t comm) {
+  if (Status s = CheckComm(comm, "rft_barrier"); !s.ok()) return Raise(comm, s);
+  return Raise(comm, rft::api::Barrier(*session(), *comm->comm));
+}
+
+extern "C" int rft_bcast(void* buffer, size_t count, rft_datatype_t type, int root,
+                         rft_comm_t comm) {
+  if (Status s = CheckComm(comm, "rft_bcast"); !s.ok()) return Raise(comm, s);
+  size_t bytes = 0;
+  if (Status s = Bytes(count, type, &bytes); !s.ok()) return Raise(comm, s);
+  return Raise(comm, rft::api::Bcast(*session(), *comm->comm, buffer, bytes, root));
+}
+
+extern "C" int rft_allreduce(const void* send, void* receive, size_t count, rft_datatype_t type,
+                             rft_op_t op, rft_comm_t comm) {
+  if (Status s = CheckComm(comm, "rft_allreduce"); !s.ok()) return Raise(comm, s);
+  ReduceOp reduce;
+  if (Status s = rft::api::binding::FindReduceOp(op, type, &reduce); !s.ok()) {
+    return Raise(comm, s);
+  }
+  if (send == RFT_IN_PLACE) send = receive;
+  return Raise(comm, rft::api::Allreduce(*session(), *comm->comm, send, receive, count, reduce));
+}
+
+extern "C" int rft_reduce(const void* send, void* receive, size_t count, rft_datatype_t type,
+                          rft_op_t op, int root, rft_comm_t comm) {
+  if (Status s = CheckComm(comm, "rft_reduce"); !s.ok()) return Raise(comm, s);
+  ReduceOp reduce;
+  if (Status s = rft::api::binding::FindReduceOp(op, type, &reduce); !s.ok()) {
+    return Raise(comm, s);
+  }
+  if (send == RFT_IN_PLACE) send = receive;
+  return Raise(comm, rft::api::Reduce(*session(), *comm->comm, send, receive, count, reduce, root));
+}
+
+extern "C" int rft_allgather(const void* send, size_t count, rft_datatype_t type, void* receive,
+                             rft_comm_t comm) {
+  if (Status s = CheckComm(comm, "rft_allgather"); !s.ok()) return Raise(comm, s);
+  size_t bytes = 0;
+  if (Status s = Bytes(count, type, &bytes); !s.ok()) return Raise(comm, s);
+  if (send == RFT_IN_PLACE) {
+    send = static_cast<const std::byte*>(receive) + comm->comm->rank() * bytes;
+  }
+  return Raise(comm, rft::api::Allgather(*session(), *comm->comm, send, bytes, receive));
+}

@@ -1,0 +1,544 @@
+#include "ulfm_api/session.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/log.h"
+#include "ulfm_api/collectives.h"
+
+namespace rft::api {
+
+using transport::DataPlane;
+using transport::kAnySource;
+using transport::MessageStatus;
+
+StatusOr<std::unique_ptr<Session>> Session::Create(const Options& options) {
+  std::unique_ptr<Runtime> runtime;
+  RFT_ASSIGN_OR_RETURN(runtime, Runtime::Create());
+  return Create(std::move(runtime), options);
+}
+
+StatusOr<std::unique_ptr<Session>> Session::Create(std::unique_ptr<Runtime> runtime,
+                                                   const Options& options) {
+  if (runtime == nullptr) return ArgError("Session::Create: runtime is null");
+  if (options.level == FaultLevel::kAsync && !options.on_failure) {
+    return ArgError("fault level ASYNC needs a failure callback; none was given");
+  }
+  std::unique_ptr<Session> session(new Session(std::move(runtime), options));
+  RFT_RETURN_IF_ERROR(session->Start());
+  return session;
+}
+
+Session::Session(std::unique_ptr<Runtime> runtime, const Options& options)
+    : runtime_(std::move(runtime)), options_(options), requests_(64, 64) {}
+
+Status Session::Start() {
+  detector::FailureRegistry* registry = &runtime_->registry();
+  DataPlane* plane = &runtime_->plane();
+  const Rank me = plane->rank();
+  world_ = std::make_unique<Communicator>(
+      plane, registry, Group::Range(0, plane->size()),
+      ContextIds::Allocation{.pair = ContextIds::kWorldPair, .epoch = 0}, "COMM_WORLD");
+  self_ = std::make_unique<Communicator>(
+      plane, registry, Group::Range(me, 1),
+      ContextIds::Allocation{.pair = ContextIds::kSelfPair, .epoch = 0}, "COMM_SELF");
+  RFT_RETURN_IF_ERROR(StartLife(*world_));
+  RFT_RETURN_IF_ERROR(StartLife(*self_));
+  detector::ControlPlane* control = &runtime_->control();
+  switch (options_.level) {
+    case FaultLevel::kNotify:
+      break;
+    case FaultLevel::kNone: {
+      // On the control thread: the listener may run on a thread that must not block.
+      transport::Bootstrap* job = &runtime_->bootstrap();
+      on_failure_ = registry->Subscribe([control, job](const detector::FailureRecord& record) {
+        control->Post([job, rank = record.rank] {
+          const std::string why =
+              "rank " + std::to_string(rank) + " failed and the fault level is NONE: the job ends";
+          RFT_LOG_ERROR("%s", why.c_str());
+          (void)job->Abort(1, why, RankSet());
+        });
+      });
+      break;
+    }
+    case FaultLevel::kAsync: {
+      auto callback = options_.on_failure;
+      on_failure_ = registry->Subscribe([control, callback](const detector::FailureRecord& record) {
+        control->Post([callback, rank = record.rank] { callback(rank); });
+      });
+      break;
+    }
+  }
+  // Failures recorded before the subscription (a peer dead at start-up).
+  if (options_.level != FaultLevel::kNotify && registry->count() > 0) {
+    for (const detector::FailureRecord& record : registry->Records()) {
+      if (options_.level == FaultLevel::kAsync) {
+        control->Post([callback = options_.on_failure, rank = record.rank] { callback(rank); });
+      } else {
+        return ProcFailedError("rank " + std::to_string(record.rank) +
+                               " failed during start-up and the fault level is NONE");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Session::~Session() {
+  on_failure_.Reset();
+  for (transport::Request*& request : abandoned_) {
+    bool done = false;
+    (void)plane().Test(&request, &done, nullptr);
+  }
+  std::erase(abandoned_, nullptr);
+  if (requests_.in_use() > 0 || !abandoned_.empty()) {
+    RFT_LOG_WARN(
+        "finalize with %zu request(s) not completed by the program and %zu internal "
+        "one(s) the transport still holds: leaked",
+        requests_.in_use(), abandoned_.size());
+    requests_.AbandonInUse();
+  }
+  self_.reset();
+  world_.reset();
+  runtime_->Close();
+}
+
+// ---- Communicator creation ----
+
+Status Session::StartLife(const Communicator& comm) {
+  const ContextIds::Allocation& contexts = comm.contexts();
+  RFT_RETURN_IF_ERROR(
+      plane().SetContextEpoch(contexts.p2p_context(), contexts.epoch, comm.owner()));
+  return plane().SetContextEpoch(contexts.collective_context(), contexts.epoch, comm.owner());
+}
+
+namespace {
+
+void CombineProposals(const void* in, void* inout, size_t count) {
+  const auto* a = static_cast<const ContextIds::Proposal*>(in);
+  auto* b = static_cast<ContextIds::Proposal*>(inout);
+  for (size_t i = 0; i < count; ++i) ContextIds::Combine(a[i], &b[i]);
+}
+
+std::string Describe(const char* kind, const Communicator& parent) {
+  return std::string(kind) + " of " + parent.name();
+}
+
+}  // namespace
+
+StatusOr<ContextIds::Allocation> Session::AllocateContexts(Communicator& parent, bool refuse,
+                                                           const char* kind) {
+  ContextIds::Proposal proposal = contexts_.Propose();
+  proposal.refused = refuse ? 1 : 0;
+  const ReduceOp combine{.combine = CombineProposals, .element_size = sizeof(ContextIds::Proposal)};
+  RFT_RETURN_IF_ERROR(Allreduce(*this, parent, &proposal, &proposal, 1, combine));
+  if (proposal.refused != 0) {
+    return ArgError(Describe(kind, parent) + ": another member gave a bad argument");
+  }
+  return contexts_.Take(proposal);
+}
+
+StatusOr<std::unique_ptr<Communicator>> Session::Build(Group group, ContextIds::Allocation contexts,
+                                                       std::string name) {
+  auto comm = std::make_unique<Communicator>(&plane(), &runtime_->registry(), std::move(group),
+                                             contexts, std::move(name));
+  Status status = StartLife(*comm);
+  if (!status.ok()) {
+    (void)contexts_.Release(contexts.pair);
+    return status;
+  }
+  return comm;
+}
+
+StatusOr<std::unique_ptr<Communicator>> Session::Dup(Communicator& parent) {
+  ContextIds::Allocation contexts;
+  RFT_ASSIGN_OR_RETURN(contexts, AllocateContexts(parent, false, "dup"));
+  return Build(parent.group(), contexts, Describe("dup", parent));
+}
+
+StatusOr<std::unique_ptr<Communicator>> Session::Split(Communicator& parent, int color, int key) {
+  const bool bad_color = color < 0 && color != kUndefinedColor;
+  ContextIds::Allocation contexts;
+  auto allocated = AllocateContexts(parent, bad_color, "split");
+  if (bad_color) {
+    return ArgError("split of " + parent.name() + ": color " + std::to_string(color) +
+                    ": expected a color >= 0 or UNDEFINED");
+  }
+  RFT_ASSIGN_OR_RETURN(contexts, std::move(allocated));
+  // Every member learns every (color, key); the pair is the same for every new communicator
+  // (they are disjoint).
+  struct Entry {
+    int32_t color;
+    int32_t key;
+  };
+  const Entry mine{.color = color, .key = key};
+  std::vector<Entry> entries(parent.size());
+  Status gathered = Allgather(*this, parent, &mine, sizeof(Entry), entries.data());
+  if (!gathered.ok() || color == kUndefinedColor) {
+    (void)contexts_.Release(contexts.pair);
+    if (!gathered.ok()) return gathered;
+    return std::unique_ptr<Communicator>();
+  }
+  std::vector<Rank> members;  // parent ranks
+  for (Rank r = 0; r < parent.size(); ++r) {
+    if (entries[r].color == color) members.push_back(r);
+  }
+  std::stable_sort(members.begin(), members.end(),
+                   [&](Rank a, Rank b) { return entries[a].key < entries[b].key; });
+  std::vector<Rank> job_ranks;
+  job_ranks.reserve(members.size());
+  for (Rank r : members) job_ranks.push_back(parent.JobRank(r));
+  Group group;
+  RFT_ASSIGN_OR_RETURN(group, Group::FromJobRanks(std::move(job_ranks)));
+  return Build(std::move(group), contexts,
+               Describe("split", parent) + " (color " + std::to_string(color) + ")");
+}
+
+StatusOr<std::unique_ptr<Communicator>> Session::Create(Communicator& parent, const Group& group) {
+  // A member of `group` outside the parent is a bad argument; refused by all together.
+  Status check;
+  for (Rank job_rank : group.job_ranks()) {
+    if (parent.MemberRank(job_rank) == Group::kUndefined) {
+      check = ArgError("create from " + parent.name() + ": job rank " + std::to_string(job_rank) +
+                       " is in the group but not in the communicator");
+      break;
+    }
+  }
+  auto allocated = AllocateContexts(parent, !check.ok(), "create");
+  if (!check.ok()) return check;
+  ContextIds::Allocation contexts;
+  RFT_ASSIGN_OR_RETURN(contexts, std::move(allocated));
+  if (!group.Contains(plane().rank())) {
+    (void)contexts_.Release(contexts.pair);
+    return std::unique_ptr<Communicator>();
+  }
+  return Build(group, contexts, Describe("create", parent));
+}
+
+Status Session::Free(std::unique_ptr<Communicator> comm) {
+  if (comm == nullptr) return ArgError("free: the communicator is null");
+  if (comm.get() == world_.get() || comm.get() == self_.get()) {
+    (void)comm.release();
+    return ArgError("free: COMM_WORLD and COMM_SELF are never freed");
+  }
+  RFT_RETURN_IF_ERROR(contexts_.Release(comm->contexts().pair));
+  comm->ReapAbandoned();
+  comm->MoveAbandoned(&abandoned_);
+  return Status::Ok();
+}
+
+// ---- Revoke and abort ----
+
+Status Session::Revoke(Communicator& comm) {
+  const ContextIds::Allocation& contexts = comm.contexts();
+  // Fast: a notice to every member over the data plane (a member waiting in a receive learns it
+  // within a message's latency). Sure: the control plane's reliable flood, which reaches every
+  // live member even if this process dies now.
+  for (Rank member = 0; member < comm.size(); ++member) {
+    const Rank job_rank = comm.JobRank(member);
+    if (job_rank == plane().rank()) continue;
+    plane().SendRevocation(job_rank, contexts.p2p_context(), contexts.epoch, comm.owner());
+    plane().SendRevocation(job_rank, contexts.collective_context(), contexts.epoch, comm.owner());
+  }
+  RFT_RETURN_IF_ERROR(
+      runtime_->revoke().Revoke(contexts.p2p_context(), contexts.epoch, comm.owner()));
+  // Here at once: the caller's next call already sees its own revocation.
+  plane().ReportContextRevoked(contexts.p2p_context(), contexts.epoch, comm.owner());
+  plane().ReportContextRevoked(contexts.collective_context(), contexts.epoch, comm.owner());
+  plane().Progress();
+  return Status::Ok();
+}
+
+Status Session::Abort(Communicator& comm, int code, std::string_view message) {
+  RankSet ranks;
+  for (Rank job_rank : comm.group().job_ranks()) ranks.Insert(job_rank);
+  return runtime_->bootstrap().Abort(code, message, ranks);
+}
+
+// ---- Point-to-point ----
+
+Request* Session::NewRequest(Communicator& comm, transport::Request* inner, bool any_source) {
+  Request* request = requests_.Acquire();
+  request->inner = inner;
+  request->comm = &comm;
+  request->any_source = any_source;
+  return request;
+}
+
+Status Session::Isend(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag,
+                      Request** request) {
+  RFT_RETURN_IF_ERROR(comm.CheckPeer("send to", dest));
+  RFT_RETURN_IF_ERROR(Communicator::CheckTag("send", tag, false));
+  transport::Request* inner = nullptr;
+  RFT_RETURN_IF_ERROR(plane().Isend(buffer, bytes, comm.JobRank(static_cast<Rank>(dest)), tag,
+                                    comm.p2p_context(), &inner));
+  *request = NewRequest(comm, inner, false);
+  return Status::Ok();
+}
+
+Status Session::Irecv(Communicator& comm, void* buffer, size_t capacity, int source, int tag,
+                      Request** request) {
+  RFT_RETURN_IF_ERROR(comm.CheckSource("receive from", source));
+  RFT_RETURN_IF_ERROR(Communicator::CheckTag("receive", tag, true));
+  const bool any = source < 0;
+  transport::Request* inner = nullptr;
+  RFT_RETURN_IF_ERROR(plane().Irecv(buffer, capacity,
+                                    any ? kAnySource : comm.JobRank(static_cast<Rank>(source)), tag,
+                                    comm.p2p_context(), &inner));
+  *request = NewRequest(comm, inner, any);
+  return Status::Ok();
+}
+
+Status Session::Send(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag) {
+  Request* request = nullptr;
+  RFT_RETURN_IF_ERROR(Isend(comm, buffer, bytes, dest, tag, &request));
+  return Wait(&request, nullptr);
+}
+
+Status Session::Recv(Communicator& comm, void* buffer, size_t capacity, int source, int tag,
+                     MessageStatus* status) {
+  Request* request = nullptr;
+  RFT_RETURN_IF_ERROR(Irecv(comm, buffer, capacity, source, tag, &request));
+  return FinishBlockingReceive(&request, status);
+}
+
+Status Session::Sendrecv(Communicator& comm, const void* send, size_t send_bytes, int dest,
+                         int send_tag, void* receive, size_t capacity, int source, int receive_tag,
+                         MessageStatus* status) {
+  // The send's arguments first: a receive posted for a send that never starts could wait forever.
+  RFT_RETURN_IF_ERROR(comm.CheckPeer("send to", dest));
+  RFT_RETURN_IF_ERROR(Communicator::CheckTag("send", send_tag, false));
+  Request* receiving = nullptr;
+  RFT_RETURN_IF_ERROR(Irecv(comm, receive, capacity, source, receive_tag, &receiving));
+  Request* sending = nullptr;
+  Status sent = Isend(comm, send, send_bytes, dest, send_tag, &sending);
+  if (!sent.ok()) {
+    (void)plane().Cancel(receiving->inner);
+    (void)Complete(&receiving, status, false);
+    return sent;
+  }
+  sent = Wait(&sending, nullptr);
+  Status received = FinishBlockingReceive(&receiving, status);
+  return sent.ok() ? received : sent;
+}
+
+Status Session::FinishBlockingReceive(Request** request, MessageStatus* status) {
+  MessageStatus local;
+  if (status == nullptr) status = &local;
+  Status result = Wait(request, status);
+  if (result.code() != RFT_ERR_PROC_FAILED_PENDING) return result;
+  // No request to keep: cancel it; if it matched meanwhile, its message is the outcome.
+  const std::string why = result.message();
+  RFT_RETURN_IF_ERROR(plane().Cancel((*request)->inner));
+  result = Complete(request, status, false);
+  if (status->cancelled) {
+    status->error = RFT_ERR_PROC_FAILED;
+    return ProcFailedError(why);
+  }
+  return result;
+}
+
+Status Session::Iprobe(Communicator& comm, int source, int tag, bool* found,
+                       MessageStatus* status) {
+  RFT_RETURN_IF_ERROR(comm.CheckSource("probe", source));
+  RFT_RETURN_IF_ERROR(Communicator::CheckTag("probe", tag, true));
+  const bool any = source < 0;
+  MessageStatus local;
+  if (status == nullptr) status = &local;
+  RFT_RETURN_IF_ERROR(plane().Iprobe(any ? kAnySource : comm.JobRank(static_cast<Rank>(source)),
+                                     tag, comm.p2p_context(), found, status));
+  if (*found) {
+    status->source = comm.MemberRank(status->source);
+    return Status::Ok();
+  }
+  if (any && comm.HasUnacknowledgedFailure()) return HeldError(comm, "probe");
+  return Status::Ok();
+}
+
+Status Session::Probe(Communicator& comm, int source, int tag, MessageStatus* status) {
+  RFT_RETURN_IF_ERROR(comm.CheckSource("probe", source));
+  RFT_RETURN_IF_ERROR(Communicator::CheckTag("probe", tag, true));
+  MessageStatus local;
+  if (status == nullptr) status = &local;
+  if (source >= 0) {
+    RFT_RETURN_IF_ERROR(
+        plane().Probe(comm.JobRank(static_cast<Rank>(source)), tag, comm.p2p_context(), status));
+    status->source = comm.MemberRank(status->source);
+    return Status::Ok();
+  }
+  for (;;) {
+    bool found = false;
+    const Status probed = Iprobe(comm, source, tag, &found, status);
+    if (probed.code() == RFT_ERR_PROC_FAILED_PENDING) return ProcFailedError(probed.message());
+    RFT_RETURN_IF_ERROR(probed);
+    if (found) return Status::Ok();
+    ProgressOrIdle();
+  }
+}
+
+// ---- Completion ----
+
+void Session::ProgressOrIdle() {
+  if (plane().Progress() != 0) return;
+  if (plane().options().progress == transport::ProgressMode::kBlock) {
+    // Failure reports wake the sleep; the slice bounds a registry count that moved before its
+    // record reached the data plane.
+    (void)plane().Idle(50);
+  }
+}
+
+Status Session::HeldError(Communicator& comm, const char* what) {
+  const std::vector<Rank>& failed = comm.FailedMembers();
+  const Rank first = failed[comm.acknowledged()];
+  return Status(RFT_ERR_PROC_FAILED_PENDING,
+                std::string(what) + " from ANY_SOURCE on " + comm.name() + ": member " +
+                    std::to_string(comm.MemberRank(first)) + " (job rank " + std::to_string(first) +
+                    ") failed and is not acknowledged; the request stays active");
+}
+
+Status Session::Complete(Request** handle, MessageStatus* status, bool apply_held_rule) {
+  Request* request = *handle;
+  if (request == nullptr) {
+    if (status != nullptr) *status = MessageStatus();
+    return Status::Ok();
+  }
+  for (;;) {
+    bool done = false;
+    Status result = plane().Test(&request->inner, &done, status);
+    if (done) return Release(handle, status, std::move(result));
+    if (apply_held_rule && Held(request)) {
+      if (status != nullptr) status->error = RFT_ERR_PROC_FAILED_PENDING;
+      return HeldError(*request->comm, "receive");
+    }
+    ProgressOrIdle();
+  }
+}
+
+Status Session::Release(Request** handle, MessageStatus* status, Status result) {
+  Request* request = *handle;
+  if (status != nullptr && status->source != kAnySource) {
+    status->source = request->comm->MemberRank(status->source);
+  }
+  requests_.Release(request);
+  *handle = nullptr;
+  return result;
+}
+
+Status Session::Wait(Request** request, MessageStatus* status) {
+  return Complete(request, status, true);
+}
+
+Status Session::Test(Request** handle, bool* done, MessageStatus* status) {
+  Request* request = *handle;
+  if (request == nullptr) {
+    *done = true;
+    if (status != nullptr) *status = MessageStatus();
+    return Status::Ok();
+  }
+  Status result = plane().Test(&request->inner, done, status);
+  if (*done) return Release(handle, status, std::move(result));
+  if (Held(request)) {
+    if (status != nullptr) status->error = RFT_ERR_PROC_FAILED_PENDING;
+    return HeldError(*request->comm, "receive");
+  }
+  return Status::Ok();
+}
+
+Status Session::FinishAll(std::span<Request*> requests, std::span<MessageStatus> statuses,
+                          bool release_done) {
+  bool failed = false;
+  const Communicator* held_on = nullptr;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    MessageStatus local;
+    MessageStatus* status = i < statuses.size() ? &statuses[i] : &local;
+    Request* request = requests[i];
+    if (request == nullptr) {
+      *status = MessageStatus();
+    } else if (request->inner->complete && release_done) {
+      bool done = false;
+      (void)plane().Test(&request->inner, &done, status);
+      (void)Release(&requests[i], status, Status::Ok());
+    } else if (!request->inner->complete && Held(request)) {
+      *status = MessageStatus();
+      status->error = RFT_ERR_PROC_FAILED_PENDING;
+      held_on = request->comm;
+    } else {
+      *status = MessageStatus();
+      status->error = RFT_ERR_PENDING;
+    }
+    if (status->error != RFT_SUCCESS) failed = true;
+  }
+  if (!failed) return Status::Ok();
+  std::string why = "some requests failed; each status says its own error";
+  if (held_on != nullptr) {
+    why += " (ANY_SOURCE receives on " + held_on->name() +
+           " are held by an unacknowledged failure and stay active)";
+  }
+  return Status(RFT_ERR_IN_STATUS, why);
+}
+
+Status Session::Waitall(std::span<Request*> requests, std::span<MessageStatus> statuses) {
+  for (;;) {
+    bool pending = false;
+    bool held = false;
+    for (Request* request : requests) {
+      if (request == nullptr || request->inner->complete) continue;
+      pending = true;
+      held = held || Held(request);
+    }
+    if (!pending || held) return FinishAll(requests, statuses, true);
+    ProgressOrIdle();
+  }
+}
+
+Status Session::Testall(std::span<Request*> requests, bool* done,
+                        std::span<MessageStatus> statuses) {
+  plane().Progress();
+  bool pending = false;
+  bool held = false;
+  for (Request* request : requests) {
+    if (request == nullptr || request->inner->complete) continue;
+    pending = true;
+    held = held || Held(request);
+  }
+  *done = !pending;
+  if (!pending) return FinishAll(requests, statuses, true);
+  // Nothing is released unless everything is done (MPI's Testall); a held receive is reported.
+  if (held) return FinishAll(requests, statuses, false);
+  return Status::Ok();
+}
+
+Status Session::Waitany(std::span<Request*> requests, size_t* index, MessageStatus* status) {
+  for (;;) {
+    *index = kNoIndex;
+    size_t held = kNoIndex;
+    for (size_t i = 0; i < requests.size(); ++i) {
+      Request* request = requests[i];
+      if (request == nullptr) continue;
+      if (request->inner->complete) {
+        *index = i;
+        return Wait(&requests[i], status);
+      }
+      if (held == kNoIndex && Held(request)) held = i;
+      *index = i;  // something is pending
+    }
+    if (*index == kNoIndex) {
+      if (status != nullptr) *status = MessageStatus();
+      return Status::Ok();
+    }
+    if (held != kNoIndex) {
+      *index = held;
+      if (status != nullptr) status->error = RFT_ERR_PROC_FAILED_PENDING;
+      return HeldError(*requests[held]->comm, "receive");
+    }
+    ProgressOrIdle();
+  }
+}
+
+Status Session::Cancel(Request* request) {
+  if (request == nullptr) return ArgError("cancel: the request is null");
+  return plane().Cancel(request->inner);
+}
+
+}  // namespace rft::api

@@ -1,0 +1,163 @@
+// rft::api::Session: the process's use of rft through the API: the runtime, COMM_WORLD and
+// COMM_SELF, communicator creation, point-to-point operations on communicators with ULFM's
+// completion rules, revoke and abort. The C API (rft.h) is a thin binding over it.
+//
+// Completion rules (MPI 4.1 ULFM, docs/api.md):
+// - A named peer that failed: the operation completes with RFT_ERR_PROC_FAILED.
+// - An ANY_SOURCE receive while a failed member of its communicator is not acknowledged: Wait and
+//   Test return RFT_ERR_PROC_FAILED_PENDING and the request stays active (it can still match,
+//   be cancelled, or complete after AckFailed); a blocking Recv cancels it and returns
+//   RFT_ERR_PROC_FAILED unless it matched meanwhile.
+// - Waitall/Testall: RFT_ERR_IN_STATUS when some request failed or is held by the rule above;
+//   each status then says its own error (RFT_ERR_PENDING for one not done). A completed
+//   request is released with its real status; the others stay active.
+// - A revoked communicator: every operation in it completes with RFT_ERR_REVOKED.
+//
+// Threading: one thread (the one that created the session), like the data plane.
+#ifndef RFT_ULFM_API_SESSION_H_
+#define RFT_ULFM_API_SESSION_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "transport/dataplane/request.h"
+#include "transport/pool/object_pool.h"
+#include "ulfm_api/communicator.h"
+#include "ulfm_api/context_ids.h"
+#include "ulfm_api/group.h"
+#include "ulfm_api/runtime.h"
+
+namespace rft::api {
+
+// How failures reach the program, asked for at initialisation like a thread level.
+enum class FaultLevel : uint8_t {
+  kNone,    // any failure of a process of the job aborts the whole job
+  kNotify,  // failures are returned as errors (ULFM)
+  kAsync,   // the same, and Options::on_failure runs on the control thread for each failure
+};
+
+class Session {
+ public:
+  struct Options {
+    FaultLevel level = FaultLevel::kNotify;
+    // kAsync: called on the control thread with the job rank of each failed process, once, in
+    // the registry's order. Must be quick; must not call the API.
+    std::function<void(Rank)> on_failure;
+  };
+
+  // Joins the job (Runtime::Create) and builds COMM_WORLD and COMM_SELF. Collective over the job.
+  static StatusOr<std::unique_ptr<Session>> Create(const Options& options);
+  static StatusOr<std::unique_ptr<Session>> Create(std::unique_ptr<Runtime> runtime,
+                                                   const Options& options);
+  // Closes the runtime (Runtime::Close): never waits for other processes, so it ends after any
+  // failures. Requests still pending are reported and leaked.
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  Runtime& runtime() { return *runtime_; }
+  transport::DataPlane& plane() { return runtime_->plane(); }
+  FaultLevel level() const { return options_.level; }
+  Communicator& world() { return *world_; }
+  Communicator& self() { return *self_; }
+  const ContextIds& contexts() const { return contexts_; }
+
+  // Communicator creation: collective over `parent` (every member calls, in the same order);
+  // RFT_ERR_PROC_FAILED or RFT_ERR_REVOKED when the parent cannot run a collective (a member
+  // failed, it was revoked), possibly at some members only.
+  StatusOr<std::unique_ptr<Communicator>> Dup(Communicator& parent);
+  // Members with the same `color` (>= 0) form a communicator, ordered by (key, parent rank);
+  // kUndefinedColor gives nullptr.
+  static constexpr int kUndefinedColor = -32766;
+  StatusOr<std::unique_ptr<Communicator>> Split(Communicator& parent, int color, int key);
+  // The members of `group` (a subset of the parent's, in its order) form a communicator;
+  // nullptr at the other members. Collective over `parent`.
+  StatusOr<std::unique_ptr<Communicator>> Create(Communicator& parent, const Group& group);
+  // Gives the communicator's contexts back (local: the epochs keep a reuse apart).
+  Status Free(std::unique_ptr<Communicator> comm);
+
+  // ULFM revoke: not collective, idempotent; every live member's operations in `comm` complete
+  // with RFT_ERR_REVOKED.
+  Status Revoke(Communicator& comm);
+  // Kills the processes of `comm`'s group through the launcher (this one last, if a member).
+  Status Abort(Communicator& comm, int code, std::string_view message);
+
+  // Point-to-point: ranks are `comm`'s; statuses name `comm`'s ranks.
+  Status Isend(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag,
+               Request** request);
+  Status Irecv(Communicator& comm, void* buffer, size_t capacity, int source, int tag,
+               Request** request);
+  Status Send(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag);
+  Status Recv(Communicator& comm, void* buffer, size_t capacity, int source, int tag,
+              transport::MessageStatus* status);
+  Status Sendrecv(Communicator& comm, const void* send, size_t send_bytes, int dest, int send_tag,
+                  void* receive, size_t capacity, int source, int receive_tag,
+                  transport::MessageStatus* status);
+  Status Iprobe(Communicator& comm, int source, int tag, bool* found,
+                transport::MessageStatus* status);
+  Status Probe(Communicator& comm, int source, int tag, transport::MessageStatus* status);
+
+  // Completion (the rules above). A nullptr handle is complete with an empty status.
+  Status Wait(Request** request, transport::MessageStatus* status);
+  Status Test(Request** request, bool* done, transport::MessageStatus* status);
+  Status Waitall(std::span<Request*> requests, std::span<transport::MessageStatus> statuses);
+  Status Testall(std::span<Request*> requests, bool* done,
+                 std::span<transport::MessageStatus> statuses);
+  // `*index`: the completed (or held) request's position; kNoIndex when all are nullptr.
+  static constexpr size_t kNoIndex = SIZE_MAX;
+  Status Waitany(std::span<Request*> requests, size_t* index, transport::MessageStatus* status);
+  Status Cancel(Request* request);
+  // Drives the data plane once; sleeps (block mode) when nothing happened.
+  void ProgressOrIdle();
+
+ private:
+  Session(std::unique_ptr<Runtime> runtime, const Options& options);
+  Status Start();
+  // Takes a context pair agreed over `parent` (an allreduce of the proposals). `refuse`: this
+  // member found its arguments bad; every member then fails with RFT_ERR_ARG (none hangs).
+  StatusOr<ContextIds::Allocation> AllocateContexts(Communicator& parent, bool refuse,
+                                                    const char* kind);
+  StatusOr<std::unique_ptr<Communicator>> Build(Group group, ContextIds::Allocation contexts,
+                                                std::string name);
+  // Gives the data plane the communicator's life (epoch and owner) in both its contexts.
+  Status StartLife(const Communicator& comm);
+  // Whether the request is an ANY_SOURCE receive held by an unacknowledged failure.
+  static bool Held(Request* request) {
+    return request->any_source && request->comm->HasUnacknowledgedFailure();
+  }
+  static Status HeldError(Communicator& comm, const char* what);
+  Request* NewRequest(Communicator& comm, transport::Request* inner, bool any_source);
+  // Waits for the request (returning PROC_FAILED_PENDING while it is held, with
+  // `apply_held_rule`), then releases it.
+  Status Complete(Request** request, transport::MessageStatus* status, bool apply_held_rule);
+  // A completed request: its status in the communicator's ranks; back to the pool.
+  Status Release(Request** request, transport::MessageStatus* status, Status result);
+  // A blocking receive's end: a held receive is cancelled (PROC_FAILED) unless it matched.
+  Status FinishBlockingReceive(Request** request, transport::MessageStatus* status);
+  // Waitall/Testall's outcome: every status filled; completed requests released when
+  // `release_done`; RFT_ERR_IN_STATUS when some status is not a success.
+  Status FinishAll(std::span<Request*> requests, std::span<transport::MessageStatus> statuses,
+                   bool release_done);
+
+  std::unique_ptr<Runtime> runtime_;
+  Options options_;
+  detector::Subscription on_failure_;  // kNone and kAsync
+  ContextIds contexts_;
+  std::unique_ptr<Communicator> world_;
+  std::unique_ptr<Communicator> self_;
+  transport::ObjectPool<Request> requests_;
+  // Internal requests of collectives given up on, from freed communicators (Communicator::
+  // Abandon): held until the transport lets go.
+  std::vector<transport::Request*> abandoned_;
+};
+
+}  // namespace rft::api
+
+#endif  // RFT_ULFM_API_SESSION_H_
