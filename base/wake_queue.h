@@ -49,6 +49,12 @@ class WakeQueue {
     Wake();
   }
 
+  // From the owner's own thread (e.g. inside its progress): no wake-up, it is awake.
+  void PushFromOwner(T item) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    items_.push_back(std::move(item));
+    has_items_.store(true, std::memory_order_release);
+  }
   // Wakes the owner's poll without an item (e.g. to make it look at a stop flag).
   void Wake() const {
     const uint64_t one = 1;

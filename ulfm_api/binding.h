@@ -43,20 +43,40 @@ struct rft_group_s {
 namespace rft::api::binding {
 
 // The session between rft_init and rft_finalize; nullptr otherwise.
-Session* session();
+extern Session* g_session;
+inline Session* session() { return g_session; }
 
 // The error's message becomes rft_last_error_message(); the error goes to `comm`'s handler (to
 // COMM_SELF's when `comm` is null: an error with no communicator to report on), which may
-// abort. Returns the code the caller returns: status.code(), RFT_SUCCESS for OK.
-int Raise(rft_comm_t comm, const Status& status);
-// Clears rft_last_error_message() and returns RFT_SUCCESS.
-int Success();
+// abort. Returns the code the caller returns: status.code().
+int RaiseError(rft_comm_t comm, const Status& status);
+// The same, RFT_SUCCESS for OK (the fast path: nothing else).
+inline int Raise(rft_comm_t comm, const Status& status) {
+  if (status.ok()) [[likely]]
+    return RFT_SUCCESS;
+  return RaiseError(comm, status);
+}
+inline int Success() { return RFT_SUCCESS; }
 
 // A usable communicator handle, or RFT_ERR_ARG / RFT_ERR_OTHER (not initialised) naming `what`.
-Status CheckComm(rft_comm_t comm, const char* what);
+Status CommError(rft_comm_t comm, const char* what);  // the slow path: why it is not usable
+inline bool CommUsable(rft_comm_t comm) {
+  return g_session != nullptr && comm != nullptr && comm->magic == kLiveHandle;
+}
+inline Status CheckComm(rft_comm_t comm, const char* what) {
+  if (CommUsable(comm)) [[likely]]
+    return Status::Ok();
+  return CommError(comm, what);
+}
 Status CheckGroup(rft_group_t group, const char* what);
 // Bytes of `count` elements of `type`: RFT_ERR_ARG for an unknown type or an overflow.
 Status Bytes(size_t count, rft_datatype_t type, size_t* bytes);
+extern const size_t kTypeSizes[RFT_DATATYPE_COUNT];
+// The same without the message: false when Bytes would fail.
+inline bool BytesOk(size_t count, rft_datatype_t type, size_t* bytes) {
+  return static_cast<unsigned>(type) < RFT_DATATYPE_COUNT &&
+         !__builtin_mul_overflow(count, kTypeSizes[type], bytes);
+}
 // The predefined operator on the type; RFT_ERR_ARG for an unknown op or one the type lacks.
 Status FindReduceOp(rft_op_t op, rft_datatype_t type, ReduceOp* out);
 

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ulfm_api/session.h"
@@ -78,7 +79,7 @@ class Step {
         }
         return status;
       }
-      session_.ProgressOrIdle();
+      session_.IdleIfBlocking();  // Testall progressed
     }
   }
 
@@ -115,6 +116,21 @@ class Step {
   std::array<transport::Request*, 2> requests_{};
   std::array<MessageStatus, 2> statuses_{};
   size_t count_ = 0;
+};
+
+// A collective's temporary buffer: on the stack up to kInline bytes (the latency-bound sizes
+// allocate nothing), else on the heap.
+class Scratch {
+ public:
+  explicit Scratch(size_t bytes) {
+    if (bytes > kInline) heap_.resize(bytes);
+  }
+  std::byte* data() { return heap_.empty() ? inline_ : heap_.data(); }
+
+ private:
+  static constexpr size_t kInline = 1024;
+  alignas(16) std::byte inline_[kInline];
+  std::vector<std::byte> heap_;
 };
 
 Rank Relative(Rank rank, Rank root, uint32_t size) { return (rank + size - root) % size; }
@@ -169,7 +185,7 @@ Status Allreduce(Session& session, Communicator& comm, const void* send, void* r
   const uint32_t n = comm.size();
   if (n == 1) return Status::Ok();
   const Rank me = comm.rank();
-  std::vector<std::byte> other(bytes);
+  Scratch other(bytes);
   // Fold the ranks beyond the largest power of two: of ranks 2i and 2i+1 (i < extra), the odd
   // one takes part for both, holding (2i) (op) (2i+1).
   const uint32_t power = std::bit_floor(n);
@@ -219,26 +235,28 @@ Status Reduce(Session& session, Communicator& comm, const void* send, void* rece
   const size_t bytes = count * op.element_size;
   const uint32_t n = comm.size();
   const Rank relative = Relative(comm.rank(), static_cast<Rank>(root), n);
-  std::vector<std::byte> accumulated(static_cast<const std::byte*>(send),
-                                     static_cast<const std::byte*>(send) + bytes);
-  std::vector<std::byte> other(bytes);
+  Scratch first(bytes);
+  Scratch second(bytes);
+  std::byte* accumulated = first.data();
+  std::byte* other = second.data();
+  if (bytes > 0) std::memcpy(accumulated, send, bytes);
   for (uint32_t mask = 1; mask < n; mask <<= 1) {
     Step step(session, comm, "reduce");
     if (relative & mask) {
       RFT_RETURN_IF_ERROR(
-          step.Send(accumulated.data(), bytes, Absolute(relative - mask, root, n), kReduceTag));
+          step.Send(accumulated, bytes, Absolute(relative - mask, root, n), kReduceTag));
       RFT_RETURN_IF_ERROR(step.Wait());
       return Status::Ok();
     }
     if (relative + mask < n) {
       RFT_RETURN_IF_ERROR(
-          step.Receive(other.data(), bytes, Absolute(relative + mask, root, n), kReduceTag));
+          step.Receive(other, bytes, Absolute(relative + mask, root, n), kReduceTag));
       RFT_RETURN_IF_ERROR(step.Wait());
-      op.combine(accumulated.data(), other.data(), count);  // lower relative ranks first
-      accumulated.swap(other);
+      op.combine(accumulated, other, count);  // lower relative ranks first
+      std::swap(accumulated, other);
     }
   }
-  if (bytes > 0) std::memcpy(receive, accumulated.data(), bytes);
+  if (bytes > 0) std::memcpy(receive, accumulated, bytes);
   return Status::Ok();
 }
 

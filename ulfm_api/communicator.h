@@ -68,8 +68,15 @@ class Communicator {
     return group_.RankOf(job_rank);
   }
 
+  // The fast paths' checks: a send's peer and tag; a receive's source and tag (wildcards too).
+  bool SendArgsOk(int dest, int tag) const {
+    return dest >= 0 && static_cast<uint32_t>(dest) < size() && tag >= 0;
+  }
+  bool ReceiveArgsOk(int source, int tag) const {
+    return source >= -1 && (source < 0 || static_cast<uint32_t>(source) < size()) && tag >= -1;
+  }
   // Argument checks, RFT_ERR_ARG naming the value: a peer rank for a send (0..size-1), a source
-  // (also ANY_SOURCE), a tag (>= 0, or ANY_TAG when `wildcard`), a count of bytes.
+  // (also ANY_SOURCE), a tag (>= 0, or ANY_TAG when `wildcard`).
   Status CheckPeer(const char* what, int rank) const;
   Status CheckSource(const char* what, int rank) const;
   static Status CheckTag(const char* what, int tag, bool wildcard);

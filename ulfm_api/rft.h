@@ -118,7 +118,8 @@ int rft_abort(rft_comm_t comm, int error_code);
  * Set before rft_init. */
 typedef void (*rft_failure_callback_t)(int job_rank, void* user_data);
 int rft_set_failure_callback(rft_failure_callback_t callback, void* user_data);
-/* What the last failed call of this thread said (never NULL; "" after a success). */
+/* What the most recent failed call of this thread said (never NULL; "" before any failure; a
+ * success leaves it as it was). */
 const char* rft_last_error_message(void);
 
 /* ---- Communicators ---- */

@@ -43,7 +43,9 @@ namespace {
 // A plain pointer, never destroyed at exit: a program that exits without rft_finalize (a failed
 // check, exit() from anywhere) must not run the teardown while rft's threads still run and the
 // libraries below may already be finalized.
+}  // namespace
 Session* g_session = nullptr;
+namespace {
 bool g_finalized = false;
 rft_failure_callback_t g_failure_callback = nullptr;
 void* g_failure_user_data = nullptr;
@@ -98,15 +100,7 @@ void Use(rft_errhandler_s* handler) {
 
 }  // namespace
 
-Session* session() { return g_session; }
-
-int Success() {
-  g_last_error.clear();
-  return RFT_SUCCESS;
-}
-
-int Raise(rft_comm_t comm, const Status& status) {
-  if (status.ok()) return Success();
+int RaiseError(rft_comm_t comm, const Status& status) {
   g_last_error = status.ToString();
   // An error with no communicator to report on goes to COMM_SELF's handler, once it exists.
   if (comm == nullptr || comm->magic != kLiveHandle) {
@@ -134,7 +128,7 @@ int Raise(rft_comm_t comm, const Status& status) {
   return code;
 }
 
-Status CheckComm(rft_comm_t comm, const char* what) {
+Status CommError(rft_comm_t comm, const char* what) {
   if (g_session == nullptr) {
     return OtherError(std::string(what) + ": rft is not initialised (call rft_init first)");
   }

@@ -15,7 +15,9 @@ using rft::Status;
 using rft::api::ReduceOp;
 using rft::api::Session;
 using rft::api::binding::Bytes;
+using rft::api::binding::BytesOk;
 using rft::api::binding::CheckComm;
+using rft::api::binding::CommUsable;
 using rft::api::binding::Raise;
 using rft::api::binding::session;
 using rft::api::binding::Success;
@@ -24,21 +26,6 @@ using rft::transport::MessageStatus;
 
 namespace rft::api::binding {
 namespace {
-
-constexpr std::array<size_t, RFT_DATATYPE_COUNT> kTypeSizes = {1,
-                                                               sizeof(char),
-                                                               1,
-                                                               1,
-                                                               2,
-                                                               2,
-                                                               4,
-                                                               4,
-                                                               8,
-                                                               8,
-                                                               sizeof(int),
-                                                               sizeof(long),
-                                                               sizeof(float),
-                                                               sizeof(double)};
 
 template <class T>
 struct Sum {
@@ -112,17 +99,22 @@ constexpr const char* kOpNames[RFT_OP_COUNT] = {"RFT_SUM",  "RFT_PROD", "RFT_MIN
 
 }  // namespace
 
+// clang-format off
+const size_t kTypeSizes[RFT_DATATYPE_COUNT] = {
+    1, sizeof(char), 1, 1, 2, 2, 4, 4, 8, 8, sizeof(int), sizeof(long), sizeof(float),
+    sizeof(double)};
+// clang-format on
+
 Status Bytes(size_t count, rft_datatype_t type, size_t* bytes) {
   if (static_cast<unsigned>(type) >= RFT_DATATYPE_COUNT) [[unlikely]] {
     return ArgError("datatype " + std::to_string(static_cast<int>(type)) +
                     ": expected one of rft_datatype_t (RFT_BYTE .. RFT_DOUBLE)");
   }
   const size_t size = kTypeSizes[type];
-  if (count > SIZE_MAX / size) [[unlikely]] {
+  if (__builtin_mul_overflow(count, size, bytes)) [[unlikely]] {
     return ArgError("count " + std::to_string(count) + " of " + std::to_string(size) +
                     "-byte elements overflows a size_t");
   }
-  *bytes = count * size;
   return Status::Ok();
 }
 
@@ -164,6 +156,14 @@ rft_comm_t CommOf(rft_request_t request) {
   return inner == nullptr ? nullptr : static_cast<rft_comm_t>(inner->comm->binding());
 }
 
+// Why a call's communicator or count is unusable (the fast path found that one is).
+[[gnu::noinline]] int ArgumentError(rft_comm_t comm, const char* what, size_t count,
+                                    rft_datatype_t type) {
+  if (Status s = CheckComm(comm, what); !s.ok()) return Raise(comm, s);
+  size_t bytes = 0;
+  return Raise(comm, Bytes(count, type, &bytes));
+}
+
 Status CheckSession(const char* what) {
   if (session() != nullptr) return Status::Ok();
   return rft::OtherError(std::string(what) + ": rft is not initialised (call rft_init first)");
@@ -180,11 +180,9 @@ thread_local Scratch g_scratch;
 
 extern "C" int rft_isend(const void* buffer, size_t count, rft_datatype_t type, int dest, int tag,
                          rft_comm_t comm, rft_request_t* request) {
-  if (Status s = CheckComm(comm, "rft_isend"); !s.ok()) [[unlikely]]
-    return Raise(comm, s);
   size_t bytes = 0;
-  if (Status s = Bytes(count, type, &bytes); !s.ok()) [[unlikely]]
-    return Raise(comm, s);
+  if (!CommUsable(comm) || !BytesOk(count, type, &bytes)) [[unlikely]]
+    return ArgumentError(comm, "rft_isend", count, type);
   if (request == nullptr) [[unlikely]]
     return Raise(comm, ArgError("rft_isend: request is NULL"));
   return Raise(comm, session()->Isend(*comm->comm, buffer, bytes, dest, tag, AsRequests(request)));
@@ -192,11 +190,9 @@ extern "C" int rft_isend(const void* buffer, size_t count, rft_datatype_t type, 
 
 extern "C" int rft_irecv(void* buffer, size_t count, rft_datatype_t type, int source, int tag,
                          rft_comm_t comm, rft_request_t* request) {
-  if (Status s = CheckComm(comm, "rft_irecv"); !s.ok()) [[unlikely]]
-    return Raise(comm, s);
   size_t bytes = 0;
-  if (Status s = Bytes(count, type, &bytes); !s.ok()) [[unlikely]]
-    return Raise(comm, s);
+  if (!CommUsable(comm) || !BytesOk(count, type, &bytes)) [[unlikely]]
+    return ArgumentError(comm, "rft_irecv", count, type);
   if (request == nullptr) [[unlikely]]
     return Raise(comm, ArgError("rft_irecv: request is NULL"));
   return Raise(comm,
@@ -205,21 +201,17 @@ extern "C" int rft_irecv(void* buffer, size_t count, rft_datatype_t type, int so
 
 extern "C" int rft_send(const void* buffer, size_t count, rft_datatype_t type, int dest, int tag,
                         rft_comm_t comm) {
-  if (Status s = CheckComm(comm, "rft_send"); !s.ok()) [[unlikely]]
-    return Raise(comm, s);
   size_t bytes = 0;
-  if (Status s = Bytes(count, type, &bytes); !s.ok()) [[unlikely]]
-    return Raise(comm, s);
+  if (!CommUsable(comm) || !BytesOk(count, type, &bytes)) [[unlikely]]
+    return ArgumentError(comm, "rft_send", count, type);
   return Raise(comm, session()->Send(*comm->comm, buffer, bytes, dest, tag));
 }
 
 extern "C" int rft_recv(void* buffer, size_t count, rft_datatype_t type, int source, int tag,
                         rft_comm_t comm, rft_status_t* status) {
-  if (Status s = CheckComm(comm, "rft_recv"); !s.ok()) [[unlikely]]
-    return Raise(comm, s);
   size_t bytes = 0;
-  if (Status s = Bytes(count, type, &bytes); !s.ok()) [[unlikely]]
-    return Raise(comm, s);
+  if (!CommUsable(comm) || !BytesOk(count, type, &bytes)) [[unlikely]]
+    return ArgumentError(comm, "rft_recv", count, type);
   MessageStatus out;
   const Status result = session()->Recv(*comm->comm, buffer, bytes, source, tag, &out);
   ToStatus(out, status);

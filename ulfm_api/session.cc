@@ -266,10 +266,20 @@ Request* Session::NewRequest(Communicator& comm, transport::Request* inner, bool
   return request;
 }
 
+Status Session::SendArgError(const Communicator& comm, int dest, int tag) {
+  RFT_RETURN_IF_ERROR(comm.CheckPeer("send to", dest));
+  return Communicator::CheckTag("send", tag, false);
+}
+
+Status Session::ReceiveArgError(const Communicator& comm, int source, int tag) {
+  RFT_RETURN_IF_ERROR(comm.CheckSource("receive from", source));
+  return Communicator::CheckTag("receive", tag, true);
+}
+
 Status Session::Isend(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag,
                       Request** request) {
-  RFT_RETURN_IF_ERROR(comm.CheckPeer("send to", dest));
-  RFT_RETURN_IF_ERROR(Communicator::CheckTag("send", tag, false));
+  if (!comm.SendArgsOk(dest, tag)) [[unlikely]]
+    return SendArgError(comm, dest, tag);
   transport::Request* inner = nullptr;
   RFT_RETURN_IF_ERROR(plane().Isend(buffer, bytes, comm.JobRank(static_cast<Rank>(dest)), tag,
                                     comm.p2p_context(), &inner));
@@ -279,8 +289,8 @@ Status Session::Isend(Communicator& comm, const void* buffer, size_t bytes, int 
 
 Status Session::Irecv(Communicator& comm, void* buffer, size_t capacity, int source, int tag,
                       Request** request) {
-  RFT_RETURN_IF_ERROR(comm.CheckSource("receive from", source));
-  RFT_RETURN_IF_ERROR(Communicator::CheckTag("receive", tag, true));
+  if (!comm.ReceiveArgsOk(source, tag)) [[unlikely]]
+    return ReceiveArgError(comm, source, tag);
   const bool any = source < 0;
   transport::Request* inner = nullptr;
   RFT_RETURN_IF_ERROR(plane().Irecv(buffer, capacity,
@@ -290,17 +300,27 @@ Status Session::Irecv(Communicator& comm, void* buffer, size_t capacity, int sou
   return Status::Ok();
 }
 
+// The blocking forms use the data plane's requests directly: no API request to take and give
+// back per message.
 Status Session::Send(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag) {
-  Request* request = nullptr;
-  RFT_RETURN_IF_ERROR(Isend(comm, buffer, bytes, dest, tag, &request));
-  return Wait(&request, nullptr);
+  if (!comm.SendArgsOk(dest, tag)) [[unlikely]]
+    return SendArgError(comm, dest, tag);
+  transport::Request* inner = nullptr;
+  RFT_RETURN_IF_ERROR(plane().Isend(buffer, bytes, comm.JobRank(static_cast<Rank>(dest)), tag,
+                                    comm.p2p_context(), &inner));
+  return WaitInner(comm, &inner, nullptr, false);
 }
 
 Status Session::Recv(Communicator& comm, void* buffer, size_t capacity, int source, int tag,
                      MessageStatus* status) {
-  Request* request = nullptr;
-  RFT_RETURN_IF_ERROR(Irecv(comm, buffer, capacity, source, tag, &request));
-  return FinishBlockingReceive(&request, status);
+  if (!comm.ReceiveArgsOk(source, tag)) [[unlikely]]
+    return ReceiveArgError(comm, source, tag);
+  const bool any = source < 0;
+  transport::Request* inner = nullptr;
+  RFT_RETURN_IF_ERROR(plane().Irecv(buffer, capacity,
+                                    any ? kAnySource : comm.JobRank(static_cast<Rank>(source)), tag,
+                                    comm.p2p_context(), &inner));
+  return FinishBlockingReceive(comm, &inner, status, any);
 }
 
 Status Session::Sendrecv(Communicator& comm, const void* send, size_t send_bytes, int dest,
@@ -309,29 +329,37 @@ Status Session::Sendrecv(Communicator& comm, const void* send, size_t send_bytes
   // The send's arguments first: a receive posted for a send that never starts could wait forever.
   RFT_RETURN_IF_ERROR(comm.CheckPeer("send to", dest));
   RFT_RETURN_IF_ERROR(Communicator::CheckTag("send", send_tag, false));
-  Request* receiving = nullptr;
-  RFT_RETURN_IF_ERROR(Irecv(comm, receive, capacity, source, receive_tag, &receiving));
-  Request* sending = nullptr;
-  Status sent = Isend(comm, send, send_bytes, dest, send_tag, &sending);
+  RFT_RETURN_IF_ERROR(comm.CheckSource("receive from", source));
+  RFT_RETURN_IF_ERROR(Communicator::CheckTag("receive", receive_tag, true));
+  const bool any = source < 0;
+  transport::Request* receiving = nullptr;
+  RFT_RETURN_IF_ERROR(plane().Irecv(receive, capacity,
+                                    any ? kAnySource : comm.JobRank(static_cast<Rank>(source)),
+                                    receive_tag, comm.p2p_context(), &receiving));
+  transport::Request* sending = nullptr;
+  Status sent = plane().Isend(send, send_bytes, comm.JobRank(static_cast<Rank>(dest)), send_tag,
+                              comm.p2p_context(), &sending);
   if (!sent.ok()) {
-    (void)plane().Cancel(receiving->inner);
-    (void)Complete(&receiving, status, false);
+    (void)plane().Cancel(receiving);
+    (void)WaitInner(comm, &receiving, status, false);
     return sent;
   }
-  sent = Wait(&sending, nullptr);
-  Status received = FinishBlockingReceive(&receiving, status);
+  sent = WaitInner(comm, &sending, nullptr, false);
+  Status received = FinishBlockingReceive(comm, &receiving, status, any);
   return sent.ok() ? received : sent;
 }
 
-Status Session::FinishBlockingReceive(Request** request, MessageStatus* status) {
+Status Session::FinishBlockingReceive(Communicator& comm, transport::Request** inner,
+                                      MessageStatus* status, bool any_source) {
   MessageStatus local;
   if (status == nullptr) status = &local;
-  Status result = Wait(request, status);
-  if (result.code() != RFT_ERR_PROC_FAILED_PENDING) return result;
+  Status result = WaitInner(comm, inner, status, any_source);
+  if (result.code() != RFT_ERR_PROC_FAILED_PENDING) [[likely]]
+    return result;
   // No request to keep: cancel it; if it matched meanwhile, its message is the outcome.
   const std::string why = result.message();
-  RFT_RETURN_IF_ERROR(plane().Cancel((*request)->inner));
-  result = Complete(request, status, false);
+  RFT_RETURN_IF_ERROR(plane().Cancel(*inner));
+  result = WaitInner(comm, inner, status, false);
   if (status->cancelled) {
     status->error = RFT_ERR_PROC_FAILED;
     return ProcFailedError(why);
@@ -388,6 +416,10 @@ void Session::ProgressOrIdle() {
   }
 }
 
+void Session::IdleIfBlocking() {
+  if (plane().options().progress == transport::ProgressMode::kBlock) ProgressOrIdle();
+}
+
 Status Session::HeldError(Communicator& comm, const char* what) {
   const std::vector<Rank>& failed = comm.FailedMembers();
   const Rank first = failed[comm.acknowledged()];
@@ -397,29 +429,41 @@ Status Session::HeldError(Communicator& comm, const char* what) {
                     ") failed and is not acknowledged; the request stays active");
 }
 
+Status Session::WaitInner(Communicator& comm, transport::Request** inner, MessageStatus* status,
+                          bool apply_held_rule) {
+  for (;;) {
+    bool done = false;
+    Status result = plane().Test(inner, &done, status);  // progresses when not done
+    if (done) {
+      Translate(comm, status);
+      return result;
+    }
+    if (apply_held_rule && comm.HasUnacknowledgedFailure()) {
+      if (status != nullptr) status->error = RFT_ERR_PROC_FAILED_PENDING;
+      return HeldError(comm, "receive");
+    }
+    IdleIfBlocking();
+  }
+}
+
 Status Session::Complete(Request** handle, MessageStatus* status, bool apply_held_rule) {
   Request* request = *handle;
   if (request == nullptr) {
     if (status != nullptr) *status = MessageStatus();
     return Status::Ok();
   }
-  for (;;) {
-    bool done = false;
-    Status result = plane().Test(&request->inner, &done, status);
-    if (done) return Release(handle, status, std::move(result));
-    if (apply_held_rule && Held(request)) {
-      if (status != nullptr) status->error = RFT_ERR_PROC_FAILED_PENDING;
-      return HeldError(*request->comm, "receive");
-    }
-    ProgressOrIdle();
+  Status result =
+      WaitInner(*request->comm, &request->inner, status, apply_held_rule && request->any_source);
+  if (request->inner == nullptr) {  // completed: the API request goes back
+    requests_.Release(request);
+    *handle = nullptr;
   }
+  return result;
 }
 
 Status Session::Release(Request** handle, MessageStatus* status, Status result) {
   Request* request = *handle;
-  if (status != nullptr && status->source != kAnySource) {
-    status->source = request->comm->MemberRank(status->source);
-  }
+  Translate(*request->comm, status);
   requests_.Release(request);
   *handle = nullptr;
   return result;

@@ -116,6 +116,9 @@ class Session {
   Status Cancel(Request* request);
   // Drives the data plane once; sleeps (block mode) when nothing happened.
   void ProgressOrIdle();
+  // For loops whose test already progressed the data plane: in block mode, progress once more and
+  // sleep if nothing happened; in poll mode nothing (spin on the test).
+  void IdleIfBlocking();
 
  private:
   Session(std::unique_ptr<Runtime> runtime, const Options& options);
@@ -134,13 +137,27 @@ class Session {
   }
   static Status HeldError(Communicator& comm, const char* what);
   Request* NewRequest(Communicator& comm, transport::Request* inner, bool any_source);
+  // The errors behind a failed SendArgsOk / ReceiveArgsOk.
+  [[gnu::noinline]] static Status SendArgError(const Communicator& comm, int dest, int tag);
+  [[gnu::noinline]] static Status ReceiveArgError(const Communicator& comm, int source, int tag);
   // Waits for the request (returning PROC_FAILED_PENDING while it is held, with
   // `apply_held_rule`), then releases it.
   Status Complete(Request** request, transport::MessageStatus* status, bool apply_held_rule);
   // A completed request: its status in the communicator's ranks; back to the pool.
   Status Release(Request** request, transport::MessageStatus* status, Status result);
+  // Waits for a data-plane request of `comm` (PROC_FAILED_PENDING while an ANY_SOURCE receive is
+  // held, with `apply_held_rule`); the status names `comm`'s ranks.
+  Status WaitInner(Communicator& comm, transport::Request** inner, transport::MessageStatus* status,
+                   bool apply_held_rule);
   // A blocking receive's end: a held receive is cancelled (PROC_FAILED) unless it matched.
-  Status FinishBlockingReceive(Request** request, transport::MessageStatus* status);
+  Status FinishBlockingReceive(Communicator& comm, transport::Request** inner,
+                               transport::MessageStatus* status, bool any_source);
+  // A status's source (a job rank) as `comm`'s rank.
+  static void Translate(const Communicator& comm, transport::MessageStatus* status) {
+    if (status != nullptr && status->source != transport::kAnySource) {
+      status->source = comm.MemberRank(status->source);
+    }
+  }
   // Waitall/Testall's outcome: every status filled; completed requests released when
   // `release_done`; RFT_ERR_IN_STATUS when some status is not a success.
   Status FinishAll(std::span<Request*> requests, std::span<transport::MessageStatus> statuses,

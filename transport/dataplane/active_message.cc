@@ -51,9 +51,12 @@ ucs_status_t DataPlane::OnActiveMessage(void* arg, const void* header, size_t he
         self->HandleCmaDone(decoded, bytes);
         break;
       case MessageType::kRevoke:
-        // Handled at the next Progress, through the queue the control plane's delivery uses.
-        self->ReportContextRevoked(decoded.context_id, decoded.epoch,
-                                   static_cast<uint32_t>(decoded.tag));
+        // Handled at the end of this Progress, in order with the control plane's news (this is
+        // the data-plane thread: no wake-up needed).
+        self->reports_.PushFromOwner({.kind = Notice::Kind::kContextRevoked,
+                                      .id = decoded.context_id,
+                                      .epoch = decoded.epoch,
+                                      .owner = static_cast<uint32_t>(decoded.tag)});
         break;
       default:
         self->drops_.Record(DecodeError::kUnknownType);  // not a type the data id carries
