@@ -1,7 +1,7 @@
 /* Example: a master hands out tasks and gives a dead worker's task to another (rft.h, C99).
  *
  *   rftrun -n 4 --ft master_worker [--tasks T] [--die-after K]
- *   rftrun -n 4 --ft --kill 2@0.3 master_worker --tasks 400
+ *   rftrun -n 4 --ft --kill 2@3 master_worker --tasks 40000
  *
  * Rank 0 is the master; the others are workers that square numbers (slowly). The master waits
  * for results with one receive from ANY_SOURCE. When a worker fails, that receive returns

@@ -83,15 +83,16 @@ TEST(ApiTest, MasterWorkerReassignsADeadWorkersTask) {
   EXPECT_EQ(CountLines(r.output, "worker 1 failed"), 1) << r.Report();
 }
 
-// The same with the launcher's kill at an arbitrary time: the answer is right whenever it lands.
+// The same with the launcher's kill at a time the protocol does not know: the answer is right
+// whenever it lands. At 3 s, with work for several seconds: an earlier kill could hit a process
+// still connecting to the launcher, where libpmix 4.2.2 leaves fences hanging (docs/rftrun.md).
 TEST(ApiTest, MasterWorkerIsRightWheneverTheLauncherKills) {
   const auto r = RunCommand("tools/rftrun/rftrun",
-                            {"-n", "4", "--ft", "--timeout", "60", "--kill", "2@0.3",
-                             Runfile("examples/master_worker"), "--tasks", "2000"},
-                            std::chrono::seconds(70), kTolerant);
+                            {"-n", "4", "--ft", "--timeout", "150", "--kill", "2@3",
+                             Runfile("examples/master_worker"), "--tasks", "40000"},
+                            std::chrono::seconds(160), kTolerant);
   EXPECT_TRUE(r.exit_status == 0 || r.exit_status == 128 + 9) << r.Report();
-  EXPECT_EQ(CountLines(r.output, "(expected 2664667000)"), 1) << r.Report();
-  EXPECT_EQ(CountLines(r.output, "master: 2000 tasks done, sum 2664667000 "), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "master: 40000 tasks done, sum 21332533340000 "), 1) << r.Report();
 }
 
 // examples/stencil.c: rank 2 of 5 dies at iteration 50; ranks 1 and 3 trade with each other
