@@ -2,11 +2,14 @@
 
 #include <array>
 #include <bit>
+#include <chrono>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/clock.h"
 #include "ulfm_api/session.h"
 
 namespace rft::api {
@@ -37,6 +40,9 @@ Status CheckCanRun(Communicator& comm, const char* what) {
 
 // Progress rounds a step gives the transport, once a member is known failed, before it gives up.
 constexpr int kDrainRounds = 4;
+// How long a step given up lets transfers already under way finish before it leaves them to the
+// communicator (a large send to a member that left the operation would never finish).
+constexpr auto kAbandonGrace = std::chrono::milliseconds(100);
 
 // The internal operations of one step of a collective: at most a send and a receive.
 class Step {
@@ -96,16 +102,26 @@ class Step {
         return Status(s.error, where + "an internal message failed: " + rft_error_string(s.error));
     }
   }
-  // A step given up: receives are cancelled; whatever the transport still holds stays with the
-  // communicator until it lets go.
+  // A step given up: receives are cancelled, and transfers under way get a moment to finish;
+  // whatever the transport still holds then stays with the communicator until it lets go.
   void Abandon() {
+    if (count_ == 0) return;
+    transport::DataPlane& plane = comm_.plane();
     for (size_t i = 0; i < count_; ++i) {
-      transport::Request* request = requests_[i];
-      if (request == nullptr) continue;
-      (void)comm_.plane().Cancel(request);
-      bool done = false;
-      (void)comm_.plane().Test(&request, &done, nullptr);
-      if (!done) comm_.Abandon(request);
+      if (requests_[i] != nullptr) (void)plane.Cancel(requests_[i]);
+    }
+    const Deadline deadline = Deadline::After(kAbandonGrace);
+    for (;;) {
+      bool pending = false;
+      for (size_t i = 0; i < count_; ++i) {
+        bool done = false;
+        (void)plane.Test(&requests_[i], &done, nullptr);
+        pending = pending || !done;
+      }
+      if (!pending || deadline.expired()) break;
+    }
+    for (size_t i = 0; i < count_; ++i) {
+      if (requests_[i] != nullptr) comm_.Abandon(requests_[i]);
     }
     count_ = 0;
   }
@@ -122,15 +138,23 @@ class Step {
 // allocate nothing), else on the heap.
 class Scratch {
  public:
-  explicit Scratch(size_t bytes) {
-    if (bytes > kInline) heap_.resize(bytes);
+  Scratch(Communicator& comm, size_t bytes) : comm_(comm) {
+    if (bytes > kInline) heap_.reset(new std::byte[bytes]);
   }
-  std::byte* data() { return heap_.empty() ? inline_ : heap_.data(); }
+  // A heap buffer the transport may still use (the collective gave up with a transfer under
+  // way) goes to the communicator. Small ones travel eagerly: never in flight after a step.
+  ~Scratch() {
+    if (heap_ != nullptr && comm_.HasAbandoned()) comm_.KeepAlive(std::move(heap_));
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  std::byte* data() { return heap_ != nullptr ? heap_.get() : inline_; }
 
  private:
   static constexpr size_t kInline = 1024;
+  Communicator& comm_;
   alignas(16) std::byte inline_[kInline];
-  std::vector<std::byte> heap_;
+  std::unique_ptr<std::byte[]> heap_;
 };
 
 Rank Relative(Rank rank, Rank root, uint32_t size) { return (rank + size - root) % size; }
@@ -185,7 +209,7 @@ Status Allreduce(Session& session, Communicator& comm, const void* send, void* r
   const uint32_t n = comm.size();
   if (n == 1) return Status::Ok();
   const Rank me = comm.rank();
-  Scratch other(bytes);
+  Scratch other(comm, bytes);
   // Fold the ranks beyond the largest power of two: of ranks 2i and 2i+1 (i < extra), the odd
   // one takes part for both, holding (2i) (op) (2i+1).
   const uint32_t power = std::bit_floor(n);
@@ -235,8 +259,8 @@ Status Reduce(Session& session, Communicator& comm, const void* send, void* rece
   const size_t bytes = count * op.element_size;
   const uint32_t n = comm.size();
   const Rank relative = Relative(comm.rank(), static_cast<Rank>(root), n);
-  Scratch first(bytes);
-  Scratch second(bytes);
+  Scratch first(comm, bytes);
+  Scratch second(comm, bytes);
   std::byte* accumulated = first.data();
   std::byte* other = second.data();
   if (bytes > 0) std::memcpy(accumulated, send, bytes);

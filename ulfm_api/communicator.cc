@@ -71,12 +71,13 @@ uint32_t Communicator::AckFailed(uint32_t count) {
 }
 
 size_t Communicator::ReapAbandoned() {
-  std::erase_if(abandoned_, [this](transport::Request*& request) {
+  std::erase_if(abandoned_.requests, [this](transport::Request*& request) {
     bool done = false;
     (void)plane_->Test(&request, &done, nullptr);
     return done;
   });
-  return abandoned_.size();
+  if (abandoned_.requests.empty()) abandoned_.buffers.clear();
+  return abandoned_.requests.size();
 }
 
 }  // namespace rft::api

@@ -15,7 +15,9 @@
 #ifndef RFT_ULFM_API_COMMUNICATOR_H_
 #define RFT_ULFM_API_COMMUNICATOR_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -108,16 +110,25 @@ class Communicator {
   bool IsRevoked() const { return plane_->IsRevoked(p2p_context()); }
 
   // Collective operations' internal traffic (collectives.cc): a request the collective gave up
-  // on (a member failed meanwhile) stays here until the data plane completes it, so its buffer
-  // and request are never released under the transport.
-  void Abandon(transport::Request* request) { abandoned_.push_back(request); }
-  // Completes what the transport has finished with among the abandoned requests; how many are
-  // left.
+  // on (a member failed meanwhile) stays here until the data plane completes it, and so does the
+  // temporary buffer it reads or writes, so neither is released under the transport.
+  void Abandon(transport::Request* request) { abandoned_.requests.push_back(request); }
+  bool HasAbandoned() const { return !abandoned_.requests.empty(); }
+  void KeepAlive(std::unique_ptr<std::byte[]> buffer) {
+    abandoned_.buffers.push_back(std::move(buffer));
+  }
+  // Completes what the transport has finished with among the abandoned requests (their buffers
+  // go once none is left); how many are left.
   size_t ReapAbandoned();
+  struct Abandoned {
+    std::vector<transport::Request*> requests;
+    std::vector<std::unique_ptr<std::byte[]>> buffers;
+  };
   // Hands what is left to `out` (the communicator is being freed).
-  void MoveAbandoned(std::vector<transport::Request*>* out) {
-    out->insert(out->end(), abandoned_.begin(), abandoned_.end());
-    abandoned_.clear();
+  void MoveAbandoned(Abandoned* out) {
+    for (auto* r : abandoned_.requests) out->requests.push_back(r);
+    for (auto& b : abandoned_.buffers) out->buffers.push_back(std::move(b));
+    abandoned_ = Abandoned();
   }
 
  private:
@@ -139,7 +150,7 @@ class Communicator {
   size_t records_seen_ = 0;  // how many of the registry's records failed_ accounts for
   std::vector<Rank> failed_;
   uint32_t acked_ = 0;
-  std::vector<transport::Request*> abandoned_;
+  Abandoned abandoned_;
   void* binding_ = nullptr;
 };
 

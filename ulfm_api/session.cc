@@ -87,18 +87,20 @@ Status Session::Start() {
 
 Session::~Session() {
   on_failure_.Reset();
-  for (transport::Request*& request : abandoned_) {
+  for (transport::Request*& request : abandoned_.requests) {
     bool done = false;
     (void)plane().Test(&request, &done, nullptr);
   }
-  std::erase(abandoned_, nullptr);
-  if (requests_.in_use() > 0 || !abandoned_.empty()) {
+  std::erase(abandoned_.requests, nullptr);
+  if (requests_.in_use() > 0 || !abandoned_.requests.empty()) {
     RFT_LOG_WARN(
         "finalize with %zu request(s) not completed by the program and %zu internal "
         "one(s) the transport still holds: leaked",
-        requests_.in_use(), abandoned_.size());
+        requests_.in_use(), abandoned_.requests.size());
     requests_.AbandonInUse();
   }
+  // abandoned_.buffers go after Close (a member: destroyed after this body), when the data
+  // plane has cancelled what it still ran.
   self_.reset();
   world_.reset();
   runtime_->Close();

@@ -170,9 +170,9 @@ class Session {
   std::unique_ptr<Communicator> world_;
   std::unique_ptr<Communicator> self_;
   transport::ObjectPool<Request> requests_;
-  // Internal requests of collectives given up on, from freed communicators (Communicator::
-  // Abandon): held until the transport lets go.
-  std::vector<transport::Request*> abandoned_;
+  // Internal requests of collectives given up on, from freed communicators, and their buffers
+  // (Communicator::Abandon): held until the transport lets go (at the latest, Close).
+  Communicator::Abandoned abandoned_;
 };
 
 }  // namespace rft::api
