@@ -329,8 +329,9 @@ extern "C" int rft_comm_create(rft_comm_t comm, rft_group_t group, rft_comm_t* n
   if (newcomm == nullptr) return Raise(comm, ArgError("rft_comm_create: newcomm is NULL"));
   // A bad group here would leave the others waiting: Create refuses it with them.
   static const Group kEmpty;
-  const Group& members = CheckGroup(group, "rft_comm_create").ok() ? group->group : kEmpty;
-  return Created(comm, g_session->Create(*comm->comm, members), newcomm);
+  Status bad_group = CheckGroup(group, "rft_comm_create");
+  const Group& members = bad_group.ok() ? group->group : kEmpty;
+  return Created(comm, g_session->Create(*comm->comm, members, std::move(bad_group)), newcomm);
 }
 
 extern "C" int rft_comm_free(rft_comm_t* comm) {

@@ -1,6 +1,7 @@
 #include "ulfm_api/session.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,23 +65,27 @@ Status Session::Start() {
       break;
     }
     case FaultLevel::kAsync: {
-      auto callback = options_.on_failure;
-      on_failure_ = registry->Subscribe([control, callback](const detector::FailureRecord& record) {
-        control->Post([callback, rank = record.rank] { callback(rank); });
+      // Once per rank: a failure recorded while this subscribes comes both ways. `told` is only
+      // touched on the control thread.
+      auto told = std::make_shared<std::vector<bool>>(plane->size(), false);
+      auto tell = [callback = options_.on_failure, told](Rank rank) {
+        if ((*told)[rank]) return;
+        (*told)[rank] = true;
+        callback(rank);
+      };
+      on_failure_ = registry->Subscribe([control, tell](const detector::FailureRecord& record) {
+        control->Post([tell, rank = record.rank] { tell(rank); });
       });
+      // Failures recorded before the subscription (a peer dead at start-up).
+      for (const detector::FailureRecord& record : registry->Records()) {
+        control->Post([tell, rank = record.rank] { tell(rank); });
+      }
       break;
     }
   }
-  // Failures recorded before the subscription (a peer dead at start-up).
-  if (options_.level != FaultLevel::kNotify && registry->count() > 0) {
-    for (const detector::FailureRecord& record : registry->Records()) {
-      if (options_.level == FaultLevel::kAsync) {
-        control->Post([callback = options_.on_failure, rank = record.rank] { callback(rank); });
-      } else {
-        return ProcFailedError("rank " + std::to_string(record.rank) +
-                               " failed during start-up and the fault level is NONE");
-      }
-    }
+  if (options_.level == FaultLevel::kNone && registry->count() > 0) {
+    return ProcFailedError("rank " + std::to_string(registry->Records().front().rank) +
+                           " failed during start-up and the fault level is NONE");
   }
   return Status::Ok();
 }
@@ -197,10 +202,11 @@ StatusOr<std::unique_ptr<Communicator>> Session::Split(Communicator& parent, int
                Describe("split", parent) + " (color " + std::to_string(color) + ")");
 }
 
-StatusOr<std::unique_ptr<Communicator>> Session::Create(Communicator& parent, const Group& group) {
+StatusOr<std::unique_ptr<Communicator>> Session::Create(Communicator& parent, const Group& group,
+                                                        Status refused) {
   // A member of `group` outside the parent is a bad argument; refused by all together.
-  Status check;
-  for (Rank job_rank : group.job_ranks()) {
+  Status check = std::move(refused);
+  for (Rank job_rank : check.ok() ? group.job_ranks() : std::vector<Rank>()) {
     if (parent.MemberRank(job_rank) == Group::kUndefined) {
       check = ArgError("create from " + parent.name() + ": job rank " + std::to_string(job_rank) +
                        " is in the group but not in the communicator");

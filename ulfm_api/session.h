@@ -78,8 +78,11 @@ class Session {
   static constexpr int kUndefinedColor = -32766;
   StatusOr<std::unique_ptr<Communicator>> Split(Communicator& parent, int color, int key);
   // The members of `group` (a subset of the parent's, in its order) form a communicator;
-  // nullptr at the other members. Collective over `parent`.
-  StatusOr<std::unique_ptr<Communicator>> Create(Communicator& parent, const Group& group);
+  // nullptr at the other members. Collective over `parent`. A caller that found its own argument
+  // bad passes the error as `refused`: it still takes part, so that every member fails with
+  // RFT_ERR_ARG instead of waiting for it.
+  StatusOr<std::unique_ptr<Communicator>> Create(Communicator& parent, const Group& group,
+                                                 Status refused = Status::Ok());
   // Gives the communicator's contexts back (local: the epochs keep a reuse apart).
   Status Free(std::unique_ptr<Communicator> comm);
 

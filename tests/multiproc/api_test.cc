@@ -59,6 +59,23 @@ TEST(ApiTest, ErrorsAreFatalOnWorldByDefault) {
   EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
 }
 
+// RFT_FT_ASYNC: the callback runs once, on the control thread, for the failed rank.
+TEST(ApiTest, FaultLevelAsyncCallsBackOncePerFailure) {
+  const auto r = RunWorker(3, {"async"});
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "async ok"), 2) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+}
+
+// RFT_FT_NONE: any failure ends the job.
+TEST(ApiTest, FaultLevelNoneEndsTheJobOnAFailure) {
+  const auto r = RunWorker(3, {"none"});
+  EXPECT_NE(r.exit_status, 0) << r.Report();
+  EXPECT_GE(CountLines(r.output, "the fault level is NONE: the job ends"), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "none ok"), 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+}
+
 // rft.hpp from C++17: RAII handles; errors (a bad argument, a failed member, a revoke) thrown.
 TEST(ApiTest, TheCxx17LayerThrowsWhatTheCApiReturns) {
   const auto r =

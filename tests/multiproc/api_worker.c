@@ -7,6 +7,8 @@
  *   fatal             n = 3: rank 2 dies; world keeps ERRORS_ARE_FATAL, so the others' next
  *                     collective aborts the job
  *   finalize K        the last K ranks die after a barrier; the others finalize at once
+ *   async             RFT_FT_ASYNC: the last rank dies; the others' callback runs once for it
+ *   none              RFT_FT_NONE: the last rank dies; the launcher ends the job
  * Each rank prints "<mode> ok rank=R" when its checks passed, "FAILED: ..." (exit 3) otherwise. */
 #include <signal.h>
 #include <stdint.h>
@@ -39,10 +41,20 @@
 
 static int g_rank, g_size;
 
-static void Start(void) {
+/* RFT_FT_ASYNC's callback (on rft's control thread): the failed ranks, in order. */
+static int g_async_calls = 0;
+static int g_async_rank = -1;
+static void OnFailure(int job_rank, void* data) {
+  (void)data;
+  __atomic_store_n(&g_async_rank, job_rank, __ATOMIC_SEQ_CST);
+  __atomic_add_fetch(&g_async_calls, 1, __ATOMIC_SEQ_CST);
+}
+
+static void Start(int level) {
   int provided = -1;
-  CHECK_OK(rft_init(NULL, NULL, RFT_FT_NOTIFY, &provided));
-  CHECK(provided == RFT_FT_NOTIFY, "provided level %d", provided);
+  if (level == RFT_FT_ASYNC) CHECK_OK(rft_set_failure_callback(OnFailure, NULL));
+  CHECK_OK(rft_init(NULL, NULL, level, &provided));
+  CHECK(provided == level, "provided level %d", provided);
   CHECK_OK(rft_comm_rank(W, &g_rank));
   CHECK_OK(rft_comm_size(W, &g_size));
 }
@@ -186,7 +198,13 @@ static void Communicators(void) {
     CHECK_OK(rft_barrier(created));
     CHECK_OK(rft_comm_free(&created));
   }
+  /* a freed group is refused by value at this member, and by every member together */
+  rft_group_t stale_group = without_zero;
   CHECK_OK(rft_group_free(&without_zero));
+  rft_comm_t refused = RFT_COMM_NULL;
+  CHECK_CODE(rft_comm_create(W, g_rank == 0 ? stale_group : world_group, &refused), RFT_ERR_ARG);
+  CHECK(Contains(rft_last_error_message(), g_rank == 0 ? "freed" : "another member"), "message: %s",
+        rft_last_error_message());
   CHECK_OK(rft_group_free(&world_group));
   CHECK(world_group == RFT_GROUP_NULL, "group handle not reset");
 
@@ -410,6 +428,39 @@ static void Fatal(void) {
   CHECK(0, "a failed collective returned under ERRORS_ARE_FATAL");
 }
 
+/* ---- fault levels: ASYNC calls back once per failure; NONE ends the job ---- */
+
+static void Async(void) {
+  CHECK_OK(rft_comm_set_errhandler(W, RFT_ERRORS_RETURN));
+  CHECK_OK(rft_barrier(W));
+  VictimsDieWhenAllAreReady(g_size - 1);
+  const double start = Seconds();
+  while (__atomic_load_n(&g_async_calls, __ATOMIC_SEQ_CST) == 0) {
+    CHECK(Seconds() - start < 20, "no failure callback within 20 s");
+    int flag = 0;
+    CHECK_OK(rft_iprobe(0, 999, W, &flag, RFT_STATUS_IGNORE)); /* progress */
+  }
+  /* a moment for a second call, which must not come */
+  const double settle = Seconds();
+  while (Seconds() - settle < 0.2) {
+  }
+  const int calls = __atomic_load_n(&g_async_calls, __ATOMIC_SEQ_CST);
+  const int rank = __atomic_load_n(&g_async_rank, __ATOMIC_SEQ_CST);
+  CHECK(calls == 1 && rank == g_size - 1, "%d calls, last for rank %d", calls, rank);
+}
+
+static void NoneLevel(void) {
+  CHECK_OK(rft_barrier(W));
+  VictimsDieWhenAllAreReady(g_size - 1);
+  /* the launcher ends this process; until then it waits */
+  const double start = Seconds();
+  while (Seconds() - start < 20) {
+    int flag = 0;
+    rft_iprobe(0, 999, W, &flag, RFT_STATUS_IGNORE);
+  }
+  CHECK(0, "still alive 20 s after a failure at fault level NONE");
+}
+
 /* ---- finalize after failures ---- */
 
 static void FinalizeAfter(int victims) {
@@ -421,12 +472,14 @@ static void FinalizeAfter(int victims) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: api_worker basics|pending|revoke ORIGIN|fatal|finalize K\n");
+    fprintf(stderr, "usage: api_worker basics|pending|revoke ORIGIN|fatal|finalize K|async|none\n");
     return 2;
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
-  Start();
   const char* mode = argv[1];
+  Start(strcmp(mode, "async") == 0  ? RFT_FT_ASYNC
+        : strcmp(mode, "none") == 0 ? RFT_FT_NONE
+                                    : RFT_FT_NOTIFY);
   if (strcmp(mode, "basics") == 0) {
     Basics();
   } else if (strcmp(mode, "pending") == 0) {
@@ -437,6 +490,10 @@ int main(int argc, char** argv) {
     Fatal();
   } else if (strcmp(mode, "finalize") == 0 && argc == 3) {
     FinalizeAfter(atoi(argv[2]));
+  } else if (strcmp(mode, "async") == 0) {
+    Async();
+  } else if (strcmp(mode, "none") == 0) {
+    NoneLevel();
   } else {
     fprintf(stderr, "api_worker: unknown mode \"%s\"\n", mode);
     return 2;
