@@ -418,6 +418,15 @@ bool ControlPlane::PutHeartbeat(Rank observer, uint64_t word) {
   if (remote_[observer] == nullptr) {
     auto ep = endpoints_->Get(observer);
     if (!ep.ok()) return true;  // failed meanwhile: the ring repairs itself on the news
+    // A same-node observer that died before the news came: its shared-memory segment is gone,
+    // and UCX 1.13's ucp_ep_rkey_unpack crashes in its own error path when the attach fails
+    // (seen with 3 of 4 ranks dying at once). Its death is news the registry will have soon;
+    // a process gone or a zombie gets no region. (A death between this check and the attach
+    // is still exposed: a window of microseconds instead of the time to learn of the death.)
+    if (job_->local_peers().Contains(observer) && pids_[observer] > 0) {
+      const char state = internal::ThreadState(pids_[observer], pids_[observer]);
+      if (state == '?' || state == 'Z' || state == 'X') return true;
+    }
     auto region =
         transport::ucx::RemoteRegion::Attach(worker_.get(), *ep, region_descriptors_[observer]);
     if (!region.ok()) {
