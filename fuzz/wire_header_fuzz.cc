@@ -42,7 +42,7 @@ uint64_t ReadLe(const uint8_t* p, size_t n) {
 DecodeError Expected(const uint8_t* m, size_t size, uint32_t job_token, uint32_t job_size) {
   if (size < kWireHeaderSize) return DecodeError::kTooShort;
   if (m[0] != kWireVersion) return DecodeError::kBadVersion;
-  if (m[1] < 1 || m[1] > 4) return DecodeError::kUnknownType;
+  if (m[1] < 1 || m[1] > 5) return DecodeError::kUnknownType;
   if (ReadLe(m + 20, 8) != size - kWireHeaderSize) return DecodeError::kLengthMismatch;
   if (ReadLe(m + 28, 4) != job_token) return DecodeError::kForeignJob;
   if (ReadLe(m + 4, 4) >= job_size) return DecodeError::kBadSource;
