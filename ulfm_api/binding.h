@@ -81,6 +81,19 @@ inline bool BytesOk(size_t count, rft_datatype_t type, size_t* bytes) {
 Status FindReduceOp(rft_op_t op, rft_datatype_t type, ReduceOp* out);
 
 void ToStatus(const transport::MessageStatus& in, rft_status_t* out);
+// RFT_IDENT / RFT_SIMILAR / RFT_UNEQUAL for a group comparison; `identical` for the first (two
+// communicators with identical groups are RFT_CONGRUENT).
+inline int ToComparison(Group::Comparison comparison, int identical = RFT_IDENT) {
+  switch (comparison) {
+    case Group::Comparison::kIdentical:
+      return identical;
+    case Group::Comparison::kSimilar:
+      return RFT_SIMILAR;
+    case Group::Comparison::kUnequal:
+      break;
+  }
+  return RFT_UNEQUAL;
+}
 
 // rft_comm_t for a new communicator (owned by the handle).
 rft_comm_t NewComm(std::unique_ptr<Communicator> comm, rft_errhandler_s* errhandler);

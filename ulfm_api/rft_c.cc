@@ -360,17 +360,8 @@ extern "C" int rft_comm_compare(rft_comm_t a, rft_comm_t b, int* result) {
   if (a == b) {
     *result = RFT_IDENT;
   } else {
-    switch (Group::Compare(a->comm->group(), b->comm->group())) {
-      case Group::Comparison::kIdentical:
-        *result = RFT_CONGRUENT;
-        break;
-      case Group::Comparison::kSimilar:
-        *result = RFT_SIMILAR;
-        break;
-      case Group::Comparison::kUnequal:
-        *result = RFT_UNEQUAL;
-        break;
-    }
+    *result = rft::api::binding::ToComparison(Group::Compare(a->comm->group(), b->comm->group()),
+                                              RFT_CONGRUENT);
   }
   return Success();
 }

@@ -118,17 +118,7 @@ extern "C" int rft_group_compare(rft_group_t a, rft_group_t b, int* result) {
   if (Status s = CheckGroup(a, "rft_group_compare"); !s.ok()) return Raise(nullptr, s);
   if (Status s = CheckGroup(b, "rft_group_compare"); !s.ok()) return Raise(nullptr, s);
   if (result == nullptr) return Raise(nullptr, ArgError("rft_group_compare: result is NULL"));
-  switch (Group::Compare(a->group, b->group)) {
-    case Group::Comparison::kIdentical:
-      *result = RFT_IDENT;
-      break;
-    case Group::Comparison::kSimilar:
-      *result = RFT_SIMILAR;
-      break;
-    case Group::Comparison::kUnequal:
-      *result = RFT_UNEQUAL;
-      break;
-  }
+  *result = rft::api::binding::ToComparison(Group::Compare(a->group, b->group));
   return Success();
 }
 

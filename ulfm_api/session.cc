@@ -284,76 +284,71 @@ Status Session::ReceiveArgError(const Communicator& comm, int source, int tag) {
   return Communicator::CheckTag("receive", tag, true);
 }
 
-Status Session::Isend(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag,
-                      Request** request) {
+Status Session::PostSend(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag,
+                         transport::Request** inner) {
   if (!comm.SendArgsOk(dest, tag)) [[unlikely]]
     return SendArgError(comm, dest, tag);
+  return plane().Isend(buffer, bytes, comm.JobRank(static_cast<Rank>(dest)), tag,
+                       comm.p2p_context(), inner);
+}
+
+Status Session::PostReceive(Communicator& comm, void* buffer, size_t capacity, int source, int tag,
+                            transport::Request** inner) {
+  if (!comm.ReceiveArgsOk(source, tag)) [[unlikely]]
+    return ReceiveArgError(comm, source, tag);
+  return plane().Irecv(buffer, capacity,
+                       source < 0 ? kAnySource : comm.JobRank(static_cast<Rank>(source)), tag,
+                       comm.p2p_context(), inner);
+}
+
+Status Session::Isend(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag,
+                      Request** request) {
   transport::Request* inner = nullptr;
-  RFT_RETURN_IF_ERROR(plane().Isend(buffer, bytes, comm.JobRank(static_cast<Rank>(dest)), tag,
-                                    comm.p2p_context(), &inner));
+  RFT_RETURN_IF_ERROR(PostSend(comm, buffer, bytes, dest, tag, &inner));
   *request = NewRequest(comm, inner, false);
   return Status::Ok();
 }
 
 Status Session::Irecv(Communicator& comm, void* buffer, size_t capacity, int source, int tag,
                       Request** request) {
-  if (!comm.ReceiveArgsOk(source, tag)) [[unlikely]]
-    return ReceiveArgError(comm, source, tag);
-  const bool any = source < 0;
   transport::Request* inner = nullptr;
-  RFT_RETURN_IF_ERROR(plane().Irecv(buffer, capacity,
-                                    any ? kAnySource : comm.JobRank(static_cast<Rank>(source)), tag,
-                                    comm.p2p_context(), &inner));
-  *request = NewRequest(comm, inner, any);
+  RFT_RETURN_IF_ERROR(PostReceive(comm, buffer, capacity, source, tag, &inner));
+  *request = NewRequest(comm, inner, source < 0);
   return Status::Ok();
 }
 
 // The blocking forms use the data plane's requests directly: no API request to take and give
 // back per message.
 Status Session::Send(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag) {
-  if (!comm.SendArgsOk(dest, tag)) [[unlikely]]
-    return SendArgError(comm, dest, tag);
   transport::Request* inner = nullptr;
-  RFT_RETURN_IF_ERROR(plane().Isend(buffer, bytes, comm.JobRank(static_cast<Rank>(dest)), tag,
-                                    comm.p2p_context(), &inner));
+  RFT_RETURN_IF_ERROR(PostSend(comm, buffer, bytes, dest, tag, &inner));
   return WaitInner(comm, &inner, nullptr, false);
 }
 
 Status Session::Recv(Communicator& comm, void* buffer, size_t capacity, int source, int tag,
                      MessageStatus* status) {
-  if (!comm.ReceiveArgsOk(source, tag)) [[unlikely]]
-    return ReceiveArgError(comm, source, tag);
-  const bool any = source < 0;
   transport::Request* inner = nullptr;
-  RFT_RETURN_IF_ERROR(plane().Irecv(buffer, capacity,
-                                    any ? kAnySource : comm.JobRank(static_cast<Rank>(source)), tag,
-                                    comm.p2p_context(), &inner));
-  return FinishBlockingReceive(comm, &inner, status, any);
+  RFT_RETURN_IF_ERROR(PostReceive(comm, buffer, capacity, source, tag, &inner));
+  return FinishBlockingReceive(comm, &inner, status, source < 0);
 }
 
 Status Session::Sendrecv(Communicator& comm, const void* send, size_t send_bytes, int dest,
                          int send_tag, void* receive, size_t capacity, int source, int receive_tag,
                          MessageStatus* status) {
   // The send's arguments first: a receive posted for a send that never starts could wait forever.
-  RFT_RETURN_IF_ERROR(comm.CheckPeer("send to", dest));
-  RFT_RETURN_IF_ERROR(Communicator::CheckTag("send", send_tag, false));
-  RFT_RETURN_IF_ERROR(comm.CheckSource("receive from", source));
-  RFT_RETURN_IF_ERROR(Communicator::CheckTag("receive", receive_tag, true));
-  const bool any = source < 0;
+  if (!comm.SendArgsOk(dest, send_tag)) [[unlikely]]
+    return SendArgError(comm, dest, send_tag);
   transport::Request* receiving = nullptr;
-  RFT_RETURN_IF_ERROR(plane().Irecv(receive, capacity,
-                                    any ? kAnySource : comm.JobRank(static_cast<Rank>(source)),
-                                    receive_tag, comm.p2p_context(), &receiving));
+  RFT_RETURN_IF_ERROR(PostReceive(comm, receive, capacity, source, receive_tag, &receiving));
   transport::Request* sending = nullptr;
-  Status sent = plane().Isend(send, send_bytes, comm.JobRank(static_cast<Rank>(dest)), send_tag,
-                              comm.p2p_context(), &sending);
+  Status sent = PostSend(comm, send, send_bytes, dest, send_tag, &sending);
   if (!sent.ok()) {
     (void)plane().Cancel(receiving);
     (void)WaitInner(comm, &receiving, status, false);
     return sent;
   }
   sent = WaitInner(comm, &sending, nullptr, false);
-  Status received = FinishBlockingReceive(comm, &receiving, status, any);
+  Status received = FinishBlockingReceive(comm, &receiving, status, source < 0);
   return sent.ok() ? received : sent;
 }
 

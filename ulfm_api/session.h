@@ -140,6 +140,12 @@ class Session {
   }
   static Status HeldError(Communicator& comm, const char* what);
   Request* NewRequest(Communicator& comm, transport::Request* inner, bool any_source);
+  // Checks the arguments and starts the data plane's send or receive in `comm`'s point-to-point
+  // context (ranks translated to job ranks).
+  Status PostSend(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag,
+                  transport::Request** inner);
+  Status PostReceive(Communicator& comm, void* buffer, size_t capacity, int source, int tag,
+                     transport::Request** inner);
   // The errors behind a failed SendArgsOk / ReceiveArgsOk.
   [[gnu::noinline]] static Status SendArgError(const Communicator& comm, int dest, int tag);
   [[gnu::noinline]] static Status ReceiveArgError(const Communicator& comm, int source, int tag);
