@@ -9,8 +9,9 @@
  * but only there: the other members of a failed process's row are still expected in their
  * columns, where everyone else would wait for them. So a process whose row (or column)
  * operation fails revokes its other communicator: its column (or row) learns at once
- * (RFT_ERR_REVOKED) and does the same with its own other communicator. Within the iteration of
- * the failure, every survivor stops, knowing why; none waits forever. (Rebuilding the grid
+ * (RFT_ERR_REVOKED) and does the same with its own other communicator. Every survivor stops,
+ * knowing why, none waits forever: in the iteration of the failure, or in the one before it when
+ * a revoke interrupts a collective whose last message had not yet arrived. (Rebuilding the grid
  * without the dead process needs shrink, which comes with agreement.) With --victim V --die-at
  * K, process V ends itself (SIGKILL) at the start of iteration K. */
 #include <signal.h>
