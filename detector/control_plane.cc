@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <future>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "base/byte_order.h"
@@ -180,9 +182,32 @@ Status ControlPlane::SetUpWorker() {
   return Status::Ok();
 }
 
+namespace {
+
+// UCX objects left to the process's end: never destroyed, still reachable (so leak checkers
+// stay quiet). See TearDownWorker and ~ControlPlane for why.
+void KeepUntilExit(void* object) {
+  static std::mutex mutex;
+  static auto* kept = new std::vector<void*>();
+  const std::lock_guard<std::mutex> lock(mutex);
+  kept->push_back(object);
+}
+
+}  // namespace
+
 void ControlPlane::TearDownWorker() {
   tearing_down_ = true;
   remote_.clear();
+  // UCX 1.13 aborts in ucp_worker_destroy (an assertion in ucp_request_send_state_ff, seen in
+  // CI) when an endpoint to a peer that stopped answering still holds a wire-up reply. After a
+  // failure, the worker and its endpoints are left to the process's end instead.
+  const bool peer_failed =
+      registry_->count() > 0 || (endpoints_ != nullptr && !endpoints_->failed_ranks().empty());
+  if (peer_failed) {
+    KeepUntilExit(endpoints_.release());
+    KeepUntilExit(worker_.release());
+    return;
+  }
   endpoints_.reset();
   worker_.reset();
 }
@@ -249,8 +274,13 @@ ControlPlane::~ControlPlane() {
   }
   for (std::thread& killer : killers_) killer.join();
   death_watch_.reset();
-  slots_.reset();
-  context_.reset();
+  // The heartbeat slot stays mapped, with its context, until the process ends: UCX places it in
+  // a shared-memory segment that a same-node peer attaches when this process becomes its
+  // observer, and UCX 1.13 crashes in ucp_ep_rkey_unpack's error path when the segment is gone
+  // (seen in CI: a peer re-attached while this process was ending normally). Mapped, the
+  // segment lives as long as this process.
+  KeepUntilExit(slots_.release());
+  KeepUntilExit(context_.release());
 }
 
 Status ControlPlane::Poll(int timeout_ms) {

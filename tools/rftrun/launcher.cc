@@ -402,14 +402,25 @@ void Launcher::HandleAbort(const AbortRequest& request) {
   std::string killed;
   for (Process* p : targets) {
     if (p->exited) continue;
+    // A process that already ended by itself (a zombie not yet reaped: a victim that killed
+    // itself, reported failed by a peer within milliseconds) keeps its own verdict.
+    siginfo_t ended{};
+    if (waitid(P_PID, static_cast<id_t>(p->pid), &ended, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        ended.si_pid == p->pid) {
+      continue;
+    }
     p->aborted = true;
     caller_killed |= (p == caller);
     killed += (killed.empty() ? "" : ",") + p->label;
     kill(p->pid, SIGKILL);
     kill(p->pid, SIGCONT);
   }
-  Log("rank %s aborted rank(s) %s with status %d", who.c_str(), killed.c_str(), request.status);
-  if (!failure_status_ && request.status != 0) {
+  if (killed.empty()) {
+    Log("rank %s asked to abort ranks that had already ended", who.c_str());
+  } else {
+    Log("rank %s aborted rank(s) %s with status %d", who.c_str(), killed.c_str(), request.status);
+  }
+  if (!failure_status_ && request.status != 0 && !killed.empty()) {
     failure_status_ = ExitCodeOf(request.status);
     failure_summary_ = "rank " + who + " aborted rank(s) " + killed + " with status " +
                        std::to_string(request.status) + why;
