@@ -81,6 +81,9 @@ inline bool BytesOk(size_t count, rft_datatype_t type, size_t* bytes) {
 Status FindReduceOp(rft_op_t op, rft_datatype_t type, ReduceOp* out);
 
 void ToStatus(const transport::MessageStatus& in, rft_status_t* out);
+// The request handle as the session sees it (rft_request_s is never defined: the handle is the
+// session's Request).
+inline Request** AsRequests(rft_request_t* handle) { return reinterpret_cast<Request**>(handle); }
 // RFT_IDENT / RFT_SIMILAR / RFT_UNEQUAL for a group comparison; `identical` for the first (two
 // communicators with identical groups are RFT_CONGRUENT).
 inline int ToComparison(Group::Comparison comparison, int identical = RFT_IDENT) {

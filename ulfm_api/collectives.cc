@@ -1,304 +1,355 @@
 #include "ulfm_api/collectives.h"
 
-#include <array>
+#include <algorithm>
 #include <bit>
-#include <chrono>
 #include <cstring>
-#include <memory>
 #include <string>
 #include <utility>
-#include <vector>
-
-#include "base/clock.h"
-#include "ulfm_api/session.h"
 
 namespace rft::api {
 
 namespace {
 
-using transport::MessageStatus;
-
-// One tag per algorithm in the collective context. Members run collectives in the same order and
-// the data plane keeps each sender's messages in order, so consecutive calls never mix.
-enum CollectiveTag : int32_t {
-  kBarrierTag = 1,
-  kBcastTag = 2,
-  kAllreduceTag = 3,
-  kReduceTag = 4,
-  kAllgatherTag = 5,
-};
-
-Status CheckCanRun(Communicator& comm, const char* what) {
-  if (comm.IsRevoked()) [[unlikely]]
-    return RevokedError(std::string(what) + " on " + comm.name() + ": the communicator is revoked");
-  if (comm.HasFailedMember()) [[unlikely]] {
-    return ProcFailedError(std::string(what) + " on " + comm.name() + ": member (job rank) " +
-                           std::to_string(comm.FailedMembers().front()) + " has failed");
-  }
-  return Status::Ok();
-}
-
-// Progress rounds a step gives the transport, once a member is known failed, before it gives up.
-constexpr int kDrainRounds = 4;
-// How long a step given up lets transfers already under way finish before it leaves them to the
-// communicator (a large send to a member that left the operation would never finish).
-constexpr auto kAbandonGrace = std::chrono::milliseconds(100);
-
-// The internal operations of one step of a collective: at most a send and a receive.
-class Step {
- public:
-  Step(Session& session, Communicator& comm, const char* what)
-      : session_(session), comm_(comm), what_(what) {}
-  ~Step() { Abandon(); }
-
-  Status Send(const void* buffer, size_t bytes, Rank member, int32_t tag) {
-    return comm_.plane().Isend(buffer, bytes, comm_.JobRank(member), tag,
-                               comm_.collective_context(), &requests_[count_++]);
-  }
-  Status Receive(void* buffer, size_t bytes, Rank member, int32_t tag) {
-    return comm_.plane().Irecv(buffer, bytes, comm_.JobRank(member), tag,
-                               comm_.collective_context(), &requests_[count_++]);
-  }
-  // Until both are done, or a member fails (then what is left is abandoned to the
-  // communicator: RFT_ERR_PROC_FAILED).
-  Status Wait() {
-    transport::DataPlane& plane = comm_.plane();
-    const std::span<transport::Request*> requests(requests_.data(), count_);
-    const std::span<MessageStatus> statuses(statuses_.data(), count_);
-    for (;;) {
-      bool done = false;
-      Status status = plane.Testall(requests, &done, statuses);
-      if (!done && comm_.HasFailedMember()) {
-        // What the failed member (or anyone) sent before may still be in the transport's
-        // queues: taken first, so a step that can finish does.
-        for (int i = 0; i < kDrainRounds && !done; ++i) {
-          plane.Progress();
-          status = plane.Testall(requests, &done, statuses);
-        }
-        if (!done) return CheckCanRun(comm_, what_);
-      }
-      if (done) {
-        count_ = 0;
-        if (status.ok()) return status;
-        for (const MessageStatus& s : statuses) {
-          if (s.error != RFT_SUCCESS) return Error(s);
-        }
-        return status;
-      }
-      session_.IdleIfBlocking();  // Testall progressed
-    }
-  }
-
- private:
-  Status Error(const MessageStatus& s) const {
-    const std::string where = std::string(what_) + " on " + comm_.name() + ": ";
-    switch (s.error) {
-      case RFT_ERR_PROC_FAILED:
-        return ProcFailedError(where + "member " + std::to_string(comm_.MemberRank(s.source)) +
-                               " has failed");
-      case RFT_ERR_REVOKED:
-        return RevokedError(where + "the communicator was revoked");
-      default:
-        return Status(s.error, where + "an internal message failed: " + rft_error_string(s.error));
-    }
-  }
-  // A step given up: receives are cancelled, and transfers under way get a moment to finish;
-  // whatever the transport still holds then stays with the communicator until it lets go.
-  void Abandon() {
-    if (count_ == 0) return;
-    transport::DataPlane& plane = comm_.plane();
-    for (size_t i = 0; i < count_; ++i) {
-      if (requests_[i] != nullptr) (void)plane.Cancel(requests_[i]);
-    }
-    const Deadline deadline = Deadline::After(kAbandonGrace);
-    for (;;) {
-      bool pending = false;
-      for (size_t i = 0; i < count_; ++i) {
-        bool done = false;
-        (void)plane.Test(&requests_[i], &done, nullptr);
-        pending = pending || !done;
-      }
-      if (!pending || deadline.expired()) break;
-    }
-    for (size_t i = 0; i < count_; ++i) {
-      if (requests_[i] != nullptr) comm_.Abandon(requests_[i]);
-    }
-    count_ = 0;
-  }
-
-  Session& session_;
-  Communicator& comm_;
-  const char* what_;
-  std::array<transport::Request*, 2> requests_{};
-  std::array<MessageStatus, 2> statuses_{};
-  size_t count_ = 0;
-};
-
-// A collective's temporary buffer: on the stack up to kInline bytes (the latency-bound sizes
-// allocate nothing), else on the heap.
-class Scratch {
- public:
-  Scratch(Communicator& comm, size_t bytes) : comm_(comm) {
-    if (bytes > kInline) heap_.reset(new std::byte[bytes]);
-  }
-  // A heap buffer the transport may still use (the collective gave up with a transfer under
-  // way) goes to the communicator. Small ones travel eagerly: never in flight after a step.
-  ~Scratch() {
-    if (heap_ != nullptr && comm_.HasAbandoned()) comm_.KeepAlive(std::move(heap_));
-  }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  std::byte* data() { return heap_ != nullptr ? heap_.get() : inline_; }
-
- private:
-  static constexpr size_t kInline = 1024;
-  Communicator& comm_;
-  alignas(16) std::byte inline_[kInline];
-  std::unique_ptr<std::byte[]> heap_;
-};
-
 Rank Relative(Rank rank, Rank root, uint32_t size) { return (rank + size - root) % size; }
 Rank Absolute(Rank relative, Rank root, uint32_t size) { return (relative + root) % size; }
 
-}  // namespace
+std::byte* At(void* buffer, size_t offset) { return static_cast<std::byte*>(buffer) + offset; }
+const std::byte* At(const void* buffer, size_t offset) {
+  return static_cast<const std::byte*>(buffer) + offset;
+}
 
-Status Barrier(Session& session, Communicator& comm) {
-  RFT_RETURN_IF_ERROR(CheckCanRun(comm, "barrier"));
+// In a binomial tree over relative ranks 0..n-1 rooted at 0: how many ranks the subtree of
+// `relative` spans (itself and its descendants, relative .. relative + span - 1), and the
+// distance to its parent (0 for the root).
+struct TreeNode {
+  uint32_t span;
+  uint32_t parent_distance;
+};
+TreeNode NodeOf(Rank relative, uint32_t n) {
+  if (relative == 0) return {n, 0};
+  const uint32_t low_bit = relative & (~relative + 1);
+  return {std::min(low_bit, n - relative), low_bit};
+}
+
+// The recursive-doubling allreduce: latency-bound sizes.
+void RecursiveDoubling(Schedule& s, void* receive, size_t count, const ReduceOp& op) {
+  Communicator& comm = s.comm();
   const uint32_t n = comm.size();
   const Rank me = comm.rank();
-  for (uint32_t distance = 1; distance < n; distance <<= 1) {
-    Step step(session, comm, "barrier");
-    RFT_RETURN_IF_ERROR(step.Receive(nullptr, 0, (me + n - distance) % n, kBarrierTag));
-    RFT_RETURN_IF_ERROR(step.Send(nullptr, 0, (me + distance) % n, kBarrierTag));
-    RFT_RETURN_IF_ERROR(step.Wait());
-  }
-  return Status::Ok();
-}
-
-Status Bcast(Session& session, Communicator& comm, void* buffer, size_t bytes, int root) {
-  RFT_RETURN_IF_ERROR(comm.CheckPeer("bcast root", root));
-  RFT_RETURN_IF_ERROR(CheckCanRun(comm, "bcast"));
-  const uint32_t n = comm.size();
-  const Rank relative = Relative(comm.rank(), static_cast<Rank>(root), n);
-  uint32_t mask = 1;
-  while (mask < n) {
-    if (relative & mask) {
-      Step step(session, comm, "bcast");
-      RFT_RETURN_IF_ERROR(
-          step.Receive(buffer, bytes, Absolute(relative - mask, root, n), kBcastTag));
-      RFT_RETURN_IF_ERROR(step.Wait());
-      break;
-    }
-    mask <<= 1;
-  }
-  for (mask >>= 1; mask > 0; mask >>= 1) {
-    if (relative + mask < n) {
-      Step step(session, comm, "bcast");
-      RFT_RETURN_IF_ERROR(step.Send(buffer, bytes, Absolute(relative + mask, root, n), kBcastTag));
-      RFT_RETURN_IF_ERROR(step.Wait());
-    }
-  }
-  return Status::Ok();
-}
-
-Status Allreduce(Session& session, Communicator& comm, const void* send, void* receive,
-                 size_t count, const ReduceOp& op) {
-  RFT_RETURN_IF_ERROR(CheckCanRun(comm, "allreduce"));
   const size_t bytes = count * op.element_size;
-  if (send != receive && bytes > 0) std::memcpy(receive, send, bytes);
-  const uint32_t n = comm.size();
-  if (n == 1) return Status::Ok();
-  const Rank me = comm.rank();
-  Scratch other(comm, bytes);
+  std::byte* other = s.Scratch(bytes);
   // Fold the ranks beyond the largest power of two: of ranks 2i and 2i+1 (i < extra), the odd
   // one takes part for both, holding (2i) (op) (2i+1).
   const uint32_t power = std::bit_floor(n);
   const uint32_t extra = n - power;
   Rank virtual_rank;
   if (me < 2 * extra) {
-    Step step(session, comm, "allreduce");
     if (me % 2 == 0) {
-      RFT_RETURN_IF_ERROR(step.Send(receive, bytes, me + 1, kAllreduceTag));
-      RFT_RETURN_IF_ERROR(step.Wait());
-      RFT_RETURN_IF_ERROR(step.Receive(receive, bytes, me + 1, kAllreduceTag));
-      return step.Wait();  // the result, from the partner
+      s.Send(receive, bytes, me + 1);
+      s.EndRound();
+      s.Receive(receive, bytes, me + 1);  // the result, from the partner
+      return;
     }
-    RFT_RETURN_IF_ERROR(step.Receive(other.data(), bytes, me - 1, kAllreduceTag));
-    RFT_RETURN_IF_ERROR(step.Wait());
-    op.combine(other.data(), receive, count);  // lower rank first
+    s.Receive(other, bytes, me - 1);
+    s.Combine(op, other, receive, count);  // lower rank first
     virtual_rank = me / 2;
   } else {
     virtual_rank = me - extra;
   }
-  auto real = [extra](Rank v) { return v < extra ? 2 * v + 1 : v + extra; };
+  const auto real = [extra](Rank v) { return v < extra ? 2 * v + 1 : v + extra; };
   for (uint32_t mask = 1; mask < power; mask <<= 1) {
     const Rank partner = real(virtual_rank ^ mask);
-    Step step(session, comm, "allreduce");
-    RFT_RETURN_IF_ERROR(step.Receive(other.data(), bytes, partner, kAllreduceTag));
-    RFT_RETURN_IF_ERROR(step.Send(receive, bytes, partner, kAllreduceTag));
-    RFT_RETURN_IF_ERROR(step.Wait());
+    s.Receive(other, bytes, partner);
+    s.Send(receive, bytes, partner);
     if (partner < me) {
-      op.combine(other.data(), receive, count);
+      s.Combine(op, other, receive, count);
     } else {
-      op.combine(receive, other.data(), count);
-      std::memcpy(receive, other.data(), bytes);
+      s.Combine(op, receive, other, count);
+      s.Copy(other, receive, bytes);
     }
   }
-  if (me < 2 * extra) {  // an odd folding rank hands the result to its partner
-    Step step(session, comm, "allreduce");
-    RFT_RETURN_IF_ERROR(step.Send(receive, bytes, me - 1, kAllreduceTag));
-    RFT_RETURN_IF_ERROR(step.Wait());
+  if (me < 2 * extra) s.Send(receive, bytes, me - 1);  // an odd folding rank hands the result on
+}
+
+// The ring allreduce: bandwidth-bound sizes, count >= n. Piece i of the vector is
+// base (+1 for the first `longer` pieces) elements.
+void Ring(Schedule& s, void* receive, size_t count, const ReduceOp& op) {
+  Communicator& comm = s.comm();
+  const uint32_t n = comm.size();
+  const Rank me = comm.rank();
+  const size_t size = op.element_size;
+  const size_t base = count / n;
+  const size_t longer = count % n;
+  const auto offset = [&](Rank piece) { return (piece * base + std::min<size_t>(piece, longer)); };
+  const auto length = [&](Rank piece) { return base + (piece < longer ? 1 : 0); };
+  const Rank left = (me + n - 1) % n;
+  const Rank right = (me + 1) % n;
+  std::byte* incoming = s.Scratch((base + 1) * size);
+  // Reduce-scatter: after step k, piece (me - k - 1) holds the contributions of k + 2 members;
+  // after n - 1 steps member r holds piece (r + 1) complete.
+  for (uint32_t step = 0; step + 1 < n; ++step) {
+    const Rank out = (me + n - step) % n;
+    const Rank in = (me + 2 * n - step - 1) % n;
+    s.Receive(incoming, length(in) * size, left);
+    s.Send(At(receive, offset(out) * size), length(out) * size, right);
+    s.Combine(op, incoming, At(receive, offset(in) * size), length(in));
+  }
+  // Allgather of the complete pieces.
+  for (uint32_t step = 0; step + 1 < n; ++step) {
+    const Rank out = (me + 1 + n - step) % n;
+    const Rank in = (me + n - step) % n;
+    s.Receive(At(receive, offset(in) * size), length(in) * size, left);
+    s.Send(At(receive, offset(out) * size), length(out) * size, right);
+    s.EndRound();
+  }
+}
+
+// A ring over blocks: at step k, pass on the block of member (me - k), receive that of
+// (me - k - 1). Block r is `length(r)` bytes at `place(r)`.
+template <class Place, class Length>
+void RingAllgather(Schedule& s, Place place, Length length) {
+  Communicator& comm = s.comm();
+  const uint32_t n = comm.size();
+  const Rank me = comm.rank();
+  for (uint32_t step = 0; step + 1 < n; ++step) {
+    const Rank out = (me + n - step) % n;
+    const Rank in = (me + 2 * n - step - 1) % n;
+    s.Receive(place(in), length(in), (me + n - 1) % n);
+    s.Send(place(out), length(out), (me + 1) % n);
+    s.EndRound();
+  }
+}
+
+}  // namespace
+
+Status BuildBarrier(Schedule& s) {
+  const uint32_t n = s.comm().size();
+  const Rank me = s.comm().rank();
+  for (uint32_t distance = 1; distance < n; distance <<= 1) {
+    s.Receive(nullptr, 0, (me + n - distance) % n);
+    s.Send(nullptr, 0, (me + distance) % n);
+    s.EndRound();
   }
   return Status::Ok();
 }
 
-Status Reduce(Session& session, Communicator& comm, const void* send, void* receive, size_t count,
-              const ReduceOp& op, int root) {
+Status BuildBcast(Schedule& s, void* buffer, size_t bytes, int root) {
+  Communicator& comm = s.comm();
+  RFT_RETURN_IF_ERROR(comm.CheckPeer("bcast root", root));
+  const uint32_t n = comm.size();
+  const Rank relative = Relative(comm.rank(), static_cast<Rank>(root), n);
+  const TreeNode node = NodeOf(relative, n);
+  if (node.parent_distance != 0) {
+    s.Receive(buffer, bytes, Absolute(relative - node.parent_distance, root, n));
+    s.EndRound();
+  }
+  // Every child at once, the largest subtree first.
+  for (uint32_t mask = std::bit_floor(std::max<uint32_t>(node.span - 1, 1)); mask > 0; mask >>= 1) {
+    if (mask < node.span) s.Send(buffer, bytes, Absolute(relative + mask, root, n));
+  }
+  return Status::Ok();
+}
+
+Status BuildAllreduce(Schedule& s, const void* send, void* receive, size_t count,
+                      const ReduceOp& op) {
+  const size_t bytes = count * op.element_size;
+  s.Copy(send, receive, bytes);
+  const uint32_t n = s.comm().size();
+  if (n == 1) return Status::Ok();
+  if (bytes > kRingAllreduceBytes && count >= n) {
+    Ring(s, receive, count, op);
+  } else {
+    RecursiveDoubling(s, receive, count, op);
+  }
+  return Status::Ok();
+}
+
+Status BuildReduce(Schedule& s, const void* send, void* receive, size_t count, const ReduceOp& op,
+                   int root) {
+  Communicator& comm = s.comm();
   RFT_RETURN_IF_ERROR(comm.CheckPeer("reduce root", root));
-  RFT_RETURN_IF_ERROR(CheckCanRun(comm, "reduce"));
   const size_t bytes = count * op.element_size;
   const uint32_t n = comm.size();
   const Rank relative = Relative(comm.rank(), static_cast<Rank>(root), n);
-  Scratch first(comm, bytes);
-  Scratch second(comm, bytes);
-  std::byte* accumulated = first.data();
-  std::byte* other = second.data();
-  if (bytes > 0) std::memcpy(accumulated, send, bytes);
+  std::byte* accumulated = s.Scratch(bytes);
+  std::byte* other = s.Scratch(bytes);
+  s.Copy(send, accumulated, bytes);
   for (uint32_t mask = 1; mask < n; mask <<= 1) {
-    Step step(session, comm, "reduce");
     if (relative & mask) {
-      RFT_RETURN_IF_ERROR(
-          step.Send(accumulated, bytes, Absolute(relative - mask, root, n), kReduceTag));
-      RFT_RETURN_IF_ERROR(step.Wait());
+      s.Send(accumulated, bytes, Absolute(relative - mask, root, n));
       return Status::Ok();
     }
     if (relative + mask < n) {
-      RFT_RETURN_IF_ERROR(
-          step.Receive(other, bytes, Absolute(relative + mask, root, n), kReduceTag));
-      RFT_RETURN_IF_ERROR(step.Wait());
-      op.combine(accumulated, other, count);  // lower relative ranks first
+      s.Receive(other, bytes, Absolute(relative + mask, root, n));
+      s.Combine(op, accumulated, other, count);  // lower relative ranks first
       std::swap(accumulated, other);
     }
   }
-  if (bytes > 0) std::memcpy(receive, accumulated, bytes);
+  s.Copy(accumulated, receive, bytes);
   return Status::Ok();
 }
 
-Status Allgather(Session& session, Communicator& comm, const void* send, size_t bytes,
-                 void* receive) {
-  RFT_RETURN_IF_ERROR(CheckCanRun(comm, "allgather"));
+Status BuildAllgather(Schedule& s, const void* send, size_t bytes, void* receive) {
+  s.Copy(send, At(receive, s.comm().rank() * bytes), bytes);
+  RingAllgather(
+      s, [&](Rank r) { return At(receive, r * bytes); }, [&](Rank) { return bytes; });
+  return Status::Ok();
+}
+
+Status BuildAllgatherv(Schedule& s, const void* send, void* receive, const BlockLayout& layout) {
+  const auto place = [&](Rank r) {
+    return At(receive, layout.displacements[r] * layout.element_size);
+  };
+  const auto length = [&](Rank r) { return layout.counts[r] * layout.element_size; };
+  const Rank me = s.comm().rank();
+  s.Copy(send, place(me), length(me));
+  RingAllgather(s, place, length);
+  return Status::Ok();
+}
+
+Status BuildGather(Schedule& s, const void* send, size_t bytes, void* receive, int root) {
+  Communicator& comm = s.comm();
+  RFT_RETURN_IF_ERROR(comm.CheckPeer("gather root", root));
+  const uint32_t n = comm.size();
+  const Rank relative = Relative(comm.rank(), static_cast<Rank>(root), n);
+  const TreeNode node = NodeOf(relative, n);
+  // The subtree's blocks in relative order: at the root of a tree rooted at 0, the user's
+  // buffer itself; a leaf sends its own block as it is.
+  const void* gathered = send;
+  if (node.span > 1 || node.parent_distance == 0) {
+    std::byte* blocks =
+        (relative == 0 && root == 0) ? At(receive, 0) : s.Scratch(node.span * bytes);
+    s.Copy(send, blocks, bytes);
+    for (uint32_t mask = 1; mask < node.span; mask <<= 1) {
+      s.Receive(blocks + mask * bytes, std::min(mask, node.span - mask) * bytes,
+                Absolute(relative + mask, root, n));
+    }
+    s.EndRound();
+    gathered = blocks;
+  }
+  if (node.parent_distance != 0) {
+    s.Send(gathered, node.span * bytes, Absolute(relative - node.parent_distance, root, n));
+  } else if (root != 0) {  // relative order to member order
+    const auto r = static_cast<size_t>(root);
+    s.Copy(gathered, At(receive, r * bytes), (n - r) * bytes);
+    s.Copy(At(gathered, (n - r) * bytes), receive, r * bytes);
+  }
+  return Status::Ok();
+}
+
+Status BuildGatherv(Schedule& s, const void* send, size_t send_bytes, void* receive,
+                    const BlockLayout& layout, int root) {
+  Communicator& comm = s.comm();
+  RFT_RETURN_IF_ERROR(comm.CheckPeer("gatherv root", root));
+  const Rank me = comm.rank();
+  if (me != static_cast<Rank>(root)) {
+    s.Send(send, send_bytes, static_cast<Rank>(root));
+    return Status::Ok();
+  }
+  const size_t size = layout.element_size;
+  s.Copy(send, At(receive, layout.displacements[me] * size), send_bytes);
+  for (Rank r = 0; r < comm.size(); ++r) {
+    if (r != me) s.Receive(At(receive, layout.displacements[r] * size), layout.counts[r] * size, r);
+  }
+  return Status::Ok();
+}
+
+Status BuildScatter(Schedule& s, const void* send, void* receive, size_t bytes, int root) {
+  Communicator& comm = s.comm();
+  RFT_RETURN_IF_ERROR(comm.CheckPeer("scatter root", root));
+  const uint32_t n = comm.size();
+  const Rank relative = Relative(comm.rank(), static_cast<Rank>(root), n);
+  const TreeNode node = NodeOf(relative, n);
+  // The subtree's blocks in relative order.
+  const void* blocks = send;
+  if (relative == 0) {
+    if (root != 0) {  // member order to relative order
+      const auto r = static_cast<size_t>(root);
+      std::byte* rotated = s.Scratch(n * bytes);
+      s.Copy(At(send, r * bytes), rotated, (n - r) * bytes);
+      s.Copy(send, rotated + (n - r) * bytes, r * bytes);
+      blocks = rotated;
+    }
+  } else if (node.span == 1) {
+    s.Receive(receive, bytes, Absolute(relative - node.parent_distance, root, n));
+    return Status::Ok();
+  } else {
+    std::byte* mine = s.Scratch(node.span * bytes);
+    s.Receive(mine, node.span * bytes, Absolute(relative - node.parent_distance, root, n));
+    s.EndRound();
+    blocks = mine;
+  }
+  for (uint32_t mask = std::bit_floor(node.span - 1); mask > 0; mask >>= 1) {
+    s.Send(At(blocks, mask * bytes), std::min(mask, node.span - mask) * bytes,
+           Absolute(relative + mask, root, n));
+  }
+  s.Copy(blocks, receive, bytes);
+  return Status::Ok();
+}
+
+Status BuildScatterv(Schedule& s, const void* send, const BlockLayout& layout, void* receive,
+                     size_t receive_bytes, int root) {
+  Communicator& comm = s.comm();
+  RFT_RETURN_IF_ERROR(comm.CheckPeer("scatterv root", root));
+  const Rank me = comm.rank();
+  if (me != static_cast<Rank>(root)) {
+    s.Receive(receive, receive_bytes, static_cast<Rank>(root));
+    return Status::Ok();
+  }
+  const size_t size = layout.element_size;
+  for (Rank r = 0; r < comm.size(); ++r) {
+    if (r != me) s.Send(At(send, layout.displacements[r] * size), layout.counts[r] * size, r);
+  }
+  s.Copy(At(send, layout.displacements[me] * size), receive, layout.counts[me] * size);
+  return Status::Ok();
+}
+
+Status BuildAlltoall(Schedule& s, const void* send, size_t bytes, void* receive) {
+  Communicator& comm = s.comm();
   const uint32_t n = comm.size();
   const Rank me = comm.rank();
-  auto* blocks = static_cast<std::byte*>(receive);
-  if (bytes > 0 && blocks + me * bytes != send) std::memcpy(blocks + me * bytes, send, bytes);
-  // Step s: pass on the block of member (me - s), receive that of (me - s - 1).
-  for (uint32_t s = 0; s + 1 < n; ++s) {
-    const Rank out = (me + n - s) % n;
-    const Rank in = (me + n - s - 1) % n;
-    Step step(session, comm, "allgather");
-    RFT_RETURN_IF_ERROR(step.Receive(blocks + in * bytes, bytes, (me + n - 1) % n, kAllgatherTag));
-    RFT_RETURN_IF_ERROR(step.Send(blocks + out * bytes, bytes, (me + 1) % n, kAllgatherTag));
-    RFT_RETURN_IF_ERROR(step.Wait());
+  s.Copy(At(send, me * bytes), At(receive, me * bytes), bytes);
+  // Receives before sends, each member starting with its right neighbour so that not every
+  // member sends to the same one first.
+  for (uint32_t k = 1; k < n; ++k) {
+    const Rank from = (me + n - k) % n;
+    s.Receive(At(receive, from * bytes), bytes, from);
+  }
+  for (uint32_t k = 1; k < n; ++k) {
+    const Rank to = (me + k) % n;
+    s.Send(At(send, to * bytes), bytes, to);
+  }
+  return Status::Ok();
+}
+
+Status BuildAlltoallv(Schedule& s, const void* send, const BlockLayout& send_layout, void* receive,
+                      const BlockLayout& receive_layout) {
+  Communicator& comm = s.comm();
+  const uint32_t n = comm.size();
+  const Rank me = comm.rank();
+  const auto out = [&](Rank r) {
+    return At(send, send_layout.displacements[r] * send_layout.element_size);
+  };
+  const auto out_bytes = [&](Rank r) { return send_layout.counts[r] * send_layout.element_size; };
+  const auto in = [&](Rank r) {
+    return At(receive, receive_layout.displacements[r] * receive_layout.element_size);
+  };
+  const auto in_bytes = [&](Rank r) {
+    return receive_layout.counts[r] * receive_layout.element_size;
+  };
+  if (out_bytes(me) != in_bytes(me)) {
+    return ArgError("alltoallv on " + comm.name() + ": member " + std::to_string(me) + " sends " +
+                    std::to_string(out_bytes(me)) + " bytes to itself but expects " +
+                    std::to_string(in_bytes(me)));
+  }
+  s.Copy(out(me), in(me), in_bytes(me));
+  for (uint32_t k = 1; k < n; ++k) {
+    const Rank from = (me + n - k) % n;
+    s.Receive(in(from), in_bytes(from), from);
+  }
+  for (uint32_t k = 1; k < n; ++k) {
+    const Rank to = (me + k) % n;
+    s.Send(out(to), out_bytes(to), to);
   }
   return Status::Ok();
 }

@@ -30,10 +30,13 @@
 namespace rft::api {
 
 class Communicator;
+class Schedule;
 
-// A point-to-point operation started on a communicator (the C API's rft_request_t).
+// An operation started on a communicator (the C API's rft_request_t): a point-to-point message
+// (`inner`) or a non-blocking collective (`collective`).
 struct Request {
   transport::Request* inner = nullptr;  // the data plane's; nullptr once completed
+  Schedule* collective = nullptr;       // owned by the session until the request is released
   Communicator* comm = nullptr;
   bool any_source = false;  // an ANY_SOURCE receive: the PROC_FAILED_PENDING rule applies
 };
@@ -105,6 +108,16 @@ class Communicator {
   uint32_t AckFailed(uint32_t count);
   uint32_t acknowledged() const { return acked_; }
 
+  // The tag of the next collective call's messages (in the collective context): members start
+  // collectives in the same order, so they agree on it, and calls in flight together never
+  // take each other's messages.
+  int32_t NextCollectiveTag() { return static_cast<int32_t>(collective_calls_++ & 0x3fffffff); }
+
+  // Requests started on this communicator and not yet released (it is not freed while any is).
+  uint32_t requests_in_use() const { return requests_in_use_; }
+  void RequestStarted() { ++requests_in_use_; }
+  void RequestReleased() { --requests_in_use_; }
+
   // Revocation: starts nothing itself (Session::Revoke floods it); whether the data plane has
   // processed a revocation of this communicator.
   bool IsRevoked() const { return plane_->IsRevoked(p2p_context()); }
@@ -152,6 +165,8 @@ class Communicator {
   uint32_t acked_ = 0;
   Abandoned abandoned_;
   void* binding_ = nullptr;
+  uint32_t collective_calls_ = 0;
+  uint32_t requests_in_use_ = 0;
 };
 
 }  // namespace rft::api

@@ -195,17 +195,81 @@ int rft_errhandler_free(rft_errhandler_t* handler);
 int rft_comm_set_errhandler(rft_comm_t comm, rft_errhandler_t handler);
 int rft_comm_get_errhandler(rft_comm_t comm, rft_errhandler_t* handler);
 
-/* ---- Collectives (blocking) ---- */
+/* ---- Collectives ----
+ * Every member of `comm` calls the same collectives in the same order. Counts are elements of
+ * `type`. The "v" forms take arrays of the communicator's size: per-member counts and
+ * displacements (in elements), read at the root (gatherv, scatterv) or at every member
+ * (allgatherv, alltoallv). RFT_IN_PLACE as the send buffer says the caller's data is already in
+ * the receive buffer: allreduce, reduce (at the root), allgather(v) (at the caller's block),
+ * gather(v) (at the root's block); alltoall(v) do not take it.
+ *
+ * Each collective has a non-blocking form, rft_i..., that returns at once with a request; the
+ * request completes (rft_wait, rft_test, rft_waitall, ...) with the collective's outcome, its
+ * status carrying only the error. It cannot be cancelled, and its buffers must stay untouched
+ * until it completes. Non-blocking collectives progress inside every rft call that waits or
+ * tests, whatever it waits for.
+ *
+ * Failures: a collective on a communicator with a known failed member returns
+ * RFT_ERR_PROC_FAILED; one that learns of a failure while it runs returns RFT_ERR_PROC_FAILED
+ * (not necessarily at every member: one may have finished before), and none waits forever. On
+ * a revoked communicator: RFT_ERR_REVOKED. */
+#define RFT_IN_PLACE ((const void*)1)
 int rft_barrier(rft_comm_t comm);
 int rft_bcast(void* buffer, size_t count, rft_datatype_t type, int root, rft_comm_t comm);
-/* `send` may be RFT_IN_PLACE (the data is in `receive`). */
-#define RFT_IN_PLACE ((const void*)1)
 int rft_allreduce(const void* send, void* receive, size_t count, rft_datatype_t type, rft_op_t op,
                   rft_comm_t comm);
+/* `receive` is used at `root` only. */
 int rft_reduce(const void* send, void* receive, size_t count, rft_datatype_t type, rft_op_t op,
                int root, rft_comm_t comm);
+/* `receive` holds size blocks of `count` elements, member r's at r * count. */
 int rft_allgather(const void* send, size_t count, rft_datatype_t type, void* receive,
                   rft_comm_t comm);
+int rft_allgatherv(const void* send, size_t count, rft_datatype_t type, void* receive,
+                   const size_t* counts, const size_t* displacements, rft_comm_t comm);
+/* At `root`, `receive` holds size blocks of `count` elements. */
+int rft_gather(const void* send, size_t count, rft_datatype_t type, void* receive, int root,
+               rft_comm_t comm);
+int rft_gatherv(const void* send, size_t count, rft_datatype_t type, void* receive,
+                const size_t* counts, const size_t* displacements, int root, rft_comm_t comm);
+/* At `root`, `send` holds size blocks of `count` elements; member r receives block r. */
+int rft_scatter(const void* send, void* receive, size_t count, rft_datatype_t type, int root,
+                rft_comm_t comm);
+int rft_scatterv(const void* send, const size_t* counts, const size_t* displacements, void* receive,
+                 size_t count, rft_datatype_t type, int root, rft_comm_t comm);
+/* Block r of `send` (`count` elements) goes to member r; block r of `receive` comes from it. */
+int rft_alltoall(const void* send, size_t count, rft_datatype_t type, void* receive,
+                 rft_comm_t comm);
+int rft_alltoallv(const void* send, const size_t* send_counts, const size_t* send_displacements,
+                  void* receive, const size_t* receive_counts, const size_t* receive_displacements,
+                  rft_datatype_t type, rft_comm_t comm);
+
+int rft_ibarrier(rft_comm_t comm, rft_request_t* request);
+int rft_ibcast(void* buffer, size_t count, rft_datatype_t type, int root, rft_comm_t comm,
+               rft_request_t* request);
+int rft_iallreduce(const void* send, void* receive, size_t count, rft_datatype_t type, rft_op_t op,
+                   rft_comm_t comm, rft_request_t* request);
+int rft_ireduce(const void* send, void* receive, size_t count, rft_datatype_t type, rft_op_t op,
+                int root, rft_comm_t comm, rft_request_t* request);
+int rft_iallgather(const void* send, size_t count, rft_datatype_t type, void* receive,
+                   rft_comm_t comm, rft_request_t* request);
+int rft_iallgatherv(const void* send, size_t count, rft_datatype_t type, void* receive,
+                    const size_t* counts, const size_t* displacements, rft_comm_t comm,
+                    rft_request_t* request);
+int rft_igather(const void* send, size_t count, rft_datatype_t type, void* receive, int root,
+                rft_comm_t comm, rft_request_t* request);
+int rft_igatherv(const void* send, size_t count, rft_datatype_t type, void* receive,
+                 const size_t* counts, const size_t* displacements, int root, rft_comm_t comm,
+                 rft_request_t* request);
+int rft_iscatter(const void* send, void* receive, size_t count, rft_datatype_t type, int root,
+                 rft_comm_t comm, rft_request_t* request);
+int rft_iscatterv(const void* send, const size_t* counts, const size_t* displacements,
+                  void* receive, size_t count, rft_datatype_t type, int root, rft_comm_t comm,
+                  rft_request_t* request);
+int rft_ialltoall(const void* send, size_t count, rft_datatype_t type, void* receive,
+                  rft_comm_t comm, rft_request_t* request);
+int rft_ialltoallv(const void* send, const size_t* send_counts, const size_t* send_displacements,
+                   void* receive, const size_t* receive_counts, const size_t* receive_displacements,
+                   rft_datatype_t type, rft_comm_t comm, rft_request_t* request);
 
 #ifdef __cplusplus
 } /* extern "C" */

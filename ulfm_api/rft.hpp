@@ -214,6 +214,47 @@ class Comm {
   void Allreduce(T* data, size_t count, rft_op_t op) const {
     Check(rft_allreduce(RFT_IN_PLACE, data, count, TypeOf<T>::value, op, handle_));
   }
+  // `result` is used at `root` only.
+  template <class T>
+  void Reduce(const T* data, T* result, size_t count, rft_op_t op, int root) const {
+    Check(rft_reduce(data, result, count, TypeOf<T>::value, op, root, handle_));
+  }
+  // `all` holds Size() blocks of `count`.
+  template <class T>
+  void Allgather(const T* mine, size_t count, T* all) const {
+    Check(rft_allgather(mine, count, TypeOf<T>::value, all, handle_));
+  }
+  // `all` (at the root) holds Size() blocks of `count`.
+  template <class T>
+  void Gather(const T* mine, size_t count, T* all, int root) const {
+    Check(rft_gather(mine, count, TypeOf<T>::value, all, root, handle_));
+  }
+  template <class T>
+  void Scatter(const T* all, T* mine, size_t count, int root) const {
+    Check(rft_scatter(all, mine, count, TypeOf<T>::value, root, handle_));
+  }
+  template <class T>
+  void Alltoall(const T* send, size_t count, T* receive) const {
+    Check(rft_alltoall(send, count, TypeOf<T>::value, receive, handle_));
+  }
+  // Non-blocking forms: the request completes with the collective's outcome (Wait throws it).
+  Request Ibarrier() const {
+    rft_request_t request = RFT_REQUEST_NULL;
+    Check(rft_ibarrier(handle_, &request));
+    return Request(request);
+  }
+  template <class T>
+  Request Ibcast(T* data, size_t count, int root) const {
+    rft_request_t request = RFT_REQUEST_NULL;
+    Check(rft_ibcast(data, count, TypeOf<T>::value, root, handle_, &request));
+    return Request(request);
+  }
+  template <class T>
+  Request Iallreduce(T* data, size_t count, rft_op_t op) const {
+    rft_request_t request = RFT_REQUEST_NULL;
+    Check(rft_iallreduce(RFT_IN_PLACE, data, count, TypeOf<T>::value, op, handle_, &request));
+    return Request(request);
+  }
 
   // ULFM.
   void Revoke() const { Check(rft_comm_revoke(handle_)); }

@@ -343,7 +343,7 @@ extern "C" int rft_comm_free(rft_comm_t* comm) {
                                   " is predefined and never freed"));
   }
   rft_errhandler_s* errhandler = handle->errhandler;
-  const Status freed = g_session->Free(std::move(handle->owned));
+  const Status freed = g_session->Free(handle->owned);
   if (!freed.ok()) return Raise(handle, freed);
   handle->comm = nullptr;
   rft::api::binding::Release(errhandler);

@@ -1,5 +1,5 @@
-// The C API (rft.h), second half: point-to-point, completion, collectives, and the element
-// types and operators they use.
+// The C API (rft.h), second half: point-to-point, completion, and the element types and
+// operators the messages and collectives use.
 #include <array>
 #include <cstdint>
 #include <span>
@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "ulfm_api/binding.h"
-#include "ulfm_api/collectives.h"
 
 using rft::ArgError;
 using rft::Status;
 using rft::api::ReduceOp;
 using rft::api::Session;
+using rft::api::binding::AsRequests;
 using rft::api::binding::Bytes;
 using rft::api::binding::BytesOk;
 using rft::api::binding::CheckComm;
@@ -146,11 +146,6 @@ void ToStatus(const MessageStatus& in, rft_status_t* out) {
 
 namespace {
 
-// The request handle as the session sees it (rft_request_s is never defined: the handle is the
-// session's Request).
-rft::api::Request** AsRequests(rft_request_t* handle) {
-  return reinterpret_cast<rft::api::Request**>(handle);
-}
 rft_comm_t CommOf(rft_request_t request) {
   auto* inner = reinterpret_cast<rft::api::Request*>(request);
   return inner == nullptr ? nullptr : static_cast<rft_comm_t>(inner->comm->binding());
@@ -349,52 +344,4 @@ extern "C" int rft_cancel(rft_request_t* request) {
     return Raise(nullptr, ArgError("rft_cancel: the request is NULL"));
   }
   return Raise(CommOf(*request), session()->Cancel(*AsRequests(request)));
-}
-
-// ---- Collectives ----
-
-extern "C" int rft_barrier(rft_comm_t comm) {
-  if (Status s = CheckComm(comm, "rft_barrier"); !s.ok()) return Raise(comm, s);
-  return Raise(comm, rft::api::Barrier(*session(), *comm->comm));
-}
-
-extern "C" int rft_bcast(void* buffer, size_t count, rft_datatype_t type, int root,
-                         rft_comm_t comm) {
-  if (Status s = CheckComm(comm, "rft_bcast"); !s.ok()) return Raise(comm, s);
-  size_t bytes = 0;
-  if (Status s = Bytes(count, type, &bytes); !s.ok()) return Raise(comm, s);
-  return Raise(comm, rft::api::Bcast(*session(), *comm->comm, buffer, bytes, root));
-}
-
-extern "C" int rft_allreduce(const void* send, void* receive, size_t count, rft_datatype_t type,
-                             rft_op_t op, rft_comm_t comm) {
-  if (Status s = CheckComm(comm, "rft_allreduce"); !s.ok()) return Raise(comm, s);
-  ReduceOp reduce;
-  if (Status s = rft::api::binding::FindReduceOp(op, type, &reduce); !s.ok()) {
-    return Raise(comm, s);
-  }
-  if (send == RFT_IN_PLACE) send = receive;
-  return Raise(comm, rft::api::Allreduce(*session(), *comm->comm, send, receive, count, reduce));
-}
-
-extern "C" int rft_reduce(const void* send, void* receive, size_t count, rft_datatype_t type,
-                          rft_op_t op, int root, rft_comm_t comm) {
-  if (Status s = CheckComm(comm, "rft_reduce"); !s.ok()) return Raise(comm, s);
-  ReduceOp reduce;
-  if (Status s = rft::api::binding::FindReduceOp(op, type, &reduce); !s.ok()) {
-    return Raise(comm, s);
-  }
-  if (send == RFT_IN_PLACE) send = receive;
-  return Raise(comm, rft::api::Reduce(*session(), *comm->comm, send, receive, count, reduce, root));
-}
-
-extern "C" int rft_allgather(const void* send, size_t count, rft_datatype_t type, void* receive,
-                             rft_comm_t comm) {
-  if (Status s = CheckComm(comm, "rft_allgather"); !s.ok()) return Raise(comm, s);
-  size_t bytes = 0;
-  if (Status s = Bytes(count, type, &bytes); !s.ok()) return Raise(comm, s);
-  if (send == RFT_IN_PLACE) {
-    send = static_cast<const std::byte*>(receive) + comm->comm->rank() * bytes;
-  }
-  return Raise(comm, rft::api::Allgather(*session(), *comm->comm, send, bytes, receive));
 }

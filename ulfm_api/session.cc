@@ -8,6 +8,7 @@
 
 #include "base/log.h"
 #include "ulfm_api/collectives.h"
+#include "ulfm_api/schedule.h"
 
 namespace rft::api {
 
@@ -139,7 +140,9 @@ StatusOr<ContextIds::Allocation> Session::AllocateContexts(Communicator& parent,
   ContextIds::Proposal proposal = contexts_.Propose();
   proposal.refused = refuse ? 1 : 0;
   const ReduceOp combine{.combine = CombineProposals, .element_size = sizeof(ContextIds::Proposal)};
-  RFT_RETURN_IF_ERROR(Allreduce(*this, parent, &proposal, &proposal, 1, combine));
+  RFT_RETURN_IF_ERROR(RunCollective(parent, "context allocation", [&](Schedule& schedule) {
+    return BuildAllreduce(schedule, &proposal, &proposal, 1, combine);
+  }));
   if (proposal.refused != 0) {
     return ArgError(Describe(kind, parent) + ": another member gave a bad argument");
   }
@@ -181,7 +184,9 @@ StatusOr<std::unique_ptr<Communicator>> Session::Split(Communicator& parent, int
   };
   const Entry mine{.color = color, .key = key};
   std::vector<Entry> entries(parent.size());
-  Status gathered = Allgather(*this, parent, &mine, sizeof(Entry), entries.data());
+  Status gathered = RunCollective(parent, "split", [&](Schedule& schedule) {
+    return BuildAllgather(schedule, &mine, sizeof(Entry), entries.data());
+  });
   if (!gathered.ok() || color == kUndefinedColor) {
     (void)contexts_.Release(contexts.pair);
     if (!gathered.ok()) return gathered;
@@ -224,15 +229,19 @@ StatusOr<std::unique_ptr<Communicator>> Session::Create(Communicator& parent, co
   return Build(group, contexts, Describe("create", parent));
 }
 
-Status Session::Free(std::unique_ptr<Communicator> comm) {
+Status Session::Free(std::unique_ptr<Communicator>& comm) {
   if (comm == nullptr) return ArgError("free: the communicator is null");
   if (comm.get() == world_.get() || comm.get() == self_.get()) {
-    (void)comm.release();
     return ArgError("free: COMM_WORLD and COMM_SELF are never freed");
+  }
+  if (comm->requests_in_use() > 0) {
+    return ArgError("free: " + comm->name() + " has " + std::to_string(comm->requests_in_use()) +
+                    " request(s) not yet completed (wait for, test or cancel them first)");
   }
   RFT_RETURN_IF_ERROR(contexts_.Release(comm->contexts().pair));
   comm->ReapAbandoned();
   comm->MoveAbandoned(&abandoned_);
+  comm.reset();
   return Status::Ok();
 }
 
@@ -271,7 +280,59 @@ Request* Session::NewRequest(Communicator& comm, transport::Request* inner, bool
   request->inner = inner;
   request->comm = &comm;
   request->any_source = any_source;
+  comm.RequestStarted();
   return request;
+}
+
+// ---- Collectives ----
+
+Status Session::StartCollective(std::unique_ptr<Schedule> schedule, Request** request) {
+  Communicator& comm = schedule->comm();
+  Request* started = NewRequest(comm, nullptr, false);
+  bool done = false;
+  (void)schedule->Advance(&done);  // its first round goes out now; the outcome is the request's
+  started->collective = schedule.release();
+  if (!done) active_collectives_.push_back(started);
+  *request = started;
+  return Status::Ok();
+}
+
+void Session::AdvanceCollectives() {
+  for (size_t i = 0; i < active_collectives_.size();) {
+    bool done = false;
+    (void)active_collectives_[i]->collective->Advance(&done);
+    if (done) {
+      active_collectives_[i] = active_collectives_.back();
+      active_collectives_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+bool Session::Finished(Request* request) {
+  if (request->collective == nullptr) [[likely]]
+    return request->inner->complete;
+  return request->collective->finished();
+}
+
+Status Session::CompleteCollective(Request** handle, bool block) {
+  Request* request = *handle;
+  Schedule& schedule = *request->collective;
+  bool done = false;
+  Status result = schedule.Advance(&done);
+  while (!done && block) {
+    IdleIfBlocking();
+    result = schedule.Advance(&done);
+  }
+  if (!done) return result;
+  std::erase(active_collectives_, request);
+  delete request->collective;
+  request->collective = nullptr;
+  request->comm->RequestReleased();
+  requests_.Release(request);
+  *handle = nullptr;
+  return result;
 }
 
 Status Session::SendArgError(const Communicator& comm, int dest, int tag) {
@@ -411,6 +472,8 @@ Status Session::Probe(Communicator& comm, int source, int tag, MessageStatus* st
 // ---- Completion ----
 
 void Session::ProgressOrIdle() {
+  if (!active_collectives_.empty()) [[unlikely]]
+    AdvanceCollectives();
   if (plane().Progress() != 0) return;
   if (plane().options().progress == transport::ProgressMode::kBlock) {
     // Failure reports wake the sleep; the slice bounds a registry count that moved before its
@@ -420,7 +483,11 @@ void Session::ProgressOrIdle() {
 }
 
 void Session::IdleIfBlocking() {
-  if (plane().options().progress == transport::ProgressMode::kBlock) ProgressOrIdle();
+  if (plane().options().progress == transport::ProgressMode::kBlock) {
+    ProgressOrIdle();
+  } else if (!active_collectives_.empty()) [[unlikely]] {
+    AdvanceCollectives();
+  }
 }
 
 Status Session::HeldError(Communicator& comm, const char* what) {
@@ -451,13 +518,17 @@ Status Session::WaitInner(Communicator& comm, transport::Request** inner, Messag
 
 Status Session::Complete(Request** handle, MessageStatus* status, bool apply_held_rule) {
   Request* request = *handle;
-  if (request == nullptr) {
+  if (request == nullptr || request->collective != nullptr) {
     if (status != nullptr) *status = MessageStatus();
-    return Status::Ok();
+    if (request == nullptr) return Status::Ok();
+    Status result = CompleteCollective(handle, true);
+    if (status != nullptr) status->error = result.code();
+    return result;
   }
   Status result =
       WaitInner(*request->comm, &request->inner, status, apply_held_rule && request->any_source);
   if (request->inner == nullptr) {  // completed: the API request goes back
+    request->comm->RequestReleased();
     requests_.Release(request);
     *handle = nullptr;
   }
@@ -466,7 +537,15 @@ Status Session::Complete(Request** handle, MessageStatus* status, bool apply_hel
 
 Status Session::Release(Request** handle, MessageStatus* status, Status result) {
   Request* request = *handle;
+  if (request->collective != nullptr) {
+    if (status != nullptr) {
+      *status = MessageStatus();
+      status->error = result.code();
+    }
+    return CompleteCollective(handle, false);
+  }
   Translate(*request->comm, status);
+  request->comm->RequestReleased();
   requests_.Release(request);
   *handle = nullptr;
   return result;
@@ -481,6 +560,12 @@ Status Session::Test(Request** handle, bool* done, MessageStatus* status) {
   if (request == nullptr) {
     *done = true;
     if (status != nullptr) *status = MessageStatus();
+    return Status::Ok();
+  }
+  if (request->collective != nullptr) {
+    if (status != nullptr) *status = MessageStatus();
+    Status result = request->collective->Advance(done);
+    if (*done) return Release(handle, status, std::move(result));
     return Status::Ok();
   }
   Status result = plane().Test(&request->inner, done, status);
@@ -502,11 +587,12 @@ Status Session::FinishAll(std::span<Request*> requests, std::span<MessageStatus>
     Request* request = requests[i];
     if (request == nullptr) {
       *status = MessageStatus();
-    } else if (request->inner->complete && release_done) {
+    } else if (Finished(request) && release_done) {
       bool done = false;
-      (void)plane().Test(&request->inner, &done, status);
-      (void)Release(&requests[i], status, Status::Ok());
-    } else if (!request->inner->complete && Held(request)) {
+      Status result = request->collective != nullptr ? request->collective->Advance(&done)
+                                                     : plane().Test(&request->inner, &done, status);
+      (void)Release(&requests[i], status, std::move(result));
+    } else if (!Finished(request) && Held(request)) {
       *status = MessageStatus();
       status->error = RFT_ERR_PROC_FAILED_PENDING;
       held_on = request->comm;
@@ -530,7 +616,7 @@ Status Session::Waitall(std::span<Request*> requests, std::span<MessageStatus> s
     bool pending = false;
     bool held = false;
     for (Request* request : requests) {
-      if (request == nullptr || request->inner->complete) continue;
+      if (request == nullptr || Finished(request)) continue;
       pending = true;
       held = held || Held(request);
     }
@@ -541,11 +627,13 @@ Status Session::Waitall(std::span<Request*> requests, std::span<MessageStatus> s
 
 Status Session::Testall(std::span<Request*> requests, bool* done,
                         std::span<MessageStatus> statuses) {
+  if (!active_collectives_.empty()) [[unlikely]]
+    AdvanceCollectives();
   plane().Progress();
   bool pending = false;
   bool held = false;
   for (Request* request : requests) {
-    if (request == nullptr || request->inner->complete) continue;
+    if (request == nullptr || Finished(request)) continue;
     pending = true;
     held = held || Held(request);
   }
@@ -563,7 +651,7 @@ Status Session::Waitany(std::span<Request*> requests, size_t* index, MessageStat
     for (size_t i = 0; i < requests.size(); ++i) {
       Request* request = requests[i];
       if (request == nullptr) continue;
-      if (request->inner->complete) {
+      if (Finished(request)) {
         *index = i;
         return Wait(&requests[i], status);
       }
@@ -585,6 +673,10 @@ Status Session::Waitany(std::span<Request*> requests, size_t* index, MessageStat
 
 Status Session::Cancel(Request* request) {
   if (request == nullptr) return ArgError("cancel: the request is null");
+  if (request->collective != nullptr) {
+    return ArgError(std::string("cancel: the request is a non-blocking ") +
+                    request->collective->what() + ", which cannot be cancelled");
+  }
   return plane().Cancel(request->inner);
 }
 

@@ -33,6 +33,7 @@
 #include "ulfm_api/context_ids.h"
 #include "ulfm_api/group.h"
 #include "ulfm_api/runtime.h"
+#include "ulfm_api/schedule.h"
 
 namespace rft::api {
 
@@ -83,8 +84,10 @@ class Session {
   // RFT_ERR_ARG instead of waiting for it.
   StatusOr<std::unique_ptr<Communicator>> Create(Communicator& parent, const Group& group,
                                                  Status refused = Status::Ok());
-  // Gives the communicator's contexts back (local: the epochs keep a reuse apart).
-  Status Free(std::unique_ptr<Communicator> comm);
+  // Gives the communicator's contexts back (local: the epochs keep a reuse apart) and destroys
+  // it (`comm` becomes null). RFT_ERR_ARG, and nothing freed, while a request started on it is
+  // not complete.
+  Status Free(std::unique_ptr<Communicator>& comm);
 
   // ULFM revoke: not collective, idempotent; every live member's operations in `comm` complete
   // with RFT_ERR_REVOKED.
@@ -107,7 +110,29 @@ class Session {
                 transport::MessageStatus* status);
   Status Probe(Communicator& comm, int source, int tag, transport::MessageStatus* status);
 
-  // Completion (the rules above). A nullptr handle is complete with an empty status.
+  // Collectives. A blocking one: checks that `comm` can run it (RFT_ERR_PROC_FAILED,
+  // RFT_ERR_REVOKED), has `build` write its algorithm (collectives.h), runs it to the end.
+  // StartCollective: the non-blocking form's start, with a schedule built the same way; the
+  // request completes with the collective's outcome. Non-blocking collectives progress in every
+  // completion call and blocking operation of the session, not only in those on their request.
+  template <class Build>
+  Status RunCollective(Communicator& comm, const char* what, Build&& build) {
+    RFT_RETURN_IF_ERROR(Schedule::CheckCanRun(comm, what));
+    Schedule schedule(comm, what);
+    RFT_RETURN_IF_ERROR(build(schedule));
+    return schedule.Run(*this);
+  }
+  template <class Build>
+  Status StartCollective(Communicator& comm, const char* what, Build&& build, Request** request) {
+    RFT_RETURN_IF_ERROR(Schedule::CheckCanRun(comm, what));
+    auto schedule = std::make_unique<Schedule>(comm, what);
+    RFT_RETURN_IF_ERROR(build(*schedule));
+    return StartCollective(std::move(schedule), request);
+  }
+  Status StartCollective(std::unique_ptr<Schedule> schedule, Request** request);
+
+  // Completion (the rules above). A nullptr handle is complete with an empty status. A
+  // collective's request: its status carries only the error.
   Status Wait(Request** request, transport::MessageStatus* status);
   Status Test(Request** request, bool* done, transport::MessageStatus* status);
   Status Waitall(std::span<Request*> requests, std::span<transport::MessageStatus> statuses);
@@ -134,6 +159,12 @@ class Session {
                                                 std::string name);
   // Gives the data plane the communicator's life (epoch and owner) in both its contexts.
   Status StartLife(const Communicator& comm);
+  // Advances every non-blocking collective not yet finished.
+  void AdvanceCollectives();
+  // Whether the request's operation has ended (a message completed, a collective finished).
+  static bool Finished(Request* request);
+  // A collective's request: advanced (until finished when `block`), then released if finished.
+  Status CompleteCollective(Request** handle, bool block);
   // Whether the request is an ANY_SOURCE receive held by an unacknowledged failure.
   static bool Held(Request* request) {
     return request->any_source && request->comm->HasUnacknowledgedFailure();
@@ -179,6 +210,8 @@ class Session {
   std::unique_ptr<Communicator> world_;
   std::unique_ptr<Communicator> self_;
   transport::ObjectPool<Request> requests_;
+  // Requests of non-blocking collectives not yet finished (each owns its schedule).
+  std::vector<Request*> active_collectives_;
   // Internal requests of collectives given up on, from freed communicators, and their buffers
   // (Communicator::Abandon): held until the transport lets go (at the latest, Close).
   Communicator::Abandoned abandoned_;

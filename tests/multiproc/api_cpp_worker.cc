@@ -32,6 +32,13 @@ int main() {
   EXPECT(values[3] == static_cast<long>(size) * (size - 1) / 2, std::to_string(values[3]));
   rft::Comm dup = world.Dup();
   dup.Barrier();
+  long one = 1;
+  rft::Request pending = dup.Iallreduce(&one, 1, RFT_SUM);
+  pending.Wait();
+  EXPECT(pending.done() && one == size, std::to_string(one));
+  std::vector<int> ranks(static_cast<size_t>(size), -1);
+  dup.Gather(&rank, 1, ranks.data(), 0);
+  EXPECT(rank != 0 || ranks[static_cast<size_t>(size) - 1] == size - 1, "gather");
   {
     rft::Comm half = world.Split(rank % 2, rank);  // freed at the end of the block
     EXPECT(half.Size() == (size - rank % 2 + 1) / 2, std::to_string(half.Size()));
