@@ -444,30 +444,37 @@ Status DataPlane::Iprobe(Rank source, int32_t tag, uint32_t context_id, bool* fo
   return Status::Ok();
 }
 
-Status DataPlane::Send(const void* buffer, size_t bytes, Rank dest, int32_t tag,
-                       uint32_t context_id) {
+bool DataPlane::SendNow(const void* buffer, size_t bytes, Rank dest, int32_t tag,
+                        uint32_t context_id) {
   // A small message to a connected peer goes out from the stack with no request, if UCX can
-  // send it at once (FORCE_IMM_CMPL: else nothing is sent, and the general path below queues
+  // send it at once (FORCE_IMM_CMPL: else nothing is sent, and the caller's general path queues
   // it, in order). This is the 8-byte ping-pong's path.
   const Context* context = FindContext(context_id);
   const ucp_ep_h ep = endpoints_->Connected(dest);
-  if (bytes <= kInlinePayloadMax && bytes <= options_.eager_limit && tag >= 0 &&
-      context != nullptr && !context->revoked && ep != nullptr && (buffer != nullptr || bytes == 0))
-      [[likely]] {
-    alignas(8) std::array<std::byte, kWireHeaderSize + kInlinePayloadMax> message;
-    EncodeDataHeader(*context, context_id, tag, MessageType::kEager, bytes,
-                     std::span<std::byte, kWireHeaderSize>(message.data(), kWireHeaderSize));
-    if (bytes > 0) std::memcpy(message.data() + kWireHeaderSize, buffer, bytes);
-    ucp_request_param_t param;
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
-    param.flags = UCP_AM_SEND_FLAG_EAGER;
-    const ucs_status_ptr_t sent = ucp_am_send_nbx(ep, internal::kDataAmId, nullptr, 0,
-                                                  message.data(), kWireHeaderSize + bytes, &param);
-    if (sent == nullptr) [[likely]]
-      return Status::Ok();
-    // FORCE_IMM_CMPL: done now or not at all; a request would reference this stack frame.
-    RFT_CHECK(UCS_PTR_IS_ERR(sent), "ucp_am_send_nbx returned a request despite FORCE_IMM_CMPL");
+  if (bytes > kInlinePayloadMax || bytes > options_.eager_limit || tag < 0 || context == nullptr ||
+      context->revoked || ep == nullptr || (buffer == nullptr && bytes > 0)) [[unlikely]] {
+    return false;
   }
+  alignas(8) std::array<std::byte, kWireHeaderSize + kInlinePayloadMax> message;
+  EncodeDataHeader(*context, context_id, tag, MessageType::kEager, bytes,
+                   std::span<std::byte, kWireHeaderSize>(message.data(), kWireHeaderSize));
+  if (bytes > 0) std::memcpy(message.data() + kWireHeaderSize, buffer, bytes);
+  ucp_request_param_t param;
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+  param.flags = UCP_AM_SEND_FLAG_EAGER;
+  const ucs_status_ptr_t sent = ucp_am_send_nbx(ep, internal::kDataAmId, nullptr, 0, message.data(),
+                                                kWireHeaderSize + bytes, &param);
+  if (sent == nullptr) [[likely]]
+    return true;
+  // FORCE_IMM_CMPL: done now or not at all; a request would reference this stack frame.
+  RFT_CHECK(UCS_PTR_IS_ERR(sent), "ucp_am_send_nbx returned a request despite FORCE_IMM_CMPL");
+  return false;
+}
+
+Status DataPlane::Send(const void* buffer, size_t bytes, Rank dest, int32_t tag,
+                       uint32_t context_id) {
+  if (SendNow(buffer, bytes, dest, tag, context_id)) [[likely]]
+    return Status::Ok();
   Request* request = nullptr;
   RFT_RETURN_IF_ERROR(Isend(buffer, bytes, dest, tag, context_id, &request));
   if (request->complete && request->status.error == RFT_SUCCESS) {

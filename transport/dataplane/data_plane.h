@@ -141,6 +141,10 @@ class DataPlane : private ucx::PeerFailureSink {
 
   // Blocking forms.
   Status Send(const void* buffer, size_t bytes, Rank dest, int32_t tag, uint32_t context_id);
+  // Send's fast path: a small message to a connected peer sent at once from the caller's memory,
+  // with no request (true); false when that cannot be done now and nothing was sent (Isend
+  // then, which also reports any error).
+  bool SendNow(const void* buffer, size_t bytes, Rank dest, int32_t tag, uint32_t context_id);
   Status Recv(void* buffer, size_t capacity, Rank source, int32_t tag, uint32_t context_id,
               MessageStatus* status);
 
