@@ -205,8 +205,8 @@ int rft_comm_get_errhandler(rft_comm_t comm, rft_errhandler_t* handler);
  *
  * Each collective has a non-blocking form, rft_i..., that returns at once with a request; the
  * request completes (rft_wait, rft_test, rft_waitall, ...) with the collective's outcome, its
- * status carrying only the error. It cannot be cancelled, and its buffers must stay untouched
- * until it completes. Non-blocking collectives progress inside every rft call that waits or
+ * status carrying only the error (a call that returns an error leaves RFT_REQUEST_NULL). It
+ * cannot be cancelled, and its buffers must stay untouched until it completes. Non-blocking collectives progress inside every rft call that waits or
  * tests, whatever it waits for.
  *
  * Failures: a collective on a communicator with a known failed member returns

@@ -35,6 +35,7 @@ int Collective(rft_comm_t comm, const char* what, rft_request_t* request, bool n
   if (!nonblocking) return Raise(comm, session()->RunCollective(*comm->comm, what, build));
   if (request == nullptr) [[unlikely]]
     return Raise(comm, ArgError(std::string(what) + ": request is NULL"));
+  *request = RFT_REQUEST_NULL;  // what a caller holds when the collective does not start
   return Raise(comm, session()->StartCollective(*comm->comm, what, build, AsRequests(request)));
 }
 

@@ -386,7 +386,7 @@ static void Fail(int victim) {
     raise(SIGKILL);
   }
   CHECK_OK(rft_send(&token, 1, RFT_INT, victim, 77, W));
-  rft_request_t request;
+  rft_request_t request = RFT_REQUEST_NULL;
   int rc = rft_iallreduce(&one, &sum, 1, RFT_LONG, RFT_SUM, W, &request);
   if (rc == RFT_SUCCESS) rc = rft_wait(&request, NULL);
   CHECK_CODE(rc, RFT_ERR_PROC_FAILED);
