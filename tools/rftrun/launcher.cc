@@ -30,6 +30,34 @@ extern char** environ;
 namespace rft::rftrun {
 namespace {
 
+// Whether process `pid` is exiting or has exited (a zombie not yet reaped): its state in
+// /proc/PID/stat is Z or X, or its flags have PF_EXITING (the kernel sets it first thing in
+// do_exit, before the process's robust mutexes are released).
+bool Ending(pid_t pid) {
+  siginfo_t ended{};
+  if (waitid(P_PID, static_cast<id_t>(pid), &ended, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+      ended.si_pid == pid) {
+    return true;
+  }
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  FILE* file = std::fopen(path, "r");
+  if (file == nullptr) return true;  // gone
+  char line[1024];
+  const bool read = std::fgets(line, sizeof line, file) != nullptr;
+  std::fclose(file);
+  const char* end_of_name = read ? std::strrchr(line, ')') : nullptr;
+  if (end_of_name == nullptr) return false;
+  char state = '?';
+  unsigned long flags = 0;
+  // After the name: state ppid pgrp session tty_nr tpgid flags ...
+  if (std::sscanf(end_of_name + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2) {
+    return false;
+  }
+  constexpr unsigned long kExiting = 0x4;  // PF_EXITING
+  return state == 'Z' || state == 'X' || (flags & kExiting) != 0;
+}
+
 const sigset_t& HandledSignals() {
   static const sigset_t set = [] {
     sigset_t s;
@@ -402,13 +430,10 @@ void Launcher::HandleAbort(const AbortRequest& request) {
   std::string killed;
   for (Process* p : targets) {
     if (p->exited) continue;
-    // A process that already ended by itself (a zombie not yet reaped: a victim that killed
-    // itself, reported failed by a peer within milliseconds) keeps its own verdict.
-    siginfo_t ended{};
-    if (waitid(P_PID, static_cast<id_t>(p->pid), &ended, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-        ended.si_pid == p->pid) {
-      continue;
-    }
+    // A process already ending by itself (a victim that killed itself, reported failed by a
+    // peer within a millisecond: its robust mutexes are released while it exits) keeps its
+    // own verdict.
+    if (Ending(p->pid)) continue;
     p->aborted = true;
     caller_killed |= (p == caller);
     killed += (killed.empty() ? "" : ",") + p->label;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/log.h"
 #include "transport/dataplane/data_plane.h"
 #include "transport/dataplane/data_plane_internal.h"
 
@@ -321,6 +322,23 @@ void DataPlane::FinishUcxOperation(Request* request, void* ucx_request, ucs_stat
   }
   if (request->complete) return;  // failure completion got there first
   rft_error_t error = internal::ErrorFromUcx(status);
+  if (error == RFT_ERR_OTHER) [[unlikely]] {
+    // Any other transport error on an operation with one peer means the connection to that
+    // peer is gone (seen: a shared-memory error on an eager send to a receiver just killed).
+    // Fail-stop: the peer is reported failed, like one whose endpoint failed, and the
+    // operation ends as ULFM says an operation with a failed peer does.
+    const Rank peer = request->kind == RequestKind::kSend ? request->peer : request->status.source;
+    if (peer < size_ && peer != rank_) {
+      if (!transport_failed_[peer]) {
+        transport_failed_[peer] = true;
+        RFT_LOG_WARN("%s with rank %u failed in UCX (%s): rank %u is reported failed",
+                     request->kind == RequestKind::kSend ? "send" : "receive", peer,
+                     ucs_status_string(status), peer);
+        Discovered(peer);
+      }
+      error = RFT_ERR_PROC_FAILED;
+    }
+  }
   if (error == RFT_SUCCESS) {
     // A same-node rendezvous send is over when the receiver says so (HandleCmaDone).
     if (request->awaiting_cma_done) return;

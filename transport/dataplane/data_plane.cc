@@ -60,6 +60,7 @@ Status DataPlane::Start() {
   RFT_RETURN_IF_ERROR(reports_.Open());
   peer_pending_ = std::make_unique<IntrusiveList<PeerLink>[]>(size_);
   failure_completed_.assign(size_, false);
+  transport_failed_.assign(size_, false);
 
   auto context = ucx::UcxContext::Create();
   if (!context.ok()) return context.status();

@@ -391,6 +391,8 @@ class DataPlane : private ucx::PeerFailureSink {
   // [rank]: its failure was completed here (the endpoint table may know of it earlier: UCX's
   // error callback marks it there before our report is processed).
   std::vector<bool> failure_completed_;
+  // Peers this process reported failed after a transport error on an operation (logged once).
+  std::vector<bool> transport_failed_;
   std::vector<uint8_t> cma_peers_;  // [rank]: large messages use the same-node rendezvous
   std::vector<pid_t> pids_;         // [rank]: its process id, for the same-node rendezvous
   // [rank]: a pidfd of that process (-1: none, and no same-node rendezvous with it). A read
