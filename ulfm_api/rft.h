@@ -88,7 +88,11 @@ typedef enum rft_datatype {
   RFT_LONG,
   RFT_FLOAT,
   RFT_DOUBLE,
-  RFT_DATATYPE_COUNT /* not a type */
+  RFT_DATATYPE_COUNT, /* not a type */
+  /* Not types either: they give the enum the range of an int, so that a bad value a caller
+   * passes is refused with RFT_ERR_ARG instead of being undefined behaviour in C++. */
+  RFT_DATATYPE_RANGE_MIN_ = -2147483647 - 1,
+  RFT_DATATYPE_RANGE_MAX_ = 2147483647
 } rft_datatype_t;
 
 typedef enum rft_op {
@@ -101,7 +105,9 @@ typedef enum rft_op {
   RFT_BAND,
   RFT_BOR,
   RFT_BXOR,
-  RFT_OP_COUNT /* not an operator */
+  RFT_OP_COUNT,                        /* not an operator */
+  RFT_OP_RANGE_MIN_ = -2147483647 - 1, /* the range of an int, as for rft_datatype_t */
+  RFT_OP_RANGE_MAX_ = 2147483647
 } rft_op_t;
 
 /* ---- Start and end ---- */
@@ -206,8 +212,8 @@ int rft_comm_get_errhandler(rft_comm_t comm, rft_errhandler_t* handler);
  * Each collective has a non-blocking form, rft_i..., that returns at once with a request; the
  * request completes (rft_wait, rft_test, rft_waitall, ...) with the collective's outcome, its
  * status carrying only the error (a call that returns an error leaves RFT_REQUEST_NULL). It
- * cannot be cancelled, and its buffers must stay untouched until it completes. Non-blocking collectives progress inside every rft call that waits or
- * tests, whatever it waits for.
+ * cannot be cancelled, and its buffers must stay untouched until it completes. Non-blocking
+ * collectives progress inside every rft call that waits or tests, whatever it waits for.
  *
  * Failures: a collective on a communicator with a known failed member returns
  * RFT_ERR_PROC_FAILED; one that learns of a failure while it runs returns RFT_ERR_PROC_FAILED

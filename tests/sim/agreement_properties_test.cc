@@ -1,0 +1,96 @@
+// The agreement's properties (docs/agreement.md) over many seeded random schedules of the same
+// EraNode the control plane's service drives: termination of every survivor, uniform agreement
+// among the survivors, validity of the flag (the AND of a set holding every survivor), a failed
+// set of crashed members only, the acknowledged intersection; and the failure-free latency in
+// message delays. A violation prints its seed and the command that replays it.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/sim/agreement_sim.h"
+#include "tests/sim/sim_test_util.h"
+
+namespace rft::sim {
+namespace {
+
+// Crashes at random points: one to three members (never all), each before it starts or after
+// one of its first messages, through three agreements in a row.
+std::string CheckRandomSchedule(uint64_t seed, Rank n) {
+  std::mt19937_64 pick(seed * 7919 + n);
+  AgreementSimOptions options;
+  options.n = n;
+  options.seed = seed;
+  options.agreements = 3;
+  options.crashes = static_cast<int>(pick() % 4);
+  // The window spans a member's messages of all three agreements (a few per tree level).
+  options.crash_window_messages = static_cast<int>(2 + pick() % (6 * (std::bit_width(n) + 1)));
+  // Detection sometimes faster than messages, sometimes much slower (views then differ long).
+  if (pick() % 2 == 0) {
+    options.min_detect_ns = 500;
+    options.max_detect_ns = 8000;
+  }
+  const AgreementSimResult result = RunAgreementSim(options);
+  return CheckAgreementProperties(options, result);
+}
+
+void RunSizes(const std::vector<Rank>& sizes, int seeds) {
+  ForEachSeed(sizes, UnderSlowSanitizer() ? seeds / 10 : seeds, CheckRandomSchedule);
+}
+
+// 100,400 schedules in all across the four tests below.
+TEST(AgreementPropertiesTest, HoldUnderRandomCrashesTwoToSixteen) {
+  RunSizes({2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, 4000);  // 60,000
+}
+
+TEST(AgreementPropertiesTest, HoldUnderRandomCrashesUpToSixtyFour) {
+  RunSizes({17, 24, 31, 32, 33, 48, 63, 64}, 4500);  // 36,000
+}
+
+TEST(AgreementPropertiesTest, HoldUnderRandomCrashesUpToThousand) {
+  RunSizes({100, 128, 255, 256, 1000}, 800);  // 4,000
+}
+
+TEST(AgreementPropertiesTest, HoldUnderRandomCrashesAtFourThousand) {
+  RunSizes({1024, 4096}, UnderSlowSanitizer() ? 20 : 200);  // 400
+}
+
+// Failure-free, every message one unit late: the decision reaches the last member after at most
+// 2⌈log2 n⌉ delays (up the binomial tree, then down), within the target 2⌈log2 n⌉ + 2.
+TEST(AgreementPropertiesTest, FailureFreeDecidesWithinTwoLogNDelays) {
+  std::vector<Rank> sizes = {2, 3, 4, 7, 8, 100, 1024, 4096};
+  if (!UnderSlowSanitizer()) sizes.push_back(65536);
+  for (Rank n : sizes) {
+    AgreementSimOptions options;
+    options.n = n;
+    options.unit_delays = true;
+    options.agreements = 2;
+    const AgreementSimResult result = RunAgreementSim(options);
+    ASSERT_EQ(CheckAgreementProperties(options, result), "") << "n=" << n;
+    const int64_t log2n = std::bit_width(n - 1);  // ⌈log2 n⌉
+    EXPECT_LE(result.decided_ns[0], 2 * log2n) << "n=" << n;
+    // Up and down: one message per tree edge each way.
+    EXPECT_EQ(result.messages, 2u * 2u * (n - 1)) << "n=" << n;
+  }
+}
+
+// A few failures at 65,536 members (8,192 under ASan and TSan, which are several times slower),
+// two agreements: the properties hold at full scale.
+TEST(AgreementPropertiesTest, HoldWithFewCrashesAtSixtyFiveThousand) {
+  for (uint64_t seed : SeedsToRun(2)) {
+    AgreementSimOptions options;
+    options.n = UnderSlowSanitizer() ? 8192 : 65536;
+    options.seed = seed;
+    options.agreements = 2;
+    options.crashes = 2;
+    options.crash_window_messages = 40;
+    const AgreementSimResult result = RunAgreementSim(options);
+    EXPECT_EQ(CheckAgreementProperties(options, result), "") << "seed=" << seed;
+  }
+}
+
+}  // namespace
+}  // namespace rft::sim

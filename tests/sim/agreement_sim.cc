@@ -1,0 +1,263 @@
+#include "tests/sim/agreement_sim.h"
+
+#include <algorithm>
+#include <memory>
+#include <queue>
+#include <random>
+#include <variant>
+
+namespace rft::sim {
+
+using agreement::AgreeValue;
+using agreement::Decide;
+using agreement::Decision;
+using agreement::EraAction;
+using agreement::EraMessage;
+using agreement::EraNode;
+using agreement::LearnFailed;
+using agreement::SendEra;
+
+namespace {
+
+struct Event {
+  enum class Kind : uint8_t { kDeliver, kDetect, kStart };
+  int64_t time = 0;
+  uint64_t sequence = 0;
+  Kind kind = Kind::kStart;
+  Rank to = 0;
+  Rank from = 0;       // kDeliver: the sender; kDetect: the crashed member
+  size_t message = 0;  // kDeliver: index into the message store
+};
+
+struct LaterThan {
+  bool operator()(const Event& a, const Event& b) const {
+    return a.time != b.time ? a.time > b.time : a.sequence > b.sequence;
+  }
+};
+
+// Bounds a run that would not end (a liveness bug): reported, not looped on.
+constexpr uint64_t kEventLimitPerMember = 200000;
+
+class Sim {
+ public:
+  explicit Sim(const AgreementSimOptions& options)
+      : options_(options), random_(options.seed * 0x9e3779b97f4a7c15ULL + options.n) {
+    const uint32_t n = options.n;
+    result_.crashed.assign(n, false);
+    result_.decisions.assign(options.agreements, std::vector<std::optional<Decision>>(n));
+    result_.contributions.assign(options.agreements, std::vector<AgreeValue>(n));
+    result_.decided_ns.assign(options.agreements, 0);
+    sent_.assign(n, 0);
+    crash_after_.assign(n, -1);
+    acked_.assign(n, RankSet());
+    for (Rank m = 0; m < n; ++m) nodes_.push_back(std::make_unique<EraNode>(m, n, RankSet()));
+    // The victims, each with its crash point (-1 never; 0: before it starts).
+    std::vector<Rank> members(n);
+    for (Rank m = 0; m < n; ++m) members[m] = m;
+    std::shuffle(members.begin(), members.end(), random_);
+    const int crashes = std::min<int>(options.crashes, static_cast<int>(n) - 1);
+    for (int i = 0; i < crashes; ++i) {
+      crash_after_[members[i]] =
+          static_cast<int64_t>(Uniform(0, std::max(options.crash_window_messages, 1)));
+    }
+  }
+
+  AgreementSimResult Run() {
+    for (Rank m = 0; m < options_.n; ++m) {
+      if (crash_after_[m] == 0) {
+        Crash(m, 0);
+      } else {
+        Push(Event{.time = options_.unit_delays ? 0 : Uniform(0, options_.max_delay_ns),
+                   .kind = Event::Kind::kStart,
+                   .to = m});
+      }
+    }
+    const uint64_t limit = kEventLimitPerMember * options_.n * options_.agreements;
+    uint64_t events = 0;
+    while (!queue_.empty()) {
+      if (++events > limit) {
+        result_.hit_event_limit = true;
+        break;
+      }
+      const Event event = queue_.top();
+      queue_.pop();
+      now_ = event.time;
+      if (result_.crashed[event.to]) continue;
+      std::vector<EraAction> actions;
+      EraNode& node = *nodes_[event.to];
+      switch (event.kind) {
+        case Event::Kind::kStart:
+          StartNext(event.to, &actions);
+          break;
+        case Event::Kind::kDeliver:
+          node.OnMessage(event.from, store_[event.message], &actions);
+          break;
+        case Event::Kind::kDetect:
+          node.OnFailure(event.from, &actions);
+          break;
+      }
+      Perform(event.to, actions);
+    }
+    result_.messages = messages_;
+    return std::move(result_);
+  }
+
+ private:
+  int64_t Uniform(int64_t low, int64_t high) {
+    return std::uniform_int_distribution<int64_t>(low, high)(random_);
+  }
+  int64_t Delay() {
+    return options_.unit_delays ? 1 : Uniform(options_.min_delay_ns, options_.max_delay_ns);
+  }
+  void Push(Event event) {
+    event.sequence = sequence_++;
+    queue_.push(event);
+  }
+
+  void StartNext(Rank member, std::vector<EraAction>* actions) {
+    EraNode& node = *nodes_[member];
+    const uint64_t seq = node.started();
+    if (seq >= static_cast<uint64_t>(options_.agreements)) return;
+    AgreeValue contribution;
+    // Mostly all ones, so that the AND is not always zero and validity is tested.
+    contribution.flag = Uniform(0, 3) == 0 ? static_cast<uint32_t>(random_()) : ~0u;
+    contribution.acked = acked_[member];
+    result_.contributions[seq][member] = contribution;
+    node.Start(contribution, actions);
+  }
+
+  void Perform(Rank member, const std::vector<EraAction>& actions) {
+    for (const EraAction& action : actions) {
+      if (result_.crashed[member]) return;  // crashed mid-list: the rest never happened
+      if (const auto* send = std::get_if<SendEra>(&action)) {
+        ++messages_;
+        ++sent_[member];
+        const bool crashes_now = crash_after_[member] > 0 && sent_[member] >= crash_after_[member];
+        // A message sent just before a crash may be lost with the process.
+        if (!result_.crashed[send->to] && !(crashes_now && Uniform(0, 1) == 0)) {
+          store_.push_back(send->message);
+          Push(Event{.time = now_ + Delay(),
+                     .kind = Event::Kind::kDeliver,
+                     .to = send->to,
+                     .from = member,
+                     .message = store_.size() - 1});
+        }
+        if (crashes_now) Crash(member, now_);
+      } else if (const auto* decide = std::get_if<Decide>(&action)) {
+        auto& slot = result_.decisions[decide->seq][member];
+        slot = decide->decision;
+        result_.decided_ns[decide->seq] = std::max(result_.decided_ns[decide->seq], now_);
+        result_.end_ns = std::max(result_.end_ns, now_);
+        // Like a program that acknowledges what it was told before it agrees again.
+        acked_[member] |= decide->decision.failed;
+        Push(Event{.time = now_ + (options_.unit_delays ? 0 : Uniform(0, options_.max_delay_ns)),
+                   .kind = Event::Kind::kStart,
+                   .to = member});
+      } else if (const auto* learned = std::get_if<LearnFailed>(&action)) {
+        if (!result_.crashed[learned->member]) result_.learned_wrongly.Insert(learned->member);
+      }
+    }
+  }
+
+  void Crash(Rank member, int64_t at) {
+    result_.crashed[member] = true;
+    for (Rank m = 0; m < options_.n; ++m) {
+      if (m == member) continue;
+      Push(Event{.time = at + (options_.unit_delays
+                                   ? 1
+                                   : Uniform(options_.min_detect_ns, options_.max_detect_ns)),
+                 .kind = Event::Kind::kDetect,
+                 .to = m,
+                 .from = member});
+    }
+  }
+
+  AgreementSimOptions options_;
+  std::mt19937_64 random_;
+  AgreementSimResult result_;
+  std::vector<std::unique_ptr<EraNode>> nodes_;
+  std::priority_queue<Event, std::vector<Event>, LaterThan> queue_;
+  std::vector<EraMessage> store_;
+  std::vector<int64_t> sent_;
+  std::vector<int64_t> crash_after_;
+  std::vector<RankSet> acked_;
+  uint64_t sequence_ = 0;
+  uint64_t messages_ = 0;
+  int64_t now_ = 0;
+};
+
+std::string Describe(const Decision& d) {
+  return "{flag=" + std::to_string(d.value.flag) + " failed=" + d.failed.ToString() +
+         " acked=" + d.value.acked.ToString() +
+         (d.unacknowledged_failure() ? " PROC_FAILED" : " ok") + "}";
+}
+
+}  // namespace
+
+AgreementSimResult RunAgreementSim(const AgreementSimOptions& options) {
+  return Sim(options).Run();
+}
+
+std::string CheckAgreementProperties(const AgreementSimOptions& options,
+                                     const AgreementSimResult& result) {
+  if (result.hit_event_limit) return "no end: the event limit was reached (a livelock)";
+  if (!result.learned_wrongly.empty()) {
+    return "members learned failed that never crashed: " + result.learned_wrongly.ToString();
+  }
+  RankSet crashed;
+  for (Rank m = 0; m < options.n; ++m) {
+    if (result.crashed[m]) crashed.Insert(m);
+  }
+  for (int k = 0; k < options.agreements; ++k) {
+    const std::string where = "agreement " + std::to_string(k) + ": ";
+    const auto& decisions = result.decisions[k];
+    const auto& contributions = result.contributions[k];
+    std::optional<Decision> agreed;
+    uint32_t and_survivors = ~0u;
+    uint32_t and_all = ~0u;
+    RankSet acked_survivors = RankSet::Range(0, options.n);
+    RankSet acked_all = RankSet::Range(0, options.n);
+    for (Rank m = 0; m < options.n; ++m) {
+      if (!result.crashed[m]) {
+        // Termination.
+        if (!decisions[m].has_value()) {
+          return where + "survivor " + std::to_string(m) + " never decided";
+        }
+        // Uniform agreement among the survivors.
+        if (!agreed.has_value()) {
+          agreed = decisions[m];
+        } else if (!(*decisions[m] == *agreed)) {
+          return where + "survivors disagree: " + Describe(*agreed) + " vs member " +
+                 std::to_string(m) + "'s " + Describe(*decisions[m]);
+        }
+        and_survivors &= contributions[m].flag;
+        acked_survivors &= contributions[m].acked;
+      }
+      // A crashed member's contribution may or may not be in (one that crashed before it
+      // started counts as all ones and no acknowledgement: no constraint).
+      and_all &= contributions[m].flag;
+      acked_all &= contributions[m].acked;
+    }
+    if (!agreed.has_value()) continue;  // nobody survived (cannot happen: one always does)
+    const Decision& d = *agreed;
+    // Validity: the AND of a set holding every survivor (and maybe crashed members).
+    if ((d.value.flag & and_survivors) != d.value.flag || (d.value.flag & and_all) != and_all) {
+      return where + "flag " + std::to_string(d.value.flag) + " is not the AND of a set holding " +
+             "every survivor (survivors' AND " + std::to_string(and_survivors) + ", everyone's " +
+             std::to_string(and_all) + ")";
+    }
+    // The agreed failed set holds crashed members only.
+    if (!d.failed.Difference(crashed).empty()) {
+      return where + "agreed failed set " + d.failed.ToString() + " names live members";
+    }
+    // The acknowledged intersection lies between the survivors' and everyone's.
+    if (!acked_all.Difference(d.value.acked).empty() ||
+        !d.value.acked.Difference(acked_survivors).empty()) {
+      return where + "acknowledged set " + d.value.acked.ToString() +
+             " is not the intersection over a set holding every survivor";
+    }
+  }
+  return "";
+}
+
+}  // namespace rft::sim

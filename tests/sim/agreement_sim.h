@@ -1,0 +1,66 @@
+// rft::sim::AgreementSim: runs the agreement's EraNode (the object the control plane's service
+// drives) on n simulated members with seeded random message delays, crashes and detection
+// delays, for the properties test and the simulator benchmark.
+//
+// The model: a message between live members arrives after a random delay; one sent to a crashed
+// member is lost, and one a member sent just before it crashed is lost with probability 1/2.
+// Detection is perfect and eventually complete (fail-stop): each live member hears of a crash
+// after a random delay. Each member runs `agreements` agreements in a row, starting the next
+// after a random pause once it decided the previous one; its flag is random and it
+// acknowledges the failures of the previous decision, as a program that acks would.
+#ifndef RFT_TESTS_SIM_AGREEMENT_SIM_H_
+#define RFT_TESTS_SIM_AGREEMENT_SIM_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agreement/era_node.h"
+#include "base/rank_set.h"
+
+namespace rft::sim {
+
+struct AgreementSimOptions {
+  uint32_t n = 4;
+  uint64_t seed = 1;
+  int agreements = 1;
+  // Members that crash, each at a random point: before it starts, or after its k-th message sent
+  // (k uniform in [0, crash_window_messages)).
+  int crashes = 0;
+  int crash_window_messages = 8;
+  // Delays in simulated nanoseconds, uniform in [min, max].
+  int64_t min_delay_ns = 1000;
+  int64_t max_delay_ns = 5000;
+  int64_t min_detect_ns = 20000;
+  int64_t max_detect_ns = 200000;
+  // Every delay exactly one unit, no pause between agreements: decision times are then counts of
+  // message delays (failure-free runs).
+  bool unit_delays = false;
+};
+
+struct AgreementSimResult {
+  // [agreement][member]: what it decided (nullopt: it crashed first, or never decided).
+  std::vector<std::vector<std::optional<agreement::Decision>>> decisions;
+  // [agreement][member]: its contribution (flag, acked).
+  std::vector<std::vector<agreement::AgreeValue>> contributions;
+  std::vector<bool> crashed;  // [member]
+  RankSet learned_wrongly;    // members some node learned failed that never crashed
+  uint64_t messages = 0;      // messages sent
+  int64_t end_ns = 0;         // when the last member decided its last agreement
+  // [agreement]: when the last surviving member decided it (unit delays: in message delays).
+  std::vector<int64_t> decided_ns;
+  bool hit_event_limit = false;
+};
+
+AgreementSimResult RunAgreementSim(const AgreementSimOptions& options);
+
+// The properties of docs/agreement.md over a result: termination, uniform agreement among the
+// survivors, validity of the flag, a failed set of crashed members only, the error rule. "" when
+// they hold, else the first violation.
+std::string CheckAgreementProperties(const AgreementSimOptions& options,
+                                     const AgreementSimResult& result);
+
+}  // namespace rft::sim
+
+#endif  // RFT_TESTS_SIM_AGREEMENT_SIM_H_
