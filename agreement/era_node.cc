@@ -170,8 +170,11 @@ void EraNode::TryComplete(uint64_t seq, Instance& instance, std::vector<EraActio
 void EraNode::Adopt(uint64_t seq, Instance& instance, const Decision& decision, Rank from,
                     std::vector<EraAction>* out) {
   instance.decision = decision;
-  out->push_back(Decide{seq, decision});
+  // Passed on before it is decided here: a member returns only after its children's copies
+  // are on their way (on shared memory, in their queues), so a member that dies right after
+  // returning has already handed its decision on.
   Forward(seq, instance, from, out);
+  out->push_back(Decide{seq, decision});
   collect_below_ = std::max(collect_below_, decision.value.undecided_floor);
 }
 

@@ -361,6 +361,7 @@ void ControlPlane::HandleWork() {
     const size_t start = actions_.size();
     node_.OnFailure(record.rank, record.source, while_leaving, now, &actions_);
     Execute(start);
+    NotifyServices(record.rank);
   }
   if (endpoints_ == nullptr) return;
   // Heartbeat regions go before the endpoints they were attached to close: those of the ranks
@@ -536,7 +537,7 @@ ucs_status_t ControlPlane::OnActiveMessage(void* arg, const void*, size_t, void*
   if (service != kDetectorService) {
     ControlServiceHandler* handler = self->HandlerOf(service);
     if (handler == nullptr) {
-      self->dropped_.fetch_add(1, std::memory_order_relaxed);
+      self->KeepForService(service, header.source, kind, payload);
     } else {
       handler->OnControlMessage(header.source, kind, payload);
     }

@@ -64,12 +64,17 @@ namespace rft::detector {
 class ControlServiceHandler {
  public:
   // A control message of this service's `kind` from `from`. `payload` lives for the call only;
-  // whatever it holds came off the wire and must be checked before use.
+  // whatever it holds came off the wire and must be checked before use. Messages that came
+  // before the service was hosted (a faster peer already using it) are handed over when hosted.
   virtual void OnControlMessage(Rank from, uint8_t kind, std::span<const std::byte> payload) = 0;
   // A reliable broadcast of this service's kind (BroadcastKind::kRevoke for kRevoke) was
   // delivered here: once per key at every live process, its origin included. What was delivered
   // before the service was hosted is replayed to it when hosted.
   virtual void OnBroadcastDelivered(const BroadcastMessage& message) { (void)message; }
+  // The registry recorded job rank `rank` as failed (whatever the source), after the detector
+  // acted on it. Failures recorded before the service was hosted are not replayed: read them
+  // from the registry when hosted (a failure may then arrive both ways).
+  virtual void OnPeerFailed(Rank rank) { (void)rank; }
 
  protected:
   ~ControlServiceHandler() = default;
@@ -188,6 +193,12 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // Refuses further posts and runs the tasks already posted (the control thread's last act).
   void ClosePosts();
   void Unhost(transport::ControlService service);
+  // Tells every hosted service that `rank` failed (ControlServiceHandler::OnPeerFailed).
+  void NotifyServices(Rank rank);
+  // A message for a service not hosted yet: kept (at most kMaxKeptBytes in all) and handed to
+  // it when hosted. Control thread.
+  void KeepForService(transport::ControlService service, Rank from, uint8_t kind,
+                      std::span<const std::byte> payload);
   ControlServiceHandler* HandlerOf(transport::ControlService service) const {
     return handlers_[static_cast<size_t>(service)].load(std::memory_order_acquire);
   }
@@ -263,6 +274,17 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
     std::function<void()> task;
   };
   std::vector<Timer> timers_;  // a min-heap on (at_ns, sequence); the control thread's
+  // Messages for services not hosted yet (KeepForService); the control thread's.
+  struct KeptMessage {
+    transport::ControlService service;
+    Rank from;
+    uint8_t kind;
+    std::vector<std::byte> payload;
+  };
+  static constexpr size_t kMaxKeptBytes = size_t{4} << 20;
+  std::vector<KeptMessage> kept_;
+  size_t kept_bytes_ = 0;
+  std::array<bool, transport::kControlServiceCount> hosted_once_{};
   uint64_t timer_sequence_ = 0;
   Subscription subscription_;  // reset first in the destructor
   bool launcher_subscribed_ = false;

@@ -82,9 +82,44 @@ StatusOr<HostedService> ControlPlane::Host(ControlService service, ControlServic
         handler->OnBroadcastDelivered(message);
       }
     }
+    // Then its messages that came before it was hosted, in arrival order.
+    hosted_once_[static_cast<size_t>(service)] = true;
+    std::vector<KeptMessage> kept;
+    for (auto it = kept_.begin(); it != kept_.end();) {
+      if (it->service == service) {
+        kept_bytes_ -= it->payload.size();
+        kept.push_back(std::move(*it));
+        it = kept_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (const KeptMessage& message : kept) {
+      handler->OnControlMessage(message.from, message.kind, message.payload);
+    }
   });
   RFT_RETURN_IF_ERROR(result);
   return HostedService(this, service);
+}
+
+void ControlPlane::KeepForService(ControlService service, Rank from, uint8_t kind,
+                                  std::span<const std::byte> payload) {
+  // A peer that finished starting up may use a service before this process has hosted it; a
+  // service that was hosted and is gone (the process is ending) gets nothing more.
+  if (hosted_once_[static_cast<size_t>(service)] || kept_bytes_ + payload.size() > kMaxKeptBytes) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  kept_bytes_ += payload.size();
+  kept_.push_back(KeptMessage{service, from, kind, {payload.begin(), payload.end()}});
+}
+
+void ControlPlane::NotifyServices(Rank rank) {
+  for (const auto& slot : handlers_) {
+    if (ControlServiceHandler* handler = slot.load(std::memory_order_acquire)) {
+      handler->OnPeerFailed(rank);
+    }
+  }
 }
 
 void ControlPlane::Unhost(ControlService service) {

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include "base/log.h"
+
 namespace rft::detector {
 
 const char* FailureSourceName(FailureSource source) {
@@ -109,6 +111,7 @@ bool FailureRegistry::Report(Rank rank, FailureSource source) {
     known_[rank].store(true, std::memory_order_release);
     count_.fetch_add(1, std::memory_order_release);
   }
+  RFT_LOG_DEBUG("rank %u recorded failed (%s)", rank, FailureSourceName(source));
   changed_.notify_all();
   const uint64_t one = 1;
   [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof(one));

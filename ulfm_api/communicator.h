@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "agreement/agreement_service.h"
 #include "base/status.h"
 #include "detector/failure_registry.h"
 #include "transport/dataplane/data_plane.h"
@@ -57,6 +58,13 @@ class Communicator {
   // The lowest job rank among the members: with the contexts and epoch, it names this
   // communicator's life across the job (two live communicators sharing contexts are disjoint).
   uint32_t owner() const { return owner_; }
+  // Its life's name for the agreement service (contexts, epoch and owner, as above).
+  agreement::CommKey agreement_key() const {
+    return {.context = p2p_context(), .epoch = contexts_.epoch, .owner = owner_};
+  }
+  // Whether this process joined the agreement service for it (at its first agreement).
+  bool agreement_joined() const { return agreement_joined_; }
+  void set_agreement_joined() { agreement_joined_ = true; }
   uint32_t p2p_context() const { return contexts_.p2p_context(); }
   uint32_t collective_context() const { return contexts_.collective_context(); }
   transport::DataPlane& plane() const { return *plane_; }
@@ -166,6 +174,7 @@ class Communicator {
   Abandoned abandoned_;
   void* binding_ = nullptr;
   uint32_t collective_calls_ = 0;
+  bool agreement_joined_ = false;
   uint32_t requests_in_use_ = 0;
 };
 

@@ -191,6 +191,20 @@ int rft_comm_failure_get_acked(rft_comm_t comm, rft_group_t* failed);
 /* Not collective, idempotent: every live member's operations on `comm` return RFT_ERR_REVOKED. */
 int rft_comm_revoke(rft_comm_t comm);
 int rft_comm_is_revoked(rft_comm_t comm, int* flag);
+/* Fault-tolerant agreement: `*flag` becomes the bitwise AND of the flags of `comm`'s live members
+ * (members that fail during the call may or may not count), the same at every member that
+ * returns; afterwards every failure in the agreed set is known here (rft_comm_get_failed).
+ * RFT_ERR_PROC_FAILED, with `*flag` still set, when a member failed that not every participant
+ * had acknowledged. Never RFT_ERR_REVOKED: works on a revoked communicator. Collective over the
+ * live members; a member returns as soon as it knows the outcome (early return). */
+int rft_comm_agree(rft_comm_t comm, int* flag);
+/* The non-blocking form: the request completes with rft_comm_agree's outcome; `flag` must stay
+ * valid until then. */
+int rft_comm_iagree(rft_comm_t comm, int* flag, rft_request_t* request);
+/* A new communicator of `comm`'s members that are not in the agreed failed set, in `comm`'s
+ * order (failures during the call are excluded too). Works on a revoked communicator; equals
+ * rft_comm_dup when nothing failed. Collective over the live members. */
+int rft_comm_shrink(rft_comm_t comm, rft_comm_t* newcomm);
 
 /* ---- Error handlers ---- */
 typedef void (*rft_comm_errhandler_fn)(rft_comm_t comm, int error, const char* message,

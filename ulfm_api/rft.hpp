@@ -273,6 +273,18 @@ class Comm {
     Check(rft_comm_ack_failed(handle_, count, &acked));
     return acked;
   }
+  // `flag` becomes the agreed AND; on RFT_ERR_PROC_FAILED it is set before the throw.
+  void Agree(int& flag) const { Check(rft_comm_agree(handle_, &flag)); }
+  Request Iagree(int& flag) const {
+    rft_request_t request = RFT_REQUEST_NULL;
+    Check(rft_comm_iagree(handle_, &flag, &request));
+    return Request(request);
+  }
+  Comm Shrink() const {
+    rft_comm_t out = RFT_COMM_NULL;
+    Check(rft_comm_shrink(handle_, &out));
+    return Comm(out, true);
+  }
 
   rft_comm_t get() const { return handle_; }
 

@@ -434,6 +434,33 @@ extern "C" int rft_comm_is_revoked(rft_comm_t comm, int* flag) {
   return Success();
 }
 
+extern "C" int rft_comm_agree(rft_comm_t comm, int* flag) {
+  if (Status s = CheckComm(comm, "rft_comm_agree"); !s.ok()) return Raise(comm, s);
+  if (flag == nullptr) return Raise(comm, ArgError("rft_comm_agree: flag is NULL"));
+  uint32_t value = static_cast<uint32_t>(*flag);
+  Status result = g_session->Agree(*comm->comm, &value);
+  *flag = static_cast<int>(value);
+  return Raise(comm, result);
+}
+
+extern "C" int rft_comm_iagree(rft_comm_t comm, int* flag, rft_request_t* request) {
+  if (Status s = CheckComm(comm, "rft_comm_iagree"); !s.ok()) return Raise(comm, s);
+  if (flag == nullptr || request == nullptr) {
+    return Raise(comm, ArgError(std::string("rft_comm_iagree: ") +
+                                (flag == nullptr ? "flag" : "request") + " is NULL"));
+  }
+  *request = RFT_REQUEST_NULL;
+  // int and unsigned int may alias: the agreement writes the caller's int in place.
+  return Raise(comm, g_session->Iagree(*comm->comm, reinterpret_cast<uint32_t*>(flag),
+                                       rft::api::binding::AsRequests(request)));
+}
+
+extern "C" int rft_comm_shrink(rft_comm_t comm, rft_comm_t* newcomm) {
+  if (Status s = CheckComm(comm, "rft_comm_shrink"); !s.ok()) return Raise(comm, s);
+  if (newcomm == nullptr) return Raise(comm, ArgError("rft_comm_shrink: newcomm is NULL"));
+  return Created(comm, g_session->Shrink(*comm->comm), newcomm);
+}
+
 // ---- Error handlers ----
 
 extern "C" int rft_comm_create_errhandler(rft_comm_errhandler_fn function, void* user_data,

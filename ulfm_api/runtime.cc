@@ -55,12 +55,16 @@ Status Runtime::Build(const Options& options) {
   for (const FailureRecord& record : registry_->Records()) plane->ReportPeerFailed(record.rank);
   // Revocations reach the data plane from the control thread, through the same queue.
   RFT_ASSIGN_OR_RETURN(revoke_, RevokeService::Create(control_.get(), plane));
+  // Agreements run on the control thread; a decision wakes the caller's wait in the data plane.
+  RFT_ASSIGN_OR_RETURN(agreement_, agreement::AgreementService::Create(control_.get(), registry,
+                                                                       [plane] { plane->Wake(); }));
   return Status::Ok();
 }
 
 void Runtime::Close() {
   // Before the data plane closes its endpoints: the others must not take that for a failure.
   if (control_ != nullptr) control_->AnnounceDeparture();
+  agreement_.reset();
   revoke_.reset();
   to_plane_.Reset();
   plane_.reset();

@@ -19,6 +19,7 @@
 
 #include <memory>
 
+#include "agreement/agreement_service.h"
 #include "base/status.h"
 #include "detector/control_plane.h"
 #include "detector/failure_registry.h"
@@ -62,6 +63,7 @@ class Runtime {
   detector::ControlPlane& control() { return *control_; }
   transport::DataPlane& plane() { return *plane_; }
   RevokeService& revoke() { return *revoke_; }
+  agreement::AgreementService& agreement() { return *agreement_; }
 
  private:
   Runtime() = default;
@@ -75,6 +77,8 @@ class Runtime {
   // The registry's calls into the data plane: ends before the data plane does.
   detector::Subscription to_plane_;
   std::unique_ptr<RevokeService> revoke_;  // hosted on control_, feeds plane_: ends first
+  // Hosted on control_, wakes plane_: ends before either.
+  std::unique_ptr<agreement::AgreementService> agreement_;
 };
 
 }  // namespace rft::api

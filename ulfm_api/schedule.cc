@@ -137,6 +137,12 @@ Status Schedule::PostRound() {
 Status Schedule::Advance(bool* done) {
   *done = finished_;
   if (finished_) return result_;
+  if (external_) [[unlikely]] {
+    std::optional<Status> outcome = external_();
+    if (!outcome.has_value()) return Status::Ok();
+    *done = true;
+    return Finish(std::move(*outcome));
+  }
   transport::DataPlane& plane = comm_.plane();
   bool progressed = false;
   const auto pending = [this] {

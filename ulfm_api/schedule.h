@@ -23,7 +23,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "base/status.h"
@@ -63,6 +65,11 @@ class Schedule {
   void EndRound();
   // A temporary buffer owned by the schedule (16-byte aligned).
   std::byte* Scratch(size_t bytes);
+  // Makes this a schedule that waits for work outside the data plane (an agreement on the
+  // control thread) instead of running rounds: each Advance asks `poll`, which returns the
+  // outcome once that work is over. Such a schedule has no rounds and is not refused on a
+  // communicator with failed members or a revoked one (agreement works there).
+  void AwaitExternal(std::function<std::optional<Status>()> poll) { external_ = std::move(poll); }
 
   // ---- Running ----
   // Whether the communicator can run a collective now: RFT_ERR_REVOKED or RFT_ERR_PROC_FAILED
@@ -115,6 +122,7 @@ class Schedule {
   bool round_posted_ = false;
   bool finished_ = false;
   Status result_;
+  std::function<std::optional<Status>()> external_;
   size_t scratch_used_ = 0;
   std::vector<std::unique_ptr<std::byte[]>> heap_scratch_;
   Op inline_ops_[kInlineOps];

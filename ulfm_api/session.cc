@@ -239,6 +239,8 @@ Status Session::Free(std::unique_ptr<Communicator>& comm) {
                     " request(s) not yet completed (wait for, test or cancel them first)");
   }
   RFT_RETURN_IF_ERROR(contexts_.Release(comm->contexts().pair));
+  // Its agreement node stays a while on the control thread, for members still agreeing.
+  if (comm->agreement_joined()) runtime_->agreement().Leave(comm->agreement_key());
   comm->ReapAbandoned();
   comm->MoveAbandoned(&abandoned_);
   comm.reset();

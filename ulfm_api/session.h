@@ -89,6 +89,27 @@ class Session {
   // not complete.
   Status Free(std::unique_ptr<Communicator>& comm);
 
+  // ULFM agreement (docs/agreement.md): `*flag` becomes the bitwise AND of the flags of the
+  // live members (and maybe of members that failed during it), the same at every member that
+  // returns. RFT_ERR_PROC_FAILED when a member failed that not every participant had
+  // acknowledged (the flag is still the agreed one). Never RFT_ERR_REVOKED. Collective over
+  // `comm`'s live members; the agreed failed set is in the registry on return.
+  Status Agree(Communicator& comm, uint32_t* flag);
+  // The non-blocking form: `*request` completes with Agree's outcome, and `*flag` (which must
+  // stay valid until then) gets the agreed flag.
+  Status Iagree(Communicator& comm, uint32_t* flag, Request** request);
+  // Starts an agreement on `comm` with `contribution` (its undecided_floor is the service's).
+  StatusOr<std::shared_ptr<agreement::Operation>> StartAgreement(
+      Communicator& comm, agreement::AgreeValue contribution);
+  // The outcome of a finished agreement on `comm`: the flag, and RFT_ERR_PROC_FAILED when a
+  // member failed that not every participant had acknowledged.
+  static Status AgreementOutcome(Communicator& comm, const agreement::Decision& decision,
+                                 uint32_t* flag);
+  // ULFM shrink: a new communicator of `comm`'s members that are not in the agreed failed set,
+  // in `comm`'s order, with fresh contexts. Works on a revoked communicator; equals Dup when
+  // nothing failed. Collective over `comm`'s live members.
+  StatusOr<std::unique_ptr<Communicator>> Shrink(Communicator& comm);
+
   // ULFM revoke: not collective, idempotent; every live member's operations in `comm` complete
   // with RFT_ERR_REVOKED.
   Status Revoke(Communicator& comm);

@@ -183,6 +183,9 @@ class DataPlane : private ucx::PeerFailureSink {
   // SetContextEpoch starts that life; one of an older life, or of another owner's, is ignored.
   // Any thread; idempotent; wakes a blocked wait.
   void ReportContextRevoked(uint32_t context_id, uint32_t epoch, uint32_t owner = 0);
+  // Wakes a wait blocked in Idle without handing anything over: news for the layer above (an
+  // agreement decided on the control thread) that its caller will look for. Any thread.
+  void Wake() const { reports_.Wake(); }
   // Tells `peer` at once that the life (`context_id`, `epoch`, `owner`) is revoked (a revoke
   // notice, handled there as ReportContextRevoked): the fast path beside the control plane's
   // reliable flood, which alone guarantees delivery. Nothing is sent to a failed peer or after

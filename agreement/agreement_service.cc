@@ -1,0 +1,207 @@
+#include "agreement/agreement_service.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "base/byte_order.h"
+#include "base/log.h"
+
+namespace rft::agreement {
+namespace {
+
+const char* KindName(EraMessage::Kind kind) {
+  switch (kind) {
+    case EraMessage::Kind::kUp:
+      return "up";
+    case EraMessage::Kind::kDecided:
+      return "decided";
+    case EraMessage::Kind::kView:
+      return "view";
+  }
+  return "?";
+}
+
+}  // namespace
+
+Rank AgreementService::Node::MemberOf(Rank job_rank) const {
+  if (identity) return job_rank < members.size() ? job_rank : kInvalidRank;
+  auto it = member_of.find(job_rank);
+  return it == member_of.end() ? kInvalidRank : it->second;
+}
+
+StatusOr<std::unique_ptr<AgreementService>> AgreementService::Create(
+    detector::ControlPlane* control, detector::FailureRegistry* registry,
+    std::function<void()> wake) {
+  std::unique_ptr<AgreementService> service(
+      new AgreementService(control, registry, std::move(wake)));
+  RFT_ASSIGN_OR_RETURN(service->hosting_,
+                       control->Host(transport::ControlService::kAgreement, service.get()));
+  return service;
+}
+
+AgreementService::~AgreementService() { hosting_.Reset(); }
+
+Status AgreementService::PostOrFail(const char* what, std::function<void()> task) {
+  if (!control_->Post(std::move(task))) {
+    return OtherError(std::string(what) + ": the control plane has ended");
+  }
+  return Status::Ok();
+}
+
+Status AgreementService::Join(const CommKey& key, std::vector<Rank> members) {
+  const Rank self = registry_->self();
+  if (std::find(members.begin(), members.end(), self) == members.end()) {
+    return ArgError("agreement Join: the members of context " + std::to_string(key.context) +
+                    " do not include this process (job rank " + std::to_string(self) + ")");
+  }
+  return PostOrFail("agreement Join", [this, key, members = std::move(members)]() mutable {
+    if (nodes_.count(key) != 0) {
+      RFT_LOG_ERROR("agreement: context %u epoch %u joined twice; the second is ignored",
+                    key.context, key.epoch);
+      return;
+    }
+    Node& node = nodes_[key];
+    node.identity = true;
+    for (Rank m = 0; m < members.size(); ++m) node.identity &= members[m] == m;
+    if (!node.identity) {
+      for (Rank m = 0; m < members.size(); ++m) node.member_of[members[m]] = m;
+    }
+    node.members = std::move(members);
+    RankSet failed;
+    for (Rank job_rank : registry_->Failed()) {
+      const Rank member = node.MemberOf(job_rank);
+      if (member != kInvalidRank) failed.Insert(member);
+    }
+    const Rank self_member = node.MemberOf(registry_->self());
+    node.era =
+        std::make_unique<EraNode>(self_member, static_cast<uint32_t>(node.members.size()), failed);
+    // Messages that came before this process joined, in arrival order.
+    if (auto early = early_.find(key); early != early_.end()) {
+      std::vector<Early> messages = std::move(early->second);
+      early_.erase(early);
+      for (const Early& message : messages) {
+        early_bytes_ -= message.bytes.size();
+        Deliver(key, node, message.from, message.bytes);
+      }
+    }
+  });
+}
+
+void AgreementService::Leave(const CommKey& key) {
+  (void)PostOrFail("agreement Leave", [this, key] {
+    if (nodes_.count(key) == 0) return;
+    left_.push_back(key);
+    if (left_.size() > kKeptAfterLeave) {
+      nodes_.erase(left_.front());
+      left_.pop_front();
+    }
+  });
+}
+
+Status AgreementService::Start(const CommKey& key, AgreeValue contribution,
+                               std::shared_ptr<Operation> operation) {
+  return PostOrFail("agreement Start", [this, key, contribution = std::move(contribution),
+                                        operation = std::move(operation)]() mutable {
+    auto it = nodes_.find(key);
+    if (it == nodes_.end()) {
+      RFT_LOG_ERROR("agreement: Start on context %u epoch %u, which was never joined", key.context,
+                    key.epoch);
+      return;
+    }
+    Node& node = it->second;
+    // Registered before the start: a member alone decides inside it.
+    node.waiting[node.era->started()] = std::move(operation);
+    std::vector<EraAction> actions;
+    node.era->Start(std::move(contribution), &actions);
+    Perform(key, node, actions);
+  });
+}
+
+void AgreementService::OnControlMessage(Rank from, uint8_t kind,
+                                        std::span<const std::byte> payload) {
+  if (kind != kEraMessageKind || payload.size() < kKeyBytes) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const CommKey key{.context = LoadLittleEndian<uint32_t>(payload, 0),
+                    .epoch = LoadLittleEndian<uint32_t>(payload, 4),
+                    .owner = LoadLittleEndian<uint32_t>(payload, 8)};
+  const std::span<const std::byte> bytes = payload.subspan(kKeyBytes);
+  auto it = nodes_.find(key);
+  if (it != nodes_.end()) {
+    Deliver(key, it->second, from, bytes);
+    return;
+  }
+  if (early_bytes_ + bytes.size() > kMaxEarlyBytes) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  early_bytes_ += bytes.size();
+  early_[key].push_back(Early{from, std::vector<std::byte>(bytes.begin(), bytes.end())});
+}
+
+void AgreementService::Deliver(const CommKey& key, Node& node, Rank from,
+                               std::span<const std::byte> bytes) {
+  const Rank member = node.MemberOf(from);
+  auto message = DecodeEraMessage(bytes, static_cast<uint32_t>(node.members.size()));
+  if (member == kInvalidRank || !message.ok()) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    if (!message.ok()) RFT_LOG_DEBUG("%s", message.status().ToString().c_str());
+    return;
+  }
+  RFT_LOG_DEBUG("agreement: context %u: %s %llu from member %u", key.context,
+                KindName(message->kind), static_cast<unsigned long long>(message->seq), member);
+  std::vector<EraAction> actions;
+  node.era->OnMessage(member, *message, &actions);
+  Perform(key, node, actions);
+}
+
+void AgreementService::OnPeerFailed(Rank rank) {
+  for (auto& [key, node] : nodes_) {
+    const Rank member = node.MemberOf(rank);
+    if (member == kInvalidRank) continue;
+    std::vector<EraAction> actions;
+    node.era->OnFailure(member, &actions);
+    Perform(key, node, actions);
+  }
+}
+
+void AgreementService::Perform(const CommKey& key, Node& node,
+                               const std::vector<EraAction>& actions) {
+  // Sending may progress UCX (connecting an endpoint), which may deliver another message to
+  // this service: each call has its own actions and encoding buffer, and `node` (a map entry)
+  // stays where it is.
+  std::vector<std::byte> encoded;
+  for (const EraAction& action : actions) {
+    if (const auto* send = std::get_if<SendEra>(&action)) {
+      encoded.clear();
+      encoded.resize(kKeyBytes);
+      StoreLittleEndian<uint32_t>(encoded, 0, key.context);
+      StoreLittleEndian<uint32_t>(encoded, 4, key.epoch);
+      StoreLittleEndian<uint32_t>(encoded, 8, key.owner);
+      EncodeEraMessage(send->message, &encoded);
+      RFT_LOG_DEBUG("agreement: context %u: %s %llu to member %u", key.context,
+                    KindName(send->message.kind),
+                    static_cast<unsigned long long>(send->message.seq), send->to);
+      control_->Send(node.members[send->to], transport::ControlService::kAgreement, kEraMessageKind,
+                     encoded);
+    } else if (const auto* learned = std::get_if<LearnFailed>(&action)) {
+      registry_->Report(node.members[learned->member], detector::FailureSource::kAgreement);
+    } else if (const auto* decide = std::get_if<Decide>(&action)) {
+      // The agreed failed set is in this process's registry before the caller returns.
+      for (Rank member : decide->decision.failed) {
+        registry_->Report(node.members[member], detector::FailureSource::kAgreement);
+      }
+      auto waiting = node.waiting.find(decide->seq);
+      if (waiting == node.waiting.end()) continue;  // nobody here waits (cannot happen)
+      std::shared_ptr<Operation> operation = std::move(waiting->second);
+      node.waiting.erase(waiting);
+      operation->decision_ = decide->decision;
+      operation->done_.store(true, std::memory_order_release);
+      if (wake_) wake_();
+    }
+  }
+}
+
+}  // namespace rft::agreement

@@ -1,0 +1,131 @@
+// rft::agreement::AgreementService: the early-returning agreement as a service of the control
+// plane (docs/agreement.md).
+//
+// Each communicator that agrees has an EraNode on the control thread, keyed by the
+// communicator's life across the job (CommKey). The caller's thread starts an agreement and
+// waits for its Operation; the control thread runs the protocol, so a member that returned
+// keeps answering late peers while its program computes. Failures reach the nodes from the
+// registry (through the control plane), and failures learned from agreement messages and
+// decisions go back to the registry (FailureSource::kAgreement), so after an agreement returns,
+// its failed set is in the registry of every member that returned.
+//
+// Threading: Join, Leave and Start from any thread (the API's); everything else runs on the
+// control thread. An Operation is written by the control thread and read by its owner after
+// done() says so.
+#ifndef RFT_AGREEMENT_AGREEMENT_SERVICE_H_
+#define RFT_AGREEMENT_AGREEMENT_SERVICE_H_
+
+#include <atomic>
+#include <compare>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "agreement/era_node.h"
+#include "base/status.h"
+#include "detector/control_plane.h"
+#include "detector/failure_registry.h"
+
+namespace rft::agreement {
+
+// A communicator's life across the job: its first context, the epoch of that life, and its
+// owner (lowest job rank): the same at every member, unique among live communicators.
+struct CommKey {
+  uint32_t context = 0;
+  uint32_t epoch = 0;
+  uint32_t owner = 0;
+  friend auto operator<=>(const CommKey&, const CommKey&) = default;
+};
+
+// One agreement as its caller sees it.
+class Operation {
+ public:
+  bool done() const { return done_.load(std::memory_order_acquire); }
+  // Valid once done().
+  const Decision& decision() const { return decision_; }
+
+ private:
+  friend class AgreementService;
+  std::atomic<bool> done_{false};
+  Decision decision_;
+};
+
+class AgreementService final : private detector::ControlServiceHandler {
+ public:
+  // Hosts the service on `control` (ControlService::kAgreement). `wake` is called on the control
+  // thread after an operation completes (the runtime wakes the data plane's wait). `control`
+  // and `registry` must outlive the service.
+  static StatusOr<std::unique_ptr<AgreementService>> Create(detector::ControlPlane* control,
+                                                            detector::FailureRegistry* registry,
+                                                            std::function<void()> wake);
+  ~AgreementService();
+  AgreementService(const AgreementService&) = delete;
+  AgreementService& operator=(const AgreementService&) = delete;
+
+  // This process takes part in agreements on `key`, whose members are `members` (job ranks in
+  // member order, this process among them). Once per key, before its first Start. RFT_ERR_ARG
+  // for a key already joined or members without this process; RFT_ERR_OTHER once the control
+  // plane has ended.
+  Status Join(const CommKey& key, std::vector<Rank> members);
+  // The communicator is gone here; its node still answers late peers for a while (the last
+  // kKeptAfterLeave left communicators are kept).
+  void Leave(const CommKey& key);
+  static constexpr size_t kKeptAfterLeave = 64;
+  // Starts this process's next agreement on `key` with `contribution`; `operation` becomes
+  // done() with the decision. RFT_ERR_OTHER once the control plane has ended.
+  Status Start(const CommKey& key, AgreeValue contribution, std::shared_ptr<Operation> operation);
+
+  // Control messages dropped (malformed, for a node that never came), and messages kept for a
+  // communicator not joined here yet. Any thread.
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+
+ private:
+  // The control message kind of an agreement message; its payload is the key (3 × u32) and the
+  // encoded EraMessage.
+  static constexpr uint8_t kEraMessageKind = 1;
+  static constexpr size_t kKeyBytes = 12;
+  // Messages kept for keys not joined here yet (a faster member already agreeing on a
+  // communicator this one is still creating), at most this many bytes in all.
+  static constexpr size_t kMaxEarlyBytes = size_t{4} << 20;
+
+  struct Node {
+    std::vector<Rank> members;       // member -> job rank
+    std::map<Rank, Rank> member_of;  // job rank -> member (empty for the identity)
+    bool identity = false;           // members[i] == i
+    std::unique_ptr<EraNode> era;
+    std::map<uint64_t, std::shared_ptr<Operation>> waiting;  // by agreement number
+    Rank MemberOf(Rank job_rank) const;
+  };
+
+  AgreementService(detector::ControlPlane* control, detector::FailureRegistry* registry,
+                   std::function<void()> wake)
+      : control_(control), registry_(registry), wake_(std::move(wake)) {}
+  void OnControlMessage(Rank from, uint8_t kind, std::span<const std::byte> payload) override;
+  void OnPeerFailed(Rank rank) override;
+  // On the control thread: delivers one message to a joined node.
+  void Deliver(const CommKey& key, Node& node, Rank from, std::span<const std::byte> bytes);
+  void Perform(const CommKey& key, Node& node, const std::vector<EraAction>& actions);
+  Status PostOrFail(const char* what, std::function<void()> task);
+
+  detector::ControlPlane* control_;
+  detector::FailureRegistry* registry_;
+  std::function<void()> wake_;
+  detector::HostedService hosting_;
+  // The control thread's.
+  std::map<CommKey, Node> nodes_;
+  std::deque<CommKey> left_;  // left communicators still answering, oldest first
+  struct Early {
+    Rank from;
+    std::vector<std::byte> bytes;
+  };
+  std::map<CommKey, std::vector<Early>> early_;
+  size_t early_bytes_ = 0;
+  std::atomic<uint64_t> dropped_{0};
+};
+
+}  // namespace rft::agreement
+
+#endif  // RFT_AGREEMENT_AGREEMENT_SERVICE_H_

@@ -1,0 +1,83 @@
+// Agreement and shrink through the public C API across real processes under rftrun
+// (agreement_worker.c): every member alive, a member dead before an agreement, a member dead
+// inside one. The survivors' outcomes are compared line by line: uniform agreement.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/multiproc/scenario.h"
+
+namespace rft::testing {
+namespace {
+
+const std::vector<std::string> kTolerant = {"RFT_HEARTBEAT_PERIOD=10ms",
+                                            "RFT_HEARTBEAT_TIMEOUT=1s"};
+
+ScenarioResult RunWorker(int n, const std::vector<std::string>& worker_args) {
+  std::vector<std::string> args = {"-n", std::to_string(n), "--ft", "--timeout", "60"};
+  args.push_back(Runfile("tests/multiproc/agreement_worker"));
+  args.insert(args.end(), worker_args.begin(), worker_args.end());
+  return RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(70), kTolerant);
+}
+
+// The distinct "decided rc=... flag=..." outcomes printed, and how many lines printed one.
+std::set<std::string> Outcomes(const std::string& output, int* lines) {
+  std::set<std::string> outcomes;
+  std::istringstream in(output);
+  std::string line;
+  *lines = 0;
+  while (std::getline(in, line)) {
+    const size_t at = line.find("decided rc=");
+    if (at == std::string::npos) continue;
+    outcomes.insert(line.substr(at));
+    ++*lines;
+  }
+  return outcomes;
+}
+
+TEST(AgreementTest, AgreesAndShrinksWithEveryMemberAlive) {
+  for (int n : {1, 2, 3, 5}) {
+    const auto r = RunWorker(n, {"basics"});
+    ASSERT_EQ(r.exit_status, 0) << "n=" << n << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, "basics ok"), n) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+  }
+}
+
+// The victim dies between two agreements: the next one excludes it at every survivor, with
+// RFT_ERR_PROC_FAILED (nobody had acknowledged it) and the survivors' AND; then acknowledgement,
+// a clean agreement, and a shrink to the survivors in order. Victims in every tree role: the
+// root (0), a leaf, an inner member.
+TEST(AgreementTest, AMemberDeadBeforeAnAgreementIsExcludedEverywhere) {
+  for (const auto& [n, victim] :
+       {std::pair{2, 1}, std::pair{3, 0}, std::pair{4, 2}, std::pair{5, 4}, std::pair{6, 0}}) {
+    const auto r = RunWorker(n, {"after", std::to_string(victim)});
+    ASSERT_EQ(r.exit_status, 128 + 9) << "n=" << n << " victim=" << victim << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, "after ok"), n - 1) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+    int lines = 0;
+    EXPECT_EQ(Outcomes(r.output, &lines).size(), 1u) << r.Report();
+    EXPECT_EQ(lines, n - 1) << r.Report();
+  }
+}
+
+// The victim dies inside an agreement, after starting it: every survivor returns the same
+// outcome (its contribution counted or not), and shrink excludes it.
+TEST(AgreementTest, AMemberDyingInsideAnAgreementLeavesOneOutcome) {
+  for (const auto& [n, victim] :
+       {std::pair{3, 0}, std::pair{4, 1}, std::pair{5, 2}, std::pair{6, 5}, std::pair{6, 0}}) {
+    const auto r = RunWorker(n, {"during", std::to_string(victim)});
+    ASSERT_EQ(r.exit_status, 128 + 9) << "n=" << n << " victim=" << victim << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, "during ok"), n - 1) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+    int lines = 0;
+    EXPECT_EQ(Outcomes(r.output, &lines).size(), 1u) << r.Report();
+    EXPECT_EQ(lines, n - 1) << r.Report();
+  }
+}
+
+}  // namespace
+}  // namespace rft::testing

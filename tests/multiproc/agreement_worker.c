@@ -1,0 +1,197 @@
+/* A C99 program over rft.h: fault-tolerant agreement and shrink across real processes under
+ * rftrun (agreement_test.cc drives it). Modes:
+ *   basics       every member alive: 200 agreements with changing flags (blocking and
+ *                non-blocking), agreement on a revoked communicator, shrink equal to dup
+ *   after V      rank V dies once every member returned from an agreement (a barrier): the next
+ *                agreement returns RFT_ERR_PROC_FAILED with the survivors' AND at every survivor,
+ *                names V in get_failed; after the acknowledgement agreements succeed; shrink
+ *                gives the survivors in order, and a collective on it works
+ *   during V     rank V dies inside an agreement (after starting it): every survivor gets the
+ *                same outcome, one of the two the semantics allow; shrink then excludes V
+ * Each rank prints "<mode> ok rank=R" when its checks passed, and what it decided as
+ * "decided rc=... flag=..." for the test to compare; "FAILED: ..." (exit 3) otherwise. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ulfm_api/rft.h"
+
+#define CHECK(cond, ...)                                        \
+  do {                                                          \
+    if (!(cond)) {                                              \
+      printf("FAILED: %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      printf(__VA_ARGS__);                                      \
+      printf(" (last error: %s)\n", rft_last_error_message());  \
+      fflush(stdout);                                           \
+      exit(3);                                                  \
+    }                                                           \
+  } while (0)
+#define CHECK_CODE(expr, code)                                                                  \
+  do {                                                                                          \
+    const int check_rc_ = (expr);                                                               \
+    CHECK(check_rc_ == (code), "%s returned %s, expected %s", #expr, rft_error_name(check_rc_), \
+          rft_error_name(code));                                                                \
+  } while (0)
+#define CHECK_OK(expr) CHECK_CODE(expr, RFT_SUCCESS)
+
+#define W RFT_COMM_WORLD
+
+static int g_rank, g_size;
+
+/* Member r's flag in round `round`: every bit set but one that depends on both, so the AND
+ * changes from round to round and says who took part. */
+static int FlagOf(int r, int round) { return ~(1 << ((r + round) % 31)); }
+
+static int AndOf(const int* members, int count, int round) {
+  int flag = ~0;
+  for (int i = 0; i < count; ++i) flag &= FlagOf(members[i], round);
+  return flag;
+}
+
+static void Basics(void) {
+  int everyone[64];
+  CHECK(g_size <= 64, "at most 64 ranks");
+  for (int r = 0; r < g_size; ++r) everyone[r] = r;
+  for (int round = 0; round < 200; ++round) {
+    int flag = FlagOf(g_rank, round);
+    if (round % 2 == 0) {
+      CHECK_OK(rft_comm_agree(W, &flag));
+    } else {
+      rft_request_t request = RFT_REQUEST_NULL;
+      CHECK_OK(rft_comm_iagree(W, &flag, &request));
+      CHECK_OK(rft_wait(&request, RFT_STATUS_IGNORE));
+      CHECK(request == RFT_REQUEST_NULL, "the request was not freed");
+    }
+    CHECK(flag == AndOf(everyone, g_size, round), "round %d: flag %x, expected %x", round, flag,
+          AndOf(everyone, g_size, round));
+  }
+  /* A revoked communicator still agrees and shrinks (to a working one). */
+  rft_comm_t dup = RFT_COMM_NULL, shrunk = RFT_COMM_NULL;
+  CHECK_OK(rft_comm_dup(W, &dup));
+  CHECK_OK(rft_comm_set_errhandler(dup, RFT_ERRORS_RETURN));
+  CHECK_OK(rft_comm_revoke(dup));
+  int flag = 1;
+  CHECK_OK(rft_comm_agree(dup, &flag));
+  CHECK(flag == 1, "flag %d on the revoked communicator", flag);
+  CHECK_CODE(rft_barrier(dup), RFT_ERR_REVOKED);
+  CHECK_OK(rft_comm_shrink(dup, &shrunk));
+  int size = 0, rank = -1, result = 0;
+  CHECK_OK(rft_comm_size(shrunk, &size));
+  CHECK_OK(rft_comm_rank(shrunk, &rank));
+  CHECK(size == g_size && rank == g_rank, "shrink without failure: size %d rank %d", size, rank);
+  CHECK_OK(rft_comm_compare(W, shrunk, &result));
+  CHECK(result == RFT_CONGRUENT, "shrink without failure compares %d, expected congruent", result);
+  int one = 1, sum = 0;
+  CHECK_OK(rft_allreduce(&one, &sum, 1, RFT_INT, RFT_SUM, shrunk));
+  CHECK(sum == g_size, "allreduce on the shrunk communicator: %d", sum);
+  CHECK_OK(rft_comm_free(&shrunk));
+  CHECK_OK(rft_comm_free(&dup));
+  /* Bad arguments. */
+  CHECK_CODE(rft_comm_agree(W, NULL), RFT_ERR_ARG);
+  CHECK_CODE(rft_comm_shrink(W, NULL), RFT_ERR_ARG);
+  CHECK_CODE(rft_comm_iagree(W, &flag, NULL), RFT_ERR_ARG);
+}
+
+/* The survivors of `victim`, and this rank's checks after it died. */
+static void ShrinkAndCheck(int victim, const char* mode) {
+  rft_comm_t shrunk = RFT_COMM_NULL;
+  CHECK_OK(rft_comm_shrink(W, &shrunk));
+  int size = 0, rank = -1;
+  CHECK_OK(rft_comm_size(shrunk, &size));
+  CHECK_OK(rft_comm_rank(shrunk, &rank));
+  CHECK(size == g_size - 1, "%s: shrunk to %d members, expected %d", mode, size, g_size - 1);
+  CHECK(rank == (g_rank < victim ? g_rank : g_rank - 1), "%s: rank %d in the shrunk communicator",
+        mode, rank);
+  int one = 1, sum = 0;
+  CHECK_OK(rft_allreduce(&one, &sum, 1, RFT_INT, RFT_SUM, shrunk));
+  CHECK(sum == g_size - 1, "%s: allreduce on the shrunk communicator: %d", mode, sum);
+  int flag = 1;
+  CHECK_OK(rft_comm_agree(shrunk, &flag));
+  CHECK_OK(rft_comm_free(&shrunk));
+}
+
+/* The agreed point where a victim dies: once a barrier is over at the victim, every member has
+ * entered it, so every member returned from the agreement before it. A member still in the
+ * barrier when the victim dies gets RFT_ERR_PROC_FAILED from it, which is fine here. */
+static void Fence(void) {
+  const int rc = rft_barrier(W);
+  CHECK(rc == RFT_SUCCESS || rc == RFT_ERR_PROC_FAILED, "barrier: %s", rft_error_name(rc));
+}
+
+static int FailedCount(void) {
+  rft_group_t failed = RFT_GROUP_NULL;
+  int count = -1;
+  CHECK_OK(rft_comm_get_failed(W, &failed));
+  CHECK_OK(rft_group_size(failed, &count));
+  CHECK_OK(rft_group_free(&failed));
+  return count;
+}
+
+static void After(int victim) {
+  int survivors[64], count = 0;
+  for (int r = 0; r < g_size; ++r) {
+    if (r != victim) survivors[count++] = r;
+  }
+  int flag = FlagOf(g_rank, 0);
+  CHECK_OK(rft_comm_agree(W, &flag));
+  Fence();
+  if (g_rank == victim) raise(SIGKILL);
+  flag = FlagOf(g_rank, 1);
+  const int rc = rft_comm_agree(W, &flag);
+  printf("decided rc=%s flag=%x\n", rft_error_name(rc), flag);
+  fflush(stdout);
+  /* The victim never contributed: the decision excludes it, and nobody had acknowledged it. */
+  CHECK_CODE(rc, RFT_ERR_PROC_FAILED);
+  CHECK(flag == AndOf(survivors, count, 1), "flag %x, expected the survivors' AND %x", flag,
+        AndOf(survivors, count, 1));
+  CHECK(FailedCount() == 1, "get_failed after the agreement names %d ranks", FailedCount());
+  int acked = 0;
+  CHECK_OK(rft_comm_ack_failed(W, 1, &acked));
+  flag = FlagOf(g_rank, 2);
+  CHECK_OK(rft_comm_agree(W, &flag));
+  CHECK(flag == AndOf(survivors, count, 2), "after ack: flag %x", flag);
+  ShrinkAndCheck(victim, "after");
+}
+
+static void During(int victim) {
+  int flag = FlagOf(g_rank, 0);
+  CHECK_OK(rft_comm_agree(W, &flag));
+  Fence();
+  flag = FlagOf(g_rank, 1);
+  if (g_rank == victim) {
+    /* Contributes, then dies before it can learn the outcome. */
+    rft_request_t request = RFT_REQUEST_NULL;
+    CHECK_OK(rft_comm_iagree(W, &flag, &request));
+    raise(SIGKILL);
+  }
+  const int rc = rft_comm_agree(W, &flag);
+  printf("decided rc=%s flag=%x\n", rft_error_name(rc), flag);
+  fflush(stdout);
+  CHECK(rc == RFT_SUCCESS || rc == RFT_ERR_PROC_FAILED, "rc %s", rft_error_name(rc));
+  CHECK_OK(rft_comm_failure_ack(W));
+  ShrinkAndCheck(victim, "during");
+}
+
+int main(int argc, char** argv) {
+  CHECK(argc >= 2, "usage: agreement_worker MODE [VICTIM]");
+  int provided = -1;
+  CHECK_OK(rft_init(&argc, &argv, RFT_FT_NOTIFY, &provided));
+  CHECK_OK(rft_comm_rank(W, &g_rank));
+  CHECK_OK(rft_comm_size(W, &g_size));
+  CHECK_OK(rft_comm_set_errhandler(W, RFT_ERRORS_RETURN));
+  const char* mode = argv[1];
+  if (strcmp(mode, "basics") == 0) {
+    Basics();
+  } else if (strcmp(mode, "after") == 0 && argc >= 3) {
+    After(atoi(argv[2]));
+  } else if (strcmp(mode, "during") == 0 && argc >= 3) {
+    During(atoi(argv[2]));
+  } else {
+    CHECK(0, "unknown mode %s", mode);
+  }
+  printf("%s ok rank=%d\n", mode, g_rank);
+  fflush(stdout);
+  CHECK_OK(rft_finalize());
+  return 0;
+}
