@@ -10,6 +10,10 @@
 //                 "ratio" = api / plane
 //   barrier, allreduce (8 B .. 1 MiB of doubles, SUM), bcast (8 B .. 1 MiB), dup_free (a dup and
 //                 a free of COMM_WORLD)
+//   agree         rft_comm_agree on COMM_WORLD, every member alive; "ratio" = agree / the 8-byte
+//                 allreduce of the same run
+//   iagree        rft_comm_iagree and rft_wait at once
+//   shrink        rft_comm_shrink of COMM_WORLD (nothing failed) and a free
 //   revoke        rank 0 revokes a duplicate of COMM_WORLD while the others wait in a receive on
 //                 it: time from the revoke until the last one returned (one node: one clock)
 #include <time.h>
@@ -76,9 +80,15 @@ void Report(const char* bench, long size, long iters, double p50_us, double p99_
   std::fflush(stdout);
 }
 
-// Runs `body` `iters` times per repetition after a barrier; per-iteration times in µs.
+struct Figures {
+  double p50_us;
+  double p99_us;
+};
+
+// Runs `body` `iters` times per repetition after a barrier; the medians over the repetitions of
+// the slowest rank's per-iteration median and 99th percentile, in µs.
 template <class Body>
-void Measure(const char* bench, long size, long iters, int reps, Body body) {
+Figures Collect(long iters, int reps, Body body) {
   std::vector<double> medians, p99s;
   std::vector<double> samples(static_cast<size_t>(iters));
   for (int rep = 0; rep < reps; ++rep) {
@@ -91,7 +101,41 @@ void Measure(const char* bench, long size, long iters, int reps, Body body) {
     medians.push_back(Slowest(Median(samples)));
     p99s.push_back(Slowest(Percentile(samples, 99)));
   }
-  Report(bench, size, iters, Median(medians), Median(p99s));
+  return {Median(medians), Median(p99s)};
+}
+
+template <class Body>
+Figures Measure(const char* bench, long size, long iters, int reps, Body body) {
+  const Figures f = Collect(iters, reps, body);
+  Report(bench, size, iters, f.p50_us, f.p99_us);
+  return f;
+}
+
+// agree, iagree (started and waited for at once) and shrink with every member alive; agree's
+// line carries its ratio to the 8-byte allreduce of the same run.
+void Agreement(long iters, int reps, double allreduce_us) {
+  int round = 0;
+  const Figures agree = Collect(iters, reps, [&round] {
+    int flag = ~(1 << (round++ % 31));
+    Check(rft_comm_agree(RFT_COMM_WORLD, &flag), "agree");
+  });
+  char json[128], text[128];
+  const double ratio = agree.p50_us / allreduce_us;
+  std::snprintf(json, sizeof json, ",\"allreduce_p50_us\":%.3f,\"ratio\":%.3f", allreduce_us,
+                ratio);
+  std::snprintf(text, sizeof text, "(%.2fx allreduce 8 B)", ratio);
+  Report("agree", -1, iters, agree.p50_us, agree.p99_us, json, text);
+  Measure("iagree", -1, iters, reps, [] {
+    int flag = 1;
+    rft_request_t request = RFT_REQUEST_NULL;
+    Check(rft_comm_iagree(RFT_COMM_WORLD, &flag, &request), "iagree");
+    Check(rft_wait(&request, RFT_STATUS_IGNORE), "wait");
+  });
+  Measure("shrink", -1, std::max(10L, iters / 10), reps, [] {
+    rft_comm_t comm;
+    Check(rft_comm_shrink(RFT_COMM_WORLD, &comm), "shrink");
+    Check(rft_comm_free(&comm), "free");
+  });
 }
 
 void PointToPoint(long iters, int reps) {
@@ -205,13 +249,15 @@ int main(int argc, char** argv) {
   PointToPoint(iters * 10, reps);
   Measure("barrier", -1, iters, reps, [] { Check(rft_barrier(RFT_COMM_WORLD), "barrier"); });
   std::vector<double> send(1 << 17), receive(1 << 17);
+  double allreduce_8_us = 0;
   for (size_t bytes = 8; bytes <= (1u << 20); bytes *= 16) {
     const long n = bytes >= 65536 ? std::max(10L, iters / 20) : iters;
-    Measure("allreduce", static_cast<long>(bytes), n, reps, [&] {
+    const Figures f = Measure("allreduce", static_cast<long>(bytes), n, reps, [&] {
       Check(rft_allreduce(send.data(), receive.data(), bytes / 8, RFT_DOUBLE, RFT_SUM,
                           RFT_COMM_WORLD),
             "allreduce");
     });
+    if (bytes == 8) allreduce_8_us = f.p50_us;
   }
   for (size_t bytes = 8; bytes <= (1u << 20); bytes *= 16) {
     const long n = bytes >= 65536 ? std::max(10L, iters / 20) : iters;
@@ -223,6 +269,7 @@ int main(int argc, char** argv) {
     Check(rft_comm_dup(RFT_COMM_WORLD, &comm), "dup");
     Check(rft_comm_free(&comm), "free");
   });
+  Agreement(iters, reps, allreduce_8_us);
   Revoke(std::max(reps, 11));
   Check(rft_finalize(), "finalize");
   return 0;

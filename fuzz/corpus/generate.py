@@ -132,11 +132,40 @@ def rftrun_options():
     ])
 
 
+def rank_set_bytes(intervals):
+    return struct.pack("<I", len(intervals)) + b"".join(struct.pack("<II", a, b) for a, b in intervals)
+
+
+def era_message():
+    """members byte, self byte, then an agreement message (agreement/era_message.h)."""
+    def value(flag=0xFFFFFFFF, maximum=0, floor=0, words=(), acked=()):
+        return (struct.pack("<IIQI", flag, maximum, floor, len(words)) +
+                b"".join(struct.pack("<Q", w) for w in words) + rank_set_bytes(acked))
+
+    def message(kind, seq=0, failed=(), body=b""):
+        return struct.pack("<BQ", kind, seq) + rank_set_bytes(failed) + body
+
+    return {
+        "up_valid": bytes([4, 0]) + message(1, body=value()),
+        "up_failed_valid": bytes([8, 0]) + message(1, failed=[(3, 5)], body=value(acked=[(3, 4)])),
+        "decided_valid": bytes([4, 1]) + message(2, seq=1, failed=[(2, 3)],
+                                                 body=value(flag=6, maximum=3, words=[0xF0])),
+        "view_valid": bytes([4, 2]) + message(3, failed=[(0, 1)]),
+        "unknown_kind": bytes([4, 0]) + message(9),
+        "interval_beyond_members": bytes([4, 0]) + message(3, failed=[(2, 9)]),
+        "intervals_out_of_order": bytes([8, 0]) + message(3, failed=[(4, 5), (1, 2)]),
+        "trailing_bytes": bytes([4, 0]) + message(3) + b"x",
+        "too_many_words": bytes([4, 0]) + message(1, body=struct.pack("<IIQI", 0, 0, 0, 99999)),
+        "truncated": bytes([4, 0]) + message(1, body=value())[:-3],
+    }
+
+
 def main():
     for target, seeds in [("wire_header", wire_header()), ("rendezvous", rendezvous()),
                           ("broadcast", broadcast()), ("heartbeat", heartbeat()),
                           ("config", config()), ("log_level", log_level()),
-                          ("rank_set", rank_set()), ("rftrun_options", rftrun_options())]:
+                          ("rank_set", rank_set()), ("rftrun_options", rftrun_options()),
+                          ("era_message", era_message())]:
         directory = os.path.join(HERE, target)
         shutil.rmtree(directory, ignore_errors=True)
         os.makedirs(directory)

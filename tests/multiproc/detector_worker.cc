@@ -8,8 +8,9 @@
 //   quiet --seconds S   no fault: heartbeats flow (each rank's observer sees its counter move)
 //                and nobody is suspected; with RFT_PROGRESS_THREAD=n through Poll calls.
 //   services     a service hosted beside the detector gets its messages (sent from posted
-//                work), its broadcasts and its timers on the control thread; another service's
-//                messages are dropped and counted; hosting is refused twice or for the detector,
+//                work), its broadcasts and its timers on the control thread; messages for a
+//                service not hosted yet are kept for it, and dropped (counted) once it has gone;
+//                hosting is refused twice or for the detector,
 //                and a service hosted late gets what it missed. (The control plane alone.)
 //   revoke --origin R   rank R revokes a context in which every rank waits in a receive: each
 //                receive ends REVOKED, and the revocation was delivered once everywhere.
@@ -237,7 +238,7 @@ int Services(Bootstrap& job, ControlPlane& control) {
   CHECK_OK(job.Fence(false));  // everyone hosts before anyone sends
 
   // Messages around the ring, from posted work: one for the hosted service, one for a service
-  // nobody hosts here (agreement), which must be dropped and counted.
+  // nobody hosts here yet (agreement), which is kept for it.
   const Rank next = (me + 1) % n;
   const Rank prev = (me + n - 1) % n;
   const bool posted = control.Post([&control, me, next] {
@@ -247,13 +248,35 @@ int Services(Bootstrap& job, ControlPlane& control) {
   });
   CHECK(posted, "Post refused while the control thread runs");
   CHECK(WaitFor([&] { return !service.messages().empty(); }), "no message from rank " << prev);
-  CHECK(WaitFor([&] { return control.dropped_messages() > dropped_before; }),
-        "the message for an unhosted service was not counted as dropped");
   const auto messages = service.messages();
   CHECK(messages.size() == 1 && messages[0].from == prev && messages[0].kind == 7 &&
             messages[0].payload.size() == 1 &&
             messages[0].payload[0] == static_cast<std::byte>(prev),
         messages.size() << " message(s); expected kind 7 from rank " << prev);
+  // The agreement message is kept (or, if still on its way, comes straight to the service once
+  // hosted): never dropped.
+  {
+    RecordingService agreement(&control);
+    auto hosted_agreement = control.Host(ControlService::kAgreement, &agreement);
+    CHECK_OK(hosted_agreement.status());
+    CHECK(WaitFor([&] { return !agreement.messages().empty(); }),
+          "the message for a service hosted late never reached it");
+    CHECK(control.dropped_messages() == dropped_before,
+          "a message for a service not hosted yet was dropped");
+    const auto kept = agreement.messages();
+    CHECK(kept.size() == 1 && kept[0].from == prev && kept[0].kind == 1 &&
+              kept[0].payload.size() == 1 && kept[0].payload[0] == static_cast<std::byte>(prev),
+          kept.size() << " kept message(s); expected kind 1 from rank " << prev);
+  }
+  // Once a service was hosted and is gone (a process ending), its messages are dropped.
+  CHECK_OK(job.Fence(false));
+  const bool resent = control.Post([&control, me, next] {
+    const std::byte payload[1] = {static_cast<std::byte>(me)};
+    control.Send(next, ControlService::kAgreement, 1, payload);
+  });
+  CHECK(resent, "Post refused while the control thread runs");
+  CHECK(WaitFor([&] { return control.dropped_messages() > dropped_before; }),
+        "the message for a service no longer hosted was not counted as dropped");
 
   // A timer set on the control thread runs there, and not before its time.
   std::atomic<int64_t> set_at{0}, fired_at{0};
