@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "agreement/era_node.h"
@@ -78,6 +79,11 @@ class AgreementService final : private detector::ControlServiceHandler {
   // done() with the decision. RFT_ERR_OTHER once the control plane has ended.
   Status Start(const CommKey& key, AgreeValue contribution, std::shared_ptr<Operation> operation);
 
+  // This process's next agreement on `key` was decided on the fast path (docs/agreement.md):
+  // the node keeps `decision` for late peers and for members that fell back. In order with
+  // Start. RFT_ERR_OTHER once the control plane has ended.
+  Status NoteDecided(const CommKey& key, Decision decision);
+
   // Control messages dropped (malformed, for a node that never came), and messages kept for a
   // communicator not joined here yet. Any thread.
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
@@ -108,6 +114,9 @@ class AgreementService final : private detector::ControlServiceHandler {
   // On the control thread: delivers one message to a joined node.
   void Deliver(const CommKey& key, Node& node, Rank from, std::span<const std::byte> bytes);
   void Perform(const CommKey& key, Node& node, const std::vector<EraAction>& actions);
+  // On the control thread, before anything else touches a node: the fast path's decisions
+  // noted since (NoteDecided), in order.
+  void InstallFastDecisions();
   Status PostOrFail(const char* what, std::function<void()> task);
 
   detector::ControlPlane* control_;
@@ -124,6 +133,14 @@ class AgreementService final : private detector::ControlServiceHandler {
   std::map<CommKey, std::vector<Early>> early_;
   size_t early_bytes_ = 0;
   std::atomic<uint64_t> dropped_{0};
+  // The fast path's decisions, from the caller's thread to the control thread.
+  struct FastDecision {
+    CommKey key;
+    Decision decision;
+  };
+  static constexpr size_t kFastBatch = 64;
+  std::mutex fast_mutex_;
+  std::vector<FastDecision> fast_decided_;  // guarded by fast_mutex_
 };
 
 }  // namespace rft::agreement

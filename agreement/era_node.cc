@@ -24,14 +24,33 @@ uint64_t EraNode::Start(AgreeValue contribution, std::vector<EraAction>* out) {
   }
   instance.value.undecided_floor = floor;
   TryComplete(seq, instance, out);
-  // What came for it before it started (Ups of faster children, a decision), in arrival order.
-  if (auto early = early_.find(seq); early != early_.end()) {
-    std::vector<std::pair<Rank, EraMessage>> messages = std::move(early->second);
-    early_.erase(early);
-    for (auto& [from, message] : messages) OnMessage(from, message, out);
-  }
+  ReplayEarly(seq, out);
   Collect(collect_below_);
   return seq;
+}
+
+uint64_t EraNode::Install(const Decision& decision, std::vector<EraAction>* out) {
+  const uint64_t seq = next_seq_++;
+  Instance& instance = instances_[seq];
+  instance.started = true;
+  instance.decision = decision;
+  collect_below_ = std::max(collect_below_, decision.value.undecided_floor);
+  // A member known failed here means others may have fallen back to this protocol and wait for
+  // this member in a tree without it: they get the decision as from any decided member. (With
+  // nobody failed, a later failure forwards it: OnViewChange.)
+  if (!failed_.empty()) Forward(seq, instance, kInvalidRank, out);
+  ReplayEarly(seq, out);
+  Collect(collect_below_);
+  return seq;
+}
+
+void EraNode::ReplayEarly(uint64_t seq, std::vector<EraAction>* out) {
+  // What came for it before it started (Ups of faster children, a decision), in arrival order.
+  auto early = early_.find(seq);
+  if (early == early_.end()) return;
+  std::vector<std::pair<Rank, EraMessage>> messages = std::move(early->second);
+  early_.erase(early);
+  for (auto& [from, message] : messages) OnMessage(from, message, out);
 }
 
 void EraNode::OnMessage(Rank from, const EraMessage& message, std::vector<EraAction>* out) {

@@ -68,6 +68,11 @@ class EraNode {
   // Starts this member's next agreement (its number is the count of Starts before) with its
   // contribution; its undecided_floor is set here. Returns the number.
   uint64_t Start(AgreeValue contribution, std::vector<EraAction>* out);
+  // This member's next agreement was decided elsewhere (the fast path: a tree over the data
+  // plane with every member alive, docs/agreement.md) with `decision`: kept as if decided here,
+  // so late peers get it and a member that fell back to this protocol adopts it. Returns the
+  // number.
+  uint64_t Install(const Decision& decision, std::vector<EraAction>* out);
   // A message from member `from` (already decoded and checked against the size).
   void OnMessage(Rank from, const EraMessage& message, std::vector<EraAction>* out);
   // Member `member` is known failed (the registry, whatever the source). Idempotent.
@@ -96,6 +101,7 @@ class EraNode {
     std::optional<Decision> decision;
   };
 
+  void ReplayEarly(uint64_t seq, std::vector<EraAction>* out);
   void MergeFailed(const RankSet& failed, bool learned, std::vector<EraAction>* out);
   void OnViewChange(std::vector<EraAction>* out);
   void TryComplete(uint64_t seq, Instance& instance, std::vector<EraAction>* out);

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,17 @@ class Communicator {
   // Whether this process joined the agreement service for it (at its first agreement).
   bool agreement_joined() const { return agreement_joined_; }
   void set_agreement_joined() { agreement_joined_ = true; }
+  // Agreements this member started on it (each path counts: the number of the next one), and
+  // the numbers of non-blocking ones not yet finished.
+  uint64_t agreements_started() const { return agreements_started_; }
+  uint64_t AgreementStarted() { return agreements_started_++; }
+  void AgreementPending(uint64_t seq, bool pending) {
+    pending ? (void)agreements_pending_.insert(seq) : (void)agreements_pending_.erase(seq);
+  }
+  // The lowest agreement not decided here (AgreeValue::undecided_floor).
+  uint64_t UndecidedFloor() const {
+    return agreements_pending_.empty() ? agreements_started_ : *agreements_pending_.begin();
+  }
   uint32_t p2p_context() const { return contexts_.p2p_context(); }
   uint32_t collective_context() const { return contexts_.collective_context(); }
   transport::DataPlane& plane() const { return *plane_; }
@@ -175,6 +187,8 @@ class Communicator {
   void* binding_ = nullptr;
   uint32_t collective_calls_ = 0;
   bool agreement_joined_ = false;
+  uint64_t agreements_started_ = 0;
+  std::set<uint64_t> agreements_pending_;
   uint32_t requests_in_use_ = 0;
 };
 

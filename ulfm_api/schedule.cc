@@ -26,7 +26,10 @@ constexpr auto kAbandonGrace = std::chrono::milliseconds(100);
 }  // namespace
 
 Schedule::Schedule(Communicator& comm, const char* what)
-    : comm_(comm), what_(what), tag_(comm.NextCollectiveTag()), ops_(inline_ops_) {}
+    : Schedule(comm, what, comm.NextCollectiveTag()) {}
+
+Schedule::Schedule(Communicator& comm, const char* what, int32_t tag)
+    : comm_(comm), what_(what), tag_(tag), ops_(inline_ops_) {}
 
 Schedule::~Schedule() {
   if (!finished_) Abandon();

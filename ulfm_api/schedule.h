@@ -46,6 +46,9 @@ class Schedule {
  public:
   // `what` names the collective in errors (a string literal).
   Schedule(Communicator& comm, const char* what);
+  // With a tag the caller took (Communicator::NextCollectiveTag): several schedules of one
+  // operation whose messages match each other's.
+  Schedule(Communicator& comm, const char* what, int32_t tag);
   // A schedule destroyed before its end (an error, or a session torn down) gives up what is
   // under way (see Failures above).
   ~Schedule();

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -98,7 +99,13 @@ class Session {
   // The non-blocking form: `*request` completes with Agree's outcome, and `*flag` (which must
   // stay valid until then) gets the agreed flag.
   Status Iagree(Communicator& comm, uint32_t* flag, Request** request);
-  // Starts an agreement on `comm` with `contribution` (its undecided_floor is the service's).
+  // Runs an agreement on `comm` with `contribution` (its acknowledged set is filled here) to
+  // its decision: first the fast path when every member is alive (FastAgreement), else (or when
+  // it fails) the control plane's agreement service.
+  StatusOr<agreement::Decision> RunAgreement(Communicator& comm,
+                                             agreement::AgreeValue contribution);
+  // Starts an agreement on `comm` on the agreement service (its undecided_floor is the
+  // service's).
   StatusOr<std::shared_ptr<agreement::Operation>> StartAgreement(
       Communicator& comm, agreement::AgreeValue contribution);
   // The outcome of a finished agreement on `comm`: the flag, and RFT_ERR_PROC_FAILED when a
@@ -180,6 +187,12 @@ class Session {
                                                 std::string name);
   // Gives the data plane the communicator's life (epoch and owner) in both its contexts.
   Status StartLife(const Communicator& comm);
+  // The agreement's fast path: an allreduce of the contributions on the data plane, with `tag`
+  // in the collective context. The decision once this member has it and has passed on what its
+  // partners need; nullopt when it must fall back to the agreement service (a member failed or
+  // the communicator was revoked on the way).
+  std::optional<agreement::Decision> FastAgreement(Communicator& comm, int32_t tag,
+                                                   const agreement::AgreeValue& contribution);
   // Advances every non-blocking collective not yet finished.
   void AdvanceCollectives();
   // Whether the request's operation has ended (a message completed, a collective finished).

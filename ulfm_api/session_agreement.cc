@@ -1,10 +1,16 @@
-// Session's fault-tolerant agreement and shrink (docs/agreement.md): both run on the control
-// plane's agreement service, so they work on revoked communicators and after failures, and the
-// caller waits in the data plane's progress (woken when the decision comes).
+// Session's fault-tolerant agreement and shrink (docs/agreement.md).
+//
+// Two paths to one decision. The fast path runs when every member is alive and nothing is
+// revoked: an allreduce over the data plane, with no thread hand-off.
+// The agreement service on the control plane runs otherwise, and takes over from any member
+// whose fast attempt met a failure; the fast path's decisions are handed to the service, which
+// then answers such members with them, so both paths agree (docs/agreement.md, "Fast path").
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
 
+#include "ulfm_api/collectives.h"
 #include "ulfm_api/session.h"
 
 namespace rft::api {
@@ -12,6 +18,85 @@ namespace rft::api {
 using agreement::AgreeValue;
 using agreement::Decision;
 using agreement::Operation;
+
+namespace {
+
+// The fast path's packet, as 64-bit words: [0] the flag (low half, AND) and the maximum (high
+// half, MAX), [1] the undecided floor (MIN), then the value's words (AND).
+constexpr size_t kPacketHeaderWords = 2;
+
+void CombinePackets(const void* in, void* inout, size_t count) {
+  const auto* a = static_cast<const uint64_t*>(in);
+  auto* b = static_cast<uint64_t*>(inout);
+  const uint64_t flag = (a[0] & b[0]) & 0xffffffffu;
+  const uint64_t max = std::max(a[0] >> 32, b[0] >> 32);
+  b[0] = max << 32 | flag;
+  b[1] = std::min(a[1], b[1]);
+  for (size_t i = kPacketHeaderWords; i < count; ++i) b[i] &= a[i];
+}
+
+void ToPacket(const AgreeValue& value, uint64_t* packet) {
+  packet[0] = uint64_t{value.max} << 32 | value.flag;
+  packet[1] = value.undecided_floor;
+  std::copy(value.bits.begin(), value.bits.end(), packet + kPacketHeaderWords);
+}
+
+AgreeValue FromPacket(const uint64_t* packet, size_t words) {
+  AgreeValue value;
+  value.flag = static_cast<uint32_t>(packet[0]);
+  value.max = static_cast<uint32_t>(packet[0] >> 32);
+  value.undecided_floor = packet[1];
+  value.bits.assign(packet + kPacketHeaderWords, packet + kPacketHeaderWords + words);
+  return value;
+}
+
+}  // namespace
+
+std::optional<Decision> Session::FastAgreement(Communicator& comm, int32_t tag,
+                                               const AgreeValue& contribution) {
+  // An allreduce of the members' packets (recursive doubling: ⌈log2 n⌉ exchanges, and every
+  // member has the result at once). Every member that completes it has the same combination of
+  // every member's contribution: the decision, with nobody failed. Its buffers are the
+  // schedule's: if it is given up, the transport may still write into them, and the schedule
+  // keeps them alive for that.
+  const ReduceOp combine{.combine = CombinePackets, .element_size = sizeof(uint64_t)};
+  const size_t count = kPacketHeaderWords + contribution.bits.size();
+  Schedule schedule(comm, "agree", tag);
+  auto* mine = reinterpret_cast<uint64_t*>(schedule.Scratch(count * sizeof(uint64_t)));
+  auto* decided = reinterpret_cast<uint64_t*>(schedule.Scratch(count * sizeof(uint64_t)));
+  ToPacket(contribution, mine);
+  if (!BuildAllreduce(schedule, mine, decided, count, combine).ok()) return std::nullopt;
+  // A member whose partner failed or whose communicator was revoked meanwhile falls back; one
+  // that completed has sent everything its partners need before it returns.
+  if (!schedule.Run(*this).ok()) return std::nullopt;
+  return Decision{.value = FromPacket(decided, contribution.bits.size()), .failed = {}};
+}
+
+StatusOr<Decision> Session::RunAgreement(Communicator& comm, AgreeValue contribution) {
+  // Every member takes the tag, whichever path it takes: later collectives stay in step.
+  const int32_t tag = comm.NextCollectiveTag();
+  agreement::AgreementService& service = runtime_->agreement();
+  if (!comm.agreement_joined()) {
+    RFT_RETURN_IF_ERROR(service.Join(comm.agreement_key(), comm.group().job_ranks()));
+    comm.set_agreement_joined();
+  }
+  // Nothing failed or was revoked here: try the fast path. (A member that knows of a failure or
+  // a revocation goes to the service at once; the others learn of it too, and fall back, so
+  // nobody waits for a member on the other path.)
+  contribution.undecided_floor = comm.UndecidedFloor();
+  comm.AgreementStarted();
+  if (!comm.HasFailedMember() && !comm.IsRevoked()) {
+    std::optional<Decision> decided = FastAgreement(comm, tag, contribution);
+    if (decided.has_value()) {
+      RFT_RETURN_IF_ERROR(service.NoteDecided(comm.agreement_key(), *decided));
+      return *std::move(decided);
+    }
+  }
+  std::shared_ptr<Operation> operation;
+  RFT_ASSIGN_OR_RETURN(operation, StartAgreement(comm, std::move(contribution)));
+  while (!operation->done()) ProgressOrIdle();
+  return operation->decision();
+}
 
 StatusOr<std::shared_ptr<Operation>> Session::StartAgreement(Communicator& comm,
                                                              AgreeValue contribution) {
@@ -23,6 +108,7 @@ StatusOr<std::shared_ptr<Operation>> Session::StartAgreement(Communicator& comm,
   // What this member acknowledged, as member ranks: the intersection over the participants says
   // whether a failure went unacknowledged somewhere.
   const std::vector<Rank>& failed = comm.FailedMembers();
+  contribution.acked.clear();
   for (uint32_t i = 0; i < comm.acknowledged() && i < failed.size(); ++i) {
     contribution.acked.Insert(comm.MemberRank(failed[i]));
   }
@@ -43,20 +129,24 @@ Status Session::AgreementOutcome(Communicator& comm, const Decision& decision, u
 Status Session::Agree(Communicator& comm, uint32_t* flag) {
   AgreeValue contribution;
   contribution.flag = *flag;
-  std::shared_ptr<Operation> operation;
-  RFT_ASSIGN_OR_RETURN(operation, StartAgreement(comm, std::move(contribution)));
-  while (!operation->done()) ProgressOrIdle();
-  return AgreementOutcome(comm, operation->decision(), flag);
+  Decision decision;
+  RFT_ASSIGN_OR_RETURN(decision, RunAgreement(comm, std::move(contribution)));
+  return AgreementOutcome(comm, decision, flag);
 }
 
 Status Session::Iagree(Communicator& comm, uint32_t* flag, Request** request) {
+  // On the agreement service: it progresses on the control thread while the caller computes.
+  const int32_t tag = comm.NextCollectiveTag();  // as every agreement takes one (RunAgreement)
   AgreeValue contribution;
   contribution.flag = *flag;
+  const uint64_t seq = comm.AgreementStarted();
   std::shared_ptr<Operation> operation;
   RFT_ASSIGN_OR_RETURN(operation, StartAgreement(comm, std::move(contribution)));
-  auto schedule = std::make_unique<Schedule>(comm, "iagree");
-  schedule->AwaitExternal([operation, flag, &comm]() -> std::optional<Status> {
+  comm.AgreementPending(seq, true);
+  auto schedule = std::make_unique<Schedule>(comm, "iagree", tag);
+  schedule->AwaitExternal([operation, flag, seq, &comm]() -> std::optional<Status> {
     if (!operation->done()) return std::nullopt;
+    comm.AgreementPending(seq, false);
     return AgreementOutcome(comm, operation->decision(), flag);
   });
   return StartCollective(std::move(schedule), request);
@@ -69,10 +159,8 @@ StatusOr<std::unique_ptr<Communicator>> Session::Shrink(Communicator& comm) {
   AgreeValue contribution;
   contribution.max = proposal.epoch;
   contribution.bits.assign(proposal.free.begin(), proposal.free.end());
-  std::shared_ptr<Operation> operation;
-  RFT_ASSIGN_OR_RETURN(operation, StartAgreement(comm, std::move(contribution)));
-  while (!operation->done()) ProgressOrIdle();
-  const Decision& decision = operation->decision();
+  Decision decision;
+  RFT_ASSIGN_OR_RETURN(decision, RunAgreement(comm, std::move(contribution)));
 
   ContextIds::Proposal combined{};
   if (decision.value.bits.size() != combined.free.size()) {

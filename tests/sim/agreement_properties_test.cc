@@ -41,7 +41,7 @@ void RunSizes(const std::vector<Rank>& sizes, int seeds) {
   ForEachSeed(sizes, UnderSlowSanitizer() ? seeds / 10 : seeds, CheckRandomSchedule);
 }
 
-// 100,400 schedules in all across the four tests below.
+// 100,400 schedules in all across the four tests below (and 30,000 with the fast path after).
 TEST(AgreementPropertiesTest, HoldUnderRandomCrashesTwoToSixteen) {
   RunSizes({2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, 4000);  // 60,000
 }
@@ -56,6 +56,30 @@ TEST(AgreementPropertiesTest, HoldUnderRandomCrashesUpToThousand) {
 
 TEST(AgreementPropertiesTest, HoldUnderRandomCrashesAtFourThousand) {
   RunSizes({1024, 4096}, UnderSlowSanitizer() ? 20 : 200);  // 400
+}
+
+// The same with the API's fast path in front of every agreement: members that completed it
+// and members that fell back to the EraNode must still agree.
+std::string CheckRandomScheduleWithFastPath(uint64_t seed, Rank n) {
+  std::mt19937_64 pick(seed * 104729 + n);
+  AgreementSimOptions options;
+  options.n = n;
+  options.seed = seed;
+  options.agreements = 3;
+  options.fast_path = true;
+  options.crashes = static_cast<int>(pick() % 4);
+  // A member sends n - 1 fast messages per agreement, then its EraNode's.
+  options.crash_window_messages = static_cast<int>(2 + pick() % (4 * n + 12));
+  if (pick() % 2 == 0) {
+    options.min_detect_ns = 500;
+    options.max_detect_ns = 8000;
+  }
+  return CheckAgreementProperties(options, RunAgreementSim(options));
+}
+
+TEST(AgreementPropertiesTest, HoldWithTheFastPathInFront) {
+  ForEachSeed({2, 3, 4, 5, 7, 8, 13, 16, 31, 32}, UnderSlowSanitizer() ? 300 : 3000,
+              CheckRandomScheduleWithFastPath);  // 30,000
 }
 
 // Failure-free, every message one unit late: the decision reaches the last member after at most

@@ -20,13 +20,13 @@ using agreement::SendEra;
 namespace {
 
 struct Event {
-  enum class Kind : uint8_t { kDeliver, kDetect, kStart };
+  enum class Kind : uint8_t { kDeliver, kDetect, kStart, kFast };
   int64_t time = 0;
   uint64_t sequence = 0;
   Kind kind = Kind::kStart;
   Rank to = 0;
-  Rank from = 0;       // kDeliver: the sender; kDetect: the crashed member
-  size_t message = 0;  // kDeliver: index into the message store
+  Rank from = 0;       // kDeliver, kFast: the sender; kDetect: the crashed member
+  size_t message = 0;  // kDeliver: index into the message store; kFast: the agreement
 };
 
 struct LaterThan {
@@ -50,6 +50,9 @@ class Sim {
     sent_.assign(n, 0);
     crash_after_.assign(n, -1);
     acked_.assign(n, RankSet());
+    known_failed_.assign(n, RankSet());
+    fast_.assign(n, FastState());
+    early_fast_.assign(n, {});
     for (Rank m = 0; m < n; ++m) nodes_.push_back(std::make_unique<EraNode>(m, n, RankSet()));
     // The victims, each with its crash point (-1 never; 0: before it starts).
     std::vector<Rank> members(n);
@@ -94,6 +97,23 @@ class Sim {
           break;
         case Event::Kind::kDetect:
           node.OnFailure(event.from, &actions);
+          known_failed_[event.to].Insert(event.from);
+          // The API's fast path notices a failure when it next looks (its schedule may complete
+          // first, with the failure already known here): at once, or at its next message.
+          if (Uniform(0, 1) == 0) {
+            FallBack(event.to, &actions);
+          } else if (fast_[event.to].active) {
+            fast_[event.to].give_up = true;
+            // Its next look (from == to), unless a fast message comes first.
+            Push(Event{.time = now_ + Delay(),
+                       .kind = Event::Kind::kFast,
+                       .to = event.to,
+                       .from = event.to,
+                       .message = static_cast<size_t>(fast_[event.to].seq)});
+          }
+          break;
+        case Event::Kind::kFast:
+          OnFast(event.to, event.from, event.message, &actions);
           break;
       }
       Perform(event.to, actions);
@@ -117,16 +137,99 @@ class Sim {
   void StartNext(Rank member, std::vector<EraAction>* actions) {
     EraNode& node = *nodes_[member];
     const uint64_t seq = node.started();
-    if (seq >= static_cast<uint64_t>(options_.agreements)) return;
+    if (seq >= static_cast<uint64_t>(options_.agreements) || fast_[member].active) return;
     AgreeValue contribution;
     // Mostly all ones, so that the AND is not always zero and validity is tested.
     contribution.flag = Uniform(0, 3) == 0 ? static_cast<uint32_t>(random_()) : ~0u;
     contribution.acked = acked_[member];
     result_.contributions[seq][member] = contribution;
-    node.Start(contribution, actions);
+    if (!options_.fast_path || !known_failed_[member].empty()) {
+      node.Start(contribution, actions);
+      return;
+    }
+    // The fast path: to every other member, and wait for all of theirs.
+    FastState& fast = fast_[member];
+    fast = FastState{
+        .active = true, .give_up = false, .seq = seq, .received = RankSet{member}, .value = {}};
+    fast.value = contribution;
+    fast.value.acked.clear();  // nobody failed: nothing acknowledged on this path
+    for (Rank to = 0; to < options_.n; ++to) {
+      if (to == member) continue;
+      if (!SendFast(member, to, seq)) return;  // crashed while sending
+    }
+    CompleteFast(member, actions);
+  }
+
+  // Whether `member` is still alive after sending.
+  bool SendFast(Rank member, Rank to, uint64_t seq) {
+    ++messages_;
+    ++sent_[member];
+    const bool crashes_now = crash_after_[member] > 0 && sent_[member] >= crash_after_[member];
+    if (!result_.crashed[to] && !(crashes_now && Uniform(0, 1) == 0)) {
+      Push(Event{.time = now_ + Delay(),
+                 .kind = Event::Kind::kFast,
+                 .to = to,
+                 .from = member,
+                 .message = static_cast<size_t>(seq)});
+    }
+    if (crashes_now) Crash(member, now_);
+    return !crashes_now;
+  }
+
+  void OnFast(Rank member, Rank from, uint64_t seq, std::vector<EraAction>* actions) {
+    FastState& fast = fast_[member];
+    if (from == member) {  // a look after a failure became known
+      if (fast.active && fast.seq == seq) CompleteFast(member, actions);
+      return;
+    }
+    if (!fast.active || fast.seq != seq) {
+      // Not started yet here: kept for it; or fell back (or decided): void.
+      if (nodes_[member]->started() <= seq) early_fast_[member].push_back({from, seq});
+      return;
+    }
+    AgreeValue theirs = result_.contributions[seq][from];
+    theirs.acked.clear();
+    fast.value.Merge(theirs);
+    fast.received.Insert(from);
+    CompleteFast(member, actions);
+  }
+
+  void CompleteFast(Rank member, std::vector<EraAction>* actions) {
+    FastState& fast = fast_[member];
+    // Fast messages that came before this member started.
+    std::vector<std::pair<Rank, uint64_t>> early;
+    early.swap(early_fast_[member]);
+    for (const auto& [from, seq] : early) {
+      if (seq == fast.seq && fast.active) {
+        AgreeValue theirs = result_.contributions[seq][from];
+        theirs.acked.clear();
+        fast.value.Merge(theirs);
+        fast.received.Insert(from);
+      } else if (seq > fast.seq) {
+        early_fast_[member].push_back({from, seq});
+      }
+    }
+    if (!fast.active) return;
+    if (fast.received.size() < options_.n) {
+      if (fast.give_up) FallBack(member, actions);
+      return;
+    }
+    fast.active = false;
+    const Decision decision{.value = fast.value, .failed = {}};
+    nodes_[member]->Install(decision, actions);
+    actions->push_back(Decide{fast.seq, decision});
+  }
+
+  // A member on the fast path learned of a failure: it goes to the EraNode.
+  void FallBack(Rank member, std::vector<EraAction>* actions) {
+    FastState& fast = fast_[member];
+    if (!fast.active) return;
+    fast.active = false;
+    nodes_[member]->Start(result_.contributions[fast.seq][member], actions);
   }
 
   void Perform(Rank member, const std::vector<EraAction>& actions) {
+    bool learned_failure = false;
     for (const EraAction& action : actions) {
       if (result_.crashed[member]) return;  // crashed mid-list: the rest never happened
       if (const auto* send = std::get_if<SendEra>(&action)) {
@@ -155,7 +258,16 @@ class Sim {
                    .to = member});
       } else if (const auto* learned = std::get_if<LearnFailed>(&action)) {
         if (!result_.crashed[learned->member]) result_.learned_wrongly.Insert(learned->member);
+        known_failed_[member].Insert(learned->member);
+        learned_failure = true;
       }
+    }
+    // A failure learned from an agreement message reaches the registry, and the fast path there
+    // gives up (in the API: its schedule sees a failed member).
+    if (learned_failure && !result_.crashed[member] && fast_[member].active) {
+      std::vector<EraAction> more;
+      FallBack(member, &more);
+      Perform(member, more);
     }
   }
 
@@ -181,6 +293,16 @@ class Sim {
   std::vector<int64_t> sent_;
   std::vector<int64_t> crash_after_;
   std::vector<RankSet> acked_;
+  std::vector<RankSet> known_failed_;  // [member]: what its registry would hold
+  struct FastState {
+    bool active = false;
+    bool give_up = false;  // a failure is known: fall back at the next look unless complete
+    uint64_t seq = 0;
+    RankSet received;
+    AgreeValue value;
+  };
+  std::vector<FastState> fast_;
+  std::vector<std::vector<std::pair<Rank, uint64_t>>> early_fast_;
   uint64_t sequence_ = 0;
   uint64_t messages_ = 0;
   int64_t now_ = 0;

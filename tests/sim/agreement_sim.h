@@ -37,6 +37,12 @@ struct AgreementSimOptions {
   // Every delay exactly one unit, no pause between agreements: decision times are then counts of
   // message delays (failure-free runs).
   bool unit_delays = false;
+  // The API's fast path before each agreement (docs/agreement.md, "Fast path"), modelled as an
+  // exchange of every member's contribution with every other: a member that has all n decides
+  // their combination with nobody failed and installs it (EraNode::Install); one that learns
+  // of a failure first falls back to the EraNode (Start), and one that knows of a failure when
+  // it begins goes there at once. n² messages per agreement: for small n.
+  bool fast_path = false;
 };
 
 struct AgreementSimResult {

@@ -189,5 +189,24 @@ TEST(EraNodeTest, ANewRootAdoptsADecisionAChildHolds) {
   }
 }
 
+TEST(EraNodeTest, ADecisionOfTheFastPathAnswersMembersThatFellBack) {
+  // Member 1 fell back (it learned that 2 failed) and sends its Up to 0, which decided on the
+  // fast path before it knew: 0 answers with the fast decision, and its number moves on.
+  EraNode root(0, 3, RankSet());
+  std::vector<EraAction> out;
+  root.OnMessage(
+      1, {.kind = EraMessage::Kind::kUp, .seq = 0, .failed = RankSet{2}, .value = Flag(1)}, &out);
+  const Decision fast{.value = Flag(9), .failed = {}};
+  EXPECT_EQ(root.Install(fast, &out), 0u);
+  EXPECT_EQ(root.started(), 1u);
+  bool answered = false;
+  for (const SendEra& send : Sends(out)) {
+    answered |= send.to == 1 && send.message.kind == EraMessage::Kind::kDecided &&
+                send.message.value.flag == 9u && send.message.failed.empty();
+  }
+  EXPECT_TRUE(answered);
+  EXPECT_EQ(FindDecide(out), nullptr);  // the caller already has it
+}
+
 }  // namespace
 }  // namespace rft::agreement
