@@ -100,7 +100,18 @@ void AgreementService::Leave(const CommKey& key) {
     if (nodes_.count(key) == 0) return;
     left_.push_back(key);
     if (left_.size() > kKeptAfterLeave) {
+      // Gone for good: what still comes for it is dropped, not kept as for a future Join.
       nodes_.erase(left_.front());
+      if (auto early = early_.find(left_.front()); early != early_.end()) {
+        for (const Early& message : early->second) early_bytes_ -= message.bytes.size();
+        early_.erase(early);
+      }
+      gone_.insert(left_.front());
+      gone_order_.push_back(left_.front());
+      if (gone_order_.size() > kGoneRemembered) {
+        gone_.erase(gone_order_.front());
+        gone_order_.pop_front();
+      }
       left_.pop_front();
     }
   });
@@ -180,7 +191,7 @@ void AgreementService::OnControlMessage(Rank from, uint8_t kind,
     Deliver(key, it->second, from, bytes);
     return;
   }
-  if (early_bytes_ + bytes.size() > kMaxEarlyBytes) {
+  if (gone_.count(key) != 0 || early_bytes_ + bytes.size() > kMaxEarlyBytes) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return;
   }

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "agreement/era_node.h"
@@ -126,6 +127,10 @@ class AgreementService final : private detector::ControlServiceHandler {
   // The control thread's.
   std::map<CommKey, Node> nodes_;
   std::deque<CommKey> left_;  // left communicators still answering, oldest first
+  // The last kGoneRemembered communicators whose nodes were dropped after leaving.
+  static constexpr size_t kGoneRemembered = 1024;
+  std::set<CommKey> gone_;
+  std::deque<CommKey> gone_order_;
   struct Early {
     Rank from;
     std::vector<std::byte> bytes;

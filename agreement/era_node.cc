@@ -62,7 +62,7 @@ void EraNode::OnMessage(Rank from, const EraMessage& message, std::vector<EraAct
   MergeFailed(message.failed, /*learned=*/true, out);
   // Nothing from a member known failed counts, a decision included: once this member sent an
   // Up under a view, a root that completes that view may decide on it, and only a decision
-  // still held by a live member may be adopted instead (docs/agreement.md, "Why uniform").
+  // still held by a live member may be adopted instead (docs/agreement.md, "The protocol").
   if (self_failed_ || failed_.Contains(from)) {
     ++dropped_;
     return;

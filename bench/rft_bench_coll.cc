@@ -14,9 +14,13 @@
 //                 allreduce of the same run
 //   iagree        rft_comm_iagree and rft_wait at once
 //   shrink        rft_comm_shrink of COMM_WORLD (nothing failed) and a free
+//   shrink_after_failure   with --shrink-after-failure (rftrun --ft): the last rank is dead and
+//                 known; rft_comm_shrink of COMM_WORLD (which excludes it) and a free
 //   revoke        rank 0 revokes a duplicate of COMM_WORLD while the others wait in a receive on
 //                 it: time from the revoke until the last one returned (one node: one clock)
+#include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -219,18 +223,57 @@ void Revoke(int reps) {
 
 }  // namespace
 
+// --shrink-after-failure (rftrun --ft): the last rank dies once every rank is past a barrier;
+// the others wait until they know it, then shrink COMM_WORLD `iters` times (each an agreement
+// that has to exclude the dead member, on the agreement service) and free the result; the
+// slowest survivor's median.
+void ShrinkAfterFailure(long iters) {
+  Check(rft_comm_set_errhandler(RFT_COMM_WORLD, RFT_ERRORS_RETURN), "errhandler");
+  const int rc = rft_barrier(RFT_COMM_WORLD);
+  if (rc != RFT_SUCCESS && rc != RFT_ERR_PROC_FAILED) Check(rc, "barrier");
+  if (g_rank == g_size - 1) raise(SIGKILL);
+  for (int known = 0; known == 0;) {
+    rft_group_t failed;
+    Check(rft_comm_get_failed(RFT_COMM_WORLD, &failed), "get_failed");
+    Check(rft_group_size(failed, &known), "group_size");
+    Check(rft_group_free(&failed), "group_free");
+    if (known == 0) usleep(100);
+  }
+  rft_comm_t survivors;
+  Check(rft_comm_shrink(RFT_COMM_WORLD, &survivors), "shrink");
+  std::vector<double> samples;
+  for (long i = 0; i < iters; ++i) {
+    Check(rft_barrier(survivors), "barrier");
+    const int64_t start = rft::MonotonicNanos();
+    rft_comm_t shrunk;
+    Check(rft_comm_shrink(RFT_COMM_WORLD, &shrunk), "shrink");
+    samples.push_back(static_cast<double>(rft::MonotonicNanos() - start) / 1e3);
+    Check(rft_comm_free(&shrunk), "free");
+  }
+  double p50 = Median(samples), p99 = Percentile(samples, 99), slowest[2];
+  const double mine[2] = {p50, p99};
+  Check(rft_allreduce(mine, slowest, 2, RFT_DOUBLE, RFT_MAX, survivors), "allreduce");
+  Report("shrink_after_failure", -1, iters, slowest[0], slowest[1]);
+  Check(rft_comm_free(&survivors), "free");
+}
+
 int main(int argc, char** argv) {
   long iters = 2000;
   int reps = 5;
+  bool shrink_after_failure = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--json") == 0) {
       g_json = true;
+    } else if (std::strcmp(argv[i], "--shrink-after-failure") == 0) {
+      shrink_after_failure = true;
     } else if (std::strcmp(argv[i], "--iters") == 0 && i + 1 < argc) {
       iters = std::atol(argv[++i]);
     } else if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
       reps = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: rft_bench_coll [--iters N] [--reps R] [--json]\n");
+      std::fprintf(stderr,
+                   "usage: rft_bench_coll [--iters N] [--reps R] [--json] "
+                   "[--shrink-after-failure]\n");
       return 2;
     }
   }
@@ -241,6 +284,11 @@ int main(int argc, char** argv) {
   Check(rft_init(&argc, &argv, RFT_FT_NOTIFY, nullptr), "init");
   Check(rft_comm_rank(RFT_COMM_WORLD, &g_rank), "rank");
   Check(rft_comm_size(RFT_COMM_WORLD, &g_size), "size");
+  if (shrink_after_failure) {
+    ShrinkAfterFailure(iters);
+    Check(rft_finalize(), "finalize");
+    return 0;
+  }
   if (g_rank == 0 && !g_json) {
     std::printf("# rft_bench_coll: median of %d repetitions of %ld iterations; slowest rank\n",
                 reps, iters);
