@@ -79,5 +79,46 @@ TEST(AgreementTest, AMemberDyingInsideAnAgreementLeavesOneOutcome) {
   }
 }
 
+// examples/solver.c's survivors, each with the exact total: "total X (exact X)".
+int ExactTotals(const std::string& output) {
+  std::istringstream in(output);
+  std::string line;
+  int exact = 0;
+  while (std::getline(in, line)) {
+    const size_t total = line.find("total ");
+    const size_t open = line.find(" (exact ");
+    if (total == std::string::npos || open == std::string::npos) continue;
+    const std::string mine = line.substr(total + 6, open - total - 6);
+    const size_t close = line.find(')', open);
+    if (close != std::string::npos && line.substr(open + 8, close - open - 8) == mine) ++exact;
+  }
+  return exact;
+}
+
+// examples/solver.c: process 2 of 4 dies at the start of iteration 300; the others' allreduce
+// fails, they agree that it did, shrink, redo the iteration, and finish with the exact total.
+TEST(AgreementTest, TheSolverShrinksAndStaysExact) {
+  const auto r = RunCommand("tools/rftrun/rftrun",
+                            {"-n", "4", "--ft", "--timeout", "60", Runfile("examples/solver"),
+                             "--iterations", "1000", "--victim", "2", "--die-at", "300"},
+                            std::chrono::seconds(70), kTolerant);
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();  // the victim's own SIGKILL
+  EXPECT_EQ(ExactTotals(r.output), 3) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "with 3 of 4 processes after 1 shrink(s)"), 3) << r.Report();
+}
+
+// The same with the launcher's kill at an instant the program does not know (inside an
+// allreduce, an agreement or a shrink): whenever it lands, the survivors agree on which
+// iterations counted, and every total is exact. At 3 s, as in ApiTest's kill.
+TEST(AgreementTest, TheSolverIsExactWheneverTheLauncherKills) {
+  const auto r = RunCommand("tools/rftrun/rftrun",
+                            {"-n", "4", "--ft", "--timeout", "150", "--kill", "1@3",
+                             Runfile("examples/solver"), "--iterations", "40000"},
+                            std::chrono::seconds(160), kTolerant);
+  EXPECT_TRUE(r.exit_status == 0 || r.exit_status == 128 + 9) << r.Report();
+  const int survivors = r.exit_status == 0 ? 4 : 3;
+  EXPECT_EQ(ExactTotals(r.output), survivors) << r.Report();
+}
+
 }  // namespace
 }  // namespace rft::testing
