@@ -13,25 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/multiproc/c_worker_checks.h"
 #include "ulfm_api/rft.h"
-
-#define CHECK(cond, ...)                                        \
-  do {                                                          \
-    if (!(cond)) {                                              \
-      printf("FAILED: %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      printf(__VA_ARGS__);                                      \
-      printf(" (last error: %s)\n", rft_last_error_message());  \
-      fflush(stdout);                                           \
-      exit(3);                                                  \
-    }                                                           \
-  } while (0)
-#define CHECK_CODE(expr, code)                                                                  \
-  do {                                                                                          \
-    const int check_rc_ = (expr);                                                               \
-    CHECK(check_rc_ == (code), "%s returned %s, expected %s", #expr, rft_error_name(check_rc_), \
-          rft_error_name(code));                                                                \
-  } while (0)
-#define CHECK_OK(expr) CHECK_CODE(expr, RFT_SUCCESS)
 
 #define W RFT_COMM_WORLD
 #define MAX_RANKS 16
