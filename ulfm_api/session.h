@@ -187,6 +187,8 @@ class Session {
                                                 std::string name);
   // Gives the data plane the communicator's life (epoch and owner) in both its contexts.
   Status StartLife(const Communicator& comm);
+  // Joins `comm` to the agreement service at its first agreement here.
+  Status JoinAgreement(Communicator& comm);
   // The agreement's fast path: an allreduce of the contributions on the data plane, with `tag`
   // in the collective context. The decision once this member has it and has passed on what its
   // partners need; nullopt when it must fall back to the agreement service (a member failed or

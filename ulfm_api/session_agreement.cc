@@ -72,14 +72,17 @@ std::optional<Decision> Session::FastAgreement(Communicator& comm, int32_t tag,
   return Decision{.value = FromPacket(decided, contribution.bits.size()), .failed = {}};
 }
 
+Status Session::JoinAgreement(Communicator& comm) {
+  if (comm.agreement_joined()) return Status::Ok();
+  RFT_RETURN_IF_ERROR(runtime_->agreement().Join(comm.agreement_key(), comm.group().job_ranks()));
+  comm.set_agreement_joined();
+  return Status::Ok();
+}
+
 StatusOr<Decision> Session::RunAgreement(Communicator& comm, AgreeValue contribution) {
   // Every member takes the tag, whichever path it takes: later collectives stay in step.
   const int32_t tag = comm.NextCollectiveTag();
-  agreement::AgreementService& service = runtime_->agreement();
-  if (!comm.agreement_joined()) {
-    RFT_RETURN_IF_ERROR(service.Join(comm.agreement_key(), comm.group().job_ranks()));
-    comm.set_agreement_joined();
-  }
+  RFT_RETURN_IF_ERROR(JoinAgreement(comm));
   // Nothing failed or was revoked here: try the fast path. (A member that knows of a failure or
   // a revocation goes to the service at once; the others learn of it too, and fall back, so
   // nobody waits for a member on the other path.)
@@ -88,7 +91,7 @@ StatusOr<Decision> Session::RunAgreement(Communicator& comm, AgreeValue contribu
   if (!comm.HasFailedMember() && !comm.IsRevoked()) {
     std::optional<Decision> decided = FastAgreement(comm, tag, contribution);
     if (decided.has_value()) {
-      RFT_RETURN_IF_ERROR(service.NoteDecided(comm.agreement_key(), *decided));
+      RFT_RETURN_IF_ERROR(runtime_->agreement().NoteDecided(comm.agreement_key(), *decided));
       return *std::move(decided);
     }
   }
@@ -100,11 +103,7 @@ StatusOr<Decision> Session::RunAgreement(Communicator& comm, AgreeValue contribu
 
 StatusOr<std::shared_ptr<Operation>> Session::StartAgreement(Communicator& comm,
                                                              AgreeValue contribution) {
-  agreement::AgreementService& service = runtime_->agreement();
-  if (!comm.agreement_joined()) {
-    RFT_RETURN_IF_ERROR(service.Join(comm.agreement_key(), comm.group().job_ranks()));
-    comm.set_agreement_joined();
-  }
+  RFT_RETURN_IF_ERROR(JoinAgreement(comm));
   // What this member acknowledged, as member ranks: the intersection over the participants says
   // whether a failure went unacknowledged somewhere.
   const std::vector<Rank>& failed = comm.FailedMembers();
@@ -113,7 +112,8 @@ StatusOr<std::shared_ptr<Operation>> Session::StartAgreement(Communicator& comm,
     contribution.acked.Insert(comm.MemberRank(failed[i]));
   }
   auto operation = std::make_shared<Operation>();
-  RFT_RETURN_IF_ERROR(service.Start(comm.agreement_key(), std::move(contribution), operation));
+  RFT_RETURN_IF_ERROR(
+      runtime_->agreement().Start(comm.agreement_key(), std::move(contribution), operation));
   return operation;
 }
 

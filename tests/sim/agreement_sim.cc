@@ -162,18 +162,34 @@ class Sim {
 
   // Whether `member` is still alive after sending.
   bool SendFast(Rank member, Rank to, uint64_t seq) {
+    return Transmit(member, Event{.kind = Event::Kind::kFast,
+                                  .to = to,
+                                  .from = member,
+                                  .message = static_cast<size_t>(seq)});
+  }
+
+  // Sends `event` from `member` (its time is set here): counted; lost if its target crashed, and
+  // half the time if it is the message at `member`'s crash point (lost with the process).
+  // Returns whether `member` is still alive after it.
+  bool Transmit(Rank member, Event event) {
     ++messages_;
     ++sent_[member];
     const bool crashes_now = crash_after_[member] > 0 && sent_[member] >= crash_after_[member];
-    if (!result_.crashed[to] && !(crashes_now && Uniform(0, 1) == 0)) {
-      Push(Event{.time = now_ + Delay(),
-                 .kind = Event::Kind::kFast,
-                 .to = to,
-                 .from = member,
-                 .message = static_cast<size_t>(seq)});
+    if (!result_.crashed[event.to] && !(crashes_now && Uniform(0, 1) == 0)) {
+      event.time = now_ + Delay();
+      Push(event);
     }
     if (crashes_now) Crash(member, now_);
     return !crashes_now;
+  }
+
+  // Adds `from`'s contribution to `member`'s fast path (nothing acknowledged on this path).
+  void TakeFast(Rank member, Rank from) {
+    FastState& fast = fast_[member];
+    AgreeValue theirs = result_.contributions[fast.seq][from];
+    theirs.acked.clear();
+    fast.value.Merge(theirs);
+    fast.received.Insert(from);
   }
 
   void OnFast(Rank member, Rank from, uint64_t seq, std::vector<EraAction>* actions) {
@@ -187,10 +203,7 @@ class Sim {
       if (nodes_[member]->started() <= seq) early_fast_[member].push_back({from, seq});
       return;
     }
-    AgreeValue theirs = result_.contributions[seq][from];
-    theirs.acked.clear();
-    fast.value.Merge(theirs);
-    fast.received.Insert(from);
+    TakeFast(member, from);
     CompleteFast(member, actions);
   }
 
@@ -201,10 +214,7 @@ class Sim {
     early.swap(early_fast_[member]);
     for (const auto& [from, seq] : early) {
       if (seq == fast.seq && fast.active) {
-        AgreeValue theirs = result_.contributions[seq][from];
-        theirs.acked.clear();
-        fast.value.Merge(theirs);
-        fast.received.Insert(from);
+        TakeFast(member, from);
       } else if (seq > fast.seq) {
         early_fast_[member].push_back({from, seq});
       }
@@ -233,19 +243,11 @@ class Sim {
     for (const EraAction& action : actions) {
       if (result_.crashed[member]) return;  // crashed mid-list: the rest never happened
       if (const auto* send = std::get_if<SendEra>(&action)) {
-        ++messages_;
-        ++sent_[member];
-        const bool crashes_now = crash_after_[member] > 0 && sent_[member] >= crash_after_[member];
-        // A message sent just before a crash may be lost with the process.
-        if (!result_.crashed[send->to] && !(crashes_now && Uniform(0, 1) == 0)) {
-          store_.push_back(send->message);
-          Push(Event{.time = now_ + Delay(),
-                     .kind = Event::Kind::kDeliver,
-                     .to = send->to,
-                     .from = member,
-                     .message = store_.size() - 1});
-        }
-        if (crashes_now) Crash(member, now_);
+        store_.push_back(send->message);
+        (void)Transmit(member, Event{.kind = Event::Kind::kDeliver,
+                                     .to = send->to,
+                                     .from = member,
+                                     .message = store_.size() - 1});
       } else if (const auto* decide = std::get_if<Decide>(&action)) {
         auto& slot = result_.decisions[decide->seq][member];
         slot = decide->decision;
