@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "base/byte_order.h"
+#include "base/clock.h"
 #include "base/log.h"
 
 namespace rft::agreement {
@@ -42,7 +43,12 @@ StatusOr<std::unique_ptr<AgreementService>> AgreementService::Create(
   return service;
 }
 
-AgreementService::~AgreementService() { hosting_.Reset(); }
+AgreementService::~AgreementService() {
+  // Timers run on the control thread, in order with posts: the one below runs before the Unhost
+  // that Reset waits for. If the thread has ended, no timer runs again anyway.
+  (void)control_->Post([live = timers_live_] { *live = false; });
+  hosting_.Reset();
+}
 
 Status AgreementService::PostOrFail(const char* what, std::function<void()> task) {
   // Every task runs after the fast decisions noted before it (they come first in number).
@@ -118,21 +124,52 @@ void AgreementService::Leave(const CommKey& key) {
 }
 
 Status AgreementService::Start(const CommKey& key, AgreeValue contribution,
-                               std::shared_ptr<Operation> operation) {
-  return PostOrFail("agreement Start", [this, key, contribution = std::move(contribution),
-                                        operation = std::move(operation)]() mutable {
-    auto it = nodes_.find(key);
-    if (it == nodes_.end()) {
-      RFT_LOG_ERROR("agreement: Start on context %u epoch %u, which was never joined", key.context,
-                    key.epoch);
-      return;
-    }
-    Node& node = it->second;
-    // Registered before the start: a member alone decides inside it.
-    node.waiting[node.era->started()] = std::move(operation);
-    std::vector<EraAction> actions;
-    node.era->Start(std::move(contribution), &actions);
-    Perform(key, node, actions);
+                               std::shared_ptr<Operation> operation, int64_t deadline_ns) {
+  const int64_t start_ns = MonotonicNanos();  // the caller's start, not the control thread's
+  return PostOrFail(
+      "agreement Start", [this, key, contribution = std::move(contribution),
+                          operation = std::move(operation), deadline_ns, start_ns]() mutable {
+        auto it = nodes_.find(key);
+        if (it == nodes_.end()) {
+          RFT_LOG_ERROR("agreement: Start on context %u epoch %u, which was never joined",
+                        key.context, key.epoch);
+          return;
+        }
+        Node& node = it->second;
+        // Registered before the start: a member alone decides inside it.
+        const uint64_t seq = node.era->started();
+        node.waiting[seq] = std::move(operation);
+        std::vector<EraAction> actions;
+        node.era->Start(std::move(contribution), &actions);
+        if (deadline_ns > 0 && node.era->Undecided(seq)) {
+          node.guards.emplace(seq, DeadlineGuard(*node.era, seq, start_ns, deadline_ns));
+        }
+        Perform(key, node, actions);
+        if (deadline_ns > 0) RunGuard(key, seq);
+      });
+}
+
+void AgreementService::RunGuard(const CommKey& key, uint64_t seq) {
+  auto node = nodes_.find(key);
+  if (node == nodes_.end()) return;
+  auto guard = node->second.guards.find(seq);
+  if (guard == node->second.guards.end()) return;
+  const DeadlineGuard::Verdict verdict = guard->second.Check(*node->second.era, MonotonicNanos());
+  if (verdict.next_ns == DeadlineGuard::kNever) {
+    node->second.guards.erase(guard);
+    return;
+  }
+  for (Rank member : verdict.cut) {
+    const Rank job_rank = node->second.members[member];
+    RFT_LOG_WARN(
+        "agreement %llu on context %u: job rank %u did not contribute by the deadline; "
+        "declared failed",
+        static_cast<unsigned long long>(seq), key.context, job_rank);
+    registry_->Report(job_rank, detector::FailureSource::kDeadline);
+    OnPeerFailed(job_rank);  // at once: the registry's notice comes at the next pass
+  }
+  control_->RunAt(verdict.next_ns, [this, live = timers_live_, key, seq] {
+    if (*live) RunGuard(key, seq);
   });
 }
 

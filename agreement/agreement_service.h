@@ -26,6 +26,7 @@
 #include <set>
 #include <vector>
 
+#include "agreement/deadline_guard.h"
 #include "agreement/era_node.h"
 #include "base/status.h"
 #include "detector/control_plane.h"
@@ -78,7 +79,11 @@ class AgreementService final : private detector::ControlServiceHandler {
   static constexpr size_t kKeptAfterLeave = 64;
   // Starts this process's next agreement on `key` with `contribution`; `operation` becomes
   // done() with the decision. RFT_ERR_OTHER once the control plane has ended.
-  Status Start(const CommKey& key, AgreeValue contribution, std::shared_ptr<Operation> operation);
+  // A positive `deadline_ns` guards it (DeadlineGuard): the members it still waits for when the
+  // deadline passes (counted from MonotonicNanos() at this call) are declared failed
+  // (FailureSource::kDeadline), and fail-stop kills them.
+  Status Start(const CommKey& key, AgreeValue contribution, std::shared_ptr<Operation> operation,
+               int64_t deadline_ns = 0);
 
   // This process's next agreement on `key` was decided on the fast path (docs/agreement.md):
   // the node keeps `decision` for late peers and for members that fell back. In order with
@@ -104,6 +109,7 @@ class AgreementService final : private detector::ControlServiceHandler {
     bool identity = false;           // members[i] == i
     std::unique_ptr<EraNode> era;
     std::map<uint64_t, std::shared_ptr<Operation>> waiting;  // by agreement number
+    std::map<uint64_t, DeadlineGuard> guards;                // by agreement number
     Rank MemberOf(Rank job_rank) const;
   };
 
@@ -118,12 +124,16 @@ class AgreementService final : private detector::ControlServiceHandler {
   // On the control thread, before anything else touches a node: the fast path's decisions
   // noted since (NoteDecided), in order.
   void InstallFastDecisions();
+  // Asks agreement `seq`'s guard, cuts whom it names, and sets the timer of its next check.
+  void RunGuard(const CommKey& key, uint64_t seq);
   Status PostOrFail(const char* what, std::function<void()> task);
 
   detector::ControlPlane* control_;
   detector::FailureRegistry* registry_;
   std::function<void()> wake_;
   detector::HostedService hosting_;
+  // Cleared on the control thread before the service goes: its timers then do nothing.
+  std::shared_ptr<bool> timers_live_ = std::make_shared<bool>(true);
   // The control thread's.
   std::map<CommKey, Node> nodes_;
   std::deque<CommKey> left_;  // left communicators still answering, oldest first

@@ -1,6 +1,7 @@
 #include "agreement/era_node.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace rft::agreement {
 
@@ -123,6 +124,22 @@ std::optional<Decision> EraNode::decision(uint64_t seq) const {
   return it->second.decision;
 }
 
+std::vector<Rank> EraNode::Awaited(uint64_t seq) const {
+  std::vector<Rank> awaited;
+  if (!Undecided(seq)) return awaited;
+  auto it = instances_.find(seq);
+  for (Rank child : children_) {
+    if (!it->second.reported.Contains(child)) awaited.push_back(child);
+  }
+  return awaited;
+}
+
+bool EraNode::Undecided(uint64_t seq) const {
+  auto it = instances_.find(seq);
+  return it != instances_.end() && it->second.started && !it->second.decision.has_value() &&
+         !self_failed_;
+}
+
 bool EraNode::undecided() const {
   return std::any_of(instances_.begin(), instances_.end(), [](const auto& entry) {
     return entry.second.started && !entry.second.decision.has_value();
@@ -156,6 +173,15 @@ void EraNode::OnViewChange(std::vector<EraAction>* out) {
   for (size_t step = 1; step < lowest_bit && position + step < count; step <<= 1) {
     children_.push_back(live.Nth(position + step));
   }
+  // The subtree spans positions [position, position + min(lowest bit, count - position)).
+  const auto ceil_log2 = [](size_t n) {
+    uint32_t bits = 0;
+    while ((size_t{1} << bits) < n) ++bits;
+    return bits;
+  };
+  depth_ = static_cast<uint32_t>(std::popcount(position));
+  subtree_height_ = ceil_log2(std::min(lowest_bit, count - position));
+  tree_height_ = ceil_log2(count);
   for (auto& [seq, instance] : instances_) {
     if (instance.decision.has_value()) {
       // A new root, or a parent waiting for this member's Up, must reach this decision.

@@ -86,11 +86,23 @@ class EraNode {
   std::optional<Decision> decision(uint64_t seq) const;
   // Whether some started agreement is not decided here.
   bool undecided() const;
+  // Whether agreement `seq` is started here and not decided, and this member is not failed.
+  bool Undecided(uint64_t seq) const;
   // Agreements kept (started or decided and not yet collected), for tests.
   size_t kept() const { return instances_.size(); }
   // Messages dropped: from an unknown or failed member (a decision too: see docs/agreement.md),
   // too far ahead, or stale.
   uint64_t dropped() const { return dropped_; }
+
+  // The tree of the current view, for the deadline guard (agreement/deadline_guard.h).
+  // The members agreement `seq` waits for here: the children whose Up under the current view
+  // was not counted. Empty when it is decided or not started here, or this member failed.
+  std::vector<Rank> Awaited(uint64_t seq) const;
+  Rank parent() const { return parent_; }    // kInvalidRank at the root
+  uint32_t depth() const { return depth_; }  // 0 at the root
+  // Height of this member's subtree (0 for a leaf) and of the whole tree.
+  uint32_t subtree_height() const { return subtree_height_; }
+  uint32_t tree_height() const { return tree_height_; }
 
  private:
   struct Instance {
@@ -121,6 +133,9 @@ class EraNode {
   // The tree of the current view.
   Rank parent_ = kInvalidRank;  // kInvalidRank: this member is the root
   std::vector<Rank> children_;
+  uint32_t depth_ = 0;
+  uint32_t subtree_height_ = 0;
+  uint32_t tree_height_ = 0;
   uint64_t next_seq_ = 0;
   uint64_t collect_below_ = 0;  // decided agreements numbered below it are collected
   std::map<uint64_t, Instance> instances_;

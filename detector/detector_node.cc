@@ -65,9 +65,9 @@ bool DetectorNode::Broadcast(const BroadcastMessage& message, std::vector<NodeAc
 void DetectorNode::OnFailure(Rank rank, FailureSource source, bool while_leaving, int64_t now_ns,
                              std::vector<NodeAction>* out) {
   if (rank == self_ || rank >= broadcast_.size()) return;
-  const bool maybe_alive = source == FailureSource::kTransport ||
-                           source == FailureSource::kApplication ||
-                           source == FailureSource::kAgreement;
+  const bool maybe_alive =
+      source == FailureSource::kTransport || source == FailureSource::kApplication ||
+      source == FailureSource::kAgreement || source == FailureSource::kDeadline;
   if (maybe_alive && !while_leaving) {
     // Told directly, so it ends itself even at n = 2, where nobody else would forward the news.
     out->push_back(SendBroadcast{.to = rank,

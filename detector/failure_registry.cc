@@ -29,6 +29,8 @@ const char* FailureSourceName(FailureSource source) {
       return "application";
     case FailureSource::kStartup:
       return "start-up";
+    case FailureSource::kDeadline:
+      return "deadline";
   }
   return "unknown";
 }

@@ -42,6 +42,7 @@ enum class FailureSource : uint8_t {
   kAgreement,    // an agreement's decided failed set
   kApplication,  // the caller (tests, the API layer's own knowledge)
   kStartup,      // it did not publish its address within RFT_PMIX_TIMEOUT at start-up
+  kDeadline,     // it did not contribute to a guarded agreement by its deadline
 };
 const char* FailureSourceName(FailureSource source);
 

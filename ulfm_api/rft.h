@@ -205,6 +205,19 @@ int rft_comm_iagree(rft_comm_t comm, int* flag, rft_request_t* request);
  * order (failures during the call are excluded too). Works on a revoked communicator; equals
  * rft_comm_dup when nothing failed. Collective over the live members. */
 int rft_comm_shrink(rft_comm_t comm, rft_comm_t* newcomm);
+/* The guarded agreement (the check-in scheme): rft_comm_agree, but a member that has not
+ * contributed `seconds` after the member waiting for it started is declared failed and killed
+ * (fail-stop), so a member stuck in a loop cannot hold the others; each member returns within
+ * about 1.2 * seconds + max(seconds / 10, 0.02) of its own call. `*cut_off` (if not NULL; free
+ * it with rft_group_free) becomes the group of the members found failed that not every
+ * participant had acknowledged: those cut off and any that died; with any, RFT_ERR_PROC_FAILED.
+ * RFT_ERR_ARG for `seconds` not in (0, one year]. Always on the control thread's protocol: a
+ * few tens of microseconds, not the fast path's one. */
+int rft_comm_agree_deadline(rft_comm_t comm, int* flag, double seconds, rft_group_t* cut_off);
+/* The check-in scheme's deadline for a phase: 20% of the time budget left, `remaining_seconds`
+ * (the guarded agreement may take about 1.2 times it: the slack for the answer). 0 for a budget
+ * that is not positive (then give the agreement a deadline of your own). */
+double rft_agree_default_deadline(double remaining_seconds);
 
 /* ---- Error handlers ---- */
 typedef void (*rft_comm_errhandler_fn)(rft_comm_t comm, int error, const char* message,

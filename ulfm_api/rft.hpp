@@ -280,6 +280,14 @@ class Comm {
     Check(rft_comm_iagree(handle_, &flag, &request));
     return Request(request);
   }
+  // The guarded agreement (rft_comm_agree_deadline): `cut_off` gets the members cut off or
+  // found dead, also when it throws RFT_ERR_PROC_FAILED.
+  void AgreeDeadline(int& flag, double seconds, Group& cut_off) const {
+    rft_group_t group = RFT_GROUP_NULL;
+    const int rc = rft_comm_agree_deadline(handle_, &flag, seconds, &group);
+    cut_off = Group(group);
+    Check(rc);
+  }
   Comm Shrink() const {
     rft_comm_t out = RFT_COMM_NULL;
     Check(rft_comm_shrink(handle_, &out));

@@ -461,6 +461,27 @@ extern "C" int rft_comm_shrink(rft_comm_t comm, rft_comm_t* newcomm) {
   return Created(comm, g_session->Shrink(*comm->comm), newcomm);
 }
 
+extern "C" int rft_comm_agree_deadline(rft_comm_t comm, int* flag, double seconds,
+                                       rft_group_t* cut_off) {
+  if (Status s = CheckComm(comm, "rft_comm_agree_deadline"); !s.ok()) return Raise(comm, s);
+  if (flag == nullptr) return Raise(comm, ArgError("rft_comm_agree_deadline: flag is NULL"));
+  if (cut_off != nullptr) *cut_off = RFT_GROUP_NULL;
+  uint32_t value = static_cast<uint32_t>(*flag);
+  std::vector<rft::Rank> cut;
+  Status result = g_session->AgreeDeadline(*comm->comm, &value, seconds, &cut);
+  *flag = static_cast<int>(value);
+  if (cut_off != nullptr && (result.ok() || result.code() == RFT_ERR_PROC_FAILED)) {
+    auto group = Group::FromJobRanks(std::move(cut));
+    if (!group.ok()) return Raise(comm, group.status());
+    *cut_off = NewGroup(std::move(*group));
+  }
+  return Raise(comm, result);
+}
+
+extern "C" double rft_agree_default_deadline(double remaining_seconds) {
+  return remaining_seconds > 0 ? 0.2 * remaining_seconds : 0.0;
+}
+
 // ---- Error handlers ----
 
 extern "C" int rft_comm_create_errhandler(rft_comm_errhandler_fn function, void* user_data,

@@ -99,6 +99,14 @@ class Session {
   // The non-blocking form: `*request` completes with Agree's outcome, and `*flag` (which must
   // stay valid until then) gets the agreed flag.
   Status Iagree(Communicator& comm, uint32_t* flag, Request** request);
+  // The guarded agreement (docs/agreement.md, "Guarded agreement"): Agree on the agreement
+  // service, where the members it still waits for `seconds` after their parent's start (the
+  // root: 1.2 × seconds and a grace after its children's) are declared failed and killed.
+  // `*cut_off` (if not null) becomes the job ranks the agreement found failed that not every
+  // participant had acknowledged: the cut-off members and any that died (then
+  // RFT_ERR_PROC_FAILED). RFT_ERR_ARG for `seconds` not positive and finite, or above a year.
+  Status AgreeDeadline(Communicator& comm, uint32_t* flag, double seconds,
+                       std::vector<Rank>* cut_off);
   // Runs an agreement on `comm` with `contribution` (its acknowledged set is filled here) to
   // its decision: first the fast path when every member is alive (FastAgreement), else (or when
   // it fails) the control plane's agreement service.
@@ -106,8 +114,9 @@ class Session {
                                              agreement::AgreeValue contribution);
   // Starts an agreement on `comm` on the agreement service (its undecided_floor is the
   // service's).
-  StatusOr<std::shared_ptr<agreement::Operation>> StartAgreement(
-      Communicator& comm, agreement::AgreeValue contribution);
+  StatusOr<std::shared_ptr<agreement::Operation>> StartAgreement(Communicator& comm,
+                                                                 agreement::AgreeValue contribution,
+                                                                 int64_t deadline_ns = 0);
   // The outcome of a finished agreement on `comm`: the flag, and RFT_ERR_PROC_FAILED when a
   // member failed that not every participant had acknowledged.
   static Status AgreementOutcome(Communicator& comm, const agreement::Decision& decision,

@@ -102,7 +102,8 @@ StatusOr<Decision> Session::RunAgreement(Communicator& comm, AgreeValue contribu
 }
 
 StatusOr<std::shared_ptr<Operation>> Session::StartAgreement(Communicator& comm,
-                                                             AgreeValue contribution) {
+                                                             AgreeValue contribution,
+                                                             int64_t deadline_ns) {
   RFT_RETURN_IF_ERROR(JoinAgreement(comm));
   // What this member acknowledged, as member ranks: the intersection over the participants says
   // whether a failure went unacknowledged somewhere.
@@ -112,8 +113,8 @@ StatusOr<std::shared_ptr<Operation>> Session::StartAgreement(Communicator& comm,
     contribution.acked.Insert(comm.MemberRank(failed[i]));
   }
   auto operation = std::make_shared<Operation>();
-  RFT_RETURN_IF_ERROR(
-      runtime_->agreement().Start(comm.agreement_key(), std::move(contribution), operation));
+  RFT_RETURN_IF_ERROR(runtime_->agreement().Start(comm.agreement_key(), std::move(contribution),
+                                                  operation, deadline_ns));
   return operation;
 }
 
@@ -131,6 +132,34 @@ Status Session::Agree(Communicator& comm, uint32_t* flag) {
   contribution.flag = *flag;
   Decision decision;
   RFT_ASSIGN_OR_RETURN(decision, RunAgreement(comm, std::move(contribution)));
+  return AgreementOutcome(comm, decision, flag);
+}
+
+Status Session::AgreeDeadline(Communicator& comm, uint32_t* flag, double seconds,
+                              std::vector<Rank>* cut_off) {
+  constexpr double kYear = 365.0 * 24 * 3600;
+  if (!(seconds > 0 && seconds <= kYear)) {  // NaN fails both
+    return ArgError(
+        "guarded agreement on " + comm.name() + ": deadline " + std::to_string(seconds) +
+        " s: expected a number of seconds > 0 and <= " + std::to_string(static_cast<long>(kYear)));
+  }
+  // On the service, whose tree knows whom each member waits for (the fast path's allreduce
+  // would only block). The tag is taken as by every agreement (RunAgreement).
+  (void)comm.NextCollectiveTag();
+  AgreeValue contribution;
+  contribution.flag = *flag;
+  comm.AgreementStarted();
+  std::shared_ptr<Operation> operation;
+  RFT_ASSIGN_OR_RETURN(operation, StartAgreement(comm, std::move(contribution),
+                                                 static_cast<int64_t>(seconds * 1e9)));
+  while (!operation->done()) ProgressOrIdle();
+  const Decision& decision = operation->decision();
+  if (cut_off != nullptr) {
+    cut_off->clear();
+    for (Rank member : decision.failed.Difference(decision.value.acked)) {
+      cut_off->push_back(comm.JobRank(member));
+    }
+  }
   return AgreementOutcome(comm, decision, flag);
 }
 

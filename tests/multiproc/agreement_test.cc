@@ -47,6 +47,16 @@ TEST(AgreementTest, AgreesAndShrinksWithEveryMemberAlive) {
   }
 }
 
+TEST(AgreementTest, GuardedAgreementsWithEveryMemberAliveCutNobody) {
+  for (int n : {1, 2, 4}) {
+    const auto r = RunWorker(n, {"guarded"});
+    ASSERT_EQ(r.exit_status, 0) << "n=" << n << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, "guarded ok"), n) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "did not contribute by the deadline"), 0) << r.Report();
+  }
+}
+
 // The victim dies between two agreements: the next one excludes it at every survivor, with
 // RFT_ERR_PROC_FAILED (nobody had acknowledged it) and the survivors' AND; then acknowledgement,
 // a clean agreement, and a shrink to the survivors in order. Victims in every tree role: the

@@ -8,8 +8,12 @@
  *                gives the survivors in order, and a collective on it works
  *   during V     rank V dies inside an agreement (after starting it): every survivor gets the
  *                same outcome, one of the two the semantics allow; shrink then excludes V
+ *   guarded      every member alive: guarded agreements (rft_comm_agree_deadline) with changing
+ *                flags give the AND and an empty cut-off group, interleaved with plain ones; bad
+ *                deadlines (0, -1, NaN, infinity, over a year) are RFT_ERR_ARG naming the value
  * Each rank prints "<mode> ok rank=R" when its checks passed, and what it decided as
  * "decided rc=... flag=..." for the test to compare; "FAILED: ..." (exit 3) otherwise. */
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +160,40 @@ static void During(int victim) {
   ShrinkAndCheck(victim, "during");
 }
 
+static void Guarded(void) {
+  int everyone[64];
+  CHECK(g_size <= 64, "at most 64 ranks");
+  for (int r = 0; r < g_size; ++r) everyone[r] = r;
+  for (int round = 0; round < 50; ++round) {
+    int flag = FlagOf(g_rank, round);
+    rft_group_t cut = RFT_GROUP_NULL;
+    CHECK_OK(rft_comm_agree_deadline(W, &flag, 30.0, &cut));
+    CHECK(flag == AndOf(everyone, g_size, round), "round %d: flag %x", round, flag);
+    int cut_size = -1;
+    CHECK_OK(rft_group_size(cut, &cut_size));
+    CHECK(cut_size == 0, "round %d: %d member(s) cut off with everyone alive", round, cut_size);
+    CHECK_OK(rft_group_free(&cut));
+    flag = FlagOf(g_rank, round + 1); /* a plain one in between: the numbering stays shared */
+    CHECK_OK(rft_comm_agree(W, &flag));
+    CHECK(flag == AndOf(everyone, g_size, round + 1), "round %d: plain flag %x", round, flag);
+  }
+  const double bad[] = {0.0, -1.0, NAN, INFINITY, 4e7};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    int flag = 1;
+    CHECK_CODE(rft_comm_agree_deadline(W, &flag, bad[i], NULL), RFT_ERR_ARG);
+    CHECK(strstr(rft_last_error_message(), "deadline") != NULL, "message: %s",
+          rft_last_error_message());
+  }
+  int flag = 1;
+  CHECK_CODE(rft_comm_agree_deadline(W, NULL, 1.0, NULL), RFT_ERR_ARG);
+  CHECK_OK(rft_comm_agree_deadline(W, &flag, 30.0, NULL)); /* still in step after refusals */
+  CHECK(flag == 1, "flag %d after the refusals", flag);
+  CHECK(rft_agree_default_deadline(100.0) == 20.0, "default deadline of 100 s: %g",
+        rft_agree_default_deadline(100.0));
+  CHECK(rft_agree_default_deadline(-5.0) == 0.0, "default deadline of -5 s: %g",
+        rft_agree_default_deadline(-5.0));
+}
+
 int main(int argc, char** argv) {
   CHECK(argc >= 2, "usage: agreement_worker MODE [VICTIM]");
   int provided = -1;
@@ -166,6 +204,8 @@ int main(int argc, char** argv) {
   const char* mode = argv[1];
   if (strcmp(mode, "basics") == 0) {
     Basics();
+  } else if (strcmp(mode, "guarded") == 0) {
+    Guarded();
   } else if (strcmp(mode, "after") == 0 && argc >= 3) {
     After(atoi(argv[2]));
   } else if (strcmp(mode, "during") == 0 && argc >= 3) {

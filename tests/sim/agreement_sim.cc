@@ -1,10 +1,14 @@
 #include "tests/sim/agreement_sim.h"
 
 #include <algorithm>
+#include <bit>
+#include <map>
 #include <memory>
 #include <queue>
 #include <random>
 #include <variant>
+
+#include "agreement/deadline_guard.h"
 
 namespace rft::sim {
 
@@ -20,13 +24,13 @@ using agreement::SendEra;
 namespace {
 
 struct Event {
-  enum class Kind : uint8_t { kDeliver, kDetect, kStart, kFast };
+  enum class Kind : uint8_t { kDeliver, kDetect, kStart, kFast, kGuard };
   int64_t time = 0;
   uint64_t sequence = 0;
   Kind kind = Kind::kStart;
   Rank to = 0;
   Rank from = 0;       // kDeliver, kFast: the sender; kDetect: the crashed member
-  size_t message = 0;  // kDeliver: index into the message store; kFast: the agreement
+  size_t message = 0;  // kDeliver: index into the message store; kFast, kGuard: the agreement
 };
 
 struct LaterThan {
@@ -44,6 +48,7 @@ class Sim {
       : options_(options), random_(options.seed * 0x9e3779b97f4a7c15ULL + options.n) {
     const uint32_t n = options.n;
     result_.crashed.assign(n, false);
+    result_.stuck.assign(n, false);
     result_.decisions.assign(options.agreements, std::vector<std::optional<Decision>>(n));
     result_.contributions.assign(options.agreements, std::vector<AgreeValue>(n));
     result_.decided_ns.assign(options.agreements, 0);
@@ -63,6 +68,8 @@ class Sim {
       crash_after_[members[i]] =
           static_cast<int64_t>(Uniform(0, std::max(options.crash_window_messages, 1)));
     }
+    const int stuck = std::min<int>(options.stuck, static_cast<int>(n) - 1 - crashes);
+    for (int i = 0; i < stuck; ++i) result_.stuck[members[crashes + i]] = true;
   }
 
   AgreementSimResult Run() {
@@ -115,6 +122,12 @@ class Sim {
         case Event::Kind::kFast:
           OnFast(event.to, event.from, event.message, &actions);
           break;
+        case Event::Kind::kGuard:
+          RunGuard(event.to, event.message, &actions);
+          break;
+      }
+      if (auto guard = guards_.find(event.to); guard != guards_.end()) {
+        guard->second.NoteView(node, now_);
       }
       Perform(event.to, actions);
     }
@@ -137,12 +150,22 @@ class Sim {
   void StartNext(Rank member, std::vector<EraAction>* actions) {
     EraNode& node = *nodes_[member];
     const uint64_t seq = node.started();
-    if (seq >= static_cast<uint64_t>(options_.agreements) || fast_[member].active) return;
+    if (seq >= static_cast<uint64_t>(options_.agreements) || fast_[member].active ||
+        result_.stuck[member]) {
+      return;
+    }
     AgreeValue contribution;
     // Mostly all ones, so that the AND is not always zero and validity is tested.
     contribution.flag = Uniform(0, 3) == 0 ? static_cast<uint32_t>(random_()) : ~0u;
     contribution.acked = acked_[member];
     result_.contributions[seq][member] = contribution;
+    if (options_.deadline_ns > 0) {  // guarded: always the EraNode (as the API does)
+      node.Start(contribution, actions);
+      guards_.insert_or_assign(member,
+                               agreement::DeadlineGuard(node, seq, now_, options_.deadline_ns));
+      RunGuard(member, seq, actions);
+      return;
+    }
     if (!options_.fast_path || !known_failed_[member].empty()) {
       node.Start(contribution, actions);
       return;
@@ -230,6 +253,30 @@ class Sim {
     actions->push_back(Decide{fast.seq, decision});
   }
 
+  // Asks `member`'s guard of agreement `seq`; whom it cuts crashes now (fail-stop), and the
+  // cutter knows at once, as the service reports it to its registry.
+  void RunGuard(Rank member, uint64_t seq, std::vector<EraAction>* actions) {
+    auto guard = guards_.find(member);
+    if (guard == guards_.end() || guard->second.seq() != seq) return;
+    const agreement::DeadlineGuard::Verdict verdict = guard->second.Check(*nodes_[member], now_);
+    if (verdict.next_ns == agreement::DeadlineGuard::kNever) {
+      guards_.erase(guard);
+      return;
+    }
+    for (Rank victim : verdict.cut) {
+      if (!result_.crashed[victim]) {
+        result_.cut.Insert(victim);
+        Crash(victim, now_);
+      }
+      nodes_[member]->OnFailure(victim, actions);
+      known_failed_[member].Insert(victim);
+    }
+    Push(Event{.time = verdict.next_ns,
+               .kind = Event::Kind::kGuard,
+               .to = member,
+               .message = static_cast<size_t>(seq)});
+  }
+
   // A member on the fast path learned of a failure: it goes to the EraNode.
   void FallBack(Rank member, std::vector<EraAction>* actions) {
     FastState& fast = fast_[member];
@@ -305,6 +352,7 @@ class Sim {
   };
   std::vector<FastState> fast_;
   std::vector<std::vector<std::pair<Rank, uint64_t>>> early_fast_;
+  std::map<Rank, agreement::DeadlineGuard> guards_;  // [member]: its current agreement's
   uint64_t sequence_ = 0;
   uint64_t messages_ = 0;
   int64_t now_ = 0;
@@ -379,6 +427,36 @@ std::string CheckAgreementProperties(const AgreementSimOptions& options,
         !d.value.acked.Difference(acked_survivors).empty()) {
       return where + "acknowledged set " + d.value.acked.ToString() +
              " is not the intersection over a set holding every survivor";
+    }
+  }
+  return "";
+}
+
+std::string CheckGuardProperties(const AgreementSimOptions& options,
+                                 const AgreementSimResult& result, int64_t slack_ns) {
+  for (Rank m = 0; m < options.n; ++m) {
+    if (result.stuck[m] && !result.cut.Contains(m)) {
+      return "stuck member " + std::to_string(m) + " was never cut off";
+    }
+    if (!result.stuck[m] && result.cut.Contains(m)) {
+      return "member " + std::to_string(m) + " was cut off but it was not stuck";
+    }
+  }
+  // The last parent check (the deepest member's), and after each view change on the way (a cut,
+  // a crash) at most as long again: a stuck member that became a child or an ancestor is cut
+  // only after it.
+  const uint32_t height = static_cast<uint32_t>(std::bit_width(options.n - 1));
+  const int64_t grace = agreement::DeadlineGuard::Grace(options.deadline_ns);
+  const int64_t bound = options.max_delay_ns +
+                        agreement::DeadlineGuard::ParentCheck(options.deadline_ns, height) +
+                        (options.stuck + options.crashes) * 3 * height * grace + slack_ns;
+  for (int k = 0; k < options.agreements; ++k) {
+    // Agreements after the first start once the previous one is decided: bounded per agreement.
+    const int64_t since = k == 0 ? 0 : result.decided_ns[k - 1];
+    if (result.decided_ns[k] - since > bound) {
+      return "agreement " + std::to_string(k) + " decided " +
+             std::to_string(result.decided_ns[k] - since) + " ns after it began; the bound is " +
+             std::to_string(bound);
     }
   }
   return "";

@@ -43,6 +43,12 @@ struct AgreementSimOptions {
   // of a failure first falls back to the EraNode (Start), and one that knows of a failure when
   // it begins goes there at once. n² messages per agreement: for small n.
   bool fast_path = false;
+  // The guarded agreement (agreement/deadline_guard.h): every member guards its agreements with
+  // this deadline (0: unguarded), and `stuck` members (not among the crash victims) never start
+  // one while their nodes keep answering, as a process whose program loops while its control
+  // thread runs. A member a guard cuts is crashed at once (fail-stop), and its cutter knows it.
+  int64_t deadline_ns = 0;
+  int stuck = 0;
 };
 
 struct AgreementSimResult {
@@ -51,6 +57,8 @@ struct AgreementSimResult {
   // [agreement][member]: its contribution (flag, acked).
   std::vector<std::vector<agreement::AgreeValue>> contributions;
   std::vector<bool> crashed;  // [member]
+  std::vector<bool> stuck;    // [member]
+  RankSet cut;                // members a guard declared failed
   RankSet learned_wrongly;    // members some node learned failed that never crashed
   uint64_t messages = 0;      // messages sent
   int64_t end_ns = 0;         // when the last member decided its last agreement
@@ -66,6 +74,13 @@ AgreementSimResult RunAgreementSim(const AgreementSimOptions& options);
 // they hold, else the first violation.
 std::string CheckAgreementProperties(const AgreementSimOptions& options,
                                      const AgreementSimResult& result);
+
+// The guard's properties, with delays far below the deadline: every stuck member is cut, no
+// member that started is, and each agreement is decided by the deepest parent check plus its
+// regrace for each view change (stuck + crashes) after the last start, plus `slack_ns`. "" when
+// they hold.
+std::string CheckGuardProperties(const AgreementSimOptions& options,
+                                 const AgreementSimResult& result, int64_t slack_ns);
 
 }  // namespace rft::sim
 

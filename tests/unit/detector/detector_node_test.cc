@@ -115,6 +115,21 @@ TEST(DetectorNodeTest, ATransportAccusationTellsTheAccusedFirstKillsItAndBroadca
   EXPECT_TRUE(node.broadcast().failed().Contains(2));
 }
 
+// Every source that does not prove a death: the accused is told and killed (fail-stop).
+TEST(DetectorNodeTest, EveryUnprovenAccusationTellsAndKillsTheAccused) {
+  for (FailureSource source : {FailureSource::kTransport, FailureSource::kApplication,
+                               FailureSource::kAgreement, FailureSource::kDeadline}) {
+    DetectorNode node(0, 4, NodeOptions());
+    node.Start(0);
+    Actions out;
+    node.OnFailure(2, source, /*while_leaving=*/false, 0, &out);
+    ASSERT_FALSE(out.empty()) << FailureSourceName(source);
+    EXPECT_EQ(out[0], NodeAction(SendBroadcast{2, Failure(0, 2)})) << FailureSourceName(source);
+    ASSERT_EQ(Only<KillRank>(out).size(), 1u) << FailureSourceName(source);
+    EXPECT_EQ(Only<KillRank>(out)[0].rank, 2u) << FailureSourceName(source);
+  }
+}
+
 TEST(DetectorNodeTest, ProvenDeathsAreNeitherToldNorKilledButStillBroadcast) {
   for (FailureSource source : {FailureSource::kLauncher, FailureSource::kProcessExit,
                                FailureSource::kHeartbeat, FailureSource::kStartup}) {
