@@ -40,6 +40,44 @@ StatusOr<ContextIds::Allocation> ContextIds::Take(const Proposal& combined) {
                     " communicators besides COMM_WORLD and COMM_SELF; free some first");
 }
 
+ContextIds::Proposal ContextIds::Reserve(uint32_t max_pairs) {
+  Proposal reserved;
+  reserved.free.fill(0);
+  reserved.epoch = epoch_;
+  for (size_t word = 0; word < free_.size() && max_pairs > 0; ++word) {
+    while (free_[word] != 0 && max_pairs > 0) {
+      const uint64_t lowest = free_[word] & (~free_[word] + 1);
+      free_[word] &= ~lowest;
+      reserved.free[word] |= lowest;
+      --max_pairs;
+    }
+  }
+  return reserved;
+}
+
+void ContextIds::CancelReservation(const Proposal& reserved) {
+  for (size_t word = 0; word < free_.size(); ++word) free_[word] |= reserved.free[word];
+}
+
+StatusOr<ContextIds::Allocation> ContextIds::TakeReserved(const Proposal& reserved,
+                                                          const Proposal& combined) {
+  CancelReservation(reserved);
+  for (size_t word = 0; word < combined.free.size(); ++word) {
+    const uint64_t candidates = combined.free[word] & reserved.free[word];
+    if (candidates == 0) continue;
+    const auto pair = static_cast<uint32_t>(word * 64 + std::countr_zero(candidates));
+    free_[word] &= ~(uint64_t{1} << (pair % 64));
+    const uint32_t epoch = combined.epoch + 1;
+    epoch_ = std::max(epoch_, epoch);
+    return Allocation{.pair = pair, .epoch = epoch};
+  }
+  return OtherError(
+      "no communicator context is free at every member among the " +
+      std::to_string(kReservedPairs) +
+      " each reserved for a non-blocking creation (the members hold different communicators); "
+      "use the blocking form");
+}
+
 Status ContextIds::Release(uint32_t pair) {
   if (pair == kWorldPair || pair == kSelfPair) {
     return ArgError("context pair " + std::to_string(pair) +

@@ -61,6 +61,18 @@ class ContextIds {
   // Takes the pair the combined proposal names. RFT_ERR_OTHER naming the limit when no pair is
   // free at every member (the same at every member, since they combined the same proposals).
   StatusOr<Allocation> Take(const Proposal& combined);
+  // For a creation that completes later (ishrink) while others may run meanwhile: reserves up to
+  // `max_pairs` of the lowest free pairs (taken until TakeReserved) and proposes only those, with
+  // the current epoch. Creations in between neither see nor take them.
+  Proposal Reserve(uint32_t max_pairs = kReservedPairs);
+  static constexpr uint32_t kReservedPairs = 64;
+  // Ends a reservation: gives the reserved pairs back and takes the lowest pair of `combined`
+  // (the members' reservations ANDed), with epoch combined.epoch + 1 whatever this process
+  // created meanwhile, so every member gets the same allocation. RFT_ERR_OTHER when the members'
+  // reservations have no pair in common (the same at every member).
+  StatusOr<Allocation> TakeReserved(const Proposal& reserved, const Proposal& combined);
+  // Gives a reservation back without taking anything (the creation failed).
+  void CancelReservation(const Proposal& reserved);
   // Gives `pair` back; RFT_ERR_ARG for a predefined pair or one that is not taken.
   Status Release(uint32_t pair);
 

@@ -205,6 +205,11 @@ int rft_comm_iagree(rft_comm_t comm, int* flag, rft_request_t* request);
  * order (failures during the call are excluded too). Works on a revoked communicator; equals
  * rft_comm_dup when nothing failed. Collective over the live members. */
 int rft_comm_shrink(rft_comm_t comm, rft_comm_t* newcomm);
+/* The non-blocking form: `*newcomm` is set when the request completes (it must stay valid until
+ * then; RFT_COMM_NULL before). Other communicators may be created meanwhile: each member sets
+ * aside 64 free contexts for it, and in the rare case that the members' sets share none the
+ * request completes with RFT_ERR_OTHER (the blocking form has no such limit). */
+int rft_comm_ishrink(rft_comm_t comm, rft_comm_t* newcomm, rft_request_t* request);
 /* The guarded agreement (the check-in scheme): rft_comm_agree, but a member that has not
  * contributed `seconds` after the member waiting for it started is declared failed and killed
  * (fail-stop), so a member stuck in a loop cannot hold the others; each member returns within

@@ -280,6 +280,14 @@ class Comm {
     Check(rft_comm_iagree(handle_, &flag, &request));
     return Request(request);
   }
+  // `out` becomes the new communicator when the request completes (keep it alive until then).
+  Request Ishrink(Comm& out) const {
+    out.Reset();
+    rft_request_t request = RFT_REQUEST_NULL;
+    Check(rft_comm_ishrink(handle_, &out.handle_, &request));
+    out.owned_ = true;
+    return Request(request);
+  }
   // The guarded agreement (rft_comm_agree_deadline): `cut_off` gets the members cut off or
   // found dead, also when it throws RFT_ERR_PROC_FAILED.
   void AgreeDeadline(int& flag, double seconds, Group& cut_off) const {

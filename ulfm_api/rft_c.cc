@@ -461,6 +461,23 @@ extern "C" int rft_comm_shrink(rft_comm_t comm, rft_comm_t* newcomm) {
   return Created(comm, g_session->Shrink(*comm->comm), newcomm);
 }
 
+extern "C" int rft_comm_ishrink(rft_comm_t comm, rft_comm_t* newcomm, rft_request_t* request) {
+  if (Status s = CheckComm(comm, "rft_comm_ishrink"); !s.ok()) return Raise(comm, s);
+  if (newcomm == nullptr || request == nullptr) {
+    return Raise(comm, ArgError(std::string("rft_comm_ishrink: ") +
+                                (newcomm == nullptr ? "newcomm" : "request") + " is NULL"));
+  }
+  *newcomm = RFT_COMM_NULL;
+  *request = RFT_REQUEST_NULL;
+  // The parent outlives the request (rft_comm_free refuses it until then): its error handler is
+  // read at completion.
+  auto deliver = [comm, newcomm](std::unique_ptr<Communicator> built) {
+    *newcomm = NewComm(std::move(built), comm->errhandler);
+  };
+  return Raise(comm, g_session->Ishrink(*comm->comm, std::move(deliver),
+                                        rft::api::binding::AsRequests(request)));
+}
+
 extern "C" int rft_comm_agree_deadline(rft_comm_t comm, int* flag, double seconds,
                                        rft_group_t* cut_off) {
   if (Status s = CheckComm(comm, "rft_comm_agree_deadline"); !s.ok()) return Raise(comm, s);

@@ -125,6 +125,12 @@ class Session {
   // in `comm`'s order, with fresh contexts. Works on a revoked communicator; equals Dup when
   // nothing failed. Collective over `comm`'s live members.
   StatusOr<std::unique_ptr<Communicator>> Shrink(Communicator& comm);
+  // The non-blocking form: `*request` completes once the agreement is decided here, and then
+  // `deliver` gets the new communicator (on the thread that completes the request). Its contexts
+  // come from a reservation (ContextIds::Reserve), so creations may run meanwhile. `comm` must
+  // outlive the request (Free refuses it until then).
+  Status Ishrink(Communicator& comm, std::function<void(std::unique_ptr<Communicator>)> deliver,
+                 Request** request);
 
   // ULFM revoke: not collective, idempotent; every live member's operations in `comm` complete
   // with RFT_ERR_REVOKED.
@@ -196,6 +202,14 @@ class Session {
                                                 std::string name);
   // Gives the data plane the communicator's life (epoch and owner) in both its contexts.
   Status StartLife(const Communicator& comm);
+  // What shrink agrees on besides the failed set: `contexts` (the free pairs and the epoch).
+  static agreement::AgreeValue ShrinkContribution(const ContextIds::Proposal& contexts);
+  // Builds the communicator of `comm`'s members outside `decision`'s failed set, with the
+  // contexts the decision combined: from a reservation (`reserved`) or, with null, the pairs
+  // free now.
+  StatusOr<std::unique_ptr<Communicator>> ShrinkTo(Communicator& comm,
+                                                   const agreement::Decision& decision,
+                                                   const ContextIds::Proposal* reserved);
   // Joins `comm` to the agreement service at its first agreement here.
   Status JoinAgreement(Communicator& comm);
   // The agreement's fast path: an allreduce of the contributions on the data plane, with `tag`

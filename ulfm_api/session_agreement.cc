@@ -181,18 +181,54 @@ Status Session::Iagree(Communicator& comm, uint32_t* flag, Request** request) {
   return StartCollective(std::move(schedule), request);
 }
 
+AgreeValue Session::ShrinkContribution(const ContextIds::Proposal& contexts) {
+  AgreeValue contribution;
+  contribution.max = contexts.epoch;
+  contribution.bits.assign(contexts.free.begin(), contexts.free.end());
+  return contribution;
+}
+
 StatusOr<std::unique_ptr<Communicator>> Session::Shrink(Communicator& comm) {
   // One agreement decides both the survivors (its failed set) and the new contexts (the free
   // pairs ANDed, the epochs' maximum), so shrink costs one agreement, not two.
-  const ContextIds::Proposal proposal = contexts_.Propose();
-  AgreeValue contribution;
-  contribution.max = proposal.epoch;
-  contribution.bits.assign(proposal.free.begin(), proposal.free.end());
   Decision decision;
-  RFT_ASSIGN_OR_RETURN(decision, RunAgreement(comm, std::move(contribution)));
+  RFT_ASSIGN_OR_RETURN(decision, RunAgreement(comm, ShrinkContribution(contexts_.Propose())));
+  return ShrinkTo(comm, decision, nullptr);
+}
 
+Status Session::Ishrink(Communicator& comm,
+                        std::function<void(std::unique_ptr<Communicator>)> deliver,
+                        Request** request) {
+  // On the agreement service, as iagree; the contexts from a reservation, since the caller may
+  // create other communicators before this one completes.
+  const int32_t tag = comm.NextCollectiveTag();  // as every agreement takes one (RunAgreement)
+  auto reserved = std::make_shared<const ContextIds::Proposal>(contexts_.Reserve());
+  const uint64_t seq = comm.AgreementStarted();
+  auto operation = StartAgreement(comm, ShrinkContribution(*reserved));
+  if (!operation.ok()) {
+    contexts_.CancelReservation(*reserved);
+    return operation.status();
+  }
+  comm.AgreementPending(seq, true);
+  auto schedule = std::make_unique<Schedule>(comm, "ishrink", tag);
+  schedule->AwaitExternal([this, operation = *std::move(operation), reserved, seq, &comm,
+                           deliver = std::move(deliver)]() -> std::optional<Status> {
+    if (!operation->done()) return std::nullopt;
+    comm.AgreementPending(seq, false);
+    auto built = ShrinkTo(comm, operation->decision(), reserved.get());
+    if (!built.ok()) return built.status();
+    deliver(*std::move(built));
+    return Status::Ok();
+  });
+  return StartCollective(std::move(schedule), request);
+}
+
+StatusOr<std::unique_ptr<Communicator>> Session::ShrinkTo(Communicator& comm,
+                                                          const Decision& decision,
+                                                          const ContextIds::Proposal* reserved) {
   ContextIds::Proposal combined{};
   if (decision.value.bits.size() != combined.free.size()) {
+    if (reserved != nullptr) contexts_.CancelReservation(*reserved);
     return OtherError("shrink of " + comm.name() + ": the agreed context set has " +
                       std::to_string(decision.value.bits.size()) + " words; expected " +
                       std::to_string(combined.free.size()));
@@ -200,7 +236,8 @@ StatusOr<std::unique_ptr<Communicator>> Session::Shrink(Communicator& comm) {
   std::copy(decision.value.bits.begin(), decision.value.bits.end(), combined.free.begin());
   combined.epoch = decision.value.max;
   ContextIds::Allocation contexts;
-  RFT_ASSIGN_OR_RETURN(contexts, contexts_.Take(combined));
+  RFT_ASSIGN_OR_RETURN(contexts, reserved != nullptr ? contexts_.TakeReserved(*reserved, combined)
+                                                     : contexts_.Take(combined));
   std::vector<Rank> survivors;
   for (Rank member = 0; member < comm.size(); ++member) {
     if (!decision.failed.Contains(member)) survivors.push_back(comm.JobRank(member));

@@ -47,6 +47,20 @@ TEST(AgreementTest, AgreesAndShrinksWithEveryMemberAlive) {
   }
 }
 
+TEST(AgreementTest, IshrinkGivesShrinksResultWhileOtherCommunicatorsAreCreated) {
+  for (int n : {1, 2, 4}) {
+    const auto r = RunWorker(n, {"ishrink"});
+    ASSERT_EQ(r.exit_status, 0) << "n=" << n << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, "ishrink ok"), n) << r.Report();
+  }
+  for (const auto& [n, victim] : {std::pair{2, 1}, std::pair{4, 0}, std::pair{5, 2}}) {
+    const auto r = RunWorker(n, {"ishrink", std::to_string(victim)});
+    ASSERT_EQ(r.exit_status, 128 + 9) << "n=" << n << " victim=" << victim << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, "ishrink ok"), n - 1) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+  }
+}
+
 TEST(AgreementTest, GuardedAgreementsWithEveryMemberAliveCutNobody) {
   for (int n : {1, 2, 4}) {
     const auto r = RunWorker(n, {"guarded"});

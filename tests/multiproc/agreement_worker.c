@@ -8,6 +8,8 @@
  *                gives the survivors in order, and a collective on it works
  *   during V     rank V dies inside an agreement (after starting it): every survivor gets the
  *                same outcome, one of the two the semantics allow; shrink then excludes V
+ *   ishrink [V]  rft_comm_ishrink (after rank V died at an agreed point), with a communicator
+ *                created while it runs; the result as shrink's
  *   guarded      every member alive: guarded agreements (rft_comm_agree_deadline) with changing
  *                flags give the AND and an empty cut-off group, interleaved with plain ones; bad
  *                deadlines (0, -1, NaN, infinity, over a year) are RFT_ERR_ARG naming the value
@@ -81,18 +83,25 @@ static void Basics(void) {
 }
 
 /* The survivors of `victim`, and this rank's checks after it died. */
-static void ShrinkAndCheck(int victim, const char* mode) {
-  rft_comm_t shrunk = RFT_COMM_NULL;
-  CHECK_OK(rft_comm_shrink(W, &shrunk));
+/* The shrunk communicator of the survivors of `victim` (-1: none): its size, ranks in order, and
+ * a collective and an agreement on it. */
+static void CheckShrunk(rft_comm_t shrunk, int victim, const char* mode) {
+  const int expected = victim < 0 ? g_size : g_size - 1;
   int size = 0, rank = -1;
   CHECK_OK(rft_comm_size(shrunk, &size));
   CHECK_OK(rft_comm_rank(shrunk, &rank));
-  CHECK(size == g_size - 1, "%s: shrunk to %d members, expected %d", mode, size, g_size - 1);
-  CHECK(rank == (g_rank < victim ? g_rank : g_rank - 1), "%s: rank %d in the shrunk communicator",
-        mode, rank);
+  CHECK(size == expected, "%s: shrunk to %d members, expected %d", mode, size, expected);
+  CHECK(rank == (victim < 0 || g_rank < victim ? g_rank : g_rank - 1),
+        "%s: rank %d in the shrunk communicator", mode, rank);
   int one = 1, sum = 0;
   CHECK_OK(rft_allreduce(&one, &sum, 1, RFT_INT, RFT_SUM, shrunk));
-  CHECK(sum == g_size - 1, "%s: allreduce on the shrunk communicator: %d", mode, sum);
+  CHECK(sum == expected, "%s: allreduce on the shrunk communicator: %d", mode, sum);
+}
+
+static void ShrinkAndCheck(int victim, const char* mode) {
+  rft_comm_t shrunk = RFT_COMM_NULL;
+  CHECK_OK(rft_comm_shrink(W, &shrunk));
+  CheckShrunk(shrunk, victim, mode);
   int flag = 1;
   CHECK_OK(rft_comm_agree(shrunk, &flag));
   CHECK_OK(rft_comm_free(&shrunk));
@@ -160,6 +169,37 @@ static void During(int victim) {
   ShrinkAndCheck(victim, "during");
 }
 
+/* rft_comm_ishrink of world, with `victim` (-1: none) dead at an agreed point first, and a
+ * communicator created while it runs (a dup of COMM_SELF): the shrunk one is right, and both
+ * work side by side. */
+static void Ishrink(int victim) {
+  if (victim >= 0) {
+    Fence();
+    if (g_rank == victim) raise(SIGKILL);
+  }
+  rft_comm_t shrunk = RFT_COMM_NULL, self = RFT_COMM_NULL;
+  rft_request_t request = RFT_REQUEST_NULL;
+  CHECK_OK(rft_comm_ishrink(W, &shrunk, &request));
+  CHECK_OK(rft_comm_dup(RFT_COMM_SELF, &self));
+  CHECK_OK(rft_wait(&request, NULL));
+  CHECK(shrunk != RFT_COMM_NULL, "ishrink: no communicator after completion");
+  CheckShrunk(shrunk, victim, "ishrink");
+  int self_size = 0;
+  CHECK_OK(rft_comm_size(self, &self_size));
+  CHECK(self_size == 1, "dup of COMM_SELF has %d members", self_size);
+  int flag = 1;
+  CHECK_OK(rft_comm_agree(shrunk, &flag));
+  CHECK_OK(rft_comm_free(&self));
+  CHECK_OK(rft_comm_free(&shrunk));
+  /* Nothing leaked: the next blocking shrink takes contexts as usual. */
+  rft_comm_t again = RFT_COMM_NULL;
+  CHECK_OK(rft_comm_ishrink(W, &again, &request));
+  CHECK_OK(rft_wait(&request, NULL));
+  CheckShrunk(again, victim, "second ishrink");
+  CHECK_OK(rft_comm_free(&again));
+  CHECK_CODE(rft_comm_ishrink(W, NULL, &request), RFT_ERR_ARG);
+}
+
 static void Guarded(void) {
   int everyone[64];
   CHECK(g_size <= 64, "at most 64 ranks");
@@ -204,6 +244,8 @@ int main(int argc, char** argv) {
   const char* mode = argv[1];
   if (strcmp(mode, "basics") == 0) {
     Basics();
+  } else if (strcmp(mode, "ishrink") == 0) {
+    Ishrink(argc >= 3 ? atoi(argv[2]) : -1);
   } else if (strcmp(mode, "guarded") == 0) {
     Guarded();
   } else if (strcmp(mode, "after") == 0 && argc >= 3) {

@@ -148,5 +148,50 @@ TEST(ContextIdsTest, RandomLivesNeverCollide) {
   }
 }
 
+// ishrink's reservation: two members reserve, each creates another communicator meanwhile (one
+// of them twice), and both still take the same pair and epoch, one nobody took meanwhile.
+TEST(ContextIdsTest, AReservationGivesEveryMemberTheSameContextsWhateverHappensMeanwhile) {
+  ContextIds a, b;
+  const ContextIds::Proposal reserved_a = a.Reserve();
+  const ContextIds::Proposal reserved_b = b.Reserve();
+  EXPECT_EQ(a.pairs_taken(), 2 + ContextIds::kReservedPairs);
+  // Meanwhile: a creates two communicators with a third process (c), b one.
+  ContextIds c;
+  for (int i = 0; i < 2; ++i) {
+    ContextIds::Proposal combined = a.Propose();
+    ContextIds::Combine(c.Propose(), &combined);
+    auto taken_a = a.Take(combined);
+    auto taken_c = c.Take(combined);
+    ASSERT_TRUE(taken_a.ok() && taken_c.ok());
+    EXPECT_GE(taken_a->pair, 2 + ContextIds::kReservedPairs) << "took a reserved pair";
+  }
+  ASSERT_TRUE(b.Take(b.Propose()).ok());
+  ContextIds::Proposal combined = reserved_a;
+  ContextIds::Combine(reserved_b, &combined);
+  auto at_a = a.TakeReserved(reserved_a, combined);
+  auto at_b = b.TakeReserved(reserved_b, combined);
+  ASSERT_TRUE(at_a.ok() && at_b.ok());
+  EXPECT_EQ(at_a->pair, at_b->pair);
+  EXPECT_EQ(at_a->epoch, at_b->epoch);
+  EXPECT_EQ(at_a->pair, 2u);  // the lowest reserved by both
+  EXPECT_GT(a.epoch(), 0u);
+  // The rest of the reservation is free again: 2 predefined, 2 made meanwhile, 1 shrunk.
+  EXPECT_EQ(a.pairs_taken(), 5u);
+  EXPECT_EQ(b.pairs_taken(), 4u);
+}
+
+TEST(ContextIdsTest, ReservationsWithNothingInCommonFailTheSameEverywhere) {
+  ContextIds a, b;
+  ContextIds::Proposal reserved_a = a.Reserve(1);
+  ContextIds::Proposal reserved_b = b.Reserve(2);
+  reserved_b.free[0] &= ~reserved_a.free[0];  // b's reservation lacks a's only pair
+  ContextIds::Proposal combined = reserved_a;
+  ContextIds::Combine(reserved_b, &combined);
+  EXPECT_EQ(a.TakeReserved(reserved_a, combined).status().code(), RFT_ERR_OTHER);
+  EXPECT_EQ(a.pairs_taken(), 2u);               // given back
+  a.CancelReservation(ContextIds::Proposal{});  // nothing reserved: nothing changes
+  EXPECT_EQ(a.pairs_taken(), 2u);
+}
+
 }  // namespace
 }  // namespace rft::api
