@@ -1,6 +1,7 @@
 #include "agreement/agreement_service.h"
 
 #include <algorithm>
+#include <future>
 #include <iterator>
 #include <mutex>
 #include <string>
@@ -171,6 +172,21 @@ void AgreementService::RunGuard(const CommKey& key, uint64_t seq) {
   control_->RunAt(verdict.next_ns, [this, live = timers_live_, key, seq] {
     if (*live) RunGuard(key, seq);
   });
+}
+
+void AgreementService::Depart() {
+  std::promise<void> sent;
+  std::future<void> done = sent.get_future();
+  const Status posted = PostOrFail("agreement Depart", [this, &sent] {
+    for (auto& [key, node] : nodes_) {
+      std::vector<EraAction> actions;
+      node.era->Depart(&actions);
+      Perform(key, node, actions);
+    }
+    sent.set_value();
+  });
+  // Posts are run even by a control thread that is ending (ClosePosts): the wait ends.
+  if (posted.ok()) done.wait();
 }
 
 Status AgreementService::NoteDecided(const CommKey& key, Decision decision) {

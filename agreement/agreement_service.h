@@ -90,6 +90,11 @@ class AgreementService final : private detector::ControlServiceHandler {
   // Start. RFT_ERR_OTHER once the control plane has ended.
   Status NoteDecided(const CommKey& key, Decision decision);
 
+  // This process ends cleanly: every node hands its kept decisions to its live members
+  // (EraNode::Depart). Returns once they are sent; call it before the control plane announces
+  // the departure. Any thread but the control thread; nothing once the control plane has ended.
+  void Depart();
+
   // Control messages dropped (malformed, for a node that never came), and messages kept for a
   // communicator not joined here yet. Any thread.
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }

@@ -111,6 +111,20 @@ void EraNode::OnMessage(Rank from, const EraMessage& message, std::vector<EraAct
   Collect(collect_below_);
 }
 
+void EraNode::Depart(std::vector<EraAction>* out) {
+  if (self_failed_) return;
+  for (const auto& [seq, instance] : instances_) {
+    if (!instance.decision.has_value()) continue;
+    const EraMessage message{.kind = EraMessage::Kind::kDecided,
+                             .seq = seq,
+                             .failed = instance.decision->failed,
+                             .value = instance.decision->value};
+    for (Rank member = 0; member < size_; ++member) {
+      if (member != self_ && !failed_.Contains(member)) Send(member, message, out);
+    }
+  }
+}
+
 void EraNode::OnFailure(Rank member, std::vector<EraAction>* out) {
   if (member >= size_ || failed_.Contains(member)) return;
   RankSet one{member};

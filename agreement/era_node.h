@@ -77,6 +77,10 @@ class EraNode {
   void OnMessage(Rank from, const EraMessage& message, std::vector<EraAction>* out);
   // Member `member` is known failed (the registry, whatever the source). Idempotent.
   void OnFailure(Rank member, std::vector<EraAction>* out);
+  // This member's process ends cleanly: each decision it keeps goes to every other live
+  // member. A member that fell back from the fast path may be waiting on this one for it, and
+  // a departed member is not failed, so no view change would ever route around it.
+  void Depart(std::vector<EraAction>* out);
 
   Rank self() const { return self_; }
   uint32_t size() const { return size_; }

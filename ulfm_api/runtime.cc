@@ -62,6 +62,9 @@ Status Runtime::Build(const Options& options) {
 }
 
 void Runtime::Close() {
+  // Kept agreement decisions go out first: a member that fell back from an agreement's fast
+  // path may still need one from this process (docs/agreement.md, "Fast path").
+  if (agreement_ != nullptr) agreement_->Depart();
   // Before the data plane closes its endpoints: the others must not take that for a failure.
   if (control_ != nullptr) control_->AnnounceDeparture();
   agreement_.reset();

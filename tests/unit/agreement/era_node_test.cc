@@ -208,5 +208,36 @@ TEST(EraNodeTest, ADecisionOfTheFastPathAnswersMembersThatFellBack) {
   EXPECT_EQ(FindDecide(out), nullptr);  // the caller already has it
 }
 
+// Member 0 decided on the fast path and finalizes: its decision goes to every live member (not
+// to 2, failed), and member 3, which fell back (it knows 2 failed) and started on the service,
+// adopts it from that message alone.
+TEST(EraNodeTest, ADepartingMemberHandsItsDecisionsToEveryLiveMember) {
+  EraNode leaving(0, 4, RankSet());
+  std::vector<EraAction> out;
+  leaving.Install(Decision{.value = Flag(7), .failed = {}}, &out);
+  out.clear();
+  leaving.OnFailure(2, &out);
+  out.clear();
+  leaving.Depart(&out);
+  const std::vector<SendEra> departing = Sends(out);
+  std::vector<Rank> to;
+  for (const SendEra& send : departing) {
+    EXPECT_EQ(send.message.kind, EraMessage::Kind::kDecided);
+    EXPECT_EQ(send.message.value.flag, 7u);
+    to.push_back(send.to);
+  }
+  EXPECT_EQ(to, (std::vector<Rank>{1, 3}));
+
+  EraNode fell_back(3, 4, RankSet{2});
+  out.clear();
+  fell_back.Start(Flag(1), &out);
+  ASSERT_EQ(FindDecide(out), nullptr);
+  out.clear();
+  fell_back.OnMessage(0, departing[1].message, &out);
+  const Decide* decided = FindDecide(out);
+  ASSERT_NE(decided, nullptr);
+  EXPECT_EQ(decided->decision.value.flag, 7u);
+}
+
 }  // namespace
 }  // namespace rft::agreement
