@@ -175,18 +175,28 @@ void AgreementService::RunGuard(const CommKey& key, uint64_t seq) {
 }
 
 void AgreementService::Depart() {
-  std::promise<void> sent;
-  std::future<void> done = sent.get_future();
-  const Status posted = PostOrFail("agreement Depart", [this, &sent] {
+  const auto flush = [this] {
+    InstallFastDecisions();
     for (auto& [key, node] : nodes_) {
       std::vector<EraAction> actions;
       node.era->Depart(&actions);
       Perform(key, node, actions);
     }
-    sent.set_value();
-  });
+  };
+  // Without a progress thread the caller owns the control plane: nobody else would run a post.
+  if (control_->OnControlThread()) {
+    flush();
+    return;
+  }
+  std::promise<void> sent;
+  std::future<void> done = sent.get_future();
   // Posts are run even by a control thread that is ending (ClosePosts): the wait ends.
-  if (posted.ok()) done.wait();
+  if (control_->Post([&flush, &sent] {
+        flush();
+        sent.set_value();
+      })) {
+    done.wait();
+  }
 }
 
 Status AgreementService::NoteDecided(const CommKey& key, Decision decision) {

@@ -171,6 +171,7 @@ Status ControlPlane::SetUpWorker() {
       }
     }
   }
+  AttachLocalRegions();
   // Every rank is connected (and every watcher has opened its segments): start the ring. All
   // ranks leave this fence within a few milliseconds of each other, well inside a timeout. It
   // spans the ranks that finished start-up; one dying now makes PMIx's answer undefined, and
@@ -210,6 +211,30 @@ void ControlPlane::TearDownWorker() {
   }
   endpoints_.reset();
   worker_.reset();
+}
+
+void ControlPlane::AttachLocalRegions() {
+  // Same-node peers' heartbeat regions are attached now, while they are alive (they published
+  // a moment ago). Attached later, when the ring makes one the observer, the peer may be dying
+  // (3 of 4 ranks killing themselves at once): its shared-memory segment is gone and UCX 1.13's
+  // ucp_ep_rkey_unpack crashes in its own error path. An attachment made now keeps the segment
+  // whatever becomes of its owner. Other nodes' regions attach on first use (no shared memory).
+  for (Rank peer : job_->local_peers()) {
+    if (peer == self_ || missing_at_start_.Contains(peer) || remote_[peer] != nullptr ||
+        region_descriptors_[peer].empty()) {
+      continue;
+    }
+    auto ep = endpoints_->Get(peer);
+    if (!ep.ok()) continue;
+    auto region =
+        transport::ucx::RemoteRegion::Attach(worker_.get(), *ep, region_descriptors_[peer]);
+    if (region.ok()) {
+      remote_[peer] = std::move(*region);
+    } else {
+      RFT_LOG_INFO("heartbeat region of rank %u not attached at start-up: %s", peer,
+                   region.status().ToString().c_str());
+    }
+  }
 }
 
 Status ControlPlane::Exchange() {
@@ -449,11 +474,10 @@ bool ControlPlane::PutHeartbeat(Rank observer, uint64_t word) {
   if (remote_[observer] == nullptr) {
     auto ep = endpoints_->Get(observer);
     if (!ep.ok()) return true;  // failed meanwhile: the ring repairs itself on the news
-    // A same-node observer that died before the news came: its shared-memory segment is gone,
-    // and UCX 1.13's ucp_ep_rkey_unpack crashes in its own error path when the attach fails
-    // (seen with 3 of 4 ranks dying at once). Its death is news the registry will have soon;
-    // a process gone or a zombie gets no region. (A death between this check and the attach
-    // is still exposed: a window of microseconds instead of the time to learn of the death.)
+    // Same-node regions were attached at start-up (AttachLocalRegions); one that could not be
+    // is tried here only while its process lives: UCX 1.13's ucp_ep_rkey_unpack crashes in its
+    // own error path when the peer's shared-memory segment is gone. A process gone or a zombie
+    // gets no region; its death is news the registry will have soon.
     if (job_->local_peers().Contains(observer) && pids_[observer] > 0) {
       const char state = internal::ThreadState(pids_[observer], pids_[observer]);
       if (state == '?' || state == 'Z' || state == 'X') return true;

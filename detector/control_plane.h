@@ -178,6 +178,8 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   Status SetUpWorker();
   void TearDownWorker();
   Status Exchange();
+  // Attaches the heartbeat regions of this node's peers (start-up, while they are alive).
+  void AttachLocalRegions();
 
   void Run();  // the thread
   // One iteration: failures learned, network, timers, then a sleep of at most `timeout_ns`.
