@@ -98,6 +98,15 @@ constexpr SettingSpec kSettings[] = {
                "it runs only when the program calls the detector's Poll, so a process busy "
                "elsewhere for longer than RFT_HEARTBEAT_TIMEOUT is declared failed.",
     },
+    // ---- API (ulfm_api) ----
+    {
+        .name = "RFT_FINALIZE_WARNINGS",
+        .kind = Kind::kBool,
+        .default_text = "y",
+        .doc = "At rft_finalize, gather the warnings the ranks raised (rft_warning) and have the "
+               "lowest live rank print one line per rank that raised any. n: finalize does not "
+               "wait for the other processes.",
+    },
 };
 
 std::span<const SettingSpec> g_table_for_testing;

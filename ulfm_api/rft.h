@@ -114,7 +114,10 @@ typedef enum rft_op {
 /* Joins the job (started by rftrun or another PMIx launcher). `argc`/`argv` may be NULL.
  * `provided` gets the fault level granted (the one asked for). Collective over the job. */
 int rft_init(int* argc, char*** argv, int requested_ft_level, int* provided);
-/* Ends this process's part; never waits for other processes, so it returns after failures. */
+/* Ends this process's part. With RFT_FINALIZE_WARNINGS (default on) it first takes part in one
+ * agreement over world's live members (the warnings report, rft_warning), so it waits for the
+ * live processes to finalize too and returns after any number of failures; with it off it never
+ * waits for other processes. */
 int rft_finalize(void);
 int rft_initialized(int* flag);
 int rft_finalized(int* flag);
@@ -127,6 +130,11 @@ int rft_set_failure_callback(rft_failure_callback_t callback, void* user_data);
 /* What the most recent failed call of this thread said (never NULL; "" before any failure; a
  * success leaves it as it was). */
 const char* rft_last_error_message(void);
+/* Raises a warning on this process: logged here at once and counted. At rft_finalize the counts
+ * are gathered (RFT_FINALIZE_WARNINGS, default on) and the lowest live rank prints one line per
+ * rank that raised any, "rft: rank R raised N warning(s); the first: MESSAGE", so a warning seen
+ * on one process of many is not lost. RFT_ERR_ARG for a NULL message. */
+int rft_warning(const char* message);
 
 /* ---- Communicators ---- */
 int rft_comm_rank(rft_comm_t comm, int* rank);

@@ -228,10 +228,20 @@ extern "C" int rft_init(int*, char***, int requested_ft_level, int* provided) {
   return Success();
 }
 
+extern "C" int rft_warning(const char* message) {
+  if (g_session == nullptr)
+    return Raise(nullptr, OtherError("rft_warning: rft is not initialised"));
+  if (message == nullptr) return Raise(nullptr, ArgError("rft_warning: message is NULL"));
+  g_session->RaiseWarning(message);
+  return Success();
+}
+
 extern "C" int rft_finalize(void) {
   if (g_session == nullptr) {
     return Raise(nullptr, OtherError("rft_finalize: rft is not initialised"));
   }
+  // While world still works: collective over its live members.
+  g_session->ReportWarnings();
   for (rft_comm_s* handle : {&rft_comm_world_object, &rft_comm_self_object}) {
     handle->magic = 0;
     rft::api::binding::Release(handle->errhandler);

@@ -132,6 +132,16 @@ class Session {
   Status Ishrink(Communicator& comm, std::function<void(std::unique_ptr<Communicator>)> deliver,
                  Request** request);
 
+  // A warning the program raised here (rft_warning): counted, the first kept, logged at once.
+  void RaiseWarning(std::string_view message);
+  uint64_t warnings() const { return warnings_; }
+  // At finalize (RFT_FINALIZE_WARNINGS): one agreement over world says whether any rank raised a
+  // warning; if one did, the survivors gather (count, first message) and the lowest prints a
+  // line per rank that raised any. Collective over world's live members; problems are logged,
+  // never returned (finalize goes on).
+  void ReportWarnings();
+  static constexpr size_t kWarningBytes = 160;  // of the first message, with its terminator
+
   // ULFM revoke: not collective, idempotent; every live member's operations in `comm` complete
   // with RFT_ERR_REVOKED.
   Status Revoke(Communicator& comm);
@@ -266,6 +276,8 @@ class Session {
   Options options_;
   detector::Subscription on_failure_;  // kNone and kAsync
   ContextIds contexts_;
+  uint64_t warnings_ = 0;  // raised here (RaiseWarning)
+  std::string first_warning_;
   std::unique_ptr<Communicator> world_;
   std::unique_ptr<Communicator> self_;
   transport::ObjectPool<Request> requests_;

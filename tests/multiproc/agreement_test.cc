@@ -61,6 +61,39 @@ TEST(AgreementTest, IshrinkGivesShrinksResultWhileOtherCommunicatorsAreCreated) 
   }
 }
 
+// Odd ranks raise rank-many warnings: at finalize one process prints one line per odd survivor
+// with its count and first message, and nothing else; no warnings: no line; off: no line.
+TEST(AgreementTest, WarningsAreGatheredAtFinalizeAndPrintedOnce) {
+  for (const auto& [n, victim] :
+       {std::pair{1, -1}, std::pair{2, -1}, std::pair{5, -1}, std::pair{5, 3}, std::pair{4, 0}}) {
+    const std::string label = "n=" + std::to_string(n) + " victim=" + std::to_string(victim);
+    const auto r = RunWorker(n, {"warnings", std::to_string(victim)});
+    ASSERT_EQ(r.exit_status, victim < 0 ? 0 : 128 + 9) << label << "\n" << r.Report();
+    int lines = 0;
+    for (int rank = 1; rank < n; rank += 2) {
+      if (rank == victim) continue;
+      ++lines;
+      EXPECT_EQ(CountLines(r.output, "rft: rank " + std::to_string(rank) + " raised " +
+                                         std::to_string(rank) +
+                                         " warning(s); the first: residual too large on rank " +
+                                         std::to_string(rank) + " (0)"),
+                1)
+          << label << "\n"
+          << r.Report();
+    }
+    EXPECT_EQ(CountLines(r.output, "warning(s); the first:"), lines) << label << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, "warnings ok"), victim < 0 ? n : n - 1) << r.Report();
+  }
+  std::vector<std::string> args = {"-n",        "3",  "--ft",
+                                   "--timeout", "60", Runfile("tests/multiproc/agreement_worker"),
+                                   "warnings"};
+  std::vector<std::string> env = kTolerant;
+  env.push_back("RFT_FINALIZE_WARNINGS=n");
+  const auto off = RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(70), env);
+  ASSERT_EQ(off.exit_status, 0) << off.Report();
+  EXPECT_EQ(CountLines(off.output, "warning(s); the first:"), 0) << off.Report();
+}
+
 TEST(AgreementTest, GuardedAgreementsWithEveryMemberAliveCutNobody) {
   for (int n : {1, 2, 4}) {
     const auto r = RunWorker(n, {"guarded"});

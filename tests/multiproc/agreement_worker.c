@@ -10,6 +10,8 @@
  *                same outcome, one of the two the semantics allow; shrink then excludes V
  *   ishrink [V]  rft_comm_ishrink (after rank V died at an agreed point), with a communicator
  *                created while it runs; the result as shrink's
+ *   warnings [V] odd ranks raise rank-many warnings (rft_warning), rank V dies first at an
+ *                agreed point; finalize prints one line per odd survivor
  *   guarded      every member alive: guarded agreements (rft_comm_agree_deadline) with changing
  *                flags give the AND and an empty cut-off group, interleaved with plain ones; bad
  *                deadlines (0, -1, NaN, infinity, over a year) are RFT_ERR_ARG naming the value
@@ -200,6 +202,21 @@ static void Ishrink(int victim) {
   CHECK_CODE(rft_comm_ishrink(W, NULL, &request), RFT_ERR_ARG);
 }
 
+static void Warnings(int victim) {
+  if (victim >= 0) {
+    Fence();
+    if (g_rank == victim) raise(SIGKILL);
+  }
+  for (int i = 0; i < g_rank % 2 * g_rank; ++i) {
+    char message[64];
+    snprintf(message, sizeof message, "residual too large on rank %d (%d)", g_rank, i);
+    CHECK_OK(rft_warning(message));
+  }
+  /* Errors of calls without a communicator go to COMM_SELF's handler. */
+  CHECK_OK(rft_comm_set_errhandler(RFT_COMM_SELF, RFT_ERRORS_RETURN));
+  CHECK_CODE(rft_warning(NULL), RFT_ERR_ARG);
+}
+
 static void Guarded(void) {
   int everyone[64];
   CHECK(g_size <= 64, "at most 64 ranks");
@@ -246,6 +263,8 @@ int main(int argc, char** argv) {
     Basics();
   } else if (strcmp(mode, "ishrink") == 0) {
     Ishrink(argc >= 3 ? atoi(argv[2]) : -1);
+  } else if (strcmp(mode, "warnings") == 0) {
+    Warnings(argc >= 3 ? atoi(argv[2]) : -1);
   } else if (strcmp(mode, "guarded") == 0) {
     Guarded();
   } else if (strcmp(mode, "after") == 0 && argc >= 3) {
