@@ -136,6 +136,21 @@ TEST(AgreementTest, AMemberDyingInsideAnAgreementLeavesOneOutcome) {
   }
 }
 
+// The victim dies inside a shrink after contributing: the survivors' new communicators have one
+// size (the victim in it as a failed member, or not), and shrinking that one gives the survivors.
+TEST(AgreementTest, AMemberDyingInsideAShrinkLeavesOneResult) {
+  for (const auto& [n, victim] :
+       {std::pair{2, 1}, std::pair{3, 0}, std::pair{4, 2}, std::pair{5, 4}}) {
+    const auto r = RunWorker(n, {"shrink-during", std::to_string(victim)});
+    ASSERT_EQ(r.exit_status, 128 + 9) << "n=" << n << " victim=" << victim << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, "shrink-during ok"), n - 1) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+    int lines = 0;
+    EXPECT_EQ(Outcomes(r.output, &lines).size(), 1u) << r.Report();
+    EXPECT_EQ(lines, n - 1) << r.Report();
+  }
+}
+
 // examples/solver.c's survivors, each with the exact total: "total X (exact X)".
 int ExactTotals(const std::string& output) {
   std::istringstream in(output);

@@ -10,6 +10,8 @@
  *                same outcome, one of the two the semantics allow; shrink then excludes V
  *   ishrink [V]  rft_comm_ishrink (after rank V died at an agreed point), with a communicator
  *                created while it runs; the result as shrink's
+ *   shrink-during V  rank V dies inside a shrink: the survivors' results agree, and a second
+ *                shrink has exactly them
  *   warnings [V] odd ranks raise rank-many warnings (rft_warning), rank V dies first at an
  *                agreed point; finalize prints one line per odd survivor
  *   guarded      every member alive: guarded agreements (rft_comm_agree_deadline) with changing
@@ -171,6 +173,35 @@ static void During(int victim) {
   ShrinkAndCheck(victim, "during");
 }
 
+/* The victim dies inside a shrink, after contributing to it: every survivor gets a communicator
+ * of the same size (with the victim as a failed member, or without it) and the same members; a
+ * second shrink of that one has every survivor and nobody else. */
+static void ShrinkDuring(int victim) {
+  Fence();
+  rft_comm_t first = RFT_COMM_NULL;
+  if (g_rank == victim) {
+    rft_request_t request = RFT_REQUEST_NULL;
+    CHECK_OK(rft_comm_ishrink(W, &first, &request));
+    raise(SIGKILL);
+  }
+  CHECK_OK(rft_comm_shrink(W, &first));
+  int size = 0;
+  CHECK_OK(rft_comm_size(first, &size));
+  CHECK(size == g_size || size == g_size - 1, "first shrink: %d members", size);
+  /* Every survivor reports the same: compared line by line by the test. */
+  printf("decided rc=SUCCESS flag=%d\n", size);
+  fflush(stdout);
+  rft_comm_t second = RFT_COMM_NULL;
+  CHECK_OK(rft_comm_shrink(first, &second));
+  CHECK_OK(rft_comm_size(second, &size));
+  CHECK(size == g_size - 1, "second shrink: %d members, expected %d", size, g_size - 1);
+  int one = 1, sum = 0;
+  CHECK_OK(rft_allreduce(&one, &sum, 1, RFT_INT, RFT_SUM, second));
+  CHECK(sum == g_size - 1, "allreduce on the second shrink: %d", sum);
+  CHECK_OK(rft_comm_free(&second));
+  CHECK_OK(rft_comm_free(&first));
+}
+
 /* rft_comm_ishrink of world, with `victim` (-1: none) dead at an agreed point first, and a
  * communicator created while it runs (a dup of COMM_SELF): the shrunk one is right, and both
  * work side by side. */
@@ -263,6 +294,8 @@ int main(int argc, char** argv) {
     Basics();
   } else if (strcmp(mode, "ishrink") == 0) {
     Ishrink(argc >= 3 ? atoi(argv[2]) : -1);
+  } else if (strcmp(mode, "shrink-during") == 0 && argc >= 3) {
+    ShrinkDuring(atoi(argv[2]));
   } else if (strcmp(mode, "warnings") == 0) {
     Warnings(argc >= 3 ? atoi(argv[2]) : -1);
   } else if (strcmp(mode, "guarded") == 0) {
