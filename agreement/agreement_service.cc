@@ -45,9 +45,14 @@ StatusOr<std::unique_ptr<AgreementService>> AgreementService::Create(
 }
 
 AgreementService::~AgreementService() {
-  // Timers run on the control thread, in order with posts: the one below runs before the Unhost
-  // that Reset waits for. If the thread has ended, no timer runs again anyway.
-  (void)control_->Post([live = timers_live_] { *live = false; });
+  // Timers run on the control thread, in order with posts: the post below runs before the
+  // Unhost that Reset waits for. If the thread has ended, no timer runs again anyway. Without
+  // a progress thread the caller is the control thread.
+  if (control_->OnControlThread()) {
+    *timers_live_ = false;
+  } else {
+    (void)control_->Post([live = timers_live_] { *live = false; });
+  }
   hosting_.Reset();
 }
 

@@ -14,6 +14,8 @@
 //                 allreduce of the same run
 //   iagree        rft_comm_iagree and rft_wait at once
 //   shrink        rft_comm_shrink of COMM_WORLD (nothing failed) and a free
+//   ishrink       rft_comm_ishrink and rft_wait at once, and a free
+//   agree_deadline  rft_comm_agree_deadline (10 s, every member in time)
 //   shrink_after_failure   with --shrink-after-failure (rftrun --ft): the last rank is dead and
 //                 known; rft_comm_shrink of COMM_WORLD (which excludes it) and a free
 //   revoke        rank 0 revokes a duplicate of COMM_WORLD while the others wait in a receive on
@@ -139,6 +141,19 @@ void Agreement(long iters, int reps, double allreduce_us) {
     rft_comm_t comm;
     Check(rft_comm_shrink(RFT_COMM_WORLD, &comm), "shrink");
     Check(rft_comm_free(&comm), "free");
+  });
+  Measure("ishrink", -1, std::max(10L, iters / 10), reps, [] {
+    rft_comm_t comm = RFT_COMM_NULL;
+    rft_request_t request = RFT_REQUEST_NULL;
+    Check(rft_comm_ishrink(RFT_COMM_WORLD, &comm, &request), "ishrink");
+    Check(rft_wait(&request, RFT_STATUS_IGNORE), "wait");
+    Check(rft_comm_free(&comm), "free");
+  });
+  // The check-in scheme's guarded agreement with every member in time (a deadline of 10 s that
+  // never fires): the service's protocol and the guard's timer.
+  Measure("agree_deadline", -1, iters, reps, [] {
+    int flag = 1;
+    Check(rft_comm_agree_deadline(RFT_COMM_WORLD, &flag, 10.0, nullptr), "agree_deadline");
   });
 }
 
