@@ -18,8 +18,9 @@ inline constexpr std::string_view kGidIb = "IB";
 inline constexpr std::string_view kGidRoceV1 = "RoCE v1";
 inline constexpr std::string_view kGidRoceV2 = "RoCE v2";
 
-// Port::state of a usable port (ibv_port_state_str) and the link layers rft speaks.
-inline constexpr std::string_view kPortActive = "PORT_ACTIVE";
+// Port::state of a usable port, as ibv_port_state_str spells it (rdma-core 44: "down", "init",
+// "armed", "active", ...), and the link layers rft speaks.
+inline constexpr std::string_view kPortActive = "active";
 inline constexpr std::string_view kInfiniBand = "InfiniBand";
 inline constexpr std::string_view kEthernet = "Ethernet";
 
@@ -31,7 +32,7 @@ struct Gid {
 
 struct Port {
   int number = 0;          // from 1
-  std::string state;       // "PORT_ACTIVE", "PORT_DOWN", ...
+  std::string state;       // ibv_port_state_str: "active", "down", ...
   std::string link_layer;  // kInfiniBand, kEthernet or "unknown"
   int active_mtu = 0;      // bytes
   int lid = 0;             // InfiniBand only; 0 on Ethernet
@@ -62,7 +63,7 @@ struct Endpoint {
 StatusOr<std::vector<VerbsDevice>> ListDevices();
 
 // Picks the port named by `requested`, the value of RFT_NET_DEVICE: "" for any, "rxe0" for
-// that device's first usable port, "rxe0:1" for that port. A usable port is ACTIVE, on
+// that device's first usable port, "rxe0:1" for that port. A usable port is active, on
 // InfiniBand (GID index 0) or on Ethernet with a RoCE GID (an IPv4-mapped RoCE v2 GID first,
 // then any RoCE v2, then RoCE v1: v2 is routable and the IPv4 one is what the peers' IP
 // addresses name). Errors name the value and what was expected.
