@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Checks the soft-RoCE harness end to end: a guest boots with an active rxe0, verbs traffic
 # flows in one guest (perftest) and between two, UCX's rc transport works over rxe, and the
-# command's exit status comes out. Prints one line per check and, last,
-# "softroce: N passed, N failed". A guest that cannot boot fails every check that needs it:
-# nothing passes without having run.
+# command's exit status comes out, and rft's own verbs programs (rft_info and the verbs
+# backend's loopback check, from the `bazel build` this stage follows) see and use rxe0. Prints
+# one line per check and, last, "softroce: N passed, N failed". A guest that cannot boot fails
+# every check that needs it: nothing passes without having run.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 run=$here/softroce.sh
 passed=0
 failed=0
+root=$(cd "$here/../.." && pwd)
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+stage=$(mktemp -d)
+trap 'rm -rf "$out" "$stage"' EXIT
 
 # check NAME EXPECTED_STATUS PATTERN SOFTROCE_ARGS...: runs the harness, wants the status and,
 # unless PATTERN is empty, a line matching it.
@@ -30,6 +33,25 @@ check() {
   fi
 }
 
+# check_binary NAME EXPECTED_STATUS PATTERN BINARY COMMAND: like check, with BINARY (a path
+# under the repository root, e.g. bazel-bin/tools/rft_info/rft_info) alone in the guest's /job.
+# A binary that was not built fails the check, saying so.
+check_binary() {
+  local name=$1 want=$2 pattern=$3 binary=$root/$4 command=$5
+  if [[ ! -x "$binary" ]]; then
+    failed=$((failed + 1))
+    echo "softroce check $name: FAILED ($4 is missing: run bazel build //... first)"
+    return
+  fi
+  rm -rf "${stage:?}"/*
+  if ! cp "$binary" "$stage/"; then
+    failed=$((failed + 1))
+    echo "softroce check $name: FAILED (cannot copy $4)"
+    return
+  fi
+  check "$name" "$want" "$pattern" --add "$stage" -- "$command"
+}
+
 ucx_env="UCX_TLS=rc UCX_NET_DEVICES=rxe0:1 UCX_UD_ETH_DGID_CHECK=n"
 # A client retries until its server listens: guests boot at the emulator's pace.
 retry='for attempt in $(seq 1 20); do "$@" && exit 0; sleep 1; done; exit 1'
@@ -46,6 +68,10 @@ check ucx-rc 0 'Final:' -- \
 check verbs-two-guests 0 't_typical' --pair -- \
   'ib_write_lat -d rxe0 -x 1 -n 200' \
   "bash -c '$retry' client ib_write_lat -d rxe0 -x 1 -n 200 \"\$RFT_SOFTROCE_PEER\""
+check_binary rft-info-verbs 0 '^verbs: rxe0 port 1: active, Ethernet' \
+  bazel-bin/tools/rft_info/rft_info rft_info
+check_binary verbs-loopback 0 '^verbs loopback: dead peer -> ' \
+  bazel-bin/transport/verbs/loopback_check loopback_check
 
 echo "softroce: $passed passed, $failed failed"
 ((failed == 0))
