@@ -74,6 +74,10 @@ void PrintText(const Report& r) {
     for (const VerbsPort& p : d.ports) {
       std::printf("verbs: %s port %d: %s, %s, MTU %d, LID %d\n", d.name.c_str(), p.number,
                   p.state.c_str(), p.link_layer.c_str(), p.active_mtu, p.lid);
+      for (const VerbsGid& g : p.gids) {
+        std::printf("verbs: %s port %d GID %d: %s %s\n", d.name.c_str(), p.number, g.index,
+                    g.type.c_str(), g.address.c_str());
+      }
     }
     if (!d.error.empty()) std::printf("verbs: %s: error: %s\n", d.name.c_str(), d.error.c_str());
   }
@@ -153,6 +157,16 @@ void PrintJson(const Report& r) {
       w.Field("link_layer", p.link_layer);
       w.Field("active_mtu", p.active_mtu);
       w.Field("lid", p.lid);
+      w.Key("gids");
+      w.BeginArray();
+      for (const VerbsGid& g : p.gids) {
+        w.BeginObject();
+        w.Field("index", g.index);
+        w.Field("type", g.type);
+        w.Field("address", g.address);
+        w.EndObject();
+      }
+      w.EndArray();
       w.EndObject();
     }
     w.EndArray();

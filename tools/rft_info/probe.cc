@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "transport/verbs/device.h"
+
 namespace rft::info {
 
 namespace {
@@ -188,6 +190,26 @@ VerbsInfo ProbeVerbs() {
   }
   for (int i = 0; i < num; ++i) out.devices.push_back(DescribeDevice(list[i]));
   ibv_free_device_list(list);
+  // The GIDs come from the verbs backend's own listing, so that rft_info shows what the backend
+  // chooses from.
+  StatusOr<std::vector<verbs::VerbsDevice>> listed = verbs::ListDevices();
+  if (!listed.ok()) {
+    out.error = listed.status().message();
+    return out;
+  }
+  for (VerbsDevice& device : out.devices) {
+    for (const verbs::VerbsDevice& other : *listed) {
+      if (other.name != device.name) continue;
+      for (VerbsPort& port : device.ports) {
+        for (const verbs::Port& other_port : other.ports) {
+          if (other_port.number != port.number) continue;
+          for (const verbs::Gid& gid : other_port.gids) {
+            port.gids.push_back(VerbsGid{gid.index, gid.type, gid.address});
+          }
+        }
+      }
+    }
+  }
   return out;
 }
 

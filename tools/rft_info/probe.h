@@ -24,12 +24,19 @@ struct UcxInfo {
   std::string error;  // empty when the listing worked
 };
 
+struct VerbsGid {
+  int index = 0;
+  std::string type;     // "IB", "RoCE v1", "RoCE v2"
+  std::string address;  // IPv6 text; "::ffff:192.0.2.1" for an IPv4 RoCE v2 GID
+};
+
 struct VerbsPort {
   int number = 0;
   std::string state;       // "PORT_ACTIVE", as ibv_port_state_str prints it
   std::string link_layer;  // "InfiniBand", "Ethernet", "unknown"
   int active_mtu = 0;      // bytes
   int lid = 0;
+  std::vector<VerbsGid> gids;  // the valid GID table entries (transport/verbs:device lists them)
 };
 
 struct VerbsDevice {
