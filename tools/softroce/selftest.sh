@@ -60,14 +60,14 @@ check device 0 'state:[[:space:]]+PORT_ACTIVE' -- 'ibv_devinfo -d rxe0 -v'
 check exit-status 7 '^before the exit$' -- 'echo before the exit; exit 7'
 check verbs-one-guest 0 't_typical' -- \
   "ib_send_lat -d rxe0 -x 1 -n 200 >server.log 2>&1 &
-   bash -c '$retry' client ib_send_lat -d rxe0 -x 1 -n 200 \"\$RFT_SOFTROCE_IP\""
+   bash -c '$retry' client ib_send_lat -d rxe0 -x 1 -n 200 \"\$SOFTROCE_IP\""
 check ucx-rc 0 'Final:' -- \
   "export $ucx_env
    ucx_perftest -t tag_lat -n 1000 >server.log 2>&1 &
-   bash -c '$retry' client ucx_perftest -t tag_lat -n 1000 \"\$RFT_SOFTROCE_IP\""
+   bash -c '$retry' client ucx_perftest -t tag_lat -n 1000 \"\$SOFTROCE_IP\""
 check verbs-two-guests 0 't_typical' --pair -- \
   'ib_write_lat -d rxe0 -x 1 -n 200' \
-  "bash -c '$retry' client ib_write_lat -d rxe0 -x 1 -n 200 \"\$RFT_SOFTROCE_PEER\""
+  "bash -c '$retry' client ib_write_lat -d rxe0 -x 1 -n 200 \"\$SOFTROCE_PEER\""
 check_binary rft-info-verbs 0 '^verbs: rxe0 port 1: active, Ethernet' \
   bazel-bin/tools/rft_info/rft_info rft_info
 check_binary verbs-loopback 0 '^verbs loopback: dead peer -> ' \

@@ -7,7 +7,7 @@
 #
 #   tools/softroce/softroce.sh [OPTIONS] -- COMMAND          one guest; COMMAND runs in bash
 #   tools/softroce/softroce.sh --pair [OPTIONS] -- CMD1 CMD2  two guests on one virtual link:
-#                                 CMD1 on 192.0.2.1, CMD2 on 192.0.2.2, $RFT_SOFTROCE_PEER is
+#                                 CMD1 on 192.0.2.1, CMD2 on 192.0.2.2, $SOFTROCE_PEER is
 #                                 the other's address; the status is the first non-zero one
 #   tools/softroce/softroce.sh --shell                       an interactive shell in a guest
 #
@@ -20,7 +20,7 @@
 #   --console FILE   keep the guest's console log (the kernel's and guest_init's messages)
 #
 # In the guest: device rxe0, port 1, GID index 1 (RoCE v2 over IPv4), locked memory unlimited,
-# $RFT_SOFTROCE_IP and $RFT_SOFTROCE_NETDEV. UCX over rxe wants UCX_TLS=rc,
+# $SOFTROCE_IP and $SOFTROCE_NETDEV. UCX over rxe wants UCX_TLS=rc,
 # UCX_NET_DEVICES=rxe0:1 and UCX_UD_ETH_DGID_CHECK=n. See docs/softroce.md.
 set -uo pipefail
 here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
@@ -179,8 +179,8 @@ link() {  # OWN OTHER MAC
   echo "-netdev dgram,id=link,local.type=unix,local.path=$work/$1.sock,remote.type=unix,remote.path=$work/$2.sock"
   echo "-device virtio-net-pci,netdev=link,mac=$3"
 }
-make_initrd "$work/guest1.cpio" "export RFT_SOFTROCE_PEER=192.0.2.2; $1" || exit 125
-make_initrd "$work/guest2.cpio" "export RFT_SOFTROCE_PEER=192.0.2.1; $2" || exit 125
+make_initrd "$work/guest1.cpio" "export SOFTROCE_PEER=192.0.2.2; $1" || exit 125
+make_initrd "$work/guest2.cpio" "export SOFTROCE_PEER=192.0.2.1; $2" || exit 125
 # shellcheck disable=SC2046
 boot guest1 192.0.2.1/24 virtio $(link guest1 guest2 52:54:00:00:00:01)
 # Packets to a socket that does not exist yet are lost: the second guest starts once the first
