@@ -49,6 +49,7 @@ class Sim {
     const uint32_t n = options.n;
     result_.crashed.assign(n, false);
     result_.stuck.assign(n, false);
+    result_.departed.assign(n, false);
     result_.decisions.assign(options.agreements, std::vector<std::optional<Decision>>(n));
     result_.contributions.assign(options.agreements, std::vector<AgreeValue>(n));
     result_.decided_ns.assign(options.agreements, 0);
@@ -92,7 +93,7 @@ class Sim {
       const Event event = queue_.top();
       queue_.pop();
       now_ = event.time;
-      if (result_.crashed[event.to]) continue;
+      if (result_.crashed[event.to] || result_.departed[event.to]) continue;
       std::vector<EraAction> actions;
       EraNode& node = *nodes_[event.to];
       switch (event.kind) {
@@ -253,6 +254,26 @@ class Sim {
     actions->push_back(Decide{fast.seq, decision});
   }
 
+  // `member` finalizes: its kept decisions go out first (flush_at_departure), then it ends.
+  void Depart(Rank member) {
+    if (options_.flush_at_departure) {
+      std::vector<EraAction> flush;
+      nodes_[member]->Depart(&flush);
+      for (const EraAction& action : flush) {
+        if (const auto* send = std::get_if<SendEra>(&action)) {
+          store_.push_back(send->message);
+          if (!Transmit(member, Event{.kind = Event::Kind::kDeliver,
+                                      .to = send->to,
+                                      .from = member,
+                                      .message = store_.size() - 1})) {
+            return;  // crashed while departing
+          }
+        }
+      }
+    }
+    result_.departed[member] = true;
+  }
+
   // Asks `member`'s guard of agreement `seq`; whom it cuts crashes now (fail-stop), and the
   // cutter knows at once, as the service reports it to its registry.
   void RunGuard(Rank member, uint64_t seq, std::vector<EraAction>* actions) {
@@ -287,6 +308,7 @@ class Sim {
 
   void Perform(Rank member, const std::vector<EraAction>& actions) {
     bool learned_failure = false;
+    bool departing = false;
     for (const EraAction& action : actions) {
       if (result_.crashed[member]) return;  // crashed mid-list: the rest never happened
       if (const auto* send = std::get_if<SendEra>(&action)) {
@@ -302,6 +324,8 @@ class Sim {
         result_.end_ns = std::max(result_.end_ns, now_);
         // Like a program that acknowledges what it was told before it agrees again.
         acked_[member] |= decide->decision.failed;
+        // Its last: the program finalizes once these actions are performed.
+        departing |= options_.depart_after_last && decide->seq + 1 == uint64_t(options_.agreements);
         Push(Event{.time = now_ + (options_.unit_delays ? 0 : Uniform(0, options_.max_delay_ns)),
                    .kind = Event::Kind::kStart,
                    .to = member});
@@ -310,6 +334,10 @@ class Sim {
         known_failed_[member].Insert(learned->member);
         learned_failure = true;
       }
+    }
+    if (departing && !result_.crashed[member]) {
+      Depart(member);
+      return;
     }
     // A failure learned from an agreement message reaches the registry, and the fast path there
     // gives up (in the API: its schedule sees a failed member).

@@ -43,6 +43,12 @@ struct AgreementSimOptions {
   // of a failure first falls back to the EraNode (Start), and one that knows of a failure when
   // it begins goes there at once. n² messages per agreement: for small n.
   bool fast_path = false;
+  // Finalize: a member that decided its last agreement ends cleanly at once. Its node then
+  // answers nobody, and it is departed, not failed: no member hears of it. With
+  // `flush_at_departure` it first hands its kept decisions to every live member
+  // (EraNode::Depart), as the service does at finalize.
+  bool depart_after_last = false;
+  bool flush_at_departure = true;
   // The guarded agreement (agreement/deadline_guard.h): every member guards its agreements with
   // this deadline (0: unguarded), and `stuck` members (not among the crash victims) never start
   // one while their nodes keep answering, as a process whose program loops while its control
@@ -56,12 +62,13 @@ struct AgreementSimResult {
   std::vector<std::vector<std::optional<agreement::Decision>>> decisions;
   // [agreement][member]: its contribution (flag, acked).
   std::vector<std::vector<agreement::AgreeValue>> contributions;
-  std::vector<bool> crashed;  // [member]
-  std::vector<bool> stuck;    // [member]
-  RankSet cut;                // members a guard declared failed
-  RankSet learned_wrongly;    // members some node learned failed that never crashed
-  uint64_t messages = 0;      // messages sent
-  int64_t end_ns = 0;         // when the last member decided its last agreement
+  std::vector<bool> crashed;   // [member]
+  std::vector<bool> stuck;     // [member]
+  std::vector<bool> departed;  // [member]: finalized (depart_after_last)
+  RankSet cut;                 // members a guard declared failed
+  RankSet learned_wrongly;     // members some node learned failed that never crashed
+  uint64_t messages = 0;       // messages sent
+  int64_t end_ns = 0;          // when the last member decided its last agreement
   // [agreement]: when the last surviving member decided it (unit delays: in message delays).
   std::vector<int64_t> decided_ns;
   bool hit_event_limit = false;
