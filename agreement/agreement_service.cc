@@ -57,7 +57,8 @@ AgreementService::~AgreementService() {
 }
 
 Status AgreementService::PostOrFail(const char* what, std::function<void()> task) {
-  // Every task runs after the fast decisions noted before it (they come first in number).
+  // Fast decisions noted before a task are given to their nodes first (Feed orders them by
+  // number anyway): a node answers with what this process decided as soon as possible.
   if (!control_->Post([this, task = std::move(task)] {
         InstallFastDecisions();
         task();
@@ -129,11 +130,11 @@ void AgreementService::Leave(const CommKey& key) {
   });
 }
 
-Status AgreementService::Start(const CommKey& key, AgreeValue contribution,
+Status AgreementService::Start(const CommKey& key, uint64_t seq, AgreeValue contribution,
                                std::shared_ptr<Operation> operation, int64_t deadline_ns) {
   const int64_t start_ns = MonotonicNanos();  // the caller's start, not the control thread's
   return PostOrFail(
-      "agreement Start", [this, key, contribution = std::move(contribution),
+      "agreement Start", [this, key, seq, contribution = std::move(contribution),
                           operation = std::move(operation), deadline_ns, start_ns]() mutable {
         auto it = nodes_.find(key);
         if (it == nodes_.end()) {
@@ -141,18 +142,41 @@ Status AgreementService::Start(const CommKey& key, AgreeValue contribution,
                         key.context, key.epoch);
           return;
         }
-        Node& node = it->second;
-        // Registered before the start: a member alone decides inside it.
-        const uint64_t seq = node.era->started();
-        node.waiting[seq] = std::move(operation);
-        std::vector<EraAction> actions;
-        node.era->Start(std::move(contribution), &actions);
-        if (deadline_ns > 0 && node.era->Undecided(seq)) {
-          node.guards.emplace(seq, DeadlineGuard(*node.era, seq, start_ns, deadline_ns));
-        }
-        Perform(key, node, actions);
-        if (deadline_ns > 0) RunGuard(key, seq);
+        Feed(key, it->second, seq,
+             Node::Queued{.fast = false,
+                          .decision = {},
+                          .contribution = std::move(contribution),
+                          .operation = std::move(operation),
+                          .deadline_ns = deadline_ns,
+                          .start_ns = start_ns});
       });
+}
+
+void AgreementService::Feed(const CommKey& key, Node& node, uint64_t seq, Node::Queued queued) {
+  if (seq < node.era->started() || !node.queued.emplace(seq, std::move(queued)).second) {
+    RFT_LOG_ERROR("agreement: number %llu on context %u given twice; ignored",
+                  static_cast<unsigned long long>(seq), key.context);
+    return;
+  }
+  while (!node.queued.empty() && node.queued.begin()->first == node.era->started()) {
+    const uint64_t next = node.queued.begin()->first;
+    Node::Queued item = std::move(node.queued.begin()->second);
+    node.queued.erase(node.queued.begin());
+    std::vector<EraAction> actions;
+    if (item.fast) {
+      node.era->Install(item.decision, &actions);
+      Perform(key, node, actions);
+      continue;
+    }
+    // Registered before the start: a member alone decides inside it.
+    node.waiting[next] = std::move(item.operation);
+    node.era->Start(std::move(item.contribution), &actions);
+    if (item.deadline_ns > 0 && node.era->Undecided(next)) {
+      node.guards.emplace(next, DeadlineGuard(*node.era, next, item.start_ns, item.deadline_ns));
+    }
+    Perform(key, node, actions);
+    if (item.deadline_ns > 0) RunGuard(key, next);
+  }
 }
 
 void AgreementService::RunGuard(const CommKey& key, uint64_t seq) {
@@ -204,14 +228,14 @@ void AgreementService::Depart() {
   }
 }
 
-Status AgreementService::NoteDecided(const CommKey& key, Decision decision) {
+Status AgreementService::NoteDecided(const CommKey& key, uint64_t seq, Decision decision) {
   // Not posted: waking the control thread for every failure-free agreement cost ~25 us at n = 2
   // (it takes a core from a member that spins). The control thread installs what is noted here
   // before it next touches a node, and is woken once every kFastBatch decisions.
   size_t noted = 0;
   {
     std::lock_guard<std::mutex> lock(fast_mutex_);
-    fast_decided_.push_back({key, std::move(decision)});
+    fast_decided_.push_back({key, seq, std::move(decision)});
     noted = fast_decided_.size();
   }
   if (noted % kFastBatch == 0) return PostOrFail("agreement NoteDecided", [] {});
@@ -232,13 +256,17 @@ void AgreementService::InstallFastDecisions() {
       not_joined.push_back(std::move(fast));
       continue;
     }
-    std::vector<EraAction> actions;
-    it->second.era->Install(fast.decision, &actions);
-    Perform(fast.key, it->second, actions);
+    Feed(fast.key, it->second, fast.seq,
+         Node::Queued{.fast = true,
+                      .decision = std::move(fast.decision),
+                      .contribution = {},
+                      .operation = nullptr,
+                      .deadline_ns = 0,
+                      .start_ns = 0});
   }
   if (not_joined.empty()) return;
   std::lock_guard<std::mutex> lock(fast_mutex_);
-  // Before what was noted meanwhile: each communicator's decisions stay in order.
+  // Before what was noted meanwhile (their numbers order them anyway once joined).
   fast_decided_.insert(fast_decided_.begin(), std::make_move_iterator(not_joined.begin()),
                        std::make_move_iterator(not_joined.end()));
 }

@@ -77,18 +77,24 @@ class AgreementService final : private detector::ControlServiceHandler {
   // kKeptAfterLeave left communicators are kept).
   void Leave(const CommKey& key);
   static constexpr size_t kKeptAfterLeave = 64;
-  // Starts this process's next agreement on `key` with `contribution`; `operation` becomes
-  // done() with the decision. RFT_ERR_OTHER once the control plane has ended.
+  // Agreements on a key are numbered 0, 1, 2... in the caller's program order, and each number
+  // is either started here (Start) or noted decided (NoteDecided), exactly once, in any order:
+  // the node takes them in number order (an agreement decided on the fast path while earlier
+  // non-blocking ones still run is held until they are started), so every member's node numbers
+  // them alike.
+  //
+  // Starts agreement `seq` on `key` with `contribution`; `operation` becomes done() with the
+  // decision. RFT_ERR_OTHER once the control plane has ended.
   // A positive `deadline_ns` guards it (DeadlineGuard): the members it still waits for when the
   // deadline passes (counted from MonotonicNanos() at this call) are declared failed
   // (FailureSource::kDeadline), and fail-stop kills them.
-  Status Start(const CommKey& key, AgreeValue contribution, std::shared_ptr<Operation> operation,
-               int64_t deadline_ns = 0);
+  Status Start(const CommKey& key, uint64_t seq, AgreeValue contribution,
+               std::shared_ptr<Operation> operation, int64_t deadline_ns = 0);
 
-  // This process's next agreement on `key` was decided on the fast path (docs/agreement.md):
-  // the node keeps `decision` for late peers and for members that fell back. In order with
-  // Start. RFT_ERR_OTHER once the control plane has ended.
-  Status NoteDecided(const CommKey& key, Decision decision);
+  // Agreement `seq` on `key` was decided on the fast path (docs/agreement.md): the node keeps
+  // `decision` for late peers and for members that fell back. RFT_ERR_OTHER once the control
+  // plane has ended.
+  Status NoteDecided(const CommKey& key, uint64_t seq, Decision decision);
 
   // This process ends cleanly: every node hands its kept decisions to its live members
   // (EraNode::Depart). Returns once they are sent; call it before the control plane announces
@@ -115,6 +121,16 @@ class AgreementService final : private detector::ControlServiceHandler {
     std::unique_ptr<EraNode> era;
     std::map<uint64_t, std::shared_ptr<Operation>> waiting;  // by agreement number
     std::map<uint64_t, DeadlineGuard> guards;                // by agreement number
+    // Starts and fast decisions whose number is ahead of the node's (era->started()).
+    struct Queued {
+      bool fast = false;  // a fast decision to install, else a start
+      Decision decision;
+      AgreeValue contribution;
+      std::shared_ptr<Operation> operation;
+      int64_t deadline_ns = 0;
+      int64_t start_ns = 0;
+    };
+    std::map<uint64_t, Queued> queued;
     Rank MemberOf(Rank job_rank) const;
   };
 
@@ -129,6 +145,9 @@ class AgreementService final : private detector::ControlServiceHandler {
   // On the control thread, before anything else touches a node: the fast path's decisions
   // noted since (NoteDecided), in order.
   void InstallFastDecisions();
+  // Queues agreement `seq`'s start or fast decision and gives the node whatever is next in
+  // number.
+  void Feed(const CommKey& key, Node& node, uint64_t seq, Node::Queued queued);
   // Asks agreement `seq`'s guard, cuts whom it names, and sets the timer of its next check.
   void RunGuard(const CommKey& key, uint64_t seq);
   Status PostOrFail(const char* what, std::function<void()> task);
@@ -156,6 +175,7 @@ class AgreementService final : private detector::ControlServiceHandler {
   // The fast path's decisions, from the caller's thread to the control thread.
   struct FastDecision {
     CommKey key;
+    uint64_t seq;
     Decision decision;
   };
   static constexpr size_t kFastBatch = 64;

@@ -112,9 +112,9 @@ class Session {
   // it fails) the control plane's agreement service.
   StatusOr<agreement::Decision> RunAgreement(Communicator& comm,
                                              agreement::AgreeValue contribution);
-  // Starts an agreement on `comm` on the agreement service (its undecided_floor is the
-  // service's).
-  StatusOr<std::shared_ptr<agreement::Operation>> StartAgreement(Communicator& comm,
+  // Starts agreement `seq` (Communicator::AgreementStarted's number) on `comm` on the agreement
+  // service (its undecided_floor is the service's).
+  StatusOr<std::shared_ptr<agreement::Operation>> StartAgreement(Communicator& comm, uint64_t seq,
                                                                  agreement::AgreeValue contribution,
                                                                  int64_t deadline_ns = 0);
   // The outcome of a finished agreement on `comm`: the flag, and RFT_ERR_PROC_FAILED when a

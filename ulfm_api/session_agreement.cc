@@ -87,21 +87,21 @@ StatusOr<Decision> Session::RunAgreement(Communicator& comm, AgreeValue contribu
   // a revocation goes to the service at once; the others learn of it too, and fall back, so
   // nobody waits for a member on the other path.)
   contribution.undecided_floor = comm.UndecidedFloor();
-  comm.AgreementStarted();
+  const uint64_t seq = comm.AgreementStarted();
   if (!comm.HasFailedMember() && !comm.IsRevoked()) {
     std::optional<Decision> decided = FastAgreement(comm, tag, contribution);
     if (decided.has_value()) {
-      RFT_RETURN_IF_ERROR(runtime_->agreement().NoteDecided(comm.agreement_key(), *decided));
+      RFT_RETURN_IF_ERROR(runtime_->agreement().NoteDecided(comm.agreement_key(), seq, *decided));
       return *std::move(decided);
     }
   }
   std::shared_ptr<Operation> operation;
-  RFT_ASSIGN_OR_RETURN(operation, StartAgreement(comm, std::move(contribution)));
+  RFT_ASSIGN_OR_RETURN(operation, StartAgreement(comm, seq, std::move(contribution)));
   while (!operation->done()) ProgressOrIdle();
   return operation->decision();
 }
 
-StatusOr<std::shared_ptr<Operation>> Session::StartAgreement(Communicator& comm,
+StatusOr<std::shared_ptr<Operation>> Session::StartAgreement(Communicator& comm, uint64_t seq,
                                                              AgreeValue contribution,
                                                              int64_t deadline_ns) {
   RFT_RETURN_IF_ERROR(JoinAgreement(comm));
@@ -113,8 +113,8 @@ StatusOr<std::shared_ptr<Operation>> Session::StartAgreement(Communicator& comm,
     contribution.acked.Insert(comm.MemberRank(failed[i]));
   }
   auto operation = std::make_shared<Operation>();
-  RFT_RETURN_IF_ERROR(runtime_->agreement().Start(comm.agreement_key(), std::move(contribution),
-                                                  operation, deadline_ns));
+  RFT_RETURN_IF_ERROR(runtime_->agreement().Start(comm.agreement_key(), seq,
+                                                  std::move(contribution), operation, deadline_ns));
   return operation;
 }
 
@@ -148,9 +148,9 @@ Status Session::AgreeDeadline(Communicator& comm, uint32_t* flag, double seconds
   (void)comm.NextCollectiveTag();
   AgreeValue contribution;
   contribution.flag = *flag;
-  comm.AgreementStarted();
+  const uint64_t seq = comm.AgreementStarted();
   std::shared_ptr<Operation> operation;
-  RFT_ASSIGN_OR_RETURN(operation, StartAgreement(comm, std::move(contribution),
+  RFT_ASSIGN_OR_RETURN(operation, StartAgreement(comm, seq, std::move(contribution),
                                                  static_cast<int64_t>(seconds * 1e9)));
   while (!operation->done()) ProgressOrIdle();
   const Decision& decision = operation->decision();
@@ -170,7 +170,7 @@ Status Session::Iagree(Communicator& comm, uint32_t* flag, Request** request) {
   contribution.flag = *flag;
   const uint64_t seq = comm.AgreementStarted();
   std::shared_ptr<Operation> operation;
-  RFT_ASSIGN_OR_RETURN(operation, StartAgreement(comm, std::move(contribution)));
+  RFT_ASSIGN_OR_RETURN(operation, StartAgreement(comm, seq, std::move(contribution)));
   comm.AgreementPending(seq, true);
   auto schedule = std::make_unique<Schedule>(comm, "iagree", tag);
   schedule->AwaitExternal([operation, flag, seq, &comm]() -> std::optional<Status> {
@@ -204,7 +204,7 @@ Status Session::Ishrink(Communicator& comm,
   const int32_t tag = comm.NextCollectiveTag();  // as every agreement takes one (RunAgreement)
   auto reserved = std::make_shared<const ContextIds::Proposal>(contexts_.Reserve());
   const uint64_t seq = comm.AgreementStarted();
-  auto operation = StartAgreement(comm, ShrinkContribution(*reserved));
+  auto operation = StartAgreement(comm, seq, ShrinkContribution(*reserved));
   if (!operation.ok()) {
     contexts_.CancelReservation(*reserved);
     return operation.status();

@@ -59,6 +59,27 @@ static void Basics(void) {
     CHECK(flag == AndOf(everyone, g_size, round), "round %d: flag %x, expected %x", round, flag,
           AndOf(everyone, g_size, round));
   }
+  /* Several non-blocking agreements outstanding at once, a blocking one among them, completed
+   * in reverse order: each gets its own round's AND (numbering follows the calls). */
+  {
+    enum { kOutstanding = 5 };
+    int flags[kOutstanding];
+    rft_request_t requests[kOutstanding];
+    for (int i = 0; i < kOutstanding; ++i) {
+      flags[i] = FlagOf(g_rank, 300 + i);
+      if (i == 2) {
+        CHECK_OK(rft_comm_agree(W, &flags[i]));
+        requests[i] = RFT_REQUEST_NULL;
+      } else {
+        CHECK_OK(rft_comm_iagree(W, &flags[i], &requests[i]));
+      }
+    }
+    for (int i = kOutstanding - 1; i >= 0; --i) {
+      if (requests[i] != RFT_REQUEST_NULL) CHECK_OK(rft_wait(&requests[i], RFT_STATUS_IGNORE));
+      CHECK(flags[i] == AndOf(everyone, g_size, 300 + i), "outstanding %d: flag %x, expected %x", i,
+            flags[i], AndOf(everyone, g_size, 300 + i));
+    }
+  }
   /* A revoked communicator still agrees and shrinks (to a working one). */
   rft_comm_t dup = RFT_COMM_NULL, shrunk = RFT_COMM_NULL;
   CHECK_OK(rft_comm_dup(W, &dup));
