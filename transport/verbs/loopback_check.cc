@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "transport/verbs/device.h"
+#include "transport/verbs/rc_qp.h"
 
 namespace rft::verbs {
 namespace {
@@ -94,51 +95,23 @@ ibv_qp* CreateQp(Resources* r) {
   return ibv_create_qp(r->pd, &attr);
 }
 
-// RESET -> INIT -> RTR -> RTS, connected to `remote_qpn` on the same port. On RoCE the address
-// is global (a GRH with the selected GID as both source and destination); on InfiniBand the
-// port's LID is enough.
-int Connect(ibv_qp* qp, uint32_t remote_qpn, const Endpoint& endpoint, const ibv_port_attr& port,
-            const ibv_gid& gid) {
-  ibv_qp_attr attr;
-  std::memset(&attr, 0, sizeof(attr));
-  attr.qp_state = IBV_QPS_INIT;
-  attr.pkey_index = 0;
-  attr.port_num = static_cast<uint8_t>(endpoint.port);
-  attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
-  int rc = ibv_modify_qp(qp, &attr,
-                         IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-  if (rc != 0) return rc;
-
-  std::memset(&attr, 0, sizeof(attr));
-  attr.qp_state = IBV_QPS_RTR;
-  attr.path_mtu = port.active_mtu;
-  attr.dest_qp_num = remote_qpn;
-  attr.rq_psn = 0;
-  attr.max_dest_rd_atomic = 1;
-  attr.min_rnr_timer = 12;  // 0.64 ms
-  attr.ah_attr.dlid = port.lid;
-  attr.ah_attr.port_num = static_cast<uint8_t>(endpoint.port);
-  if (endpoint.link_layer == kEthernet) {
-    attr.ah_attr.is_global = 1;
-    attr.ah_attr.grh.dgid = gid;
-    attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(endpoint.gid_index);
-    attr.ah_attr.grh.hop_limit = 1;
-  }
-  rc = ibv_modify_qp(qp, &attr,
-                     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                         IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-  if (rc != 0) return rc;
-
-  std::memset(&attr, 0, sizeof(attr));
-  attr.qp_state = IBV_QPS_RTS;
-  attr.sq_psn = 0;
-  attr.timeout = kTimeout;
-  attr.retry_cnt = kRetryCount;
-  attr.rnr_retry = kRetryCount;
-  attr.max_rd_atomic = 1;
-  return ibv_modify_qp(qp, &attr,
-                       IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                           IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+// Connected to `remote_qpn` on the same port (ConnectRc does the state transitions). On RoCE
+// the address is global (a GRH with the selected GID as both source and destination); on
+// InfiniBand the port's LID is enough.
+Status Connect(ibv_qp* qp, uint32_t remote_qpn, const Endpoint& endpoint, const ibv_port_attr& port,
+               const ibv_gid& gid) {
+  RcPath path;
+  path.port = static_cast<uint8_t>(endpoint.port);
+  path.path_mtu = port.active_mtu;
+  path.global = endpoint.link_layer == kEthernet;
+  path.sgid_index = static_cast<uint8_t>(endpoint.gid_index);
+  path.dlid = port.lid;
+  path.dgid = gid;
+  path.dest_qpn = remote_qpn;
+  path.timing.timeout = kTimeout;
+  path.timing.retry_cnt = kRetryCount;
+  path.timing.rnr_retry = kRetryCount;
+  return ConnectRc(qp, path);
 }
 
 // Waits for the completion of work request `wr_id` (others are consumed: flushes, the receive
@@ -221,11 +194,11 @@ int Run(int argc, char** argv) {
   if (r.a == nullptr) return Fail(Errno("ibv_create_qp", errno));
   r.b = CreateQp(&r);
   if (r.b == nullptr) return Fail(Errno("ibv_create_qp", errno));
-  if (int rc = Connect(r.a, r.b->qp_num, *endpoint, port, gid); rc != 0) {
-    return Fail(Errno("connecting QP A", rc));
+  if (Status s = Connect(r.a, r.b->qp_num, *endpoint, port, gid); !s.ok()) {
+    return Fail("connecting QP A: " + s.message());
   }
-  if (int rc = Connect(r.b, r.a->qp_num, *endpoint, port, gid); rc != 0) {
-    return Fail(Errno("connecting QP B", rc));
+  if (Status s = Connect(r.b, r.a->qp_num, *endpoint, port, gid); !s.ok()) {
+    return Fail("connecting QP B: " + s.message());
   }
   std::string error;
   ibv_wc wc;

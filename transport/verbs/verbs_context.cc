@@ -1,0 +1,93 @@
+#include "transport/verbs/verbs_context.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+namespace rft::verbs {
+namespace {
+
+Status CallFailed(const std::string& call, int error) {
+  return OtherError(call + ": " + std::strerror(error));
+}
+
+ibv_context* OpenByName(const std::string& name) {
+  int count = 0;
+  ibv_device** list = ibv_get_device_list(&count);
+  if (list == nullptr) return nullptr;
+  ibv_context* context = nullptr;
+  for (int i = 0; i < count && context == nullptr; ++i) {
+    if (name == ibv_get_device_name(list[i])) context = ibv_open_device(list[i]);
+  }
+  ibv_free_device_list(list);
+  return context;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<VerbsContext>> VerbsContext::Open(const Endpoint& endpoint,
+                                                           size_t buffer_size, int cq_entries) {
+  std::unique_ptr<VerbsContext> c(new VerbsContext());
+  c->endpoint_ = endpoint;
+  c->context_ = OpenByName(endpoint.device);
+  if (c->context_ == nullptr) return OtherError("cannot open RDMA device " + endpoint.device);
+  if (int rc = ibv_query_port(c->context_, c->port_num(), &c->port_attr_); rc != 0) {
+    return CallFailed("ibv_query_port", rc);
+  }
+  if (c->global() && ibv_query_gid(c->context_, c->port_num(), endpoint.gid_index, &c->gid_) != 0) {
+    return CallFailed("ibv_query_gid", errno);
+  }
+  c->pd_ = ibv_alloc_pd(c->context_);
+  if (c->pd_ == nullptr) return CallFailed("ibv_alloc_pd", errno);
+  c->cq_ = ibv_create_cq(c->context_, cq_entries, nullptr, nullptr, 0);
+  if (c->cq_ == nullptr) return CallFailed("ibv_create_cq", errno);
+  // Page-aligned: registration pins whole pages, and nothing else should share them.
+  const size_t page = 4096;
+  c->size_ = buffer_size;
+  c->buffer_ =
+      static_cast<std::byte*>(std::aligned_alloc(page, (buffer_size + page - 1) / page * page));
+  if (c->buffer_ == nullptr) return OtherError("cannot allocate the registered buffer");
+  std::memset(c->buffer_, 0, buffer_size);
+  c->mr_ =
+      ibv_reg_mr(c->pd_, c->buffer_, buffer_size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  if (c->mr_ == nullptr) return CallFailed("ibv_reg_mr", errno);
+  return c;
+}
+
+VerbsContext::~VerbsContext() {
+  // Queue pairs (RcQp) are destroyed by their owners first: a CQ or PD in use cannot go.
+  if (mr_ != nullptr) ibv_dereg_mr(mr_);
+  if (cq_ != nullptr) ibv_destroy_cq(cq_);
+  if (pd_ != nullptr) ibv_dealloc_pd(pd_);
+  if (context_ != nullptr) ibv_close_device(context_);
+  std::free(buffer_);
+}
+
+StatusOr<ibv_wc> VerbsContext::WaitFor(uint64_t wr_id, std::chrono::milliseconds limit) {
+  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+    if (it->wr_id == wr_id) {
+      ibv_wc wc = *it;
+      pending_.erase(it);
+      return wc;
+    }
+  }
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    ibv_wc wc;
+    const int n = ibv_poll_cq(cq_, 1, &wc);
+    if (n < 0) return OtherError("ibv_poll_cq failed");
+    if (n == 1) {
+      if (wc.wr_id == wr_id) return wc;
+      pending_.push_back(wc);
+      continue;
+    }
+    // rxe does its work in kernel threads on the same (possibly emulated) CPUs: leave them room.
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  return TimeoutError("no completion for work request " + std::to_string(wr_id) + " within " +
+                      std::to_string(limit.count()) + " ms");
+}
+
+}  // namespace rft::verbs
