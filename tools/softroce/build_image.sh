@@ -6,7 +6,7 @@
 #              through its PVH entry and skips the decompression, ~8 s under TCG
 #   base.cpio  the initramfs every guest shares: the kernel modules rxe needs, busybox, bash,
 #              iproute2's ip and rdma, the verbs user space (rxe provider, ibverbs-utils,
-#              perftest), UCX's tools and transports, and guest_init as /init
+#              perftest), UCX's tools and transports, PMIx's plugins, and guest_init as /init
 # Nothing is rebuilt when this script, files.sh and guest_init are unchanged. Needs Debian's
 # package lists (apt-get update) for the first build; see docs/softroce.md.
 set -euo pipefail
@@ -108,6 +108,14 @@ done
 # libgcc_s (glibc opens it for thread exit and cancellation).
 copy_with_libraries "$root" "$libdir"/libibverbs/librxe-rdmav*.so "$libdir/libgcc_s.so.1"
 for module in "$libdir"/ucx/*.so*; do copy_with_libraries "$root" "$module"; done
+# PMIx (rftrun and rft's bootstrap) finds its plugins through the component path that
+# pmix-mca-params.conf names; without the file and the plugins it still runs, but with no
+# compression of large values and no prm (the server's event upcall), unlike on the host. Its
+# help texts make its errors readable.
+pmix=$libdir/pmix2
+for module in "$pmix"/lib/pmix/*.so; do copy_with_libraries "$root" "$module"; done
+mkdir -p "$root$pmix/share"
+cp -a "$pmix/share/." "$root$pmix/share/"
 mkdir -p "$root/etc/libibverbs.d"
 cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"  # only rxe: others warn at load
 for applet in $(busybox --list); do

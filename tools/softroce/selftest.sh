@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks the soft-RoCE harness end to end: a guest boots with an active rxe0, verbs traffic
 # flows in one guest (perftest) and between two, UCX's rc transport works over rxe, and the
-# command's exit status comes out, and rft's own verbs programs (rft_info and the verbs
-# backend's loopback check, from the `bazel build` this stage follows) see and use rxe0. Prints
+# command's exit status comes out, and rft's own verbs programs (rft_info, the verbs backend's
+# loopback check, and its RC mesh between rftrun's ranks, from the `bazel build` this stage
+# follows) see and use rxe0. Prints
 # one line per check and, last, "softroce: N passed, N failed". A guest that cannot boot fails
 # every check that needs it: nothing passes without having run.
 set -uo pipefail
@@ -15,15 +16,24 @@ out=$(mktemp)
 stage=$(mktemp -d)
 trap 'rm -rf "$out" "$stage"' EXIT
 
-# check NAME EXPECTED_STATUS PATTERN SOFTROCE_ARGS...: runs the harness, wants the status and,
-# unless PATTERN is empty, a line matching it.
+# all_match PATTERNS FILE: each line of PATTERNS (extended regular expressions) matches a line
+# of FILE.
+all_match() {
+  local pattern
+  while IFS= read -r pattern; do
+    [[ -z "$pattern" ]] || grep -Eq "$pattern" "$2" || return 1
+  done <<<"$1"
+}
+
+# check NAME EXPECTED_STATUS PATTERNS SOFTROCE_ARGS...: runs the harness, wants the status and,
+# for each line of PATTERNS (none when empty), a line of output matching it.
 check() {
   local name=$1 want=$2 pattern=$3 status
   shift 3
   local start=$SECONDS
   "$run" "$@" >"$out" 2>&1
   status=$?
-  if ((status == want)) && { [[ -z "$pattern" ]] || grep -Eq "$pattern" "$out"; }; then
+  if ((status == want)) && all_match "$pattern" "$out"; then
     passed=$((passed + 1))
     echo "softroce check $name: passed ($((SECONDS - start)) s)"
   else
@@ -33,22 +43,24 @@ check() {
   fi
 }
 
-# check_binary NAME EXPECTED_STATUS PATTERN BINARY COMMAND: like check, with BINARY (a path
-# under the repository root, e.g. bazel-bin/tools/rft_info/rft_info) alone in the guest's /job.
-# A binary that was not built fails the check, saying so.
+# check_binary NAME EXPECTED_STATUS PATTERNS BINARIES COMMAND: like check, with BINARIES (paths
+# under the repository root separated by spaces, e.g. bazel-bin/tools/rft_info/rft_info) alone
+# in the guest's /job. A binary that was not built fails the check, saying so.
 check_binary() {
-  local name=$1 want=$2 pattern=$3 binary=$root/$4 command=$5
-  if [[ ! -x "$binary" ]]; then
-    failed=$((failed + 1))
-    echo "softroce check $name: FAILED ($4 is missing: run bazel build //... first)"
-    return
-  fi
+  local name=$1 want=$2 pattern=$3 binaries=$4 command=$5 binary
   rm -rf "${stage:?}"/*
-  if ! cp "$binary" "$stage/"; then
-    failed=$((failed + 1))
-    echo "softroce check $name: FAILED (cannot copy $4)"
-    return
-  fi
+  for binary in $binaries; do
+    if [[ ! -x "$root/$binary" ]]; then
+      failed=$((failed + 1))
+      echo "softroce check $name: FAILED ($binary is missing: run bazel build //... first)"
+      return
+    fi
+    if ! cp "$root/$binary" "$stage/"; then
+      failed=$((failed + 1))
+      echo "softroce check $name: FAILED (cannot copy $binary)"
+      return
+    fi
+  done
   check "$name" "$want" "$pattern" --add "$stage" -- "$command"
 }
 
@@ -72,6 +84,17 @@ check_binary rft-info-verbs 0 '^verbs: rxe0 port 1: active, Ethernet' \
   bazel-bin/tools/rft_info/rft_info rft_info
 check_binary verbs-loopback 0 '^verbs loopback: dead peer -> ' \
   bazel-bin/transport/verbs/loopback_check loopback_check
+# Three ranks under rftrun (PMIx in the guest), RC QPs between them: the ring and the writes on
+# every rank, then rank 2 raises SIGKILL and rank 0's send to it fails. rftrun --ft reports a
+# rank that killed itself as a crash (137); that status is the one expected, and the patterns
+# show that every rank got through its steps.
+check_binary verbs-mesh 0 \
+  "$(printf '%s\n' 'rank 0: ring ok' 'rank 1: ring ok' 'rank 2: ring ok' \
+    'rank 0: write ok' 'rank 1: write ok' 'rank 2: write ok' \
+    '^\[0\] verbs mesh: rank 0: dead peer 2 -> .* after [0-9]+ ms$')" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/transport/verbs/mesh_check" \
+  'rftrun --ft -n 3 mesh_check --kill-last; status=$?
+   echo "rftrun exit status $status"; [ "$status" = 137 ]'
 
 echo "softroce: $passed passed, $failed failed"
 ((failed == 0))
