@@ -125,8 +125,9 @@ Status RcQp::PostWrite(uint64_t wr_id, size_t offset, size_t length, uint64_t re
 Status RcQp::Post(ibv_wr_opcode opcode, uint64_t wr_id, size_t offset, size_t length,
                   uint64_t remote_addr, uint32_t rkey) {
   if (offset + length > context_.buffer().size()) {
-    return ArgError("send of bytes " + std::to_string(offset) + "+" + std::to_string(length) +
-                    " is outside the " + std::to_string(context_.buffer().size()) + "-byte buffer");
+    return ArgError("work request on bytes " + std::to_string(offset) + "+" +
+                    std::to_string(length) + " is outside the " +
+                    std::to_string(context_.buffer().size()) + "-byte buffer");
   }
   ibv_sge sge;
   sge.addr = reinterpret_cast<uintptr_t>(context_.buffer().data() + offset);
