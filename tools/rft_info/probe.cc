@@ -1,12 +1,10 @@
 #include "tools/rft_info/probe.h"
 
 #include <hwloc.h>
-#include <infiniband/verbs.h>
 #include <ucp/api/ucp.h>
 #include <uct/api/uct.h>
 
 #include <cerrno>
-#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 
@@ -63,78 +61,6 @@ void ListMdTransports(uct_component_h component, const char* md_name, UcxInfo* o
   uct_md_close(md);
 }
 
-std::string Guid(__be64 guid_be) {
-  uint64_t guid = be64toh(guid_be);
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%04x:%04x:%04x:%04x", static_cast<unsigned>(guid >> 48),
-                static_cast<unsigned>((guid >> 32) & 0xffff),
-                static_cast<unsigned>((guid >> 16) & 0xffff), static_cast<unsigned>(guid & 0xffff));
-  return buf;
-}
-
-const char* LinkLayerName(uint8_t link_layer) {
-  switch (link_layer) {
-    case IBV_LINK_LAYER_INFINIBAND:
-      return "InfiniBand";
-    case IBV_LINK_LAYER_ETHERNET:
-      return "Ethernet";
-    default:
-      return "unknown";
-  }
-}
-
-const char* TransportName(ibv_transport_type type) {
-  switch (type) {
-    case IBV_TRANSPORT_IB:
-      return "InfiniBand";
-    case IBV_TRANSPORT_IWARP:
-      return "iWARP";
-    case IBV_TRANSPORT_USNIC:
-    case IBV_TRANSPORT_USNIC_UDP:
-      return "usNIC";
-    case IBV_TRANSPORT_UNSPECIFIED:
-      return "unspecified";
-    default:
-      return "unknown";
-  }
-}
-
-VerbsDevice DescribeDevice(ibv_device* device) {
-  VerbsDevice out;
-  out.name = ibv_get_device_name(device);
-  out.node_guid = Guid(ibv_get_device_guid(device));
-  out.transport = TransportName(device->transport_type);
-  ibv_context* context = ibv_open_device(device);
-  if (context == nullptr) {
-    out.error = std::string("ibv_open_device: ") + std::strerror(errno);
-    return out;
-  }
-  ibv_device_attr attr;
-  int rc = ibv_query_device(context, &attr);
-  if (rc != 0) {
-    out.error = std::string("ibv_query_device: ") + std::strerror(rc);
-  } else {
-    for (int port = 1; port <= attr.phys_port_cnt; ++port) {
-      ibv_port_attr port_attr;
-      rc = ibv_query_port(context, static_cast<uint8_t>(port), &port_attr);
-      if (rc != 0) {
-        out.error = "ibv_query_port " + std::to_string(port) + ": " + std::strerror(rc);
-        continue;
-      }
-      VerbsPort p;
-      p.number = port;
-      p.state = ibv_port_state_str(port_attr.state);
-      p.link_layer = LinkLayerName(port_attr.link_layer);
-      // enum ibv_mtu: 1 = 256 bytes, each step doubles.
-      p.active_mtu = port_attr.active_mtu >= IBV_MTU_256 ? 128 << port_attr.active_mtu : 0;
-      p.lid = port_attr.lid;
-      out.ports.push_back(std::move(p));
-    }
-  }
-  ibv_close_device(context);
-  return out;
-}
-
 int CountObjects(hwloc_topology_t topology, hwloc_obj_type_t type) {
   int n = hwloc_get_nbobjs_by_type(topology, type);
   return n < 0 ? 0 : n;  // -1 means "spread over several depths"; never for these types
@@ -178,37 +104,11 @@ UcxInfo ProbeUcx() {
 
 VerbsInfo ProbeVerbs() {
   VerbsInfo out;
-  int num = 0;
-  errno = 0;
-  ibv_device** list = ibv_get_device_list(&num);
-  if (list == nullptr) {
-    // ENOSYS: no kernel support (no RDMA at all here), which is "no devices", not an error.
-    if (errno != ENOSYS && errno != 0) {
-      out.error = std::string("ibv_get_device_list: ") + std::strerror(errno);
-    }
-    return out;
-  }
-  for (int i = 0; i < num; ++i) out.devices.push_back(DescribeDevice(list[i]));
-  ibv_free_device_list(list);
-  // The GIDs come from the verbs backend's own listing, so that rft_info shows what the backend
-  // chooses from.
   StatusOr<std::vector<verbs::VerbsDevice>> listed = verbs::ListDevices();
-  if (!listed.ok()) {
+  if (listed.ok()) {
+    out.devices = *std::move(listed);
+  } else {
     out.error = listed.status().message();
-    return out;
-  }
-  for (VerbsDevice& device : out.devices) {
-    for (const verbs::VerbsDevice& other : *listed) {
-      if (other.name != device.name) continue;
-      for (VerbsPort& port : device.ports) {
-        for (const verbs::Port& other_port : other.ports) {
-          if (other_port.number != port.number) continue;
-          for (const verbs::Gid& gid : other_port.gids) {
-            port.gids.push_back(VerbsGid{gid.index, gid.type, gid.address});
-          }
-        }
-      }
-    }
   }
   return out;
 }

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "transport/verbs/device.h"
+
 namespace rft::info {
 
 struct UcxTransport {
@@ -24,28 +26,11 @@ struct UcxInfo {
   std::string error;  // empty when the listing worked
 };
 
-struct VerbsGid {
-  int index = 0;
-  std::string type;     // "IB", "RoCE v1", "RoCE v2"
-  std::string address;  // IPv6 text; "::ffff:192.0.2.1" for an IPv4 RoCE v2 GID
-};
-
-struct VerbsPort {
-  int number = 0;
-  std::string state;       // "PORT_ACTIVE", as ibv_port_state_str prints it
-  std::string link_layer;  // "InfiniBand", "Ethernet", "unknown"
-  int active_mtu = 0;      // bytes
-  int lid = 0;
-  std::vector<VerbsGid> gids;  // the valid GID table entries (transport/verbs:device lists them)
-};
-
-struct VerbsDevice {
-  std::string name;       // "mlx5_0", "rxe0"
-  std::string node_guid;  // "0002:c903:0042:a3f0"
-  std::string transport;  // "InfiniBand", "iWARP", ...
-  std::vector<VerbsPort> ports;
-  std::string error;  // when the device could not be opened or queried
-};
+// The verbs backend's own listing (transport/verbs/device.h), so that rft_info shows exactly
+// what the backend chooses from.
+using VerbsGid = verbs::Gid;
+using VerbsPort = verbs::Port;
+using VerbsDevice = verbs::VerbsDevice;
 
 struct VerbsInfo {
   std::vector<VerbsDevice> devices;

@@ -1,10 +1,12 @@
 #include "transport/verbs/device.h"
 
 #include <arpa/inet.h>
+#include <endian.h>
 #include <infiniband/verbs.h>
 #include <netinet/in.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 
@@ -21,6 +23,31 @@ std::string LinkLayerName(uint8_t link_layer) {
     default:
       return "unknown";
   }
+}
+
+std::string TransportName(ibv_transport_type type) {
+  switch (type) {
+    case IBV_TRANSPORT_IB:
+      return "InfiniBand";
+    case IBV_TRANSPORT_IWARP:
+      return "iWARP";
+    case IBV_TRANSPORT_USNIC:
+    case IBV_TRANSPORT_USNIC_UDP:
+      return "usNIC";
+    case IBV_TRANSPORT_UNSPECIFIED:
+      return "unspecified";
+    default:
+      return "unknown";
+  }
+}
+
+std::string Guid(__be64 guid_be) {
+  const uint64_t guid = be64toh(guid_be);
+  char text[32];
+  std::snprintf(text, sizeof(text), "%04x:%04x:%04x:%04x", static_cast<unsigned>(guid >> 48),
+                static_cast<unsigned>((guid >> 32) & 0xffff),
+                static_cast<unsigned>((guid >> 16) & 0xffff), static_cast<unsigned>(guid & 0xffff));
+  return text;
 }
 
 std::string GidTypeName(uint32_t type) {
@@ -72,6 +99,8 @@ std::vector<Gid> QueryGidsOneByOne(ibv_context* context, int port, int table_len
 VerbsDevice Describe(ibv_device* device) {
   VerbsDevice out;
   out.name = ibv_get_device_name(device);
+  out.node_guid = Guid(ibv_get_device_guid(device));
+  out.transport = TransportName(device->transport_type);
   ibv_context* context = ibv_open_device(device);
   if (context == nullptr) {
     out.error = std::string("ibv_open_device: ") + std::strerror(errno);

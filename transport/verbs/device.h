@@ -40,7 +40,9 @@ struct Port {
 };
 
 struct VerbsDevice {
-  std::string name;  // "mlx5_0", "rxe0"
+  std::string name;       // "mlx5_0", "rxe0"
+  std::string node_guid;  // "0002:c903:0042:a3f0"
+  std::string transport;  // "InfiniBand" (RoCE too), "iWARP", "usNIC", ...
   std::vector<Port> ports;
   std::string error;  // set when the device could not be opened or queried; it has no ports then
 };

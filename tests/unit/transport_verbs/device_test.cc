@@ -27,14 +27,22 @@ Port IbPort(int number, std::string state) {
       number, std::move(state), "InfiniBand", 4096, 17, {{0, "IB", "fe80::2:c903:42:a3f1"}}};
 }
 
+VerbsDevice Device(std::string name, std::vector<Port> ports, std::string error = "") {
+  VerbsDevice device;
+  device.name = std::move(name);
+  device.ports = std::move(ports);
+  device.error = std::move(error);
+  return device;
+}
+
 std::string Error(const StatusOr<Endpoint>& selected) {
   EXPECT_FALSE(selected.ok());
   return selected.ok() ? "" : selected.status().message();
 }
 
 TEST(SelectPortTest, DefaultPicksTheFirstActivePort) {
-  std::vector<VerbsDevice> devices = {{"mlx5_0", {IbPort(1, "down"), IbPort(2, "active")}, ""},
-                                      {"rxe0", {RocePort(1, "active", RxeGids())}, ""}};
+  std::vector<VerbsDevice> devices = {Device("mlx5_0", {IbPort(1, "down"), IbPort(2, "active")}),
+                                      Device("rxe0", {RocePort(1, "active", RxeGids())})};
   StatusOr<Endpoint> selected = SelectPort(devices, "");
   ASSERT_TRUE(selected.ok()) << selected.status().ToString();
   EXPECT_EQ(selected->device, "mlx5_0");
@@ -42,8 +50,8 @@ TEST(SelectPortTest, DefaultPicksTheFirstActivePort) {
 }
 
 TEST(SelectPortTest, ByName) {
-  std::vector<VerbsDevice> devices = {{"mlx5_0", {IbPort(1, "active")}, ""},
-                                      {"rxe0", {RocePort(1, "active", RxeGids())}, ""}};
+  std::vector<VerbsDevice> devices = {Device("mlx5_0", {IbPort(1, "active")}),
+                                      Device("rxe0", {RocePort(1, "active", RxeGids())})};
   StatusOr<Endpoint> selected = SelectPort(devices, "rxe0");
   ASSERT_TRUE(selected.ok()) << selected.status().ToString();
   EXPECT_EQ(selected->device, "rxe0");
@@ -52,7 +60,7 @@ TEST(SelectPortTest, ByName) {
 }
 
 TEST(SelectPortTest, ByNameAndPort) {
-  std::vector<VerbsDevice> devices = {{"mlx5_0", {IbPort(1, "active"), IbPort(2, "active")}, ""}};
+  std::vector<VerbsDevice> devices = {Device("mlx5_0", {IbPort(1, "active"), IbPort(2, "active")})};
   StatusOr<Endpoint> selected = SelectPort(devices, "mlx5_0:2");
   ASSERT_TRUE(selected.ok()) << selected.status().ToString();
   EXPECT_EQ(selected->device, "mlx5_0");
@@ -60,7 +68,7 @@ TEST(SelectPortTest, ByNameAndPort) {
 }
 
 TEST(SelectPortTest, RocePrefersV2WithAnIpv4Address) {
-  std::vector<VerbsDevice> devices = {{"rxe0", {RocePort(1, "active", RxeGids())}, ""}};
+  std::vector<VerbsDevice> devices = {Device("rxe0", {RocePort(1, "active", RxeGids())})};
   StatusOr<Endpoint> selected = SelectPort(devices, "");
   ASSERT_TRUE(selected.ok()) << selected.status().ToString();
   EXPECT_EQ(selected->gid_index, 3);
@@ -69,18 +77,17 @@ TEST(SelectPortTest, RocePrefersV2WithAnIpv4Address) {
 }
 
 TEST(SelectPortTest, RoceFallsBackToV2ThenV1) {
-  std::vector<VerbsDevice> v2_ipv6 = {{"rxe0",
-                                       {RocePort(1, "active",
-                                                 {{0, "RoCE v1", "fe80::1"},
-                                                  {1, "RoCE v2", "fe80::1"},
-                                                  {2, "RoCE v1", "::ffff:192.0.2.1"}})},
-                                       ""}};
+  std::vector<VerbsDevice> v2_ipv6 = {
+      Device("rxe0", {RocePort(1, "active",
+                               {{0, "RoCE v1", "fe80::1"},
+                                {1, "RoCE v2", "fe80::1"},
+                                {2, "RoCE v1", "::ffff:192.0.2.1"}})})};
   StatusOr<Endpoint> selected = SelectPort(v2_ipv6, "");
   ASSERT_TRUE(selected.ok()) << selected.status().ToString();
   EXPECT_EQ(selected->gid_index, 1);
 
   std::vector<VerbsDevice> v1_only = {
-      {"rxe0", {RocePort(1, "active", {{4, "RoCE v1", "fe80::1"}})}, ""}};
+      Device("rxe0", {RocePort(1, "active", {{4, "RoCE v1", "fe80::1"}})})};
   selected = SelectPort(v1_only, "");
   ASSERT_TRUE(selected.ok()) << selected.status().ToString();
   EXPECT_EQ(selected->gid_index, 4);
@@ -88,7 +95,7 @@ TEST(SelectPortTest, RoceFallsBackToV2ThenV1) {
 }
 
 TEST(SelectPortTest, InfiniBandUsesGidIndexZero) {
-  std::vector<VerbsDevice> devices = {{"mlx5_0", {IbPort(1, "active")}, ""}};
+  std::vector<VerbsDevice> devices = {Device("mlx5_0", {IbPort(1, "active")})};
   StatusOr<Endpoint> selected = SelectPort(devices, "mlx5_0:1");
   ASSERT_TRUE(selected.ok()) << selected.status().ToString();
   EXPECT_EQ(selected->link_layer, "InfiniBand");
@@ -99,8 +106,8 @@ TEST(SelectPortTest, InfiniBandUsesGidIndexZero) {
 
 TEST(SelectPortTest, SkipsADownPortAndADeviceThatFailed) {
   std::vector<VerbsDevice> devices = {
-      {"bad0", {}, "ibv_open_device: Permission denied"},
-      {"rxe0", {RocePort(1, "down", RxeGids()), RocePort(2, "active", RxeGids())}, ""}};
+      Device("bad0", {}, "ibv_open_device: Permission denied"),
+      Device("rxe0", {RocePort(1, "down", RxeGids()), RocePort(2, "active", RxeGids())})};
   StatusOr<Endpoint> selected = SelectPort(devices, "");
   ASSERT_TRUE(selected.ok()) << selected.status().ToString();
   EXPECT_EQ(selected->device, "rxe0");
@@ -116,8 +123,8 @@ TEST(SelectPortTest, NoDevice) {
 }
 
 TEST(SelectPortTest, NoSuchDevice) {
-  std::vector<VerbsDevice> devices = {{"rxe0", {RocePort(1, "active", RxeGids())}, ""},
-                                      {"mlx5_0", {IbPort(1, "active")}, ""}};
+  std::vector<VerbsDevice> devices = {Device("rxe0", {RocePort(1, "active", RxeGids())}),
+                                      Device("mlx5_0", {IbPort(1, "active")})};
   EXPECT_EQ(Error(SelectPort(devices, "mlx5_9")),
             "RFT_NET_DEVICE=mlx5_9: no such device; devices here: rxe0, mlx5_0");
   EXPECT_EQ(Error(SelectPort(devices, "mlx5_9:1")),
@@ -125,13 +132,13 @@ TEST(SelectPortTest, NoSuchDevice) {
 }
 
 TEST(SelectPortTest, NoSuchPort) {
-  std::vector<VerbsDevice> devices = {{"rxe0", {RocePort(1, "active", RxeGids())}, ""}};
+  std::vector<VerbsDevice> devices = {Device("rxe0", {RocePort(1, "active", RxeGids())})};
   EXPECT_EQ(Error(SelectPort(devices, "rxe0:2")),
             "RFT_NET_DEVICE=rxe0:2: rxe0 has no port 2; its ports: 1");
 }
 
 TEST(SelectPortTest, MalformedValue) {
-  std::vector<VerbsDevice> devices = {{"rxe0", {RocePort(1, "active", RxeGids())}, ""}};
+  std::vector<VerbsDevice> devices = {Device("rxe0", {RocePort(1, "active", RxeGids())})};
   const std::string expected = ": expected DEVICE or DEVICE:PORT, such as rxe0 or mlx5_0:1";
   for (const char* value : {"rxe0:", "rxe0:x", "rxe0:0", ":1", "rxe0:1:1", "rxe0:99999"}) {
     EXPECT_EQ(Error(SelectPort(devices, value)), "RFT_NET_DEVICE=" + std::string(value) + expected)
@@ -140,7 +147,7 @@ TEST(SelectPortTest, MalformedValue) {
 }
 
 TEST(SelectPortTest, RequestedPortDown) {
-  std::vector<VerbsDevice> devices = {{"rxe0", {RocePort(1, "down", RxeGids())}, ""}};
+  std::vector<VerbsDevice> devices = {Device("rxe0", {RocePort(1, "down", RxeGids())})};
   EXPECT_EQ(Error(SelectPort(devices, "rxe0:1")),
             "RFT_NET_DEVICE=rxe0:1: port 1 of rxe0 is down, not active");
   EXPECT_EQ(Error(SelectPort(devices, "rxe0")),
@@ -150,21 +157,21 @@ TEST(SelectPortTest, RequestedPortDown) {
 }
 
 TEST(SelectPortTest, RoceWithoutGid) {
-  std::vector<VerbsDevice> devices = {{"rxe0", {RocePort(1, "active", {})}, ""}};
+  std::vector<VerbsDevice> devices = {Device("rxe0", {RocePort(1, "active", {})})};
   EXPECT_EQ(Error(SelectPort(devices, "rxe0:1")),
             "RFT_NET_DEVICE=rxe0:1: port 1 of rxe0 is Ethernet but has no RoCE GID (is its "
             "network interface up with an address?)");
 }
 
 TEST(SelectPortTest, UnknownLinkLayer) {
-  std::vector<VerbsDevice> devices = {{"iw0", {Port{1, "active", "unknown", 1024, 0, {}}}, ""}};
+  std::vector<VerbsDevice> devices = {Device("iw0", {Port{1, "active", "unknown", 1024, 0, {}}})};
   EXPECT_EQ(Error(SelectPort(devices, "")),
             "no usable RDMA port on this host: port 1 of iw0 has link layer unknown; expected "
             "InfiniBand or Ethernet (RoCE)");
 }
 
 TEST(SelectPortTest, DeviceThatFailedIsNamed) {
-  std::vector<VerbsDevice> devices = {{"bad0", {}, "ibv_open_device: Permission denied"}};
+  std::vector<VerbsDevice> devices = {Device("bad0", {}, "ibv_open_device: Permission denied")};
   EXPECT_EQ(Error(SelectPort(devices, "bad0")),
             "RFT_NET_DEVICE=bad0: no usable port on bad0: bad0: ibv_open_device: Permission "
             "denied");
