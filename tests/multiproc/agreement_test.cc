@@ -17,10 +17,11 @@ const std::vector<std::string> kTolerant = {"RFT_HEARTBEAT_PERIOD=10ms",
                                             "RFT_HEARTBEAT_TIMEOUT=1s"};
 
 ScenarioResult RunWorker(int n, const std::vector<std::string>& worker_args) {
-  std::vector<std::string> args = {"-n", std::to_string(n), "--ft", "--timeout", "60"};
+  std::vector<std::string> args = {"-n", std::to_string(n),   "--ft", "--timeout",
+                                   "60", "--get-stack-traces"};
   args.push_back(Runfile("tests/multiproc/agreement_worker"));
   args.insert(args.end(), worker_args.begin(), worker_args.end());
-  return RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(70), kTolerant);
+  return RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(130), kTolerant);
 }
 
 // The distinct "decided rc=... flag=..." outcomes printed, and how many lines printed one.

@@ -18,11 +18,12 @@ const std::vector<std::string> kTolerant = {"RFT_HEARTBEAT_PERIOD=10ms",
 
 ScenarioResult RunCheckin(int n, const std::vector<std::string>& launcher_args,
                           const std::vector<std::string>& program_args) {
-  std::vector<std::string> args = {"-n", std::to_string(n), "--ft", "--timeout", "100"};
+  std::vector<std::string> args = {"-n",  std::to_string(n),   "--ft", "--timeout",
+                                   "100", "--get-stack-traces"};
   args.insert(args.end(), launcher_args.begin(), launcher_args.end());
   args.push_back(Runfile("examples/checkin"));
   args.insert(args.end(), program_args.begin(), program_args.end());
-  return RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(110), kTolerant);
+  return RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(170), kTolerant);
 }
 
 // "total X (exact X)" lines: survivors whose total is exact.

@@ -26,10 +26,11 @@ constexpr bool kSanitized = false;
 
 ScenarioResult RunWorker(int n, const std::vector<std::string>& worker_args,
                          const std::vector<std::string>& env = {}) {
-  std::vector<std::string> args = {"-n", std::to_string(n), "--ft", "--timeout", "60"};
+  std::vector<std::string> args = {"-n", std::to_string(n),   "--ft", "--timeout",
+                                   "60", "--get-stack-traces"};
   args.push_back(Runfile(kWorker));
   args.insert(args.end(), worker_args.begin(), worker_args.end());
-  return RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(70), env);
+  return RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(130), env);
 }
 
 struct Fault {

@@ -164,6 +164,20 @@ TEST(RftrunTest, TimeoutKillsTheJob) {
   EXPECT_GE(CountLines(r.output, "rftrun: timeout: the job ran longer than 1"), 1) << r.Report();
 }
 
+// A hang ended by --timeout says where every rank waited: gdb's backtrace of each live rank's
+// threads, the worker's sleep in it, before the kill.
+TEST(RftrunTest, TimeoutWithStackTracesPrintsEveryRanksStacks) {
+  const auto r =
+      RunRftrun(Job({"-n", "2", "--timeout", "2", "--get-stack-traces"}, {"sleep", "60"}),
+                std::chrono::seconds(90));
+  EXPECT_EQ(r.exit_status, 124) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "rftrun: stack traces of rank 0 (pid"), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "rftrun: stack traces of rank 1 (pid"), 1) << r.Report();
+  // Each rank's main thread is inside the sleep the worker was asked for.
+  EXPECT_GE(CountLines(r.output, "nanosleep"), 2) << r.Report();
+  EXPECT_GE(CountLines(r.output, "main ("), 2) << r.Report();
+}
+
 TEST(RftrunTest, AbortOfASubsetKillsOnlyThatSubset) {
   const auto r =
       RunRftrun(Job({"-n", "4", "--ft", "--timeout", "40"}, {"abort-subset", "--victims", "2,3"}));
@@ -219,6 +233,8 @@ TEST(RftrunTest, BadUsageIsAClearErrorWithStatus2) {
       {{"-n", "4", "--kill", "9@1", "/bin/true"}, "--kill rank 9: no such rank in a job of 4"},
       {{"-n", "4", "--stop", "1@soon", "/bin/true"}, "--stop \"1@soon\": expected RANK@SECONDS"},
       {{"-n", "1", "--frobnicate", "/bin/true"}, "unknown option \"--frobnicate\""},
+      {{"-n", "1", "--get-stack-traces", "/bin/true"},
+       "--get-stack-traces: takes effect only with --timeout SEC"},
       {{"-n", "1", "no-such-program-rft"}, "program \"no-such-program-rft\": not found in PATH"},
   };
   for (const Case& c : cases) {

@@ -22,11 +22,12 @@ const std::vector<std::string> kTolerant = {"RFT_HEARTBEAT_PERIOD=10ms",
 ScenarioResult RunExample(const std::string& example, int n,
                           const std::vector<std::string>& example_args,
                           const std::vector<std::string>& launcher_args = {}) {
-  std::vector<std::string> args = {"-n", std::to_string(n), "--ft", "--timeout", "60"};
+  std::vector<std::string> args = {"-n", std::to_string(n),   "--ft", "--timeout",
+                                   "60", "--get-stack-traces"};
   args.insert(args.end(), launcher_args.begin(), launcher_args.end());
   args.push_back(Runfile("examples/" + example));
   args.insert(args.end(), example_args.begin(), example_args.end());
-  return RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(70), kTolerant);
+  return RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(130), kTolerant);
 }
 
 // The lines of `output` that contain `marker`, from the marker on (without rftrun's "[rank] "),

@@ -288,6 +288,7 @@ void Launcher::Loop() {
                          std::to_string(static_cast<double>(options_.timeout.count()) / 1e9) +
                          " s; killed rank(s) " + alive;
       WriteAll(2, "rftrun: " + failure_summary_ + "\n");
+      if (options_.stack_traces) PrintStackTraces();
       EndJob(SIGKILL);
     }
     if (kill_deadline_ns_ != 0 && now >= kill_deadline_ns_) {

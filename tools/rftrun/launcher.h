@@ -10,6 +10,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -108,6 +109,11 @@ class Launcher : public PmixHandler {
   void HandleSpawn(const SpawnRequest& request);
   void InjectDueFaults(int64_t now_ns);
   void KillStoppedIfOnlyTheyRemain();
+  // --get-stack-traces: every live process's stacks on stderr, before a timeout kills them.
+  void PrintStackTraces();
+  // How long gdb gets per process (attaching to a process with many threads and libraries
+  // takes ~1 s here; a loaded machine may need several).
+  static constexpr std::chrono::milliseconds kStackTraceBound{20000};
   void EndJob(int signal);  // sends `signal` (after SIGCONT) to every live process
   bool Finished() const;
   int ExitStatus() const;

@@ -12,6 +12,8 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "tools/rftrun/launcher.h"
+#include "tools/rftrun/process_util.h"
+#include "tools/rftrun/stack_traces.h"
 
 namespace rft::rftrun {
 
@@ -134,6 +136,19 @@ std::string Launcher::Describe(const Process& process) const {
 
 // A rank stopped by --stop never exits by itself; once it is all that is left, it is a
 // hung process and is killed so the job can end.
+void Launcher::PrintStackTraces() {
+  for (auto& p : processes_) {
+    if (p->exited || p->pid < 0) continue;
+    auto traces = CollectStackTraces(p->pid, kStackTraceBound);
+    if (!traces.ok()) {
+      WriteAll(2, "rftrun: --get-stack-traces: " + traces.status().message() + "\n");
+      return;
+    }
+    WriteAll(2, "rftrun: stack traces of rank " + p->label + " (pid " + std::to_string(p->pid) +
+                    "):\n" + *traces);
+  }
+}
+
 void Launcher::KillStoppedIfOnlyTheyRemain() {
   bool any_stopped = false;
   for (auto& p : processes_) {

@@ -49,8 +49,8 @@ StatusOr<Fault> ParseFault(const std::string& flag, const std::string& text, int
 }  // namespace
 
 const char* Usage() {
-  return "usage: rftrun -n N [--ft] [--timeout SEC] [--kill RANK@SEC]... [--stop RANK@SEC]...\n"
-         "              [--no-tag-output] [-v] [--] PROGRAM [ARGS...]\n"
+  return "usage: rftrun -n N [--ft] [--timeout SEC [--get-stack-traces]] [--kill RANK@SEC]...\n"
+         "              [--stop RANK@SEC]... [--no-tag-output] [-v] [--] PROGRAM [ARGS...]\n"
          "\n"
          "Starts N copies of PROGRAM on this node as one PMIx job (rftrun is their PMIx server).\n"
          "  -n, -np N          number of processes (ranks 0..N-1)\n"
@@ -58,6 +58,8 @@ const char* Usage() {
          "                     as a PMIx event and the job goes on; exit status 0 when every\n"
          "                     survivor exits 0. Without --ft a failure ends the whole job.\n"
          "  --timeout SEC      kill the whole job after SEC seconds (exit status 124)\n"
+         "  --get-stack-traces with --timeout: first print the stack of every thread of each\n"
+         "                     rank still running (needs gdb)\n"
          "  --kill RANK@SEC    send SIGKILL to RANK SEC seconds after launch (repeatable)\n"
          "  --stop RANK@SEC    send SIGSTOP to RANK SEC seconds after launch (repeatable); "
          "stopped\n"
@@ -104,6 +106,8 @@ StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
       if (!ParseSeconds(*value, &options.timeout) || options.timeout.count() == 0) {
         return ArgError("--timeout \"" + *value + "\": expected a positive number of seconds");
       }
+    } else if (arg == "--get-stack-traces") {
+      options.stack_traces = true;
     } else if (arg == "--kill" || arg == "--stop") {
       auto value = value_of(arg);
       if (!value.ok()) return value.status();
@@ -125,6 +129,9 @@ StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
   options.argv.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
   if (!have_n) return ArgError("missing -n N: the number of processes to start");
   if (options.argv.empty()) return ArgError("missing PROGRAM: nothing to run");
+  if (options.stack_traces && options.timeout.count() == 0) {
+    return ArgError("--get-stack-traces: takes effect only with --timeout SEC");
+  }
   for (const Fault& fault : options.faults) {
     if (fault.rank >= options.nprocs) {
       return ArgError(std::string(fault.signal == SIGKILL ? "--kill" : "--stop") + " rank " +

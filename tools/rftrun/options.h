@@ -22,6 +22,9 @@ struct Options {
   uint32_t nprocs = 0;
   bool fault_tolerant = false;          // --ft: a failed process does not end the job
   std::chrono::nanoseconds timeout{0};  // 0: none
+  // --get-stack-traces: when --timeout ends the job, print every live rank's threads' stacks
+  // (by gdb) before killing them.
+  bool stack_traces = false;
   std::vector<Fault> faults;
   bool tag_output = true;  // prefix each output line with "[rank] "
   bool verbose = false;
