@@ -2,8 +2,8 @@
 # Checks the soft-RoCE harness end to end: a guest boots with an active rxe0, verbs traffic
 # flows in one guest (perftest) and between two, UCX's rc transport works over rxe, and the
 # command's exit status comes out, and rft's own verbs programs (rft_info, the verbs backend's
-# loopback check, and its RC mesh between rftrun's ranks, from the `bazel build` this stage
-# follows) see and use rxe0. Prints
+# loopback check, its RC mesh and its eager channel between rftrun's ranks, from the `bazel
+# build` this stage follows) see and use rxe0. Prints
 # one line per check and, last, "softroce: N passed, N failed". A guest that cannot boot fails
 # every check that needs it: nothing passes without having run.
 set -uo pipefail
@@ -69,7 +69,8 @@ check_binary() {
 # in the guest. Already built by then: this only points bazel-bin back.
 if command -v bazel >/dev/null 2>&1; then
   if ! (cd "$root" && bazel build --color=no --curses=no --noshow_progress //tools/rft_info \
-    //tools/rftrun //transport/verbs:loopback_check //transport/verbs:mesh_check) >"$out" 2>&1; then
+    //tools/rftrun //transport/verbs:loopback_check //transport/verbs:mesh_check \
+    //transport/verbs:channel_check) >"$out" 2>&1; then
     echo "softroce: building rft's programs failed; the checks that need them will fail:"
     tail -n 20 "$out" | sed 's/^/  /'
   fi
@@ -105,6 +106,20 @@ check_binary verbs-mesh 0 \
     '^\[0\] verbs mesh: rank 0: dead peer 2 -> .* after [0-9]+ ms$')" \
   "bazel-bin/tools/rftrun/rftrun bazel-bin/transport/verbs/mesh_check" \
   'rftrun --ft -n 3 mesh_check --kill-last; status=$?
+   echo "rftrun exit status $status"; [ "$status" = 137 ]'
+
+# The eager channel between three ranks: every size class, the burst through the credit window
+# and the explicit credits on every rank, then rank 2 raises SIGKILL and rank 0's failure
+# callback reports it once (137 from rftrun, as for the mesh).
+check_binary verbs-channel 0 \
+  "$(printf '%s\n' 'rank 0: sizes ok' 'rank 1: sizes ok' 'rank 2: sizes ok' \
+    'rank 0: inline ok' 'rank 1: inline ok' 'rank 2: inline ok' \
+    'rank 0: burst ok' 'rank 1: burst ok' 'rank 2: burst ok' \
+    'rank 0: credits ok' 'rank 1: credits ok' 'rank 2: credits ok' \
+    '^\[0\] verbs channel: rank 0: dead peer 2 -> .* after [0-9]+ ms$' \
+    '^\[0\] verbs channel: rank 0: failure ok ')" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/transport/verbs/channel_check" \
+  'rftrun --ft -n 3 channel_check --kill-last; status=$?
    echo "rftrun exit status $status"; [ "$status" = 137 ]'
 
 echo "softroce: $passed passed, $failed failed"

@@ -66,22 +66,37 @@ Status ConnectRc(ibv_qp* qp, const RcPath& path) {
 }
 
 StatusOr<std::unique_ptr<RcQp>> RcQp::Create(VerbsContext& context, uint32_t max_wr) {
+  RcQpOptions options;
+  options.max_send_wr = max_wr;
+  options.max_recv_wr = max_wr;
+  return Create(context, options);
+}
+
+StatusOr<std::unique_ptr<RcQp>> RcQp::Create(VerbsContext& context, const RcQpOptions& options) {
+  ibv_cq* cq = options.cq != nullptr ? options.cq : context.cq();
   ibv_qp_init_attr attr;
   std::memset(&attr, 0, sizeof(attr));
-  attr.send_cq = context.cq();
-  attr.recv_cq = context.cq();
+  attr.send_cq = cq;
+  attr.recv_cq = cq;
+  attr.srq = options.srq;
   attr.qp_type = IBV_QPT_RC;
   attr.sq_sig_all = 1;
-  attr.cap.max_send_wr = max_wr;
-  attr.cap.max_recv_wr = max_wr;
+  attr.cap.max_send_wr = options.max_send_wr;
+  attr.cap.max_recv_wr = options.srq != nullptr ? 0 : options.max_recv_wr;
   attr.cap.max_send_sge = 1;
-  attr.cap.max_recv_sge = 1;
+  attr.cap.max_recv_sge = options.srq != nullptr ? 0 : 1;
+  attr.cap.max_inline_data = options.max_inline_data;
   ibv_qp* qp = ibv_create_qp(context.pd(), &attr);
-  if (qp == nullptr) return OtherError(std::string("ibv_create_qp: ") + std::strerror(errno));
+  if (qp == nullptr) {
+    return OtherError(std::string("ibv_create_qp (") + std::to_string(options.max_send_wr) +
+                      " sends, " + std::to_string(options.max_inline_data) +
+                      " inline bytes): " + std::strerror(errno));
+  }
   // A random first PSN: a stale packet of an earlier QP that had this QPN is then unlikely to
   // fall into the new one's window. PSNs are 24 bits.
   const uint32_t psn = std::random_device()() & 0xffffff;
-  return std::unique_ptr<RcQp>(new RcQp(context, qp, psn));
+  // ibv_create_qp wrote the granted capabilities back into attr.cap.
+  return std::unique_ptr<RcQp>(new RcQp(context, qp, psn, attr.cap.max_inline_data));
 }
 
 RcQp::~RcQp() { ibv_destroy_qp(qp_); }

@@ -44,11 +44,22 @@ struct RcPath {
 // names the state that could not be reached.
 Status ConnectRc(ibv_qp* qp, const RcPath& path);
 
+// What an RcQp is created with beyond the context. The eager channel (eager_channel.h) gives its
+// QPs its own CQ, a shared receive queue and room for inline data.
+struct RcQpOptions {
+  uint32_t max_send_wr = 16;
+  uint32_t max_recv_wr = 16;     // ignored with an SRQ
+  ibv_cq* cq = nullptr;          // nullptr: the context's
+  ibv_srq* srq = nullptr;        // receives come from it instead of the QP's own queue
+  uint32_t max_inline_data = 0;  // requested; the device may grant more
+};
+
 class RcQp {
  public:
   // A QP on `context`'s PD and CQ with room for `max_wr` sends and as many receives; it keeps
   // a reference to `context`, which must outlive it.
   static StatusOr<std::unique_ptr<RcQp>> Create(VerbsContext& context, uint32_t max_wr = 16);
+  static StatusOr<std::unique_ptr<RcQp>> Create(VerbsContext& context, const RcQpOptions& options);
   ~RcQp();
   RcQp(const RcQp&) = delete;
   RcQp& operator=(const RcQp&) = delete;
@@ -65,15 +76,19 @@ class RcQp {
   Status PostRecv(uint64_t wr_id, size_t offset, size_t length);
 
   ibv_qp* qp() const { return qp_; }
+  // What the device granted: a SEND of at most this many bytes may be posted inline.
+  uint32_t max_inline_data() const { return max_inline_data_; }
 
  private:
-  RcQp(VerbsContext& context, ibv_qp* qp, uint32_t psn) : context_(context), qp_(qp), psn_(psn) {}
+  RcQp(VerbsContext& context, ibv_qp* qp, uint32_t psn, uint32_t max_inline_data)
+      : context_(context), qp_(qp), psn_(psn), max_inline_data_(max_inline_data) {}
   Status Post(ibv_wr_opcode opcode, uint64_t wr_id, size_t offset, size_t length,
               uint64_t remote_addr, uint32_t rkey);
 
   VerbsContext& context_;
   ibv_qp* qp_;
   uint32_t psn_;
+  uint32_t max_inline_data_;
 };
 
 }  // namespace rft::verbs

@@ -1,0 +1,338 @@
+// verbs channel: the eager channel (eager_channel.h) between the processes of a job, on a real
+// device (a soft-RoCE guest, docs/verbs.md). Run under a PMIx launcher:
+//
+//   rftrun [--ft] -n N channel_check [--kill-last] [RFT_NET_DEVICE value, e.g. rxe0:1]
+//
+// Each rank creates an EagerChannel, publishes its QPs' records through the bootstrap (one
+// blob: rank p's record for rank r at slot r) and connects to its peers'. Then every rank sends
+// every other rank messages of 0, 1, the inline limit, one byte more, 4 KiB and a full slot's
+// payload, and the next rank a burst of 10 windows' worth (sent as fast as the channel takes
+// them, so the window closes and the queue and explicit credits carry the rest). Each message
+// of 8 bytes or more carries its index and a checksum of the rest; smaller ones are compared
+// byte by byte, and every source's messages must arrive in the order sent.
+// With --kill-last (needs rftrun --ft) the last rank raises SIGKILL after the traffic, and rank
+// 0's failure callback must fire for it once rank 0 sends to it.
+// Exits 0 when every step passed, 1 when one failed, 77 without an RDMA device.
+#include <signal.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/byte_order.h"
+#include "transport/bootstrap/bootstrap.h"
+#include "transport/verbs/device.h"
+#include "transport/verbs/eager_channel.h"
+#include "transport/verbs/qp_address.h"
+#include "transport/verbs/verbs_context.h"
+
+namespace rft::verbs {
+namespace {
+
+using transport::Bootstrap;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kKey[] = "rft.verbs.eager";
+constexpr uint32_t kBurstWindows = 10;
+constexpr auto kTrafficLimit = std::chrono::seconds(120);  // generous: an emulated guest stalls
+
+Rank self = 0;
+
+void Say(const std::string& line) {
+  std::printf("verbs channel: rank %u: %s\n", static_cast<unsigned>(self), line.c_str());
+  std::fflush(stdout);
+}
+
+int Fail(const std::string& line) {
+  Say("FAILED: " + line);
+  return 1;
+}
+
+uint32_t Checksum(std::span<const std::byte> bytes) {  // FNV-1a
+  uint32_t h = 2166136261u;
+  for (std::byte b : bytes) h = (h ^ static_cast<uint8_t>(b)) * 16777619u;
+  return h;
+}
+
+std::byte Pattern(Rank from, Rank to, uint32_t index, size_t i) {
+  return std::byte(static_cast<uint8_t>(from * 31 + to * 7 + index * 13 + i));
+}
+
+// Message `index` from `from` to `to`, `size` bytes, into `out`.
+void Fill(Rank from, Rank to, uint32_t index, std::span<std::byte> out) {
+  for (size_t i = 0; i < out.size(); ++i) out[i] = Pattern(from, to, index, i);
+  if (out.size() < 8) return;
+  StoreLittleEndian<uint32_t>(out, 0, index);
+  StoreLittleEndian<uint32_t>(out, 4, Checksum(out.subspan(8)));
+}
+
+// Why message `index` from `from` is not what was sent, or "" when it is.
+std::string Verify(Rank from, uint32_t index, size_t size, std::span<const std::byte> got) {
+  const std::string what =
+      "message " + std::to_string(index) + " from rank " + std::to_string(from);
+  if (got.size() != size) {
+    return what + ": " + std::to_string(got.size()) + " bytes, sent " + std::to_string(size);
+  }
+  if (size < 8) {
+    for (size_t i = 0; i < size; ++i) {
+      if (got[i] != Pattern(from, self, index, i)) return what + ": byte " + std::to_string(i);
+    }
+    return "";
+  }
+  const uint32_t carried = LoadLittleEndian<uint32_t>(got, 0);
+  if (carried != index) return what + ": carries index " + std::to_string(carried) + " (order)";
+  if (LoadLittleEndian<uint32_t>(got, 4) != Checksum(got.subspan(8))) return what + ": checksum";
+  return "";
+}
+
+int Run(int argc, char** argv) {
+  bool kill_last = false;
+  std::string requested;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--kill-last") == 0) {
+      kill_last = true;
+    } else {
+      requested = argv[i];
+    }
+  }
+  // Before PMIx: a host without RDMA is a skip, whoever launched us.
+  StatusOr<std::vector<VerbsDevice>> devices = ListDevices();
+  if (!devices.ok()) return Fail(devices.status().message());
+  if (devices->empty()) {
+    std::printf("verbs channel: no RDMA device on this host\n");
+    return 77;
+  }
+  StatusOr<Endpoint> endpoint = SelectPort(*devices, requested);
+  if (!endpoint.ok()) return Fail(endpoint.status().message());
+
+  StatusOr<std::unique_ptr<Bootstrap>> job = Bootstrap::Init();
+  if (!job.ok()) return Fail("bootstrap: " + job.status().ToString());
+  Bootstrap& boot = **job;
+  self = boot.rank();
+  const uint32_t n = boot.size();
+  if (n < 2) return Fail("needs at least 2 ranks, the job has " + std::to_string(n));
+  const Rank next = (self + 1) % n;
+  const Rank prev = (self + n - 1) % n;
+
+  StatusOr<std::unique_ptr<VerbsContext>> opened = VerbsContext::Open(*endpoint, 4096);
+  if (!opened.ok()) return Fail(opened.status().message());
+
+  // What arrives, checked as it does. plan[d] lists the sizes of the messages to rank d.
+  std::vector<std::vector<size_t>> plan(n);
+  std::vector<uint32_t> arrived(n, 0);
+  std::string wrong;
+  struct Failure {
+    int calls = 0;
+    std::string status;
+    Clock::time_point when;
+  };
+  std::vector<Failure> failures(n);
+  auto on_message = [&](Rank from, std::span<const std::byte> payload) {
+    const uint32_t index = arrived[from]++;
+    // Every rank's plan for `self` matches the one `self` makes for the sender's direction.
+    const std::vector<size_t>& sizes = plan[from];
+    const size_t expected = index < sizes.size() ? sizes[index] : SIZE_MAX;
+    const std::string why = expected == SIZE_MAX
+                                ? "unexpected message from rank " + std::to_string(from)
+                                : Verify(from, index, expected, payload);
+    if (!why.empty() && wrong.empty()) wrong = why;
+  };
+  auto on_failure = [&](Rank peer, std::string_view status) {
+    ++failures[peer].calls;
+    failures[peer].status = std::string(status);
+    failures[peer].when = Clock::now();
+  };
+  EagerConfig config;
+  StatusOr<std::unique_ptr<EagerChannel>> created =
+      EagerChannel::Create(**opened, self, n, config, on_message, on_failure);
+  if (!created.ok()) return Fail(created.status().message());
+  EagerChannel& channel = **created;
+
+  std::vector<std::byte> blob(n * kQpAddressSize);
+  for (Rank p = 0; p < n; ++p) {
+    if (p == self) continue;
+    const std::vector<std::byte> record = EncodeQpAddress(channel.address(p));
+    std::memcpy(blob.data() + p * kQpAddressSize, record.data(), kQpAddressSize);
+  }
+  StatusOr<std::vector<std::vector<std::byte>>> all = boot.Exchange(kKey, blob);
+  if (!all.ok()) return Fail("exchange: " + all.status().ToString());
+  for (Rank p = 0; p < n; ++p) {
+    if (p == self) continue;
+    const std::vector<std::byte>& theirs = (*all)[p];
+    if (theirs.size() != n * kQpAddressSize) {
+      return Fail("rank " + std::to_string(p) + " published " + std::to_string(theirs.size()) +
+                  " bytes, expected " + std::to_string(n * kQpAddressSize));
+    }
+    StatusOr<QpAddress> record = DecodeQpAddress(
+        std::span<const std::byte>(theirs).subspan(self * kQpAddressSize, kQpAddressSize));
+    if (!record.ok()) {
+      return Fail("rank " + std::to_string(p) + "'s record: " + record.status().message());
+    }
+    if (Status s = channel.Connect(p, *record); !s.ok()) return Fail(s.message());
+  }
+  // No SEND before every QP is ready to receive.
+  if (Status s = boot.Fence(false); !s.ok()) return Fail("fence: " + s.ToString());
+
+  const size_t limit = channel.max_inline_payload();
+  const std::vector<size_t> sizes = {0, 1, limit, limit + 1, 4096, channel.max_payload()};
+  const uint32_t burst = kBurstWindows * channel.credits();
+  // Symmetric plans: what rank d expects from self is what self plans for d, and vice versa.
+  for (Rank d = 0; d < n; ++d) {
+    if (d == self) continue;
+    plan[d] = sizes;
+    const bool bursts = d == next || d == prev;
+    if (bursts) {
+      for (uint32_t i = 0; i < burst; ++i) plan[d].push_back(i % 2 == 0 ? 64 : 4096);
+    }
+  }
+  // With two ranks next == prev, so the burst runs both ways; with more, only self -> next and
+  // prev -> self, so what comes from next is the sizes alone.
+  std::vector<std::vector<size_t>> outgoing = plan;
+  if (n > 2) {
+    outgoing[prev].resize(sizes.size());
+    plan[next].resize(sizes.size());
+  }
+  if (self == 0) {
+    Say(std::to_string(n) + " ranks on " + endpoint->device + " port " +
+        std::to_string(endpoint->port) + ", slots of " + std::to_string(config.slot_size) +
+        " bytes, window " + std::to_string(channel.credits()) + ", inline up to " +
+        std::to_string(limit) + " bytes");
+  }
+
+  // The traffic: one message to each peer in turn, as long as the channel takes them.
+  std::vector<std::byte> message(channel.max_payload());
+  std::vector<uint32_t> sent(n, 0);
+  uint64_t full = 0;
+  const auto give_up = Clock::now() + kTrafficLimit;
+  auto done = [&] {
+    for (Rank p = 0; p < n; ++p) {
+      if (p != self && (sent[p] < outgoing[p].size() || arrived[p] < plan[p].size())) {
+        return false;
+      }
+    }
+    return channel.Idle();
+  };
+  while (!done()) {
+    if (Clock::now() > give_up) {
+      std::string counts;
+      for (Rank p = 0; p < n; ++p) {
+        if (p == self) continue;
+        counts += " rank " + std::to_string(p) + ": sent " + std::to_string(sent[p]) + "/" +
+                  std::to_string(outgoing[p].size()) + " received " + std::to_string(arrived[p]) +
+                  "/" + std::to_string(plan[p].size()) + ";";
+      }
+      return Fail("traffic incomplete after " + std::to_string(kTrafficLimit.count()) +
+                  " s:" + counts);
+    }
+    for (Rank d = 0; d < n; ++d) {
+      if (d == self || sent[d] == outgoing[d].size()) continue;
+      const std::span<std::byte> payload(message.data(), outgoing[d][sent[d]]);
+      Fill(self, d, sent[d], payload);
+      StatusOr<SendResult> result = channel.Send(d, payload);
+      if (!result.ok()) return Fail(result.status().ToString());
+      if (*result == SendResult::kFull) {
+        ++full;
+      } else {
+        ++sent[d];
+      }
+    }
+    StatusOr<int> polled = channel.Progress();
+    if (!polled.ok()) return Fail(polled.status().ToString());
+    if (!wrong.empty()) return Fail(wrong);
+    for (Rank p = 0; p < n; ++p) {
+      if (failures[p].calls > 0)
+        return Fail("rank " + std::to_string(p) + " failed: " + failures[p].status);
+    }
+  }
+
+  std::string listed;
+  for (size_t s : sizes) listed += (listed.empty() ? "" : ", ") + std::to_string(s);
+  Say("sizes ok (" + listed + " bytes to and from each of " + std::to_string(n - 1) +
+      " peers, checksums match)");
+  uint64_t inline_expected = 0, inline_sent = 0;
+  for (Rank d = 0; d < n; ++d) {
+    if (d == self) continue;
+    for (size_t s : outgoing[d]) inline_expected += channel.inline_capable() && s <= limit;
+    inline_sent += channel.stats(d).sent_inline;
+  }
+  if (inline_sent != inline_expected) {
+    return Fail("inline: " + std::to_string(inline_sent) + " messages went inline, expected " +
+                std::to_string(inline_expected));
+  }
+  Say("inline ok (" + std::to_string(inline_sent) + " messages of at most " +
+      std::to_string(limit) + " bytes inline, larger ones from registered slots)");
+  const EagerChannel::PeerStats& to_next = channel.stats(next);
+  if (to_next.max_in_flight > channel.credits() || to_next.queued == 0) {
+    return Fail("burst to rank " + std::to_string(next) + ": at most " +
+                std::to_string(to_next.max_in_flight) + " in flight for a window of " +
+                std::to_string(channel.credits()) + ", " + std::to_string(to_next.queued) +
+                " sends queued");
+  }
+  Say("burst ok (" + std::to_string(burst) + " messages to rank " + std::to_string(next) + ": " +
+      std::to_string(to_next.queued) + " queued, " + std::to_string(full) +
+      " offered again, at most " + std::to_string(to_next.max_in_flight) + " of " +
+      std::to_string(channel.credits()) + " credits in flight; rank " + std::to_string(prev) +
+      "'s " + std::to_string(plan[prev].size()) + " arrived in order)");
+  const uint64_t credit_messages = channel.stats(prev).credit_messages;
+  if (credit_messages == 0) {
+    return Fail("credits: no explicit credit message to rank " + std::to_string(prev));
+  }
+  Say("credits ok (" + std::to_string(credit_messages) + " explicit credit messages to rank " +
+      std::to_string(prev) + " while it sent its burst)");
+  if (!kill_last) return 0;
+
+  // The last rank dies the hard way: no goodbye, the kernel tears its QPs down.
+  const Rank victim = n - 1;
+  if (Status s = boot.Fence(false); !s.ok()) return Fail("fence: " + s.ToString());
+  if (self == victim) {
+    Say("raising SIGKILL");
+    raise(SIGKILL);
+  }
+  if (self != 0) return 0;
+  // Only once the launcher says so: a send while the victim still lives would succeed.
+  const auto no_word = Clock::now() + std::chrono::seconds(20);
+  while (!boot.DeadRanks().Contains(victim)) {
+    if (Clock::now() > no_word) {
+      return Fail("no termination event for rank " + std::to_string(victim) + " in 20 s");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  Fill(self, victim, 0, std::span<std::byte>(message.data(), 8));
+  const auto start = Clock::now();
+  StatusOr<SendResult> result = channel.Send(victim, std::span<std::byte>(message.data(), 8));
+  if (!result.ok()) return Fail("send to dead rank: " + result.status().ToString());
+  while (failures[victim].calls == 0) {
+    if (Clock::now() > start + std::chrono::seconds(30)) {
+      return Fail("no failure callback for dead rank " + std::to_string(victim) + " in 30 s");
+    }
+    StatusOr<int> polled = channel.Progress();
+    if (!polled.ok()) return Fail(polled.status().ToString());
+  }
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(failures[victim].when - start).count();
+  Say("dead peer " + std::to_string(victim) + " -> " + failures[victim].status + " after " +
+      std::to_string(ms) + " ms");
+  // Whatever else completes for it (flushes) must not report it again, and sends are refused.
+  const auto settle = Clock::now() + std::chrono::milliseconds(200);
+  while (Clock::now() < settle) {
+    StatusOr<int> polled = channel.Progress();
+    if (!polled.ok()) return Fail(polled.status().ToString());
+  }
+  StatusOr<SendResult> refused = channel.Send(victim, std::span<std::byte>(message.data(), 8));
+  if (refused.ok() || failures[victim].calls != 1) {
+    return Fail("after the failure: " + std::to_string(failures[victim].calls) +
+                " callbacks, send " + (refused.ok() ? "accepted" : "refused"));
+  }
+  Say("failure ok (reported once; then " + refused.status().ToString() + ")");
+  return 0;
+}
+
+}  // namespace
+}  // namespace rft::verbs
+
+int main(int argc, char** argv) { return rft::verbs::Run(argc, argv); }
