@@ -42,7 +42,10 @@ void ControlPlane::Depart() {
       if (r == self_ || registry_->IsFailed(r) || registry_->IsDeparted(r)) continue;
       // Only peers connected to this process can see its endpoints close; connecting to the
       // rest now would cost every finishing process an endpoint per rank.
-      if (endpoints_->Connected(r) == nullptr) continue;
+      // Same-node peers reached by datagram see its socket close: they are told too.
+      if (endpoints_->Connected(r) == nullptr && (local_ == nullptr || !local_->Reaches(r))) {
+        continue;
+      }
       Send(r, internal::kDetectorService, kDeparture, {});
       waiting.Insert(r);
     }
@@ -57,7 +60,9 @@ void ControlPlane::Depart() {
         }
       }
       if (all || deadline.expired()) break;
-      if (worker_->Progress() == 0) usleep(50);  // peers on this node need the core to answer
+      const bool local_news = PumpLocal();
+      // Peers on this node need the core to answer.
+      if (worker_->Progress() == 0 && !local_news) usleep(50);
     }
   }
   {

@@ -151,6 +151,7 @@ Status ControlPlane::SetUpWorker() {
   worker_ = std::move(*worker);
   RFT_RETURN_IF_ERROR(worker_->SetActiveMessageHandler(kControlAmId, &OnActiveMessage, this,
                                                        UCP_AM_FLAG_WHOLE_MSG));
+  OpenLocalChannel();  // bound before the exchange publishes its name
   RFT_RETURN_IF_ERROR(Exchange());
   const bool watching = death_watch_ != nullptr;
   if (watching) {
@@ -242,6 +243,7 @@ Status ControlPlane::Exchange() {
   mine.pid = static_cast<uint32_t>(getpid());  // Starved reads its /proc entries
   mine.region_descriptor = slots_->descriptor();
   if (death_watch_ != nullptr) mine.death_watch_segment = death_watch_->name();
+  if (local_ != nullptr) mine.control_socket = local_->name();
   const std::span<const std::byte> address = worker_->address();
   mine.worker_address.assign(address.begin(), address.end());
   auto published = job_->ExchangeLive("rft.control", EncodePeerRecord(mine));
@@ -258,6 +260,7 @@ Status ControlPlane::Exchange() {
   }
 
   std::vector<std::vector<std::byte>> addresses(size_);
+  std::vector<std::string> sockets(size_);
   region_descriptors_.resize(size_);
   death_watch_segments_.assign(size_, std::string());
   pids_.assign(size_, 0);
@@ -271,7 +274,9 @@ Status ControlPlane::Exchange() {
     region_descriptors_[r] = std::move(record->region_descriptor);
     death_watch_segments_[r] = std::move(record->death_watch_segment);
     addresses[r] = std::move(record->worker_address);
+    sockets[r] = std::move(record->control_socket);
   }
+  ConnectLocalPeers(sockets);
   transport::ucx::EndpointTable::Options table_options;
   table_options.failed = published->missing;
   auto table = transport::ucx::EndpointTable::Create(worker_.get(), self_, std::move(addresses),
@@ -335,6 +340,7 @@ void ControlPlane::Run() {
 Status ControlPlane::Step(int64_t timeout_ns) {
   if (pending_.HasItems()) HandleWork();
   if (worker_->Progress() > 0) armed_ = false;
+  const bool local_news = PumpLocal();
   HandleTimer();
   const int64_t next_service = RunDueTimers();
 
@@ -344,7 +350,7 @@ Status ControlPlane::Step(int64_t timeout_ns) {
   const int64_t next = std::min(node_.next_timer_ns(), next_service);
   int64_t wait_ns = next == HeartbeatRing::kNoTimer ? timeout_ns : next - now;
   if (wait_ns > timeout_ns) wait_ns = timeout_ns;
-  if (wait_ns <= 0) return Status::Ok();
+  if (wait_ns <= 0 || local_news) return Status::Ok();
   // Arming costs four system calls here (UCX drains its signal descriptors), which was a third
   // of an idle tick: a worker stays armed until an event arrives, so after a quiet tick (no
   // event, only our own put) it is not armed again.
@@ -356,15 +362,18 @@ Status ControlPlane::Step(int64_t timeout_ns) {
     }
     armed_ = true;
   }
-  pollfd fds[2] = {{worker_->event_fd(), POLLIN, 0}, {pending_.fd(), POLLIN, 0}};
+  poll_fds_.clear();
+  poll_fds_.push_back({worker_->event_fd(), POLLIN, 0});
+  poll_fds_.push_back({pending_.fd(), POLLIN, 0});
+  if (local_ != nullptr) local_->AddPollFds(&poll_fds_);  // read by the next PumpLocal
   timespec ts;
   const bool forever = wait_ns == HeartbeatRing::kNoTimer;
   ts.tv_sec = static_cast<time_t>(wait_ns / 1000000000);
   ts.tv_nsec = static_cast<long>(wait_ns % 1000000000);
-  const int ready = ppoll(fds, 2, forever ? nullptr : &ts, nullptr);
+  const int ready = ppoll(poll_fds_.data(), poll_fds_.size(), forever ? nullptr : &ts, nullptr);
   if (ready < 0 && errno != EINTR) return OtherError(std::string("ppoll: ") + std::strerror(errno));
-  if (ready > 0 && fds[0].revents != 0) armed_ = false;
-  if (ready > 0 && fds[1].revents != 0) pending_.ClearWakeups();
+  if (ready > 0 && poll_fds_[0].revents != 0) armed_ = false;
+  if (ready > 0 && poll_fds_[1].revents != 0) pending_.ClearWakeups();
   return Status::Ok();
 }
 
@@ -381,6 +390,7 @@ void ControlPlane::HandleWork() {
     const auto& [record, while_leaving] = std::get<PendingFailure>(item);
     if (endpoints_ == nullptr) continue;  // torn down: nothing left to act with
     endpoints_->MarkFailed(record.rank);
+    if (local_ != nullptr) local_->Forget(record.rank);
     // A process on its way out sees its own endpoints close: what its sources say then is not
     // news, and acting on it would kill live peers. The node only keeps its view consistent.
     const size_t start = actions_.size();
@@ -543,52 +553,54 @@ void ControlPlane::OnPeerFailed(Rank rank, const Status& why) {
 
 ucs_status_t ControlPlane::OnActiveMessage(void* arg, const void*, size_t, void* data,
                                            size_t length, const ucp_am_recv_param_t*) {
-  auto* self = static_cast<ControlPlane*>(arg);
+  static_cast<ControlPlane*>(arg)->HandleControlMessage(
+      std::span<const std::byte>(static_cast<const std::byte*>(data), length));
+  return UCS_OK;
+}
+
+void ControlPlane::HandleControlMessage(std::span<const std::byte> message) {
   // A peer's ring repair or broadcast reaching a process that is closing: nothing to act on
   // (seen in CI: an observe request during the close made PutHeartbeat use the endpoints).
-  if (self->tearing_down_) return UCS_OK;
-  const std::span<const std::byte> message(static_cast<const std::byte*>(data), length);
+  if (tearing_down_) return;
   WireHeader header;
-  if (transport::DecodeMessage(message, self->job_token_, self->size_, &header) !=
-          DecodeError::kNone ||
+  if (transport::DecodeMessage(message, job_token_, size_, &header) != DecodeError::kNone ||
       header.type != MessageType::kControl) {
-    self->dropped_.fetch_add(1, std::memory_order_relaxed);
-    return UCS_OK;
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return;
   }
   const std::span<const std::byte> payload = message.subspan(kWireHeaderSize);
   const transport::ControlService service = transport::ControlFlagsService(header.flags);
   const uint8_t kind = transport::ControlFlagsKind(header.flags);
   if (service != kDetectorService) {
-    ControlServiceHandler* handler = self->HandlerOf(service);
+    ControlServiceHandler* handler = HandlerOf(service);
     if (handler == nullptr) {
-      self->KeepForService(service, header.source, kind, payload);
+      KeepForService(service, header.source, kind, payload);
     } else {
       handler->OnControlMessage(header.source, kind, payload);
     }
-    return UCS_OK;
+    return;
   }
-  const size_t start = self->actions_.size();
+  const size_t start = actions_.size();
   if (kind == kObserveRequest && payload.size() == 4) {
     const uint32_t generation = LoadLittleEndian<uint32_t>(payload, 0);
-    self->node_.OnObserveRequest(header.source, generation, MonotonicNanos(), &self->actions_);
-    self->Execute(start);
+    node_.OnObserveRequest(header.source, generation, MonotonicNanos(), &actions_);
+    Execute(start);
   } else if (kind == kDeparture && payload.empty()) {
-    self->OnDeparture(header.source);
+    OnDeparture(header.source);
   } else if (kind == kDepartureAck && payload.empty()) {
-    self->departure_acks_.Insert(header.source);
+    departure_acks_.Insert(header.source);
   } else if (kind == kBroadcast) {
     auto decoded = DecodeBroadcastMessage(payload);
     if (!decoded.ok()) {
-      self->dropped_.fetch_add(1, std::memory_order_relaxed);
-      return UCS_OK;
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      return;
     }
-    self->NoteLeaving();
-    self->node_.OnBroadcastMessage(header.source, *decoded, &self->actions_);
-    self->Execute(start);
+    NoteLeaving();
+    node_.OnBroadcastMessage(header.source, *decoded, &actions_);
+    Execute(start);
   } else {
-    self->dropped_.fetch_add(1, std::memory_order_relaxed);
+    dropped_.fetch_add(1, std::memory_order_relaxed);
   }
-  return UCS_OK;
 }
 
 }  // namespace rft::detector

@@ -52,6 +52,7 @@
 #include "detector/detector_node.h"
 #include "detector/failure_registry.h"
 #include "transport/bootstrap/bootstrap.h"
+#include "transport/datagram/local_datagram.h"
 #include "transport/ucx/endpoint_table.h"
 #include "transport/ucx/memory_region.h"
 #include "transport/ucx/ucx_worker.h"
@@ -229,6 +230,18 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
 
   static ucs_status_t OnActiveMessage(void* arg, const void* header, size_t header_length,
                                       void* data, size_t length, const ucp_am_recv_param_t* param);
+  // A control message (wire header and payload) from either path: decoded and dispatched.
+  void HandleControlMessage(std::span<const std::byte> message);
+  // Same-node control messages as kernel datagrams (control_local.cc). Opens this process's
+  // socket (none, and UCX for every peer, when that fails).
+  void OpenLocalChannel();
+  // Connects to the same-node peers that published a socket.
+  void ConnectLocalPeers(const std::vector<std::string>& sockets);
+  // Sends through the local channel when it reaches `to`; false when UCX must carry it.
+  bool SendLocal(Rank to, std::span<const std::byte> header, std::span<const std::byte> payload);
+  // Receives what waits on the socket, sends what waited for room, and reports the peers found
+  // ended. Whether any message came.
+  bool PumpLocal();
   void OnPeerFailed(Rank rank, const Status& why) override;
 
   transport::Bootstrap* job_;
@@ -247,6 +260,11 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   RankSet missing_at_start_;  // ended or silent during the start-up exchange: failed
   std::vector<std::unique_ptr<transport::ucx::RemoteRegion>> remote_;  // [rank], on first use
   std::unique_ptr<DeathWatch> death_watch_;
+  std::unique_ptr<transport::LocalDatagramChannel> local_;  // null: every peer through UCX
+  // Peers whose socket was found closed on a send: reported once what they sent before their
+  // end has been read (a departure among it makes the report moot).
+  RankSet local_gone_;
+  std::vector<pollfd> poll_fds_;  // reused by Step
 
   // Its ring starts once every rank is connected (a ring started before a slow start-up's
   // exchange would suspect peers that have not begun to put).

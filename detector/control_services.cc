@@ -172,6 +172,18 @@ void ControlPlane::Send(Rank to, ControlService service, uint8_t kind,
                         std::span<const std::byte> payload) {
   RFT_DCHECK(OnControlThread(), "ControlPlane::Send: from the control thread only");
   if (endpoints_ == nullptr || tearing_down_) return;
+  if (local_ != nullptr && local_->Reaches(to)) {
+    if (endpoints_->failed_ranks().Contains(to)) return;  // failed: nothing to tell it
+    WireHeader header;
+    header.type = MessageType::kControl;
+    header.flags = transport::ControlFlags(service, kind);
+    header.source = self_;
+    header.length = payload.size();
+    header.job_token = job_token_;
+    std::array<std::byte, kWireHeaderSize> encoded;
+    transport::EncodeHeader(header, encoded);
+    if (SendLocal(to, encoded, payload)) return;
+  }
   auto ep = endpoints_->Get(to);
   if (!ep.ok()) return;  // failed: nothing to tell it
   auto* send = new ControlSend();

@@ -19,12 +19,15 @@ struct PeerRecord {
   uint32_t pid = 0;
   std::vector<std::byte> region_descriptor;
   std::string death_watch_segment;  // empty: not watchable (its DeathWatch::Create failed)
+  // Where same-node peers send its control messages (LocalDatagramChannel); empty: none, UCX.
+  std::string control_socket;
   std::vector<std::byte> worker_address;
   friend bool operator==(const PeerRecord&, const PeerRecord&) = default;
 };
 
-// Layout: pid u32, descriptor length u32, segment-name length u32 (little-endian, like every
-// rft encoding), then the descriptor, the name and the address (the rest, at least one byte).
+// Layout: pid u32, descriptor length u32, segment-name length u32, socket-name length u32
+// (little-endian, like every rft encoding), then the descriptor, the segment name, the socket
+// name and the address (the rest, at least one byte).
 std::vector<std::byte> EncodePeerRecord(const PeerRecord& record);
 // RFT_ERR_OTHER naming `rank` and the field that does not fit.
 StatusOr<PeerRecord> DecodePeerRecord(std::span<const std::byte> bytes, uint32_t rank);

@@ -15,15 +15,20 @@ std::vector<std::byte> Bytes(std::initializer_list<int> values) {
   return bytes;
 }
 
-TEST(PeerRecordTest, RoundTripsWithAndWithoutASegment) {
+TEST(PeerRecordTest, RoundTripsWithAndWithoutASegmentOrASocket) {
   PeerRecord record{.pid = 4242,
                     .region_descriptor = Bytes({1, 2, 3}),
                     .death_watch_segment = "/rft-0000abcd-3-0123456789abcdef",
+                    .control_socket = "rft.0000abcd00005eed.3",
                     .worker_address = Bytes({9, 8, 7, 6})};
   auto decoded = DecodePeerRecord(EncodePeerRecord(record), 3);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(*decoded, record);
   record.death_watch_segment.clear();
+  decoded = DecodePeerRecord(EncodePeerRecord(record), 3);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(*decoded, record);
+  record.control_socket.clear();
   decoded = DecodePeerRecord(EncodePeerRecord(record), 3);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(*decoded, record);
@@ -33,13 +38,21 @@ TEST(PeerRecordTest, MalformedRecordsAreRefusedByName) {
   PeerRecord record{.pid = 1,
                     .region_descriptor = Bytes({1}),
                     .death_watch_segment = "",
+                    .control_socket = "",
                     .worker_address = Bytes({2})};
   std::vector<std::byte> good = EncodePeerRecord(record);
 
-  auto short_record = DecodePeerRecord(std::span(good).first(11), 5);
+  auto short_record = DecodePeerRecord(std::span(good).first(15), 5);
   EXPECT_EQ(short_record.status().code(), RFT_ERR_OTHER);
-  EXPECT_NE(short_record.status().message().find("rank 5 published 11 bytes"), std::string::npos)
+  EXPECT_NE(short_record.status().message().find("rank 5 published 15 bytes"), std::string::npos)
       << short_record.status().ToString();
+
+  std::vector<std::byte> long_socket = good;
+  const uint32_t too_long = 108;
+  std::memcpy(long_socket.data() + 12, &too_long, 4);
+  auto socket = DecodePeerRecord(long_socket, 5);
+  EXPECT_NE(socket.status().message().find("control socket name of 108 bytes"), std::string::npos)
+      << socket.status().ToString();
 
   std::vector<std::byte> no_address = good;
   no_address.pop_back();

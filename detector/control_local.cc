@@ -1,0 +1,76 @@
+// ControlPlane's same-node path: control messages to the peers of this node as kernel datagrams
+// (transport/datagram/local_datagram.h), so that a peer killed while it sends cannot block this
+// process's receiving, as it can block UCX's shared-memory FIFO (docs/reliability.md). Peers on
+// other nodes, and any peer the socket cannot reach, stay on UCX.
+#include "base/log.h"
+#include "detector/control_plane.h"
+
+namespace rft::detector {
+namespace {
+// Datagrams handled per pass: the loop goes back to its other work (failures, timers) between.
+constexpr size_t kLocalBatch = 64;
+}  // namespace
+
+void ControlPlane::OpenLocalChannel() {
+  if (job_->local_peers().size() < 2) return;  // nobody to talk to on this node
+  auto channel = transport::LocalDatagramChannel::Open(job_->job_tag(), job_token_, self_, size_);
+  if (!channel.ok()) {
+    RFT_LOG_INFO("same-node control messages go through UCX: %s",
+                 channel.status().ToString().c_str());
+    return;
+  }
+  local_ = std::move(*channel);
+}
+
+void ControlPlane::ConnectLocalPeers(const std::vector<std::string>& sockets) {
+  if (local_ == nullptr) return;
+  for (Rank peer : job_->local_peers()) {
+    if (peer == self_ || peer >= sockets.size() || sockets[peer].empty()) continue;
+    if (!local_->Connect(peer, sockets[peer])) {
+      RFT_LOG_INFO("control messages to rank %u go through UCX: its socket %s is not reachable",
+                   peer, sockets[peer].c_str());
+    }
+  }
+}
+
+bool ControlPlane::SendLocal(Rank to, std::span<const std::byte> header,
+                             std::span<const std::byte> payload) {
+  if (local_ == nullptr || !local_->Reaches(to)) return false;
+  auto outcome = local_->Send(to, header, payload);
+  if (!outcome.ok()) {
+    // Too large, or a peer that let thousands of messages wait (stopped, about to be declared
+    // failed): dropped and counted, as a transport that cannot deliver does.
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    RFT_LOG_WARN("control message to rank %u: %s", to, outcome.status().ToString().c_str());
+  } else if (*outcome == transport::LocalDatagramChannel::Outcome::kGone) {
+    local_gone_.Insert(to);
+  }
+  return true;
+}
+
+bool ControlPlane::PumpLocal() {
+  if (local_ == nullptr) return false;
+  const auto deliver = [this](std::span<const std::byte> message) {
+    HandleControlMessage(message);
+  };
+  const bool received = local_->Receive(deliver, kLocalBatch) > 0;
+  local_->Flush([this](Rank peer) { local_gone_.Insert(peer); });
+  if (local_gone_.empty()) return received;
+  // A closed socket means its process ended. A peer that ended cleanly sent its departure
+  // before closing, and it is in this socket's queue: read everything first, so the registry
+  // knows the departure and takes the report for what it is.
+  while (local_->Receive(deliver, kLocalBatch) > 0) {
+  }
+  const RankSet gone = std::move(local_gone_);
+  local_gone_.clear();
+  for (Rank peer : gone) {
+    local_->Forget(peer);
+    if (!registry_->IsDeparted(peer)) {
+      RFT_LOG_DEBUG("control plane: rank %u's socket is closed", peer);
+      registry_->Report(peer, FailureSource::kTransport);
+    }
+  }
+  return true;
+}
+
+}  // namespace rft::detector
