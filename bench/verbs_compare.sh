@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Runs the verbs eager channel's ping-pong (rft_bench_verbs) beside perftest's ib_send_lat on the
+# same device in one invocation, and prints per size the medians and their ratio as JSON lines
+# plus a table. Made for a soft-RoCE guest (docs/verbs.md), where it runs on rxe0:
+#
+#   verbs_compare.sh [--reps R] [--iters N] [--device rxe0] [--gid 1] [--address IP]
+#
+# rftrun and rft_bench_verbs are taken from this script's directory, then PATH. Each rep runs
+# ib_send_lat (server and client in this one machine, over the device's GID --gid) for every
+# size, then `rftrun -n 2 rft_bench_verbs --json --reps 1`: interleaved, so that a slow stretch
+# of an emulated guest hits both sides alike. Figures are medians over the reps of each side's
+# median one-way latency (perftest's t_typical, rft's p50). Exit 1 when a measurement is
+# missing (its log is printed).
+set -uo pipefail
+reps=3 iters=2000 device=rxe0 gid=1 address=${SOFTROCE_IP:-127.0.0.1}
+usage() {
+  sed -n '6p' "$0" | sed 's/^#  */usage: /' >&2
+  exit 2
+}
+while (($# > 0)); do
+  case $1 in
+    --reps | --iters | --device | --gid | --address) (($# > 1)) || usage ;;&
+    --reps) reps=$2 ;;
+    --iters) iters=$2 ;;
+    --device) device=$2 ;;
+    --gid) gid=$2 ;;
+    --address) address=$2 ;;
+    *) usage ;;
+  esac
+  shift 2
+done
+[[ "$reps" =~ ^[1-9][0-9]*$ && "$iters" =~ ^[1-9][0-9]*$ ]] || usage
+PATH=$(cd "$(dirname "$0")" && pwd):$PATH
+sizes=(8 64 256 1024 4096)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+results=$work/results  # lines: "ref|rft|bw SIZE VALUE"
+port=$((19000 + RANDOM % 1000))
+missing=0
+
+# ib_send_lat SIZE: prints its t_typical, or nothing (its log is in $work/client.log). The client
+# retries until the server listens (an emulated guest starts programs slowly); a fresh port per
+# run keeps one run's lingering socket from the next.
+perftest_once() {
+  local size=$1 server
+  port=$((port + 1))
+  ib_send_lat -d "$device" -x "$gid" -s "$size" -n "$iters" -p "$port" >"$work/server.log" 2>&1 &
+  server=$!
+  for _ in $(seq 1 20); do
+    ib_send_lat -d "$device" -x "$gid" -s "$size" -n "$iters" -p "$port" "$address" \
+      >"$work/client.log" 2>&1 && break
+    sleep 1
+  done
+  kill "$server" 2>/dev/null
+  wait "$server" 2>/dev/null
+  # The column is found by its header: perftest versions differ in what precedes it.
+  awk -v size="$size" '
+    /t_typical|t_median/ { for (i = 1; i <= NF; i++) if ($i ~ /^t_(typical|median)/) col = i; next }
+    col && $1 == size { print $col; exit }' "$work/client.log"
+}
+
+# ib_send_lat SIZE: appends "ref SIZE t_typical" to the results. perftest converts its TSC
+# cycles with the CPU frequency it reads, and under emulation it now and then prints "inf":
+# such a run is repeated (up to 3 times) and noted, never averaged in.
+perftest_lat() {
+  local size=$1 try value
+  for try in 1 2 3; do
+    value=$(perftest_once "$size")
+    if [[ "$value" =~ ^[0-9]+(\.[0-9]*)?$ ]]; then
+      echo "ref $size $value" >>"$results"
+      return
+    fi
+    echo "verbs_compare: ib_send_lat -s $size, try $try: t_typical '${value}'; client log:" >&2
+    grep -Eiv '^ *(-{5}|\*)|address|GID' "$work/client.log" | sed 's/^/  /' >&2
+  done
+  missing=1
+}
+
+# One rftrun job: appends "rft SIZE p50" per size and "bw SIZE MB/s".
+rft_lat() {
+  if ! rftrun -n 2 --no-tag-output --timeout 300 rft_bench_verbs --json --reps 1 \
+    --iters "$iters" "$device" >"$work/rft.log" 2>&1; then
+    echo "verbs_compare: rft_bench_verbs failed; its output:" >&2
+    sed 's/^/  /' "$work/rft.log" >&2
+    missing=1
+    return
+  fi
+  awk '
+    function field(line, name) {
+      if (!match(line, "\"" name "\":[-0-9.e+]+")) return ""
+      return substr(line, RSTART + length(name) + 3, RLENGTH - length(name) - 3)
+    }
+    /^\{"bench":"p2p_latency"/ { print "rft", field($0, "size"), field($0, "p50_us") }
+    /^\{"bench":"p2p_bandwidth"/ { print "bw", field($0, "size"), field($0, "mb_s") }
+  ' "$work/rft.log" >>"$results"
+}
+
+for ((rep = 1; rep <= reps; rep++)); do
+  for size in "${sizes[@]}"; do perftest_lat "$size"; done
+  rft_lat
+done
+
+# median KIND SIZE: the median of that kind's values for the size, or nothing.
+median() {
+  # Sorted in awk: the guest's busybox sort may lack -g.
+  awk -v kind="$1" -v size="$2" '
+    $1 == kind && $2 == size {
+      for (i = n++; i > 0 && v[i - 1] > $3 + 0; i--) v[i] = v[i - 1]
+      v[i] = $3 + 0
+    }
+    END { if (n) print (n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) }' "$results"
+}
+# Every rep's value, so the spread shows.
+each() {
+  awk -v kind="$1" -v size="$2" '$1 == kind && $2 == size { printf " %s", $3 }' "$results"
+}
+
+rft_sizes=$(awk '$1 == "rft" { print $2 }' "$results" | sort -n -u)
+table=$work/table
+printf '# verbs eager channel beside ib_send_lat on %s (GID %s): %s reps of %s iterations, one-way latency, medians\n' \
+  "$device" "$gid" "$reps" "$iters" >"$table"
+printf '%8s %12s %14s %8s   %s\n' size rft_p50_us ib_send_lat_us ratio 'rft | ib_send_lat per rep' \
+  >>"$table"
+for size in $rft_sizes; do
+  rft=$(median rft "$size")
+  ref=$(median ref "$size")
+  if [[ -n "$ref" ]]; then
+    ratio=$(awk -v a="$rft" -v b="$ref" 'BEGIN { printf "%.3f", a / b }')
+    printf '{"bench":"verbs_latency","n":2,"size":%s,"reps":%s,"iters":%s,"p50_us":%s,"ref":"ib_send_lat","ref_p50_us":%s,"ratio":%s}\n' \
+      "$size" "$reps" "$iters" "$rft" "$ref" "$ratio"
+  else
+    ratio=-
+    printf '{"bench":"verbs_latency","n":2,"size":%s,"reps":%s,"iters":%s,"p50_us":%s}\n' \
+      "$size" "$reps" "$iters" "$rft"
+  fi
+  printf '%8s %12s %14s %8s  %s |%s\n' "$size" "$rft" "${ref:--}" "$ratio" "$(each rft "$size")" \
+    "$(each ref "$size")" >>"$table"
+done
+bw_sizes=$(awk '$1 == "bw" { print $2 }' "$results" | sort -n -u)
+for size in $bw_sizes; do
+  bw=$(median bw "$size")
+  printf '{"bench":"verbs_bandwidth","n":2,"size":%s,"reps":%s,"mb_s":%s}\n' "$size" "$reps" "$bw"
+  printf '# streaming %s-byte messages: %s MB/s (reps:%s)\n' "$size" "$bw" "$(each bw "$size")" \
+    >>"$table"
+done
+cat "$table"
+exit "$missing"
