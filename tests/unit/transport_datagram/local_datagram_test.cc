@@ -172,9 +172,11 @@ TEST(LocalDatagramTest, ASenderKilledWhileSendingCannotBlockTheReceiver) {
         (*sender)->Flush([](Rank) { _exit(4); });
       }
     }
-    // Let it flood, then kill it wherever it is.
+    // Let it flood, then kill it wherever it is (bounded: a loaded machine may start the child
+    // late, never not at all).
     int flooded = 0;
-    for (int i = 0; i < 200 && flooded < 50 + trial * 37; ++i) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (flooded < 50 + trial * 37 && std::chrono::steady_clock::now() < give_up) {
       flooded += static_cast<int>(ReceiveAll(**receiver).size());
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
