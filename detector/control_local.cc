@@ -1,9 +1,11 @@
 // ControlPlane's same-node path: control messages to the peers of this node as kernel datagrams
 // (transport/datagram/local_datagram.h), so that a peer killed while it sends cannot block this
 // process's receiving, as it can block UCX's shared-memory FIFO (docs/reliability.md). Peers on
-// other nodes, and any peer the socket cannot reach, stay on UCX.
+// other nodes, and any peer the socket cannot reach, stay on UCX. And what /proc says of a
+// same-node peer's process.
 #include "base/log.h"
 #include "detector/control_plane.h"
+#include "detector/thread_state.h"
 
 namespace rft::detector {
 namespace {
@@ -71,6 +73,14 @@ bool ControlPlane::PumpLocal() {
     }
   }
   return true;
+}
+
+bool ControlPlane::LocalPeerEnded(Rank rank) const {
+  if (!job_->local_peers().Contains(rank) || rank >= pids_.size() || pids_[rank] <= 0) {
+    return false;
+  }
+  const char state = internal::ThreadState(pids_[rank], pids_[rank]);
+  return state == '?' || state == 'Z' || state == 'X';
 }
 
 }  // namespace rft::detector

@@ -221,8 +221,10 @@ void ControlPlane::AttachLocalRegions() {
   // ucp_ep_rkey_unpack crashes in its own error path. An attachment made now keeps the segment
   // whatever becomes of its owner. Other nodes' regions attach on first use (no shared memory).
   for (Rank peer : job_->local_peers()) {
+    // One that ended since it published (killed during the start-up) has no segment left to
+    // attach, and UCX's failed attach is the crash-prone path (TSan also flags it).
     if (peer == self_ || missing_at_start_.Contains(peer) || remote_[peer] != nullptr ||
-        region_descriptors_[peer].empty()) {
+        region_descriptors_[peer].empty() || LocalPeerEnded(peer)) {
       continue;
     }
     auto ep = endpoints_->Get(peer);
@@ -488,10 +490,7 @@ bool ControlPlane::PutHeartbeat(Rank observer, uint64_t word) {
     // is tried here only while its process lives: UCX 1.13's ucp_ep_rkey_unpack crashes in its
     // own error path when the peer's shared-memory segment is gone. A process gone or a zombie
     // gets no region; its death is news the registry will have soon.
-    if (job_->local_peers().Contains(observer) && pids_[observer] > 0) {
-      const char state = internal::ThreadState(pids_[observer], pids_[observer]);
-      if (state == '?' || state == 'Z' || state == 'X') return true;
-    }
+    if (LocalPeerEnded(observer)) return true;
     auto region =
         transport::ucx::RemoteRegion::Attach(worker_.get(), *ep, region_descriptors_[observer]);
     if (!region.ok()) {

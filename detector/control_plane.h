@@ -220,6 +220,9 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // Whether `rank` (same node) has its control thread runnable but not running: starved of
   // CPU, not hung. False when that cannot be seen (another node, no access).
   bool Starved(Rank rank) override;
+  // Whether same-node `rank`'s process is gone or a zombie (/proc); false when that cannot be
+  // seen (another node, no pid).
+  bool LocalPeerEnded(Rank rank) const;
   void Kill(Rank rank);
   // The departure (control_departure.cc), on the thread that owns the worker.
   void Depart();

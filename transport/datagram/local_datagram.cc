@@ -43,6 +43,14 @@ StatusOr<std::unique_ptr<LocalDatagramChannel>> LocalDatagramChannel::Open(uint3
   AbstractAddress(name, &address, &length);
   const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return OtherError(Errno("socket(AF_UNIX, SOCK_DGRAM)"));
+  // Abstract names have no file permissions: anyone on the node may send here. The kernel
+  // attaches each sender's credentials, and only this user's datagrams are taken (Receive).
+  const int on = 1;
+  if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) != 0) {
+    const Status error = OtherError(Errno("setsockopt(SO_PASSCRED)"));
+    close(fd);
+    return error;
+  }
   if (bind(fd, reinterpret_cast<const sockaddr*>(&address), length) != 0) {
     const Status error = OtherError(Errno(std::string("bind to \\0") + name));
     close(fd);
@@ -185,14 +193,28 @@ size_t LocalDatagramChannel::Receive(const std::function<void(std::span<const st
                                      size_t max) {
   size_t received = 0;
   while (received < max) {
-    const ssize_t length = recv(fd_, buffer_.data(), buffer_.size(), MSG_DONTWAIT | MSG_TRUNC);
+    iovec iov{buffer_.data(), buffer_.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];
+    msghdr message{};
+    message.msg_iov = &iov;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof(control);
+    const ssize_t length = recvmsg(fd_, &message, MSG_DONTWAIT | MSG_TRUNC);
     if (length < 0) {
       if (errno == EINTR) continue;
       break;  // EAGAIN: nothing more waits
     }
     ++received;
-    if (static_cast<size_t>(length) > buffer_.size()) {
-      ++dropped_;  // longer than any sender may send: not ours
+    const cmsghdr* header = CMSG_FIRSTHDR(&message);
+    ucred sender{};
+    const bool credentials = header != nullptr && header->cmsg_level == SOL_SOCKET &&
+                             header->cmsg_type == SCM_CREDENTIALS &&
+                             header->cmsg_len >= CMSG_LEN(sizeof(ucred));
+    if (credentials) std::memcpy(&sender, CMSG_DATA(header), sizeof(sender));
+    if (!credentials || sender.uid != accepted_uid_ ||
+        static_cast<size_t>(length) > buffer_.size()) {
+      ++dropped_;  // another user's, or longer than any sender of this job sends: not ours
       continue;
     }
     deliver(std::span<const std::byte>(buffer_.data(), static_cast<size_t>(length)));

@@ -22,6 +22,8 @@
 #define RFT_TRANSPORT_DATAGRAM_LOCAL_DATAGRAM_H_
 
 #include <poll.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -85,10 +87,15 @@ class LocalDatagramChannel {
   // Appends what poll should watch: the receiving socket for input, and the sockets of peers
   // with waiting messages for output.
   void AddPollFds(std::vector<pollfd>* fds) const;
-  // Hands up to `max` waiting datagrams to `deliver` (valid during the call); how many.
+  // Hands up to `max` waiting datagrams to `deliver` (valid during the call); how many were
+  // taken off the socket. Datagrams from another user (the kernel's credentials say) are
+  // dropped and counted: a socket in the abstract namespace has no permissions of its own.
   size_t Receive(const std::function<void(std::span<const std::byte>)>& deliver, size_t max);
 
   uint64_t dropped() const { return dropped_; }
+  // Takes datagrams from `uid`'s processes instead of this process's user: for tests, which
+  // cannot switch users inside a sandbox.
+  void AcceptOnlyUserForTesting(uid_t uid) { accepted_uid_ = uid; }
 
  private:
   struct Peer {
@@ -96,7 +103,11 @@ class LocalDatagramChannel {
     std::deque<std::vector<std::byte>> queued;
   };
   LocalDatagramChannel(std::string name, int fd, uint32_t size)
-      : name_(std::move(name)), fd_(fd), peers_(size), buffer_(kMaxMessage) {}
+      : name_(std::move(name)),
+        fd_(fd),
+        peers_(size),
+        buffer_(kMaxMessage),
+        accepted_uid_(geteuid()) {}
   // One send() of `parts`; kQueued means "would block" here.
   StatusOr<Outcome> SendNow(Rank peer, std::span<const std::span<const std::byte>> parts);
   void Keep(Rank peer, std::span<const std::byte> header, std::span<const std::byte> payload);
@@ -107,6 +118,7 @@ class LocalDatagramChannel {
   size_t queued_peers_ = 0;  // peers with a non-empty queue
   std::vector<std::byte> buffer_;
   uint64_t dropped_ = 0;
+  uid_t accepted_uid_;
 };
 
 }  // namespace rft::transport

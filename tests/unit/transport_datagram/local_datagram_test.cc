@@ -154,6 +154,21 @@ TEST(LocalDatagramTest, BadNamesSizesAndRanksAreRefused) {
   EXPECT_NE(twice.status().message().find("bind"), std::string::npos) << twice.status().ToString();
 }
 
+// Anyone on the node can connect to an abstract name; only one user's datagrams are taken
+// (the kernel's credentials say whose). Seen from a receiver that takes another user's only,
+// since a sandboxed test cannot switch users.
+TEST(LocalDatagramTest, AnotherUsersDatagramsAreDropped) {
+  Pair pair = Connected(FreshTag());
+  pair.b->AcceptOnlyUserForTesting(geteuid() + 1);
+  ASSERT_TRUE(pair.a->Send(1, Bytes("from another user"), {}).ok());
+  EXPECT_TRUE(ReceiveAll(*pair.b).empty());
+  EXPECT_EQ(pair.b->dropped(), 1u);
+  pair.b->AcceptOnlyUserForTesting(geteuid());
+  ASSERT_TRUE(pair.a->Send(1, Bytes("mine"), {}).ok());
+  EXPECT_EQ(ReceiveAll(*pair.b), std::vector<std::string>{"mine"});
+  EXPECT_EQ(pair.b->dropped(), 1u);
+}
+
 // What UCX's shared-memory FIFO cannot promise: a sender killed at an arbitrary instant of its
 // sending leaves the receiver receiving from everybody else.
 TEST(LocalDatagramTest, ASenderKilledWhileSendingCannotBlockTheReceiver) {
