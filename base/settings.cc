@@ -69,6 +69,17 @@ constexpr SettingSpec kSettings[] = {
                "ucx; processes on other nodes always use ucx.",
         .choices = "auto|cma|ucx",
     },
+    // transport/verbs.
+    {
+        .name = "RFT_NET_DEVICE",
+        .kind = Kind::kString,
+        .default_text = "",
+        .doc = "The RDMA port the verbs backend uses: a device (mlx5_0, its first usable port) or "
+               "a device and port (mlx5_0:1); a name that is not there, or a port that is down, "
+               "fails start-up naming it. Empty: the first usable port, trying first the devices "
+               "near the CPUs the process may run on (hwloc), then the rest, each in the order "
+               "libibverbs lists them.",
+    },
     // detector.
     {
         .name = "RFT_HEARTBEAT_PERIOD",

@@ -11,7 +11,7 @@
 // payload a slot holds.
 // Bandwidth: rank 0 streams full-slot messages as fast as the channel takes them, W per window
 // (64 by default); rank 1 answers each window with 8 bytes. MB/s of payload, median of reps.
-// Without an argument the port comes from $RFT_NET_DEVICE, else the first usable one.
+// Without an argument the port comes from the RFT_NET_DEVICE setting, else the nearest usable one.
 // Exits 77 without an RDMA device. bench/verbs_compare.sh runs it beside ib_send_lat.
 #include <algorithm>
 #include <cstdint>
@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/config.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/verbs/device.h"
 #include "transport/verbs/eager_channel.h"
@@ -200,7 +201,9 @@ int Run(int argc, char** argv) {
   Options options;
   if (int status = Parse(argc, argv, &options); status != 0) return status;
   if (options.device.empty()) {
-    if (const char* env = std::getenv("RFT_NET_DEVICE"); env != nullptr) options.device = env;
+    StatusOr<std::string> setting = config::GetString("RFT_NET_DEVICE");
+    if (!setting.ok()) Die(setting.status().message());
+    options.device = *std::move(setting);
   }
   // Before PMIx: a host without RDMA is a skip, whoever launched us.
   StatusOr<std::vector<VerbsDevice>> devices = ListDevices();

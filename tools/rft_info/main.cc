@@ -35,6 +35,23 @@ std::string Plural(int n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+// An empty value (RFT_NET_DEVICE's default) would print as nothing at all after "= ".
+std::string Shown(const std::string& value) { return value.empty() ? "\"\"" : value; }
+
+std::string LocalityText(const verbs::DeviceLocality& locality) {
+  switch (locality.locality) {
+    case verbs::Locality::kNear:
+      return "near CPUs " + locality.near_cpus;
+    case verbs::Locality::kPartial:
+      return "near CPUs " + locality.near_cpus + " (some of the CPUs this process may run on)";
+    case verbs::Locality::kFar:
+      return "near CPUs " + locality.near_cpus + " (none of the CPUs this process may run on)";
+    case verbs::Locality::kUnknown:
+      break;
+  }
+  return "locality unknown (hwloc has no OS device for it, as for soft devices such as rxe)";
+}
+
 void PrintText(const Report& r) {
   std::printf("rft: version %s\n\n", RFT_VERSION_STRING);
 
@@ -47,13 +64,13 @@ void PrintText(const Report& r) {
     } else if (config::CheckSetting(s.name).ok()) {
       origin = " (set)";
     }
-    std::printf("  %s = %s%s\n", s.name.c_str(), value.c_str(), origin);
+    std::printf("  %s = %s%s\n", s.name.c_str(), Shown(value).c_str(), origin);
     if (Status check = config::CheckSetting(s.name); !check.ok()) {
       std::printf("      invalid: %s\n", check.message().c_str());
     }
     std::printf("      %s\n", s.doc.c_str());
     std::printf("      %s; default %s; allowed %s\n", config::KindName(s.kind),
-                s.default_text.c_str(), s.allowed.c_str());
+                Shown(s.default_text).c_str(), s.allowed.c_str());
   }
   std::printf("\n");
 
@@ -71,6 +88,7 @@ void PrintText(const Report& r) {
     std::printf("verbs: device %s (%s, node GUID %s, %s)\n", d.name.c_str(), d.transport.c_str(),
                 d.node_guid.c_str(),
                 Plural(static_cast<int>(d.ports.size()), "port", "ports").c_str());
+    std::printf("verbs: %s: %s\n", d.name.c_str(), LocalityText(d.locality).c_str());
     for (const VerbsPort& p : d.ports) {
       std::printf("verbs: %s port %d: %s, %s, MTU %d, LID %d\n", d.name.c_str(), p.number,
                   p.state.c_str(), p.link_layer.c_str(), p.active_mtu, p.lid);
@@ -148,6 +166,8 @@ void PrintJson(const Report& r) {
     w.Field("name", d.name);
     w.Field("transport", d.transport);
     w.Field("node_guid", d.node_guid);
+    w.Field("locality", verbs::LocalityName(d.locality.locality));
+    if (!d.locality.near_cpus.empty()) w.Field("near_cpus", d.locality.near_cpus);
     w.Key("ports");
     w.BeginArray();
     for (const VerbsPort& p : d.ports) {

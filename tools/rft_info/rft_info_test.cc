@@ -243,7 +243,9 @@ TEST(RftInfoTest, HumanReport) {
   EXPECT_TRUE(HasLineStartingWith(r.out, "rft: version 0.1.0")) << r.out;
   ASSERT_FALSE(config::AllSettings().empty());
   for (const config::SettingInfo& s : config::AllSettings()) {
-    EXPECT_TRUE(HasLineStartingWith(r.out, "  " + s.name + " = " + s.default_text + " (default)"))
+    // An empty default (RFT_NET_DEVICE's) is shown as "", not as nothing.
+    const std::string shown = s.default_text.empty() ? "\"\"" : s.default_text;
+    EXPECT_TRUE(HasLineStartingWith(r.out, "  " + s.name + " = " + shown + " (default)"))
         << s.name << " missing from:\n"
         << r.out;
     EXPECT_NE(r.out.find(s.doc), std::string::npos) << s.name;
@@ -271,10 +273,12 @@ TEST(RftInfoTest, NoRdmaDeviceLine) {
 }
 
 TEST(RftInfoTest, SetValuesAreShown) {
-  Result r = RunInfo({}, {"RFT_PMIX_TIMEOUT=250ms", "RFT_LOG_LEVEL=debug"});
+  Result r =
+      RunInfo({}, {"RFT_PMIX_TIMEOUT=250ms", "RFT_LOG_LEVEL=debug", "RFT_NET_DEVICE=mlx5_0:1"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_TRUE(HasLineStartingWith(r.out, "  RFT_PMIX_TIMEOUT = 250ms (set)")) << r.out;
   EXPECT_TRUE(HasLineStartingWith(r.out, "  RFT_LOG_LEVEL = debug (set)")) << r.out;
+  EXPECT_TRUE(HasLineStartingWith(r.out, "  RFT_NET_DEVICE = mlx5_0:1 (set)")) << r.out;
   EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
 }
 

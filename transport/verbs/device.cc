@@ -2,13 +2,19 @@
 
 #include <arpa/inet.h>
 #include <endian.h>
+#include <hwloc.h>
+#include <hwloc/openfabrics-verbs.h>
 #include <infiniband/verbs.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
+
+#include "base/log.h"
 
 namespace rft::verbs {
 
@@ -155,6 +161,68 @@ VerbsDevice Describe(ibv_device* device) {
   return out;
 }
 
+// ---- Locality ----
+
+// hwloc's topology and the bitmaps it hands out, released on every path.
+class Topology {
+ public:
+  Topology() = default;
+  Topology(const Topology&) = delete;
+  Topology& operator=(const Topology&) = delete;
+  ~Topology() {
+    if (process_cpus_ != nullptr) hwloc_bitmap_free(process_cpus_);
+    if (loaded_) hwloc_topology_destroy(topology_);
+  }
+
+  Status Load() {
+    if (hwloc_topology_init(&topology_) != 0) {
+      return OtherError(std::string("hwloc_topology_init: ") + std::strerror(errno));
+    }
+    loaded_ = true;
+    // I/O objects are filtered out by default; the OpenFabrics OS devices and the PCI devices
+    // that place them are "important" ones.
+    if (hwloc_topology_set_io_types_filter(topology_, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) != 0) {
+      return OtherError(std::string("hwloc_topology_set_io_types_filter: ") + std::strerror(errno));
+    }
+    if (hwloc_topology_load(topology_) != 0) {
+      return OtherError(std::string("hwloc_topology_load: ") + std::strerror(errno));
+    }
+    process_cpus_ = hwloc_bitmap_alloc();
+    if (process_cpus_ == nullptr) return OtherError("hwloc_bitmap_alloc: out of memory");
+    // The whole process, not the calling thread: every thread's CPUs are where it may run.
+    if (hwloc_get_cpubind(topology_, process_cpus_, HWLOC_CPUBIND_PROCESS) != 0) {
+      return OtherError(std::string("hwloc_get_cpubind: ") + std::strerror(errno));
+    }
+    return Status::Ok();
+  }
+
+  DeviceLocality Of(const std::string& name) const {
+    DeviceLocality out;
+    hwloc_obj_t osdev = hwloc_ibv_get_device_osdev_by_name(topology_, name.c_str());
+    if (osdev == nullptr) return out;
+    hwloc_obj_t ancestor = hwloc_get_non_io_ancestor_obj(topology_, osdev);
+    if (ancestor == nullptr || ancestor->cpuset == nullptr) return out;
+    char* text = nullptr;
+    if (hwloc_bitmap_list_asprintf(&text, ancestor->cpuset) >= 0 && text != nullptr) {
+      out.near_cpus = text;
+    }
+    std::free(text);
+    if (hwloc_bitmap_isincluded(process_cpus_, ancestor->cpuset)) {
+      out.locality = Locality::kNear;
+    } else if (hwloc_bitmap_intersects(process_cpus_, ancestor->cpuset)) {
+      out.locality = Locality::kPartial;
+    } else {
+      out.locality = Locality::kFar;
+    }
+    return out;
+  }
+
+ private:
+  hwloc_topology_t topology_ = nullptr;
+  bool loaded_ = false;
+  hwloc_bitmap_t process_cpus_ = nullptr;
+};
+
 // ---- Selection ----
 
 bool IsIpv4Mapped(const std::string& address) {
@@ -245,7 +313,45 @@ std::optional<Endpoint> FirstUsable(const VerbsDevice& device, std::string* reas
   return std::nullopt;
 }
 
+// Lower is tried first. kFar and kUnknown share a rank: for a device hwloc cannot place (rxe on
+// a virtual netdev), "far" would be a guess.
+int LocalityRank(Locality locality) {
+  switch (locality) {
+    case Locality::kNear:
+      return 0;
+    case Locality::kPartial:
+      return 1;
+    case Locality::kFar:
+    case Locality::kUnknown:
+      break;
+  }
+  return 2;
+}
+
 }  // namespace
+
+const char* LocalityName(Locality locality) {
+  switch (locality) {
+    case Locality::kUnknown:
+      return "unknown";
+    case Locality::kFar:
+      return "far";
+    case Locality::kPartial:
+      return "partial";
+    case Locality::kNear:
+      return "near";
+  }
+  return "unknown";
+}
+
+StatusOr<std::vector<DeviceLocality>> QueryLocality(const std::vector<std::string>& names) {
+  Topology topology;
+  if (Status loaded = topology.Load(); !loaded.ok()) return loaded;
+  std::vector<DeviceLocality> out;
+  out.reserve(names.size());
+  for (const std::string& name : names) out.push_back(topology.Of(name));
+  return out;
+}
 
 StatusOr<std::vector<VerbsDevice>> ListDevices() {
   std::vector<VerbsDevice> out;
@@ -259,6 +365,16 @@ StatusOr<std::vector<VerbsDevice>> ListDevices() {
   }
   for (int i = 0; i < count; ++i) out.push_back(Describe(list[i]));
   ibv_free_device_list(list);
+  if (out.empty()) return out;
+  std::vector<std::string> names;
+  for (const VerbsDevice& device : out) names.push_back(device.name);
+  StatusOr<std::vector<DeviceLocality>> localities = QueryLocality(names);
+  if (!localities.ok()) {
+    RFT_LOG_INFO("verbs: device locality unknown (%s); devices are tried in the order listed",
+                 localities.status().message().c_str());
+    return out;
+  }
+  for (size_t i = 0; i < out.size(); ++i) out[i].locality = (*localities)[i];
   return out;
 }
 
@@ -269,9 +385,14 @@ StatusOr<Endpoint> SelectPort(const std::vector<VerbsDevice>& devices, std::stri
     return ArgError(value + ": no RDMA device on this host");
   }
   if (requested.empty()) {
+    std::vector<const VerbsDevice*> order;
+    for (const VerbsDevice& device : devices) order.push_back(&device);
+    std::stable_sort(order.begin(), order.end(), [](const VerbsDevice* a, const VerbsDevice* b) {
+      return LocalityRank(a->locality.locality) < LocalityRank(b->locality.locality);
+    });
     std::string reasons;
-    for (const VerbsDevice& device : devices) {
-      if (std::optional<Endpoint> endpoint = FirstUsable(device, &reasons)) return *endpoint;
+    for (const VerbsDevice* device : order) {
+      if (std::optional<Endpoint> endpoint = FirstUsable(*device, &reasons)) return *endpoint;
     }
     return OtherError("no usable RDMA port on this host: " + reasons);
   }

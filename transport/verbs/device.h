@@ -1,7 +1,8 @@
 // The verbs devices of this host as plain data, and the choice of the port rft uses.
 //
-// ListDevices() is the only function here that talks to libibverbs; SelectPort() is a pure
-// function of its description, so the selection rules are tested without RDMA hardware.
+// ListDevices() and QueryLocality() are the only functions here that talk to libibverbs and hwloc;
+// SelectPort() is a pure function of their description, so the selection rules are tested without
+// RDMA hardware.
 #ifndef RFT_TRANSPORT_VERBS_DEVICE_H_
 #define RFT_TRANSPORT_VERBS_DEVICE_H_
 
@@ -39,12 +40,30 @@ struct Port {
   std::vector<Gid> gids;   // the valid entries of the GID table, by index
 };
 
+// Where a device sits relative to the CPUs this process may run on, from hwloc: the CPUs of the
+// device's first non-I/O ancestor (its package or NUMA node) against the process's binding.
+enum class Locality {
+  kUnknown,  // hwloc has no OS device for it: soft devices such as rxe have no PCI parent
+  kFar,      // none of the process's CPUs is near it
+  kPartial,  // some of them are
+  kNear,     // all of them are
+};
+
+// "unknown", "far", "partial", "near".
+const char* LocalityName(Locality locality);
+
+struct DeviceLocality {
+  Locality locality = Locality::kUnknown;
+  std::string near_cpus;  // hwloc's list syntax, "0-3,8"; empty when unknown
+};
+
 struct VerbsDevice {
   std::string name;       // "mlx5_0", "rxe0"
   std::string node_guid;  // "0002:c903:0042:a3f0"
   std::string transport;  // "InfiniBand" (RoCE too), "iWARP", "usNIC", ...
   std::vector<Port> ports;
   std::string error;  // set when the device could not be opened or queried; it has no ports then
+  DeviceLocality locality;
 };
 
 // The port rft talks through, and how it addresses it.
@@ -59,10 +78,17 @@ struct Endpoint {
   int active_mtu = 0;
 };
 
-// Every verbs device with its ports and GIDs. A host without RDMA (no device, or a kernel without
-// RDMA support) gives an empty list, not an error; a device that cannot be opened is listed with
-// its `error` set.
+// Every verbs device with its ports, GIDs and locality. A host without RDMA (no device, or a
+// kernel without RDMA support) gives an empty list, not an error; a device that cannot be opened
+// is listed with its `error` set. When hwloc cannot answer, every locality stays kUnknown (logged
+// at info level): locality only orders the choice, it never makes a device unusable.
 StatusOr<std::vector<VerbsDevice>> ListDevices();
+
+// hwloc's locality of each named verbs device (HWLOC_OBJ_OSDEV_OPENFABRICS of that name, in a
+// topology with the important I/O devices), one entry per name in order, relative to the CPUs
+// this process may run on (hwloc_get_cpubind). A name hwloc has no OS device for is kUnknown.
+// Errors only when the topology or the binding cannot be read.
+StatusOr<std::vector<DeviceLocality>> QueryLocality(const std::vector<std::string>& names);
 
 // Picks the port named by `requested`, the value of RFT_NET_DEVICE: "" for any, "rxe0" for
 // that device's first usable port, "rxe0:1" for that port. A usable port is active, on
@@ -70,8 +96,9 @@ StatusOr<std::vector<VerbsDevice>> ListDevices();
 // then any RoCE v2, then RoCE v1: v2 is routable and the IPv4 one is what the peers' IP
 // addresses name). Errors name the value and what was expected.
 //
-// With several usable ports and no request the first one listed wins; choosing the one closest
-// to the calling process (hwloc) is the next step.
+// With no request, devices are tried nearest first: kNear, then kPartial, then the rest (kFar and
+// kUnknown alike, so a device hwloc knows nothing about is never put behind one it knows to be
+// far); within a rank, in the order listed. A request always wins over locality.
 StatusOr<Endpoint> SelectPort(const std::vector<VerbsDevice>& devices, std::string_view requested);
 
 }  // namespace rft::verbs

@@ -1,28 +1,25 @@
 #include "transport/verbs/eager_channel.h"
 
+#include <endian.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
-#include "base/byte_order.h"
-
 namespace rft::verbs {
 namespace {
 
-// Header: source rank 4 | payload length 4 | credits returned 2 | kind 1 | magic 1. The magic
-// byte makes a slot holding something else (a bug, a stale QP's packet) fail loudly.
-constexpr uint8_t kData = 1;
-constexpr uint8_t kCredit = 2;  // header only; it takes no credit and is owed none
-constexpr uint8_t kMagic = 0xe7;
-
 // A work request id: its kind in the top two bits (an error completion carries only the id and
-// the QP, not the opcode), the slot in the low 32.
+// the QP, not the opcode), a send's peer in bits 32..61 (so a send completion needs no QPN
+// lookup), the slot in the low 32.
 constexpr uint64_t kRecvId = 1ull << 62;
-constexpr uint64_t kSendSlotId = 2ull << 62;
-constexpr uint64_t kSendInlineId = 3ull << 62;
+constexpr uint64_t kSendSlotId = 2ull << 62;  // from a slot freed at its completion
+constexpr uint64_t kSendFreeId = 3ull << 62;  // inline or empty: no slot to free
 constexpr uint64_t kKindMask = 3ull << 62;
+constexpr uint64_t kPeerMask = (1ull << 30) - 1;
+constexpr uint32_t kMaxRanks = 1u << 30;
 
 std::string PeerName(Rank peer) { return "rank " + std::to_string(peer); }
 
@@ -32,6 +29,29 @@ Status CallFailed(const std::string& call, int error) {
 
 }  // namespace
 
+SendQueueSignals::SendQueueSignals(uint32_t depth, uint32_t every)
+    : depth_(std::max(depth, 1u)), every_(std::clamp(every, 1u, depth_)), frees_(depth_) {}
+
+bool SendQueueSignals::Take(bool must) {
+  ++in_use_;
+  if (!must && in_use_ < depth_ && unsignaled_ + 1 < every_) {
+    ++unsignaled_;
+    return false;
+  }
+  frees_[(head_ + count_) % depth_] = unsignaled_ + 1;
+  ++count_;
+  unsignaled_ = 0;
+  return true;
+}
+
+bool SendQueueSignals::Completed() {
+  if (count_ == 0) return false;
+  in_use_ -= frees_[head_];
+  head_ = (head_ + 1) % depth_;
+  --count_;
+  return true;
+}
+
 EagerChannel::EagerChannel(Rank self, const EagerConfig& config) : self_(self), config_(config) {}
 
 StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& context, Rank self,
@@ -39,12 +59,11 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
                                                              const EagerConfig& config,
                                                              MessageCallback on_message,
                                                              FailureCallback on_failure) {
-  if (size < 2 || self >= size) {
+  if (size < 2 || self >= size || size > kMaxRanks) {
     return ArgError("eager channel for rank " + std::to_string(self) + " of " +
-                    std::to_string(size) + " ranks: needs a peer and self < size");
+                    std::to_string(size) + " ranks: needs a peer, self < size and size <= 2^30");
   }
-  if (config.slot_size < kHeaderSize + 1 || config.slot_size > (1u << 30) ||
-      config.slot_size % 64 != 0) {
+  if (config.slot_size < 64 || config.slot_size > (1u << 30) || config.slot_size % 64 != 0) {
     return ArgError("eager slot size " + std::to_string(config.slot_size) +
                     ": must be a multiple of 64 between 64 and 1 GiB");
   }
@@ -60,7 +79,8 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   const uint32_t send_slots = peers * per_peer;
   const uint32_t slots = c->receive_slots_ + send_slots;
 
-  // Every receive slot and every send queue entry may complete before the next poll.
+  // Every receive slot and every send queue entry may complete before the next poll (a failed
+  // QP completes its unsignaled sends too).
   const int cq_entries = static_cast<int>(c->receive_slots_ + peers * per_peer);
   c->cq_ = ibv_create_cq(context.pd()->context, cq_entries, nullptr, nullptr, 0);
   if (c->cq_ == nullptr) {
@@ -94,19 +114,26 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   options.cq = c->cq_;
   options.srq = c->srq_;
   options.max_inline_data = config.max_inline_data;
+  options.signal_all = false;
+  // Half the queue: a completion every few SENDs is cheap, and entries come back long before a
+  // burst would find the queue full.
+  const SendQueueSignals signals(per_peer, std::max(1u, per_peer / 2));
   c->max_inline_ = UINT32_MAX;
   c->peers_.reserve(size);
+  c->active_.reserve(size);
+  c->by_qpn_.reserve(peers);
   for (Rank p = 0; p < size; ++p) {
-    c->peers_.emplace_back(*window);
+    c->peers_.emplace_back(*window, signals);
     if (p == self) continue;
     StatusOr<std::unique_ptr<RcQp>> qp = RcQp::Create(context, options);
     if (!qp.ok()) return qp.status();
     Peer& peer = c->peers_.back();
     peer.qp = std::move(*qp);
     peer.waiting.resize(send_slots);
-    c->by_qpn_[peer.qp->qp()->qp_num] = p;
+    c->by_qpn_.emplace_back(peer.qp->qp()->qp_num, p);
     c->max_inline_ = std::min(c->max_inline_, peer.qp->max_inline_data());
   }
+  std::sort(c->by_qpn_.begin(), c->by_qpn_.end());
   return c;
 }
 
@@ -132,6 +159,11 @@ Status EagerChannel::Connect(Rank peer, const QpAddress& remote) {
   return Status::Ok();
 }
 
+Rank EagerChannel::PeerOfQp(uint32_t qpn) const {
+  const auto found = std::lower_bound(by_qpn_.begin(), by_qpn_.end(), std::pair(qpn, Rank{0}));
+  return found != by_qpn_.end() && found->first == qpn ? found->second : kInvalidRank;
+}
+
 Status EagerChannel::PostReceive(uint32_t index) {
   ibv_sge sge;
   sge.addr = reinterpret_cast<uintptr_t>(slot(index));
@@ -149,6 +181,13 @@ Status EagerChannel::PostReceive(uint32_t index) {
   return Status::Ok();
 }
 
+void EagerChannel::MarkActive(Rank peer) {
+  Peer& p = peers_[peer];
+  if (p.active) return;
+  p.active = true;
+  active_.push_back(peer);
+}
+
 StatusOr<SendResult> EagerChannel::Send(Rank peer, std::span<const std::byte> payload) {
   if (peer >= peers_.size() || peer == self_) {
     return ArgError("eager send to " + PeerName(peer) + ": not a peer of rank " +
@@ -164,55 +203,60 @@ StatusOr<SendResult> EagerChannel::Send(Rank peer, std::span<const std::byte> pa
     return ArgError("eager send to " + PeerName(peer) + ": " + std::to_string(payload.size()) +
                     " bytes, at most " + std::to_string(max_payload()) + " fit a slot");
   }
+  const uint32_t length = static_cast<uint32_t>(payload.size());
+  // Inline, the bytes are copied into the work request as it is posted: when nothing waits
+  // ahead of it, the message needs no slot and no copy of its own.
+  if (length <= max_inline_ && p.count == 0 && p.signals.has_room() && p.window.credits() > 0) {
+    p.window.Enqueue();
+    p.window.TryDispatch();
+    RFT_RETURN_IF_ERROR(Post(peer, payload.data(), length, kNoSlot, EagerKind::kData));
+    return SendResult::kPosted;
+  }
   if (free_send_.empty()) return SendResult::kFull;
   const uint32_t index = free_send_.back();
   free_send_.pop_back();
-  if (!payload.empty()) std::memcpy(slot(index) + kHeaderSize, payload.data(), payload.size());
-  // The length travels in the header; the rest of it is written when the slot is posted.
-  StoreLittleEndian<uint32_t>(std::span<std::byte>(slot(index), kHeaderSize), 4,
-                              static_cast<uint32_t>(payload.size()));
-  p.waiting[(p.head + p.count) % p.waiting.size()] = index;
+  if (length > 0) std::memcpy(slot(index), payload.data(), length);
+  p.waiting[(p.head + p.count) % p.waiting.size()] = Waiting{index, length};
   ++p.count;
   p.window.Enqueue();
   RFT_RETURN_IF_ERROR(Flush(peer));
   if (p.count == 0) return SendResult::kPosted;
   ++p.stats.queued;
+  MarkActive(peer);
   return SendResult::kQueued;
 }
 
-Status EagerChannel::Post(Rank peer, uint32_t index, uint8_t kind, size_t length) {
+Status EagerChannel::Post(Rank peer, const std::byte* data, uint32_t length, uint32_t slot_index,
+                          EagerKind kind) {
   Peer& p = peers_[peer];
-  const std::span<std::byte> header(slot(index), kHeaderSize);
-  StoreLittleEndian<uint32_t>(header, 0, self_);
-  StoreLittleEndian<uint32_t>(header, 4, static_cast<uint32_t>(length));
-  StoreLittleEndian<uint16_t>(header, 8, static_cast<uint16_t>(p.window.TakeOwed()));
-  header[10] = std::byte{kind};
-  header[11] = std::byte{kMagic};
-  const size_t total = kHeaderSize + length;
-  const bool inline_send = total <= max_inline_;
+  const bool inline_send = length > 0 && length <= max_inline_;
+  // A SEND from a slot must be signaled: its completion frees the slot.
+  const bool from_slot = length > max_inline_;
+  const bool signaled = p.signals.Take(from_slot);
   ibv_sge sge;
-  sge.addr = reinterpret_cast<uintptr_t>(slot(index));
-  sge.length = static_cast<uint32_t>(total);
+  sge.addr = reinterpret_cast<uintptr_t>(data);
+  sge.length = length;
   sge.lkey = mr_->lkey;
   ibv_send_wr wr;
   std::memset(&wr, 0, sizeof(wr));
-  wr.wr_id = (inline_send ? kSendInlineId : kSendSlotId) | index;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_SEND;
-  wr.send_flags = IBV_SEND_SIGNALED | (inline_send ? IBV_SEND_INLINE : 0);
+  wr.wr_id =
+      (from_slot ? kSendSlotId : kSendFreeId) | (static_cast<uint64_t>(peer) << 32) | slot_index;
+  wr.sg_list = length > 0 ? &sge : nullptr;
+  wr.num_sge = length > 0 ? 1 : 0;
+  wr.opcode = IBV_WR_SEND_WITH_IMM;
+  wr.imm_data = htobe32(EncodeEagerImm(kind, p.window.TakeOwed()));
+  wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) | (inline_send ? IBV_SEND_INLINE : 0);
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(p.qp->qp(), &wr, &bad); rc != 0) {
-    return CallFailed("ibv_post_send to " + PeerName(peer) + " (" + std::to_string(total) +
+    return CallFailed("ibv_post_send to " + PeerName(peer) + " (" + std::to_string(length) +
                           " bytes" + (inline_send ? ", inline)" : ")"),
                       rc);
   }
-  ++p.sq_outstanding;
-  // An inline SEND's bytes were copied into the work request: the slot is free already.
-  if (inline_send) free_send_.push_back(index);
-  if (kind == kData) {
+  // An inline SEND's bytes were copied into the work request: its slot is free already.
+  if (!from_slot && slot_index != kNoSlot) free_send_.push_back(slot_index);
+  if (kind == EagerKind::kData) {
     ++p.stats.sent;
-    if (inline_send) ++p.stats.sent_inline;
+    if (inline_capable() && length <= max_inline_) ++p.stats.sent_inline;
     p.stats.max_in_flight = std::max(p.stats.max_in_flight, p.window.in_flight());
   } else {
     ++p.stats.credit_messages;
@@ -222,12 +266,11 @@ Status EagerChannel::Post(Rank peer, uint32_t index, uint8_t kind, size_t length
 
 Status EagerChannel::Flush(Rank peer) {
   Peer& p = peers_[peer];
-  while (p.sq_outstanding < send_slots_per_peer_ && p.window.TryDispatch()) {
-    const uint32_t index = p.waiting[p.head];
+  while (p.count > 0 && p.signals.has_room() && p.window.TryDispatch()) {
+    const Waiting w = p.waiting[p.head];
     p.head = (p.head + 1) % p.waiting.size();
     --p.count;
-    const std::span<const std::byte> header(slot(index), kHeaderSize);
-    RFT_RETURN_IF_ERROR(Post(peer, index, kData, LoadLittleEndian<uint32_t>(header, 4)));
+    RFT_RETURN_IF_ERROR(Post(peer, slot(w.slot), w.length, w.slot, EagerKind::kData));
   }
   return Status::Ok();
 }
@@ -235,14 +278,12 @@ Status EagerChannel::Flush(Rank peer) {
 Status EagerChannel::SendCreditIfDue(Rank peer) {
   Peer& p = peers_[peer];
   // A message that was just posted carried the credits; otherwise they must go on their own or
-  // a peer that only sends would wait for them forever.
-  if (!p.window.CreditMessageDue() || p.sq_outstanding >= send_slots_per_peer_ ||
-      free_send_.empty()) {
+  // a peer that only sends would wait for them forever. A credit message has no payload, so it
+  // needs a send queue entry but no slot.
+  if (!p.window.CreditMessageDue() || !p.signals.has_room()) {
     return Status::Ok();  // tried again on the next Progress
   }
-  const uint32_t index = free_send_.back();
-  free_send_.pop_back();
-  return Post(peer, index, kCredit, 0);
+  return Post(peer, nullptr, 0, kNoSlot, EagerKind::kCredit);
 }
 
 StatusOr<int> EagerChannel::Progress() {
@@ -250,73 +291,87 @@ StatusOr<int> EagerChannel::Progress() {
   const int n = ibv_poll_cq(cq_, 32, wcs);
   if (n < 0) return OtherError("ibv_poll_cq returned " + std::to_string(n));
   for (int i = 0; i < n; ++i) RFT_RETURN_IF_ERROR(Handle(wcs[i]));
-  for (Rank peer = 0; peer < peers_.size(); ++peer) {
-    const Peer& p = peers_[peer];
-    if (peer == self_ || !p.connected || p.failed != nullptr) continue;
-    RFT_RETURN_IF_ERROR(Flush(peer));
-    RFT_RETURN_IF_ERROR(SendCreditIfDue(peer));
+  for (size_t i = 0; i < active_.size();) {
+    const Rank peer = active_[i];
+    Peer& p = peers_[peer];
+    if (p.failed == nullptr) {
+      RFT_RETURN_IF_ERROR(Flush(peer));
+      RFT_RETURN_IF_ERROR(SendCreditIfDue(peer));
+    }
+    if (p.failed != nullptr || (p.count == 0 && !p.window.CreditMessageDue())) {
+      p.active = false;
+      active_[i] = active_.back();
+      active_.pop_back();
+    } else {
+      ++i;
+    }
   }
   return n;
 }
 
 Status EagerChannel::Handle(const ibv_wc& wc) {
-  const auto found = by_qpn_.find(wc.qp_num);
-  if (found == by_qpn_.end()) {
-    return OtherError("eager channel: completion on QP " + std::to_string(wc.qp_num) +
-                      ", which is none of this channel's");
-  }
-  const Rank peer = found->second;
-  Peer& p = peers_[peer];
   const uint64_t kind = wc.wr_id & kKindMask;
   const uint32_t index = static_cast<uint32_t>(wc.wr_id);
   if (kind == kRecvId) {
+    const Rank peer = PeerOfQp(wc.qp_num);
+    if (peer == kInvalidRank) {
+      return OtherError("eager channel: receive completion on QP " + std::to_string(wc.qp_num) +
+                        ", which is none of this channel's");
+    }
     if (wc.status != IBV_WC_SUCCESS) {
       Fail(peer, wc.status);
       return PostReceive(index);
     }
-    return Receive(peer, index, wc.byte_len);
+    return Receive(peer, index, wc);
   }
-  --p.sq_outstanding;
+  const Rank peer = static_cast<Rank>((wc.wr_id >> 32) & kPeerMask);
+  Peer& p = peers_[peer];
   if (kind == kSendSlotId) free_send_.push_back(index);
-  if (wc.status != IBV_WC_SUCCESS) Fail(peer, wc.status);
+  if (wc.status != IBV_WC_SUCCESS) {
+    // A failed QP completes unsignaled sends too, so the count is not kept past the first
+    // error: nothing is posted to the peer again.
+    Fail(peer, wc.status);
+    return Status::Ok();
+  }
+  if (p.failed != nullptr) return Status::Ok();
+  if (!p.signals.Completed()) {
+    return OtherError("eager channel: a send completion for " + PeerName(peer) +
+                      " that no signaled send awaited (work request id " +
+                      std::to_string(wc.wr_id) + ")");
+  }
   return Status::Ok();
 }
 
-Status EagerChannel::Receive(Rank peer, uint32_t index, uint32_t byte_len) {
+Status EagerChannel::Receive(Rank peer, uint32_t index, const ibv_wc& wc) {
   Peer& p = peers_[peer];
-  const std::span<const std::byte> header(slot(index), kHeaderSize);
   // Built only on an error path: the receive path allocates nothing.
   const auto from = [peer] { return "eager message from " + PeerName(peer); };
-  if (byte_len < kHeaderSize) {
-    return OtherError(from() + ": " + std::to_string(byte_len) + " bytes, shorter than a header");
+  if (wc.opcode != IBV_WC_RECV || (wc.wc_flags & IBV_WC_WITH_IMM) == 0) {
+    return OtherError(from() + ": " + std::to_string(wc.byte_len) + " bytes " +
+                      (wc.opcode != IBV_WC_RECV ? "by an RDMA WRITE with immediate data"
+                                                : "without immediate data") +
+                      ", not an eager SEND");
   }
-  const uint8_t magic = static_cast<uint8_t>(header[11]);
-  const uint8_t kind = static_cast<uint8_t>(header[10]);
-  const uint32_t source = LoadLittleEndian<uint32_t>(header, 0);
-  const uint32_t length = LoadLittleEndian<uint32_t>(header, 4);
-  if (magic != kMagic || (kind != kData && kind != kCredit)) {
-    return OtherError(from() + ": header magic " + std::to_string(magic) + " kind " +
-                      std::to_string(kind) + ", not an eager header");
+  const uint32_t imm = be32toh(wc.imm_data);
+  EagerImm header;
+  if (!DecodeEagerImm(imm, &header)) return OtherError(from() + ": " + DescribeBadEagerImm(imm));
+  if (header.kind == EagerKind::kCredit && wc.byte_len != 0) {
+    return OtherError(from() + ": a credit message with " + std::to_string(wc.byte_len) +
+                      " bytes of payload");
   }
-  if (source != peer) {
-    return OtherError(from() + "'s QP: header names rank " + std::to_string(source));
-  }
-  if (length != byte_len - kHeaderSize || (kind == kCredit && length != 0)) {
-    return OtherError(from() + ": header says " + std::to_string(length) + " bytes, " +
-                      std::to_string(byte_len - kHeaderSize) + " arrived");
-  }
-  if (Status s = p.window.Return(LoadLittleEndian<uint16_t>(header, 8)); !s.ok()) {
+  if (Status s = p.window.Return(header.credits); !s.ok()) {
     return OtherError(from() + ": " + s.message());
   }
-  if (kind == kData) {
+  if (header.kind == EagerKind::kData) {
     ++p.stats.received;
-    on_message_(peer, std::span<const std::byte>(slot(index) + kHeaderSize, length));
+    on_message_(peer, std::span<const std::byte>(slot(index), wc.byte_len));
   }
   // The credit goes back only once the slot is posted again: until then the sender's next
   // message could find the SRQ short of its reservation.
   RFT_RETURN_IF_ERROR(PostReceive(index));
-  if (kind == kData) {
+  if (header.kind == EagerKind::kData) {
     if (Status s = p.window.Reposted(); !s.ok()) return OtherError(from() + ": " + s.message());
+    if (p.window.CreditMessageDue()) MarkActive(peer);
   }
   return Status::Ok();
 }
@@ -327,7 +382,7 @@ void EagerChannel::Fail(Rank peer, ibv_wc_status status) {
   p.failed = ibv_wc_status_str(status);
   // Messages that never left cannot reach a dead peer: their slots go back to the pool.
   for (; p.count > 0; --p.count) {
-    free_send_.push_back(p.waiting[p.head]);
+    free_send_.push_back(p.waiting[p.head].slot);
     p.head = (p.head + 1) % p.waiting.size();
   }
   if (on_failure_) on_failure_(peer, p.failed);
@@ -337,7 +392,7 @@ bool EagerChannel::Idle() const {
   for (Rank peer = 0; peer < peers_.size(); ++peer) {
     const Peer& p = peers_[peer];
     if (peer == self_ || p.failed != nullptr) continue;
-    if (p.count > 0 || p.sq_outstanding > 0 || p.window.CreditMessageDue()) return false;
+    if (p.count > 0 || p.signals.awaited() > 0 || p.window.CreditMessageDue()) return false;
   }
   return true;
 }

@@ -4,9 +4,10 @@
 // On one VerbsContext: one shared receive queue (SRQ) holding fixed-size registered receive
 // slots, C (the credit window) reserved per peer plus CreditWindow::kCreditMessagesInFlight for
 // explicit credit messages; one RC QP per peer, all drawing receives from the SRQ and completing
-// on the channel's own CQ; and a pool of registered send slots. Every message starts with a
-// 12-byte header (source rank, payload length, credits returned, kind). A SEND that fits the
-// QP's max_inline_data is posted inline.
+// on the channel's own CQ; and a pool of registered send slots. A message is a SEND with
+// immediate data (eager_imm.h: kind and credits returned); the source is the QP it came on and
+// the length the receive's byte_len, so a slot holds payload only. A SEND that fits the QP's
+// max_inline_data is posted inline, and only some SENDs are signaled (SendQueueSignals).
 //
 // Single-threaded: Send and Progress are called from one thread (the message callback, called
 // from Progress, may Send). Nothing is allocated per message: the slots, the queues of waiting
@@ -22,20 +23,58 @@
 #include <memory>
 #include <span>
 #include <string_view>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/rank_set.h"
 #include "base/status.h"
 #include "transport/verbs/credit_window.h"
+#include "transport/verbs/eager_imm.h"
 #include "transport/verbs/qp_address.h"
 #include "transport/verbs/rc_qp.h"
 #include "transport/verbs/verbs_context.h"
 
 namespace rft::verbs {
 
+// Selective signaling of one QP's send queue, without I/O. Only a signaled SEND produces a
+// completion (unless it fails: an error completes every work request), and that completion
+// frees its send queue entry together with those of the unsignaled SENDs posted before it, since
+// a QP's sends complete in order. So the count of entries in use drops only at signaled
+// completions: the SEND that takes the last free entry is always signaled, and the queue cannot
+// fill up with nothing left to free it. At least every `every`-th SEND is signaled too, so that
+// entries come back before the queue is full.
+class SendQueueSignals {
+ public:
+  // `depth` entries, in [1, 2^31); `every` in [1, depth] (clamped).
+  SendQueueSignals(uint32_t depth, uint32_t every);
+
+  uint32_t depth() const { return depth_; }
+  uint32_t in_use() const { return in_use_; }
+  bool has_room() const { return in_use_ < depth_; }
+  // Signaled SENDs whose completion is still to come.
+  uint32_t awaited() const { return count_; }
+
+  // A SEND takes an entry (has_room() must hold); true when it must be signaled. `must`: it is
+  // signaled anyway (its slot is freed by its completion).
+  bool Take(bool must);
+  // The oldest signaled SEND completed, freeing its entry and the unsignaled ones before it.
+  // False (and nothing changes) when no signaled SEND was awaited.
+  bool Completed();
+
+ private:
+  uint32_t depth_;
+  uint32_t every_;
+  uint32_t in_use_ = 0;
+  uint32_t unsignaled_ = 0;  // posted since the last signaled one
+  // A ring of what each awaited signaled SEND frees (itself and the unsignaled ones before it),
+  // oldest at head_; at most depth_ are awaited.
+  std::vector<uint32_t> frees_;
+  uint32_t head_ = 0;
+  uint32_t count_ = 0;
+};
+
 struct EagerConfig {
-  size_t slot_size = 8192;  // bytes per receive and send slot, header included
+  size_t slot_size = 8192;  // bytes per receive and send slot: the largest payload
   // C, per peer. Every rank of a job must use the same value: it is the window a sender assumes
   // and the reservation its receiver makes.
   uint32_t credits = 16;
@@ -52,8 +91,6 @@ enum class SendResult {
 
 class EagerChannel {
  public:
-  static constexpr size_t kHeaderSize = 12;
-
   // A message from `source`; `payload` is valid only during the call.
   using MessageCallback = std::function<void(Rank source, std::span<const std::byte> payload)>;
   // A work completion with an error on `peer`'s QP (retry exceeded, a flush): called once per
@@ -74,15 +111,16 @@ class EagerChannel {
   QpAddress address(Rank peer) const;
   Status Connect(Rank peer, const QpAddress& remote);
 
-  size_t max_payload() const { return config_.slot_size - kHeaderSize; }
-  // Payloads up to this size go inline; none does when the device grants less than a header
+  size_t max_payload() const { return config_.slot_size; }
+  // Payloads up to this size go inline; none does when the device grants no inline data
   // (inline_capable() false).
-  size_t max_inline_payload() const { return inline_capable() ? max_inline_ - kHeaderSize : 0; }
-  bool inline_capable() const { return max_inline_ >= kHeaderSize; }
+  size_t max_inline_payload() const { return max_inline_; }
+  bool inline_capable() const { return max_inline_ > 0; }
   uint32_t credits() const { return config_.credits; }
 
-  // Copies `payload` into a send slot and posts it if `peer`'s window allows, else queues it
-  // behind the peer's earlier messages. RFT_ERR_PROC_FAILED naming the peer once its QP failed;
+  // Posts `payload` if `peer`'s window allows (inline from the caller's buffer when it fits, else
+  // from a send slot it is copied into), else copies it into a send slot and queues it behind
+  // the peer's earlier messages. RFT_ERR_PROC_FAILED naming the peer once its QP failed;
   // RFT_ERR_ARG for a bad peer or a payload over max_payload().
   StatusOr<SendResult> Send(Rank peer, std::span<const std::byte> payload);
 
@@ -91,8 +129,9 @@ class EagerChannel {
   // handled; an error for a header that breaks the protocol (it names the peer and the value).
   StatusOr<int> Progress();
 
-  // No message queued, no send awaiting its completion and no credit message due towards any
-  // peer that has not failed.
+  // No message queued, no signaled send awaiting its completion and no credit message due
+  // towards any peer that has not failed. Unsignaled inline SENDs after the last signaled one
+  // are not waited for: no completion will come for them unless they fail.
   bool Idle() const;
   bool failed(Rank peer) const { return peers_[peer].failed != nullptr; }
 
@@ -107,28 +146,42 @@ class EagerChannel {
   const PeerStats& stats(Rank peer) const { return peers_[peer].stats; }
 
  private:
+  struct Waiting {
+    uint32_t slot;
+    uint32_t length;
+  };
   struct Peer {
-    explicit Peer(const CreditWindow& w) : window(w) {}
+    Peer(const CreditWindow& w, const SendQueueSignals& s) : window(w), signals(s) {}
     std::unique_ptr<RcQp> qp;
     CreditWindow window;
-    std::vector<uint32_t> waiting;  // a ring of send slots, oldest at `head`
+    SendQueueSignals signals;
+    std::vector<Waiting> waiting;  // a ring of queued messages, oldest at `head`
     size_t head = 0;
     size_t count = 0;
-    uint32_t sq_outstanding = 0;
     bool connected = false;
+    bool active = false;           // in active_
     const char* failed = nullptr;  // the status text once the QP failed
     PeerStats stats;
   };
 
   EagerChannel(Rank self, const EagerConfig& config);
-  std::byte* slot(uint32_t index) const { return region_ + index * config_.slot_size; }
+  std::byte* slot(uint32_t index) const {
+    return region_ + static_cast<size_t>(index) * config_.slot_size;
+  }
   Status PostReceive(uint32_t index);
-  Status Post(Rank peer, uint32_t index, uint8_t kind, size_t length);
+  // `slot_index` is kNoSlot for bytes outside the slots (posted inline) or none.
+  Status Post(Rank peer, const std::byte* data, uint32_t length, uint32_t slot_index,
+              EagerKind kind);
   Status Flush(Rank peer);
   Status SendCreditIfDue(Rank peer);
+  void MarkActive(Rank peer);
   Status Handle(const ibv_wc& wc);
-  Status Receive(Rank peer, uint32_t index, uint32_t byte_len);
+  Status Receive(Rank peer, uint32_t index, const ibv_wc& wc);
   void Fail(Rank peer, ibv_wc_status status);
+  // The rank whose QP has number `qpn`, or kInvalidRank.
+  Rank PeerOfQp(uint32_t qpn) const;
+
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
 
   const Rank self_;
   const EagerConfig config_;
@@ -143,7 +196,12 @@ class EagerChannel {
   uint32_t max_inline_ = 0;          // header included
   std::vector<uint32_t> free_send_;  // a stack of free send slot indices
   std::vector<Peer> peers_;          // indexed by rank; this rank's entry unused
-  std::unordered_map<uint32_t, Rank> by_qpn_;
+  // Peers with a message queued or a credit message due (a peer stays until it has neither):
+  // Progress visits only these instead of every peer.
+  std::vector<Rank> active_;
+  // (QPN, rank) sorted by QPN: a receive completion names only the QP (the SRQ's receives
+  // belong to no peer), and a binary search over a flat array beats hashing for a few peers.
+  std::vector<std::pair<uint32_t, Rank>> by_qpn_;
 };
 
 }  // namespace rft::verbs

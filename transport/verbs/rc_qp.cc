@@ -80,7 +80,7 @@ StatusOr<std::unique_ptr<RcQp>> RcQp::Create(VerbsContext& context, const RcQpOp
   attr.recv_cq = cq;
   attr.srq = options.srq;
   attr.qp_type = IBV_QPT_RC;
-  attr.sq_sig_all = 1;
+  attr.sq_sig_all = options.signal_all ? 1 : 0;
   attr.cap.max_send_wr = options.max_send_wr;
   attr.cap.max_recv_wr = options.srq != nullptr ? 0 : options.max_recv_wr;
   attr.cap.max_send_sge = 1;

@@ -52,6 +52,9 @@ struct RcQpOptions {
   ibv_cq* cq = nullptr;          // nullptr: the context's
   ibv_srq* srq = nullptr;        // receives come from it instead of the QP's own queue
   uint32_t max_inline_data = 0;  // requested; the device may grant more
+  // Every send completes on the CQ; false: only those posted with IBV_SEND_SIGNALED (and any that
+  // fail).
+  bool signal_all = true;
 };
 
 class RcQp {

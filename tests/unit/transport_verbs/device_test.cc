@@ -1,10 +1,16 @@
-// SelectPort on synthetic device descriptions (no RDMA hardware needed), and ListDevices on
-// this host, which has no device.
+// SelectPort on synthetic device descriptions (no RDMA hardware needed), its locality order on
+// synthetic localities, and ListDevices and QueryLocality on this host, which has no device.
 #include "transport/verbs/device.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rft::verbs {
@@ -32,6 +38,12 @@ VerbsDevice Device(std::string name, std::vector<Port> ports, std::string error 
   device.name = std::move(name);
   device.ports = std::move(ports);
   device.error = std::move(error);
+  return device;
+}
+
+VerbsDevice Located(VerbsDevice device, Locality locality, std::string near_cpus = "0-1") {
+  device.locality.locality = locality;
+  device.locality.near_cpus = locality == Locality::kUnknown ? "" : std::move(near_cpus);
   return device;
 }
 
@@ -175,6 +187,188 @@ TEST(SelectPortTest, DeviceThatFailedIsNamed) {
   EXPECT_EQ(Error(SelectPort(devices, "bad0")),
             "RFT_NET_DEVICE=bad0: no usable port on bad0: bad0: ibv_open_device: Permission "
             "denied");
+}
+
+TEST(SelectPortLocalityTest, NearestFirst) {
+  std::vector<VerbsDevice> devices = {
+      Located(Device("mlx5_0", {IbPort(1, "active")}), Locality::kFar, "2-3"),
+      Located(Device("mlx5_1", {IbPort(1, "active")}), Locality::kPartial, "1-2"),
+      Located(Device("mlx5_2", {IbPort(1, "active")}), Locality::kNear, "0-1")};
+  StatusOr<Endpoint> selected = SelectPort(devices, "");
+  ASSERT_TRUE(selected.ok()) << selected.status().ToString();
+  EXPECT_EQ(selected->device, "mlx5_2");
+
+  devices[2].ports[0].state = "down";
+  selected = SelectPort(devices, "");
+  ASSERT_TRUE(selected.ok()) << selected.status().ToString();
+  EXPECT_EQ(selected->device, "mlx5_1") << "partly near comes before far";
+
+  devices[1].ports[0].state = "down";
+  selected = SelectPort(devices, "");
+  ASSERT_TRUE(selected.ok()) << selected.status().ToString();
+  EXPECT_EQ(selected->device, "mlx5_0") << "a far device is still used when nothing nearer is";
+}
+
+TEST(SelectPortLocalityTest, LocalityDoesNotOverrideUsability) {
+  // The near device's port is down: the usable far one wins, and the reasons follow the order
+  // the devices were tried in.
+  std::vector<VerbsDevice> devices = {
+      Located(Device("rxe0", {RocePort(1, "active", RxeGids())}), Locality::kFar),
+      Located(Device("mlx5_0", {IbPort(1, "down")}), Locality::kNear)};
+  StatusOr<Endpoint> selected = SelectPort(devices, "");
+  ASSERT_TRUE(selected.ok()) << selected.status().ToString();
+  EXPECT_EQ(selected->device, "rxe0");
+  EXPECT_EQ(selected->gid_index, 3) << "the GID rules are unchanged";
+
+  devices[0].ports[0].state = "down";
+  EXPECT_EQ(Error(SelectPort(devices, "")),
+            "no usable RDMA port on this host: port 1 of mlx5_0 is down, not active; port 1 of "
+            "rxe0 is down, not active");
+}
+
+TEST(SelectPortLocalityTest, TiesKeepTheListedOrder) {
+  std::vector<VerbsDevice> near = {
+      Located(Device("mlx5_0", {IbPort(1, "active")}), Locality::kNear),
+      Located(Device("mlx5_1", {IbPort(1, "active")}), Locality::kNear)};
+  EXPECT_EQ(SelectPort(near, "")->device, "mlx5_0");
+
+  // Far and unknown rank alike: hwloc cannot place a soft device, which is no reason to put it
+  // behind one it knows to be far.
+  std::vector<VerbsDevice> far_and_unknown = {
+      Located(Device("rxe0", {RocePort(1, "active", RxeGids())}), Locality::kUnknown),
+      Located(Device("mlx5_0", {IbPort(1, "active")}), Locality::kFar)};
+  EXPECT_EQ(SelectPort(far_and_unknown, "")->device, "rxe0");
+  std::swap(far_and_unknown[0], far_and_unknown[1]);
+  EXPECT_EQ(SelectPort(far_and_unknown, "")->device, "mlx5_0");
+}
+
+TEST(SelectPortLocalityTest, NoLocalityInformationChangesNothing) {
+  // What soft devices give: no OS device in hwloc's topology, so every locality is unknown.
+  std::vector<VerbsDevice> devices = {Device("rxe1", {RocePort(1, "down", RxeGids())}),
+                                      Device("rxe0", {RocePort(1, "active", RxeGids())}),
+                                      Device("rxe2", {RocePort(1, "active", RxeGids())})};
+  for (const VerbsDevice& device : devices) {
+    EXPECT_EQ(device.locality.locality, Locality::kUnknown) << "the default";
+  }
+  StatusOr<Endpoint> selected = SelectPort(devices, "");
+  ASSERT_TRUE(selected.ok()) << selected.status().ToString();
+  EXPECT_EQ(selected->device, "rxe0");
+}
+
+TEST(SelectPortLocalityTest, RequestWinsOverLocality) {
+  std::vector<VerbsDevice> devices = {
+      Located(Device("mlx5_0", {IbPort(1, "active"), IbPort(2, "active")}), Locality::kNear),
+      Located(Device("mlx5_1", {IbPort(1, "active")}), Locality::kFar, "2-3")};
+  EXPECT_EQ(SelectPort(devices, "")->device, "mlx5_0");
+  EXPECT_EQ(SelectPort(devices, "mlx5_1")->device, "mlx5_1");
+  StatusOr<Endpoint> selected = SelectPort(devices, "mlx5_0:2");
+  ASSERT_TRUE(selected.ok()) << selected.status().ToString();
+  EXPECT_EQ(selected->device, "mlx5_0");
+  EXPECT_EQ(selected->port, 2);
+  // A far device that is down is refused by name, not replaced by the near one.
+  devices[1].ports[0].state = "down";
+  EXPECT_EQ(Error(SelectPort(devices, "mlx5_1")),
+            "RFT_NET_DEVICE=mlx5_1: no usable port on mlx5_1: port 1 of mlx5_1 is down, not "
+            "active");
+}
+
+TEST(LocalityTest, Names) {
+  EXPECT_STREQ(LocalityName(Locality::kUnknown), "unknown");
+  EXPECT_STREQ(LocalityName(Locality::kFar), "far");
+  EXPECT_STREQ(LocalityName(Locality::kPartial), "partial");
+  EXPECT_STREQ(LocalityName(Locality::kNear), "near");
+}
+
+// hwloc loads this host's topology; a name that is no verbs device here has no OS device.
+TEST(QueryLocalityTest, UnknownNameIsUnknown) {
+  StatusOr<std::vector<DeviceLocality>> localities = QueryLocality({"nosuch0", "nosuch1"});
+  ASSERT_TRUE(localities.ok()) << localities.status().ToString();
+  ASSERT_EQ(localities->size(), 2u);
+  for (const DeviceLocality& locality : *localities) {
+    EXPECT_EQ(locality.locality, Locality::kUnknown);
+    EXPECT_EQ(locality.near_cpus, "");
+  }
+  localities = QueryLocality({});
+  ASSERT_TRUE(localities.ok()) << localities.status().ToString();
+  EXPECT_TRUE(localities->empty());
+}
+
+// Two packages of two CPUs, mlx5_0 on package 0's PCI bus and mlx5_1 on package 1's: the
+// cluster node this host is not, as hwloc would export it.
+constexpr char kTwoPackageTopology[] = R"(<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE topology SYSTEM "hwloc2.dtd">
+<topology version="2.0">
+ <object type="Machine" os_index="0" cpuset="0xf" complete_cpuset="0xf" allowed_cpuset="0xf"
+   nodeset="0x3" complete_nodeset="0x3" allowed_nodeset="0x3" gp_index="1">
+  <object type="Package" os_index="0" cpuset="0x3" complete_cpuset="0x3" nodeset="0x1"
+    complete_nodeset="0x1" gp_index="2">
+   <object type="NUMANode" os_index="0" cpuset="0x3" complete_cpuset="0x3" nodeset="0x1"
+     complete_nodeset="0x1" gp_index="3" local_memory="1073741824"/>
+   <object type="PU" os_index="0" cpuset="0x1" complete_cpuset="0x1" nodeset="0x1"
+     complete_nodeset="0x1" gp_index="4"/>
+   <object type="PU" os_index="1" cpuset="0x2" complete_cpuset="0x2" nodeset="0x1"
+     complete_nodeset="0x1" gp_index="5"/>
+   <object type="PCIDev" gp_index="6" pci_busid="0000:01:00.0"
+     pci_type="0207 [15b3:1017] [15b3:0020] 00" pci_link_speed="0.000000">
+    <object type="OSDev" gp_index="7" name="mlx5_0" subtype="OpenFabrics" osdev_type="3"/>
+   </object>
+  </object>
+  <object type="Package" os_index="1" cpuset="0xc" complete_cpuset="0xc" nodeset="0x2"
+    complete_nodeset="0x2" gp_index="8">
+   <object type="NUMANode" os_index="1" cpuset="0xc" complete_cpuset="0xc" nodeset="0x2"
+     complete_nodeset="0x2" gp_index="9" local_memory="1073741824"/>
+   <object type="PU" os_index="2" cpuset="0x4" complete_cpuset="0x4" nodeset="0x2"
+     complete_nodeset="0x2" gp_index="10"/>
+   <object type="PU" os_index="3" cpuset="0x8" complete_cpuset="0x8" nodeset="0x2"
+     complete_nodeset="0x2" gp_index="11"/>
+   <object type="PCIDev" gp_index="12" pci_busid="0000:81:00.0"
+     pci_type="0207 [15b3:1017] [15b3:0020] 00" pci_link_speed="0.000000">
+    <object type="OSDev" gp_index="13" name="mlx5_1" subtype="OpenFabrics" osdev_type="3"/>
+   </object>
+  </object>
+ </object>
+</topology>
+)";
+
+// The hwloc side of locality without RDMA hardware: hwloc reads the topology above
+// (HWLOC_XMLFILE) while the binding is this process's real one (HWLOC_THISSYSTEM), pinned to
+// CPU 0 for the test.
+TEST(QueryLocalityTest, DevicesOfAnExportedTopology) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0) << std::strerror(errno);
+  if (!CPU_ISSET(0, &saved)) GTEST_SKIP() << "CPU 0 is not available to this test";
+  const char* tmpdir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(tmpdir != nullptr ? tmpdir : "/tmp") + "/two_packages.xml";
+  {
+    std::ofstream file(path);
+    file << kTwoPackageTopology;
+    ASSERT_TRUE(file.good()) << path;
+  }
+  cpu_set_t cpu0;
+  CPU_ZERO(&cpu0);
+  CPU_SET(0, &cpu0);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(cpu0), &cpu0), 0) << std::strerror(errno);
+  // The sanitizer builds' tests run with HWLOC_COMPONENTS=-pci (.bazelrc), which also drops the
+  // PCI objects of an XML topology, and with them the devices: the file alone must decide.
+  const char* components = std::getenv("HWLOC_COMPONENTS");
+  const std::string saved_components = components != nullptr ? components : "";
+  unsetenv("HWLOC_COMPONENTS");
+  setenv("HWLOC_XMLFILE", path.c_str(), 1);
+  setenv("HWLOC_THISSYSTEM", "1", 1);
+  StatusOr<std::vector<DeviceLocality>> localities = QueryLocality({"mlx5_1", "rxe0", "mlx5_0"});
+  unsetenv("HWLOC_XMLFILE");
+  unsetenv("HWLOC_THISSYSTEM");
+  if (components != nullptr) setenv("HWLOC_COMPONENTS", saved_components.c_str(), 1);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(saved), &saved), 0) << std::strerror(errno);
+
+  ASSERT_TRUE(localities.ok()) << localities.status().ToString();
+  ASSERT_EQ(localities->size(), 3u);
+  EXPECT_EQ((*localities)[0].locality, Locality::kFar);
+  EXPECT_EQ((*localities)[0].near_cpus, "2-3");
+  EXPECT_EQ((*localities)[1].locality, Locality::kUnknown) << "no OS device of that name";
+  EXPECT_EQ((*localities)[1].near_cpus, "");
+  EXPECT_EQ((*localities)[2].locality, Locality::kNear);
+  EXPECT_EQ((*localities)[2].near_cpus, "0-1");
 }
 
 // This host has no RDMA device (and its kernel no RDMA): the listing is empty or a clear error,
