@@ -16,6 +16,9 @@ STATUS_LINE = re.compile(
     r"INCOMPLETE|REMOTE FAILURE)\b")
 
 
+SHARD_DIR = re.compile(r"^shard_\d+_of_\d+$")
+
+
 def count_xml(path):
     """Returns (passed, failed) test cases in one test.xml, or None when unreadable."""
     try:
@@ -35,8 +38,10 @@ def count_xml(path):
 
 def count_target(directory):
     """Sums a target's test.xml, or its shards' (shard_K_of_N/test.xml); None if any is unreadable."""
+    # Exactly shard_K_of_N: a developer's --runs_per_test leaves shard_K_of_N_run_R_of_M beside
+    # them, which this run did not write.
     shards = sorted(d for d in (os.listdir(directory) if os.path.isdir(directory) else [])
-                    if d.startswith("shard_"))
+                    if SHARD_DIR.match(d))
     paths = [os.path.join(directory, d, "test.xml") for d in shards] or [
         os.path.join(directory, "test.xml")]
     passed = failed = 0
