@@ -30,7 +30,8 @@ uint32_t FreshTag() {
 
 std::vector<std::byte> Bytes(const std::string& text) {
   std::vector<std::byte> bytes(text.size());
-  std::memcpy(bytes.data(), text.data(), text.size());
+  // An empty vector's data() may be null, which memcpy must not get even for 0 bytes (UBSan).
+  if (!text.empty()) std::memcpy(bytes.data(), text.data(), text.size());
   return bytes;
 }
 
