@@ -2,7 +2,6 @@
 // control messages by service id, reliable broadcasts of their kinds, timers, and work posted to
 // the control thread from other threads.
 #include <algorithm>
-#include <cstring>
 #include <future>
 #include <string>
 #include <utility>
@@ -172,33 +171,23 @@ void ControlPlane::Send(Rank to, ControlService service, uint8_t kind,
                         std::span<const std::byte> payload) {
   RFT_DCHECK(OnControlThread(), "ControlPlane::Send: from the control thread only");
   if (endpoints_ == nullptr || tearing_down_) return;
-  if (local_ != nullptr && local_->Reaches(to)) {
-    if (endpoints_->failed_ranks().Contains(to)) return;  // failed: nothing to tell it
-    WireHeader header;
-    header.type = MessageType::kControl;
-    header.flags = transport::ControlFlags(service, kind);
-    header.source = self_;
-    header.length = payload.size();
-    header.job_token = job_token_;
-    std::array<std::byte, kWireHeaderSize> encoded;
-    transport::EncodeHeader(header, encoded);
-    if (SendLocal(to, encoded, payload)) return;
-  }
-  auto ep = endpoints_->Get(to);
-  if (!ep.ok()) return;  // failed: nothing to tell it
-  auto* send = new ControlSend();
-  send->bytes.resize(kWireHeaderSize + payload.size());
   WireHeader header;
   header.type = MessageType::kControl;
   header.flags = transport::ControlFlags(service, kind);
   header.source = self_;
   header.length = payload.size();
   header.job_token = job_token_;
-  transport::EncodeHeader(
-      header, std::span<std::byte, kWireHeaderSize>(send->bytes.data(), kWireHeaderSize));
-  if (!payload.empty()) {  // a departure has none (and memcpy from null is undefined)
-    std::memcpy(send->bytes.data() + kWireHeaderSize, payload.data(), payload.size());
+  std::array<std::byte, kWireHeaderSize> encoded;
+  transport::EncodeHeader(header, encoded);
+  if (local_ != nullptr && local_->Reaches(to)) {
+    if (endpoints_->failed_ranks().Contains(to)) return;  // failed: nothing to tell it
+    if (SendLocal(to, encoded, payload)) return;
   }
+  auto ep = endpoints_->Get(to);
+  if (!ep.ok()) return;  // failed: nothing to tell it
+  auto* send = new ControlSend();
+  send->bytes.assign(encoded.begin(), encoded.end());
+  send->bytes.insert(send->bytes.end(), payload.begin(), payload.end());
   ucp_request_param_t param;
   param.op_attr_mask =
       UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
