@@ -26,6 +26,7 @@
 
 #include "base/byte_order.h"
 #include "transport/bootstrap/bootstrap.h"
+#include "transport/verbs/address_exchange.h"
 #include "transport/verbs/device.h"
 #include "transport/verbs/eager_channel.h"
 #include "transport/verbs/qp_address.h"
@@ -153,27 +154,12 @@ int Run(int argc, char** argv) {
   if (!created.ok()) return Fail(created.status().message());
   EagerChannel& channel = **created;
 
-  std::vector<std::byte> blob(n * kQpAddressSize);
+  StatusOr<std::vector<QpAddress>> remote =
+      ExchangeQpAddresses(boot, kKey, [&](Rank p) { return channel.address(p); });
+  if (!remote.ok()) return Fail(remote.status().message());
   for (Rank p = 0; p < n; ++p) {
     if (p == self) continue;
-    const std::vector<std::byte> record = EncodeQpAddress(channel.address(p));
-    std::memcpy(blob.data() + p * kQpAddressSize, record.data(), kQpAddressSize);
-  }
-  StatusOr<std::vector<std::vector<std::byte>>> all = boot.Exchange(kKey, blob);
-  if (!all.ok()) return Fail("exchange: " + all.status().ToString());
-  for (Rank p = 0; p < n; ++p) {
-    if (p == self) continue;
-    const std::vector<std::byte>& theirs = (*all)[p];
-    if (theirs.size() != n * kQpAddressSize) {
-      return Fail("rank " + std::to_string(p) + " published " + std::to_string(theirs.size()) +
-                  " bytes, expected " + std::to_string(n * kQpAddressSize));
-    }
-    StatusOr<QpAddress> record = DecodeQpAddress(
-        std::span<const std::byte>(theirs).subspan(self * kQpAddressSize, kQpAddressSize));
-    if (!record.ok()) {
-      return Fail("rank " + std::to_string(p) + "'s record: " + record.status().message());
-    }
-    if (Status s = channel.Connect(p, *record); !s.ok()) return Fail(s.message());
+    if (Status s = channel.Connect(p, (*remote)[p]); !s.ok()) return Fail(s.message());
   }
   // No SEND before every QP is ready to receive.
   if (Status s = boot.Fence(false); !s.ok()) return Fail("fence: " + s.ToString());

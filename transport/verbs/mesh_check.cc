@@ -25,6 +25,7 @@
 
 #include "base/byte_order.h"
 #include "transport/bootstrap/bootstrap.h"
+#include "transport/verbs/address_exchange.h"
 #include "transport/verbs/device.h"
 #include "transport/verbs/qp_address.h"
 #include "transport/verbs/rc_qp.h"
@@ -115,33 +116,18 @@ int Run(int argc, char** argv) {
 
   // One QP per peer, declared after the context so that they are destroyed before it.
   std::vector<std::unique_ptr<RcQp>> qps(n);
-  std::vector<std::byte> blob(n * kQpAddressSize);
   for (Rank p = 0; p < n; ++p) {
     if (p == self) continue;
     StatusOr<std::unique_ptr<RcQp>> qp = RcQp::Create(context);
     if (!qp.ok()) return Fail(qp.status().message());
     qps[p] = std::move(*qp);
-    const std::vector<std::byte> record = EncodeQpAddress(qps[p]->address());
-    std::memcpy(blob.data() + p * kQpAddressSize, record.data(), kQpAddressSize);
   }
-  StatusOr<std::vector<std::vector<std::byte>>> all = boot.Exchange(kKey, blob);
-  if (!all.ok()) return Fail("exchange: " + all.status().ToString());
-  std::vector<QpAddress> remote(n);
+  StatusOr<std::vector<QpAddress>> remote =
+      ExchangeQpAddresses(boot, kKey, [&](Rank p) { return qps[p]->address(); });
+  if (!remote.ok()) return Fail(remote.status().message());
   for (Rank p = 0; p < n; ++p) {
     if (p == self) continue;
-    const std::vector<std::byte>& theirs = (*all)[p];
-    if (theirs.size() != n * kQpAddressSize) {
-      return Fail("rank " + std::to_string(p) + " published " + std::to_string(theirs.size()) +
-                  " bytes, expected " + std::to_string(n) + " records of " +
-                  std::to_string(kQpAddressSize));
-    }
-    StatusOr<QpAddress> record = DecodeQpAddress(
-        std::span<const std::byte>(theirs).subspan(self * kQpAddressSize, kQpAddressSize));
-    if (!record.ok()) {
-      return Fail("rank " + std::to_string(p) + "'s record: " + record.status().message());
-    }
-    remote[p] = *record;
-    if (Status s = qps[p]->Connect(remote[p]); !s.ok()) {
+    if (Status s = qps[p]->Connect((*remote)[p]); !s.ok()) {
       return Fail("connecting to rank " + std::to_string(p) + ": " + s.message());
     }
   }
@@ -170,8 +156,8 @@ int Run(int argc, char** argv) {
   // acknowledged the data; the fence tells the target it has landed.
   const uint64_t written = 0x5246540000000000ull + self;  // "RFT" and the writer
   Store(context, kWriteFrom, written);
-  if (Status s = qps[next]->PostWrite(kWrite, kWriteFrom, kMessage, remote[next].addr + kWriteInto,
-                                      remote[next].rkey);
+  if (Status s = qps[next]->PostWrite(kWrite, kWriteFrom, kMessage,
+                                      (*remote)[next].addr + kWriteInto, (*remote)[next].rkey);
       !s.ok()) {
     return Fail(s.message());
   }
