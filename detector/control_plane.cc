@@ -78,7 +78,9 @@ ControlPlane::ControlPlane(transport::Bootstrap* job, FailureRegistry* registry,
       size_(job->size()),
       job_token_(job->job_token()),
       node_(job->rank(), job->size(),
-            {.heartbeat = options.heartbeat, .enforce_fail_stop = options.enforce_fail_stop}) {}
+            {.heartbeat = options.heartbeat,
+             .enforce_fail_stop = options.enforce_fail_stop,
+             .first_word_timeout_ns = options.first_word_timeout_ns}) {}
 
 StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Create(transport::Bootstrap* job,
                                                              FailureRegistry* registry,
@@ -134,7 +136,7 @@ Status ControlPlane::Start() {
   std::future<Status> outcome = set_up_.get_future();
   thread_ = std::thread([this] {
     control_thread_.store(std::this_thread::get_id(), std::memory_order_release);
-    pthread_setname_np(pthread_self(), kControlThreadName);  // found by Starved()
+    pthread_setname_np(pthread_self(), kControlThreadName);  // for ps, top and gdb
     internal::RaiseThreadPriority("control");
     const Status status = SetUpWorker();
     set_up_.set_value(status);
@@ -173,10 +175,11 @@ Status ControlPlane::SetUpWorker() {
     }
   }
   AttachLocalRegions();
-  // Every rank is connected (and every watcher has opened its segments): start the ring. All
-  // ranks leave this fence within a few milliseconds of each other, well inside a timeout. It
-  // spans the ranks that finished start-up; one dying now makes PMIx's answer undefined, and
-  // the ring, which knows who failed, goes on either way.
+  // Every rank is connected (and every watcher has opened its segments): start the ring. The
+  // ranks leave this fence at different times (milliseconds apart, much more on a loaded node):
+  // the node excuses the silence of the first observed rank until its first heartbeat, up to
+  // Options::first_word_timeout_ns. It spans the ranks that finished start-up; one dying now makes
+  // PMIx's answer undefined, and the ring, which knows who failed, goes on either way.
   const Status fenced = job_->Fence(false, StartedRanks());
   if (!fenced.ok()) RFT_LOG_INFO("start-up fence: %s", fenced.ToString().c_str());
   if (watching) death_watch_->Unlink();
@@ -266,7 +269,6 @@ Status ControlPlane::Exchange() {
   region_descriptors_.resize(size_);
   death_watch_segments_.assign(size_, std::string());
   pids_.assign(size_, 0);
-  control_tids_.assign(size_, 0);
   remote_.resize(size_);
   for (Rank r = 0; r < size_; ++r) {
     if (published->missing.Contains(r)) continue;
@@ -466,10 +468,7 @@ void ControlPlane::Execute(size_t start) {
 
 bool ControlPlane::Starved(Rank rank) {
   if (!job_->local_peers().Contains(rank) || pids_[rank] <= 0) return false;  // no /proc view
-  if (control_tids_[rank] == 0) {
-    control_tids_[rank] = internal::FindThread(pids_[rank], kControlThreadName);
-  }
-  return control_tids_[rank] != 0 && internal::ThreadState(pids_[rank], control_tids_[rank]) == 'R';
+  return internal::AnyThreadRunnableOrInIo(pids_[rank]);
 }
 
 bool ControlPlane::PutHeartbeat(Rank observer, uint64_t word) {

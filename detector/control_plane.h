@@ -21,8 +21,9 @@
 //   without the others knowing of it (docs/detector.md, "Services").
 // - Clean end: the destructor puts a farewell word to the observer, which then no longer
 //   expects heartbeats from it (processes end at different times; silence is not a failure).
-// - Starved, not hung: a same-node peer silent for half a timeout whose control thread is
-//   runnable (waiting for a core) is excused, up to 10 timeouts; a stopped one is not.
+// - Starved, not hung: a same-node peer silent for half a timeout with a thread runnable
+//   (waiting for a core) or in an uninterruptible wait (a page fault) is excused, up to 10
+//   timeouts; one whose threads are all stopped or asleep is not.
 //
 // Without the thread (Options::progress_thread false, RFT_PROGRESS_THREAD=n) nothing happens
 // unless the program calls Poll(); a process that does not call it for longer than the
@@ -111,6 +112,9 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
     bool watch_launcher_events = true;  // take Bootstrap::OnTermination
     bool watch_local_exits = true;      // DeathWatch on the processes of this node
     bool enforce_fail_stop = true;      // kill suspects through the launcher
+    // The ranks leave the start-up fence at different times: the first heartbeat of the rank
+    // observed from the start is awaited this long, plus the timeout (DetectorNode::Options).
+    int64_t first_word_timeout_ns = 1'000'000'000;
   };
   // From RFT_HEARTBEAT_PERIOD, RFT_HEARTBEAT_TIMEOUT and RFT_PROGRESS_THREAD; RFT_ERR_ARG
   // naming the variable for a bad value or a timeout not above twice the period.
@@ -317,8 +321,7 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // and a message that arrives then must not act on state already gone (endpoints_ is null
   // while the table's destructor runs).
   bool tearing_down_ = false;
-  std::vector<pid_t> pids_;          // [rank], from the exchange
-  std::vector<pid_t> control_tids_;  // [rank], found in /proc on first need (same node)
+  std::vector<pid_t> pids_;  // [rank], from the exchange
   std::atomic<bool> stop_{false};
   // AnnounceDeparture's hand-off to the control thread.
   std::atomic<bool> departure_requested_{false};

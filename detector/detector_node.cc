@@ -6,7 +6,9 @@ DetectorNode::DetectorNode(Rank self, Rank size, const Options& options)
     : self_(self), options_(options), broadcast_(self, size) {}
 
 void DetectorNode::Start(int64_t now_ns) {
-  if (!ring_.has_value()) ring_.emplace(self_, broadcast_.size(), options_.heartbeat, now_ns);
+  if (ring_.has_value()) return;
+  ring_.emplace(self_, broadcast_.size(), options_.heartbeat, now_ns);
+  started_ns_ = now_ns;
 }
 
 int64_t DetectorNode::next_timer_ns() const {
@@ -18,6 +20,16 @@ Rank DetectorNode::observer() const { return ring_.has_value() ? ring_->observer
 void DetectorNode::OnTimer(int64_t now_ns, uint64_t slot_word, StarvationProbe& probe,
                            std::vector<NodeAction>* out) {
   if (!ring_.has_value() || now_ns < ring_->next_timer_ns()) return;
+  if (!early_news_applied_) {
+    // What came before Start: the first tick is due at once after it.
+    early_news_applied_ = true;
+    for (Rank rank : failed_before_start_) ring_->OnFailure(rank, now_ns, &ring_out_);
+    for (const auto& [from, generation] : early_requests_) {
+      ring_->OnObserveRequest(from, generation, now_ns, &ring_out_);
+    }
+    early_requests_.clear();
+    TakeRingActions(out);
+  }
   const Rank observed = ring_->observed();
   if (slot_word != last_slot_word_ || observed != last_observed_) {
     last_slot_word_ = slot_word;
@@ -31,6 +43,12 @@ void DetectorNode::OnTimer(int64_t now_ns, uint64_t slot_word, StarvationProbe& 
     // It ended cleanly: its silence from now on is no failure. Fed as progress, so the ring
     // never suspects it (a later real put replaces the word and ends this).
     word = EncodeHeartbeatWord(observed, ++synthetic_counter_);
+  } else if (observed != kInvalidRank && HeartbeatWordWriter(slot_word) != observed &&
+             now_ns - started_ns_ < options_.first_word_timeout_ns) {
+    // Not a word from it yet, early in the run: it may still be on its way out of the start-up
+    // fence (and will then answer an observe request sent to it meanwhile).
+    word = EncodeHeartbeatWord(observed, ++synthetic_counter_);
+    ++first_word_ticks_;
   } else if (observed != kInvalidRank && silence >= timeout / 2 &&
              silence < kMaxStarvedTimeouts * timeout && probe.Starved(observed)) {
     // Silent, but its control thread is runnable and waiting for a core (the node is loaded
@@ -45,7 +63,12 @@ void DetectorNode::OnTimer(int64_t now_ns, uint64_t slot_word, StarvationProbe& 
 
 void DetectorNode::OnObserveRequest(Rank from, uint32_t generation, int64_t now_ns,
                                     std::vector<NodeAction>* out) {
-  if (!ring_.has_value()) return;  // a ring not started observes nobody yet
+  if (!ring_.has_value()) {
+    // A peer that started first lost its observed process and asks this one, which is still
+    // on its way out of the start-up fence: answered at Start.
+    early_requests_.push_back({from, generation});
+    return;
+  }
   ring_->OnObserveRequest(from, generation, now_ns, &ring_out_);
   TakeRingActions(out);
 }
@@ -81,6 +104,8 @@ void DetectorNode::OnFailure(Rank rank, FailureSource source, bool while_leaving
   if (ring_.has_value()) {
     ring_->OnFailure(rank, now_ns, &ring_out_);
     TakeRingActions(out);
+  } else {
+    failed_before_start_.Insert(rank);
   }
   broadcast_.OnFailure(rank, &broadcast_out_);
   TakeBroadcastActions(out);

@@ -16,6 +16,10 @@
 //   the ring as progress. A silent observed process whose control thread is runnable (starved of
 //   CPU, not hung) is excused the same way, from half a timeout of silence up to
 //   kMaxStarvedTimeouts timeouts.
+// - Early in the run (Options::first_word_timeout_ns from Start), an observed process that has
+//   not put a word here yet is excused: the processes start their rings as each leaves the
+//   start-up fence, and on a loaded node or in a large job one may leave it well after its
+//   observer. Observe requests and failures that come before Start are kept for the ring.
 //
 // The driver passes the time in, performs the actions in order and feeds back what the registry
 // records (OnFailure). Not thread-safe: one driver thread owns an instance.
@@ -24,6 +28,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -74,6 +79,9 @@ class DetectorNode {
   struct Options {
     HeartbeatConfig heartbeat;
     bool enforce_fail_stop = true;  // emit KillRank for suspects and accused ranks
+    // How long after Start an observed process that has not put a word here yet is excused
+    // (the ring then suspects it δ later); 0: never.
+    int64_t first_word_timeout_ns = 0;
   };
   // A heartbeat counter that says "I am ending cleanly". A real counter reaches it only after
   // 2^32 - 1 puts (197 days at 4 ms), and then only until its next put.
@@ -123,6 +131,7 @@ class DetectorNode {
   const ReliableBroadcast& broadcast() const { return broadcast_; }
   uint64_t suspicions() const { return suspicions_; }
   uint64_t starved_ticks() const { return starved_ticks_; }
+  uint64_t first_word_ticks() const { return first_word_ticks_; }
   uint64_t late_ticks() const { return ring_.has_value() ? ring_->late_ticks() : 0; }
 
  private:
@@ -145,6 +154,12 @@ class DetectorNode {
   int64_t last_slot_change_ns_ = 0;
   uint64_t suspicions_ = 0;
   uint64_t starved_ticks_ = 0;
+  int64_t started_ns_ = 0;
+  uint64_t first_word_ticks_ = 0;
+  // News for the ring that came before Start, given to it at the first tick.
+  std::vector<std::pair<Rank, uint32_t>> early_requests_;  // (from, generation)
+  RankSet failed_before_start_;
+  bool early_news_applied_ = false;
 };
 
 }  // namespace rft::detector

@@ -24,27 +24,6 @@ ssize_t ReadSmall(const char* path, char* out, size_t size) {
 
 }  // namespace
 
-pid_t FindThread(pid_t pid, const char* name) {
-  char path[64];
-  std::snprintf(path, sizeof(path), "/proc/%d/task", static_cast<int>(pid));
-  DIR* tasks = opendir(path);
-  if (tasks == nullptr) return 0;
-  pid_t found = 0;
-  while (dirent* entry = readdir(tasks)) {
-    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-    char comm_path[384], comm[64];
-    std::snprintf(comm_path, sizeof(comm_path), "%s/%s/comm", path, entry->d_name);
-    if (ReadSmall(comm_path, comm, sizeof(comm)) <= 0) continue;
-    comm[std::strcspn(comm, "\n")] = '\0';
-    if (std::strcmp(comm, name) == 0) {
-      found = static_cast<pid_t>(std::atoi(entry->d_name));
-      break;
-    }
-  }
-  closedir(tasks);
-  return found;
-}
-
 char ThreadState(pid_t pid, pid_t tid) {
   char path[96], stat[512];
   std::snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", static_cast<int>(pid),
@@ -55,6 +34,24 @@ char ThreadState(pid_t pid, pid_t tid) {
   const char* end = std::strrchr(stat, ')');
   if (end == nullptr || end[1] != ' ' || end[2] == '\0') return '?';
   return end[2];
+}
+
+bool AnyThreadRunnableOrInIo(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/%d/task", static_cast<int>(pid));
+  DIR* tasks = opendir(path);
+  if (tasks == nullptr) return false;
+  bool found = false;
+  while (dirent* entry = readdir(tasks)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    const char state = ThreadState(pid, static_cast<pid_t>(std::atoi(entry->d_name)));
+    if (state == 'R' || state == 'D') {
+      found = true;
+      break;
+    }
+  }
+  closedir(tasks);
+  return found;
 }
 
 }  // namespace rft::detector::internal

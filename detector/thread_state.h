@@ -1,7 +1,8 @@
 // Scheduler state of another process's thread, read from /proc (not part of the interface).
 //
-// Lets an observer tell a peer that is starved of CPU (its control thread runnable, waiting for
-// a core) from one that is hung (stopped, or blocked): only the second is a failure.
+// Lets an observer tell a peer that is delayed (one of its threads runnable, waiting for a core,
+// or in an uninterruptible wait such as a page fault) from one that is hung (every thread
+// stopped or asleep): only the second is a failure.
 #ifndef RFT_DETECTOR_THREAD_STATE_H_
 #define RFT_DETECTOR_THREAD_STATE_H_
 
@@ -9,11 +10,12 @@
 
 namespace rft::detector::internal {
 
-// The thread of process `pid` whose name (comm) is `name`, or 0 if none (or no access).
-pid_t FindThread(pid_t pid, const char* name);
 // The state letter of thread `tid` of `pid` (R running or runnable, S sleeping, D disk wait,
 // T stopped, t traced, Z zombie...), or '?' if it cannot be read (gone, other node).
 char ThreadState(pid_t pid, pid_t tid);
+// Whether some thread of `pid` is runnable (R) or in an uninterruptible wait (D); false if none
+// is, or if /proc cannot be read (gone, other node).
+bool AnyThreadRunnableOrInIo(pid_t pid);
 
 }  // namespace rft::detector::internal
 

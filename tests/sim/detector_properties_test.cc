@@ -135,6 +135,70 @@ TEST(DetectorPropertiesTest, CrashesAndHangsReachEverySurvivorAt1000) {
   ForEachSeed({1000}, 4, CrashesAndHangs);
 }
 
+// Start-up skew: the processes start their rings up to kSkew apart, as they leave the start-up
+// fence on a loaded node. With the first-word rule no running process is suspected, and a rank
+// that crashes or hangs (before or after its start) is still known everywhere within the skew
+// and the first-word timeout plus the usual bound.
+constexpr int64_t kSkew = 200 * kMs;
+
+std::string SkewedStarts(uint64_t seed, Rank n) {
+  SimOptions o = Options(seed, n);
+  o.start_skew_max_ns = kSkew;
+  o.first_word_timeout_ns = kSkew + 50 * kMs;
+  Simulator sim(o);
+  std::mt19937_64 rng(seed * 6700417 + n);
+  const size_t faults = rng() % std::min<Rank>(3, n);  // none in a third of the runs at n = 2
+  std::vector<Rank> ranks(n);
+  for (Rank r = 0; r < n; ++r) ranks[r] = r;
+  std::shuffle(ranks.begin(), ranks.end(), rng);
+  int64_t last = 0;
+  for (size_t i = 0; i < faults; ++i) {
+    const int64_t at = static_cast<int64_t>(rng() % (kSkew + 40 * kMs));
+    last = std::max(last, at);
+    if (rng() % 2) {
+      sim.Crash(ranks[i], at);
+    } else {
+      sim.Hang(ranks[i], at);
+    }
+  }
+  // A rank that fails before its first put is suspected only when its observer's first-word
+  // window ends, and that observer may itself start kSkew late.
+  const int64_t bound =
+      kSkew + o.first_word_timeout_ns + KnowledgeBound(o, std::max<size_t>(faults, 1));
+  const int64_t end = std::max(last + bound, kSkew + o.first_word_timeout_ns + 4 * kMs * 10);
+  if (!sim.RunUntilAllKnow(end, kMs)) {
+    return "not every survivor knew every failure by the end of the run";
+  }
+  sim.RunUntil(end);  // a failure-free run still goes on past every first-word timeout
+  for (const SuspicionRecord& s : sim.suspicions()) {
+    if (s.suspect_running) {
+      std::ostringstream why;
+      why << "false suspicion: " << s.observer << " suspected running " << s.suspect << " at "
+          << s.at_ns << " ns after " << s.silence_ns / kUs << " us of silence" << Describe(sim);
+      return why.str();
+    }
+  }
+  if (sim.failures().size() != faults) return "a rank failed that no fault was injected into";
+  return CheckKnowledge(sim, bound);
+}
+
+TEST(DetectorPropertiesTest, SkewedStartsAreNotTakenForSilence) {
+  ForEachSeed(kSmallSizes, 200, SkewedStarts);
+}
+
+// The rule is what keeps them apart: without it, the same skew makes live processes suspects.
+TEST(DetectorPropertiesTest, WithoutTheFirstWordRuleSkewedStartsAreSuspected) {
+  size_t false_suspicions = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SimOptions o = Options(seed, 5);
+    o.start_skew_max_ns = kSkew;
+    Simulator sim(o);
+    sim.RunUntil(kSkew + 50 * kMs);
+    for (const SuspicionRecord& s : sim.suspicions()) false_suspicions += s.suspect_running;
+  }
+  EXPECT_GT(false_suspicions, 0u);
+}
+
 // (b) with partitions: a running process may be suspected (and is then killed) only if no put of
 // its own landed at its observer for δ; afterwards every survivor still learns everything.
 std::string Partitions(uint64_t seed, Rank n) {

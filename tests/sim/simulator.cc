@@ -42,9 +42,17 @@ Simulator::Simulator(const SimOptions& options)
       failure_index_(options.size, -1) {
   RFT_CHECK(options.size >= 1, "Simulator: size must be at least 1");
   processes_.reserve(options.size);
-  for (Rank r = 0; r < options.size; ++r)
-    processes_.emplace_back(r, options.size, options.heartbeat);
-  for (Rank r = 0; r < options.size; ++r) Arm(r);
+  for (Rank r = 0; r < options.size; ++r) processes_.emplace_back(r, options.size, options);
+  for (Rank r = 0; r < options.size; ++r) {
+    if (options.start_skew_max_ns <= 0) {
+      processes_[r].node.Start(0);
+      Arm(r);
+      continue;
+    }
+    const auto at =
+        static_cast<int64_t>(rng_() % static_cast<uint64_t>(options.start_skew_max_ns + 1));
+    Push(Event{at, 0, EventType::kStartRing, 0, r, r, 0, {}});
+  }
 }
 
 double Simulator::Uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
@@ -283,6 +291,11 @@ void Simulator::Dispatch(const Event& e) {
       const size_t start = out_.size();
       p.node.Broadcast(message, &out_);
       HandleActions(e.to, start, 0);
+      break;
+    }
+    case EventType::kStartRing: {
+      if (p.state != ProcessState::kRunning) return;
+      p.node.Start(now_ns_);
       break;
     }
     case EventType::kAccuse: {

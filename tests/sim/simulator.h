@@ -57,6 +57,10 @@ struct SimOptions {
   uint64_t seed = 1;
   detector::HeartbeatConfig heartbeat;
   NetworkModel network;
+  // Each process starts its ring at a time drawn uniformly from [0, start_skew_max_ns], as the
+  // real ones leave the start-up fence at different times (0: all at once, at time 0).
+  int64_t start_skew_max_ns = 0;
+  int64_t first_word_timeout_ns = 0;  // DetectorNode::Options::first_word_timeout_ns
 };
 
 enum class ProcessState : uint8_t {
@@ -137,6 +141,7 @@ class Simulator {
     kHang,
     kStartBroadcast,
     kAccuse,
+    kStartRing,
   };
   struct Event {
     int64_t time;
@@ -151,10 +156,11 @@ class Simulator {
     detector::BroadcastMessage message;
   };
   struct Process {
-    Process(Rank self, Rank size, detector::HeartbeatConfig config)
-        : node(self, size, {.heartbeat = config, .enforce_fail_stop = true}) {
-      node.Start(0);
-    }
+    Process(Rank self, Rank size, const SimOptions& options)
+        : node(self, size,
+               {.heartbeat = options.heartbeat,
+                .enforce_fail_stop = true,
+                .first_word_timeout_ns = options.first_word_timeout_ns}) {}
     detector::DetectorNode node;
     RankSet known;                                      // the registry
     std::vector<std::pair<Rank, int64_t>> learned;      // (failed rank, when), in order

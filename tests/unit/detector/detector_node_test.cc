@@ -246,5 +246,83 @@ TEST(DetectorNodeTest, AStoppedPeerIsNotExcused) {
   EXPECT_EQ(node.starved_ticks(), 0u);
 }
 
+// The observed rank may leave the start-up fence long after its observer: its silence is
+// excused until the first-word timeout, and the ring suspects it one timeout later.
+TEST(DetectorNodeTest, TheFirstObservedRankHasTheFirstWordTimeoutToStart) {
+  constexpr int64_t kFirstWord = 10 * kTimeout;
+  DetectorNode::Options options = NodeOptions();
+  options.first_word_timeout_ns = kFirstWord;
+  DetectorNode node(1, 3, options);
+  FixedProbe probe(false);
+  node.Start(0);
+  Actions out = TickSilently(node, 0, kFirstWord + kTimeout - 2 * kPeriod, probe);
+  EXPECT_TRUE(Only<ReportFailure>(out).empty()) << "suspected before its first-word timeout";
+  EXPECT_GT(node.first_word_ticks(), 0u);
+  out = TickSilently(node, kFirstWord + kTimeout - kPeriod, kFirstWord + kTimeout * 3 / 2, probe);
+  ASSERT_EQ(Only<ReportFailure>(out).size(), 1u);
+  EXPECT_EQ(Only<ReportFailure>(out)[0].rank, 0u);
+}
+
+// Once it has put, the rule is over: a later silence gets one timeout, not the first-word one.
+TEST(DetectorNodeTest, AfterItsFirstWordTheFirstObservedRankHasOneTimeout) {
+  DetectorNode::Options options = NodeOptions();
+  options.first_word_timeout_ns = 10 * kTimeout;
+  DetectorNode node(1, 3, options);
+  FixedProbe probe(false);
+  node.Start(0);
+  Actions out;
+  node.OnTimer(0, 0, probe, &out);
+  const uint64_t word = EncodeHeartbeatWord(0, 1);
+  node.OnTimer(kPeriod, word, probe, &out);
+  for (int64_t t = 2 * kPeriod; t <= kPeriod + kTimeout + 2 * kPeriod; t += kPeriod) {
+    node.OnTimer(t, word, probe, &out);
+  }
+  ASSERT_EQ(Only<ReportFailure>(out).size(), 1u);
+  EXPECT_EQ(Only<ReportFailure>(out)[0].rank, 0u);
+}
+
+// Past the first-word window, a rank observed after a repair gets one timeout.
+TEST(DetectorNodeTest, TheFirstWordRuleEndsWithItsWindow) {
+  constexpr int64_t kFirstWord = 10 * kTimeout;
+  DetectorNode::Options options = NodeOptions();
+  options.first_word_timeout_ns = kFirstWord;
+  DetectorNode node(2, 4, options);
+  FixedProbe probe(false);
+  node.Start(0);
+  Actions out;
+  for (int64_t t = 0; t <= kFirstWord; t += kPeriod) {
+    node.OnTimer(t, EncodeHeartbeatWord(1, static_cast<uint32_t>(t / kPeriod)), probe, &out);
+  }
+  node.OnFailure(1, FailureSource::kLauncher, false, kFirstWord + kPeriod, &out);
+  ASSERT_EQ(node.ring()->observed(), 0u);
+  out.clear();
+  const int64_t from = kFirstWord + 2 * kPeriod;
+  for (int64_t t = from; t <= from + kTimeout + kPeriod; t += kPeriod) {
+    node.OnTimer(t, EncodeHeartbeatWord(1, 99), probe, &out);
+  }
+  ASSERT_EQ(Only<ReportFailure>(out).size(), 1u);
+  EXPECT_EQ(Only<ReportFailure>(out)[0].rank, 0u);
+}
+
+// A peer that started first may lose its observed process and ask this one before this one has
+// started: the request is answered (a put to the asker) at the first tick, and a failure heard
+// before the start is not observed.
+TEST(DetectorNodeTest, RequestsAndFailuresBeforeStartReachTheRing) {
+  DetectorNode node(1, 4, NodeOptions());
+  FixedProbe probe(false);
+  Actions out;
+  node.OnObserveRequest(3, 1, 0, &out);
+  node.OnFailure(0, FailureSource::kLauncher, false, 0, &out);
+  EXPECT_TRUE(Only<PutHeartbeat>(out).empty());
+  out.clear();
+  node.Start(kPeriod);
+  node.OnTimer(kPeriod, 0, probe, &out);
+  EXPECT_EQ(node.observer(), 3u);
+  EXPECT_EQ(node.ring()->observed(), 3u) << "rank 0 failed before the start: not observed";
+  const auto puts = Only<PutHeartbeat>(out);
+  ASSERT_FALSE(puts.empty());
+  EXPECT_EQ(puts.back().observer, 3u);
+}
+
 }  // namespace
 }  // namespace rft::detector

@@ -7,27 +7,75 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <thread>
 
 namespace rft::detector::internal {
 namespace {
 
-TEST(ThreadStateTest, FindsANamedThreadAndReadsItsState) {
+TEST(ThreadStateTest, ReadsTheStateOfAThread) {
   std::atomic<bool> stop{false};
-  std::atomic<bool> named{false};
+  std::atomic<pid_t> tid{0};
   std::thread sleeper([&] {
-    pthread_setname_np(pthread_self(), "rft-test-sleep");
-    named = true;
+    tid = gettid();
     while (!stop) usleep(1000);
   });
-  while (!named) usleep(100);
-  const pid_t tid = FindThread(getpid(), "rft-test-sleep");
-  EXPECT_GT(tid, 0);
+  while (tid == 0) usleep(100);
   const char state = ThreadState(getpid(), tid);
   EXPECT_TRUE(state == 'S' || state == 'R') << state;  // asleep in usleep, or just waking
   stop = true;
   sleeper.join();
-  EXPECT_EQ(FindThread(getpid(), "rft-no-such-thread"), 0);
+}
+
+// A process with a thread that spins is delayed, not hung; one whose every thread sleeps, or
+// that is stopped or gone, is not.
+TEST(ThreadStateTest, AnyRunnableThreadIsSeenAndSleepingOrStoppedOnesAreNot) {
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t sleeper = fork();
+  if (sleeper == 0) {
+    for (;;) pause();
+  }
+  const pid_t spinner = fork();
+  if (spinner == 0) {
+    std::thread([] {
+      std::atomic<uint64_t> spins{0};
+      for (;;) spins.fetch_add(1, std::memory_order_relaxed);
+    }).detach();
+    (void)!write(ready[1], "x", 1);
+    for (;;) pause();  // the main thread sleeps: only the other one runs
+  }
+  ASSERT_GT(sleeper, 0);
+  ASSERT_GT(spinner, 0);
+  char byte;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  bool seen = false;
+  for (int i = 0; i < 1000 && !seen; ++i) {
+    seen = AnyThreadRunnableOrInIo(spinner);
+    if (!seen) usleep(1000);
+  }
+  EXPECT_TRUE(seen) << "the spinning thread was never seen runnable";
+  // A sanitizer's background thread may wake now and then: most samples must see it asleep.
+  int sleeping_seen_running = 0;
+  for (int i = 0; i < 20; ++i) {
+    usleep(1000);
+    sleeping_seen_running += AnyThreadRunnableOrInIo(sleeper) ? 1 : 0;
+  }
+  EXPECT_LT(sleeping_seen_running, 5) << "a process whose thread sleeps in pause() seen running";
+  ASSERT_EQ(kill(spinner, SIGSTOP), 0);
+  bool stopped = false;
+  for (int i = 0; i < 1000 && !stopped; ++i) {
+    usleep(1000);
+    stopped = ThreadState(spinner, spinner) == 'T' && !AnyThreadRunnableOrInIo(spinner);
+  }
+  EXPECT_TRUE(stopped) << "a stopped process was still seen runnable";
+  for (const pid_t child : {sleeper, spinner}) {
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+  }
+  EXPECT_FALSE(AnyThreadRunnableOrInIo(spinner));
+  close(ready[0]);
+  close(ready[1]);
 }
 
 TEST(ThreadStateTest, AStoppedProcessIsTAndAGoneOneUnknown) {
