@@ -70,7 +70,7 @@ check_binary() {
 if command -v bazel >/dev/null 2>&1; then
   if ! (cd "$root" && bazel build --color=no --curses=no --noshow_progress //tools/rft_info \
     //tools/rftrun //transport/verbs:loopback_check //transport/verbs:mesh_check \
-    //transport/verbs:channel_check) >"$out" 2>&1; then
+    //transport/verbs:channel_check //transport/verbs:async_check) >"$out" 2>&1; then
     echo "softroce: building rft's programs failed; the checks that need them will fail:"
     tail -n 20 "$out" | sed 's/^/  /'
   fi
@@ -121,6 +121,14 @@ check_binary verbs-channel 0 \
   "bazel-bin/tools/rftrun/rftrun bazel-bin/transport/verbs/channel_check" \
   'rftrun --ft -n 3 channel_check --kill-last; status=$?
    echo "rftrun exit status $status"; [ "$status" = 137 ]'
+
+# The device's asynchronous events through the eager channel: the guest's netdev under rxe0 goes
+# down and comes back, and the channel counts the port-down and port-up events without failing
+# a peer.
+check_binary verbs-async 0 \
+  "$(printf '%s\n' '^verbs async: port down seen after [0-9]+ ms$' \
+    '^verbs async: port up seen after [0-9]+ ms$' '^verbs async: port events ok ')" \
+  bazel-bin/transport/verbs/async_check 'async_check "$SOFTROCE_NETDEV"'
 
 echo "softroce: $passed passed, $failed failed"
 ((failed == 0))

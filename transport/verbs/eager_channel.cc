@@ -8,6 +8,8 @@
 #include <cstring>
 #include <string>
 
+#include "base/log.h"
+
 namespace rft::verbs {
 namespace {
 
@@ -72,6 +74,7 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   std::unique_ptr<EagerChannel> c(new EagerChannel(self, config));
   c->on_message_ = std::move(on_message);
   c->on_failure_ = std::move(on_failure);
+  c->context_ = &context;
   const uint32_t peers = size - 1;
   const uint32_t per_peer = config.credits + CreditWindow::kCreditMessagesInFlight;
   c->receive_slots_ = peers * per_peer;
@@ -319,7 +322,7 @@ Status EagerChannel::Handle(const ibv_wc& wc) {
                         ", which is none of this channel's");
     }
     if (wc.status != IBV_WC_SUCCESS) {
-      Fail(peer, wc.status);
+      Fail(peer, ibv_wc_status_str(wc.status));
       return PostReceive(index);
     }
     return Receive(peer, index, wc);
@@ -330,7 +333,7 @@ Status EagerChannel::Handle(const ibv_wc& wc) {
   if (wc.status != IBV_WC_SUCCESS) {
     // A failed QP completes unsignaled sends too, so the count is not kept past the first
     // error: nothing is posted to the peer again.
-    Fail(peer, wc.status);
+    Fail(peer, ibv_wc_status_str(wc.status));
     return Status::Ok();
   }
   if (p.failed != nullptr) return Status::Ok();
@@ -376,10 +379,42 @@ Status EagerChannel::Receive(Rank peer, uint32_t index, const ibv_wc& wc) {
   return Status::Ok();
 }
 
-void EagerChannel::Fail(Rank peer, ibv_wc_status status) {
+int EagerChannel::PollAsyncEvents() {
+  return context_->ReadAsyncEvents([this](const AsyncEvent& event) {
+    const char* name = AsyncEventName(event.type);
+    switch (ClassifyAsyncEvent(event.type)) {
+      case AsyncEffect::kQpFailed: {
+        const Rank peer = PeerOfQp(event.qp_num);
+        if (peer != kInvalidRank) Fail(peer, name);  // another owner's QP otherwise
+        break;
+      }
+      case AsyncEffect::kDeviceFatal:
+        for (Rank peer = 0; peer < peers_.size(); ++peer) {
+          if (peer != self_) Fail(peer, name);
+        }
+        break;
+      case AsyncEffect::kPortDown:
+        ++device_stats_.port_down;
+        RFT_LOG_WARN(
+            "verbs: %s on port %u; peers still unreachable when the QPs' retries run "
+            "out will be reported failed",
+            name, event.port_num);
+        break;
+      case AsyncEffect::kPortUp:
+        ++device_stats_.port_up;
+        RFT_LOG_INFO("verbs: %s on port %u", name, event.port_num);
+        break;
+      case AsyncEffect::kNone:
+        ++device_stats_.other;
+        break;
+    }
+  });
+}
+
+void EagerChannel::Fail(Rank peer, const char* why) {
   Peer& p = peers_[peer];
   if (p.failed != nullptr) return;  // the flushes that follow the first error say nothing new
-  p.failed = ibv_wc_status_str(status);
+  p.failed = why;
   // Messages that never left cannot reach a dead peer: their slots go back to the pool.
   for (; p.count > 0; --p.count) {
     free_send_.push_back(p.waiting[p.head].slot);

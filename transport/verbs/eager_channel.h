@@ -135,6 +135,21 @@ class EagerChannel {
   bool Idle() const;
   bool failed(Rank peer) const { return peers_[peer].failed != nullptr; }
 
+  // Reads the device's asynchronous events (async_event.h). An event on a peer's QP (QP fatal,
+  // a request or access error, the last WQE of a QP in error) fails that peer as an error
+  // completion would, and a fatal device fails every peer, each reported once through the
+  // failure callback. Port events are counted and logged: the link may come back before the
+  // QPs' retries run out, and a peer is failed only if they do. Call it when the context's
+  // async_fd() is readable, or now and then (one non-blocking read when nothing is pending).
+  // Returns how many events were read.
+  int PollAsyncEvents();
+  struct DeviceStats {
+    uint64_t port_down = 0;
+    uint64_t port_up = 0;
+    uint64_t other = 0;  // events that change nothing here
+  };
+  const DeviceStats& device_stats() const { return device_stats_; }
+
   struct PeerStats {
     uint64_t sent = 0;             // data messages posted
     uint64_t sent_inline = 0;      // of which inline
@@ -177,7 +192,8 @@ class EagerChannel {
   void MarkActive(Rank peer);
   Status Handle(const ibv_wc& wc);
   Status Receive(Rank peer, uint32_t index, const ibv_wc& wc);
-  void Fail(Rank peer, ibv_wc_status status);
+  // `why`: a static text (ibv_wc_status_str's or the async event's name).
+  void Fail(Rank peer, const char* why);
   // The rank whose QP has number `qpn`, or kInvalidRank.
   Rank PeerOfQp(uint32_t qpn) const;
 
@@ -187,6 +203,8 @@ class EagerChannel {
   const EagerConfig config_;
   MessageCallback on_message_;
   FailureCallback on_failure_;
+  VerbsContext* context_ = nullptr;
+  DeviceStats device_stats_;
   ibv_cq* cq_ = nullptr;
   ibv_srq* srq_ = nullptr;
   ibv_mr* mr_ = nullptr;

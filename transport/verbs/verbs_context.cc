@@ -1,5 +1,7 @@
 #include "transport/verbs/verbs_context.h"
 
+#include <fcntl.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -33,6 +35,11 @@ StatusOr<std::unique_ptr<VerbsContext>> VerbsContext::Open(const Endpoint& endpo
   c->endpoint_ = endpoint;
   c->context_ = OpenByName(endpoint.device);
   if (c->context_ == nullptr) return OtherError("cannot open RDMA device " + endpoint.device);
+  // Asynchronous events are read by polling (ReadAsyncEvents), never waited for.
+  const int flags = fcntl(c->context_->async_fd, F_GETFL);
+  if (flags < 0 || fcntl(c->context_->async_fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+    return CallFailed("fcntl(O_NONBLOCK) on the async event fd", errno);
+  }
   if (int rc = ibv_query_port(c->context_, c->port_num(), &c->port_attr_); rc != 0) {
     return CallFailed("ibv_query_port", rc);
   }
@@ -63,6 +70,45 @@ VerbsContext::~VerbsContext() {
   if (pd_ != nullptr) ibv_dealloc_pd(pd_);
   if (context_ != nullptr) ibv_close_device(context_);
   std::free(buffer_);
+}
+
+int VerbsContext::async_fd() const { return context_->async_fd; }
+
+int VerbsContext::ReadAsyncEvents(const std::function<void(const AsyncEvent&)>& handler) {
+  int count = 0;
+  ibv_async_event event;
+  // Non-blocking: -1 with EAGAIN once none is left.
+  while (ibv_get_async_event(context_, &event) == 0) {
+    AsyncEvent copy{.type = event.event_type};
+    switch (event.event_type) {
+      case IBV_EVENT_QP_FATAL:
+      case IBV_EVENT_QP_REQ_ERR:
+      case IBV_EVENT_QP_ACCESS_ERR:
+      case IBV_EVENT_COMM_EST:
+      case IBV_EVENT_SQ_DRAINED:
+      case IBV_EVENT_PATH_MIG:
+      case IBV_EVENT_PATH_MIG_ERR:
+      case IBV_EVENT_QP_LAST_WQE_REACHED:
+        copy.qp_num = event.element.qp->qp_num;
+        break;
+      case IBV_EVENT_PORT_ACTIVE:
+      case IBV_EVENT_PORT_ERR:
+      case IBV_EVENT_LID_CHANGE:
+      case IBV_EVENT_PKEY_CHANGE:
+      case IBV_EVENT_SM_CHANGE:
+      case IBV_EVENT_CLIENT_REREGISTER:
+      case IBV_EVENT_GID_CHANGE:
+        copy.port_num = static_cast<uint8_t>(event.element.port_num);
+        break;
+      default:
+        break;
+    }
+    // Acknowledged before the handler runs: destroying a QP waits for its events' acks.
+    ibv_ack_async_event(&event);
+    ++count;
+    handler(copy);
+  }
+  return count;
 }
 
 StatusOr<ibv_wc> VerbsContext::WaitFor(uint64_t wr_id, std::chrono::milliseconds limit) {

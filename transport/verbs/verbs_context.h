@@ -9,11 +9,13 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
 
 #include "base/status.h"
+#include "transport/verbs/async_event.h"
 #include "transport/verbs/device.h"
 
 namespace rft::verbs {
@@ -45,6 +47,12 @@ class VerbsContext {
   // RFT_ERR_TIMEOUT when none comes within `limit`. The status of the completion is the
   // caller's to judge: an error completion is how a dead peer shows.
   StatusOr<ibv_wc> WaitFor(uint64_t wr_id, std::chrono::milliseconds limit);
+
+  // The device's asynchronous events (async_event.h): each one pending is acknowledged and then
+  // given to `handler`; returns how many. Never blocks: the fd is non-blocking, and readable
+  // (poll) when an event is pending.
+  int ReadAsyncEvents(const std::function<void(const AsyncEvent&)>& handler);
+  int async_fd() const;
 
  private:
   VerbsContext() = default;
