@@ -122,6 +122,15 @@ check_binary verbs-channel 0 \
   'rftrun --ft -n 3 channel_check --kill-last; status=$?
    echo "rftrun exit status $status"; [ "$status" = 137 ]'
 
+# Ranks whose eager configurations differ (the last one has half the credits) refuse to connect
+# to each other, naming both, and connect to everyone else.
+check_binary verbs-channel-mismatch 0 \
+  "$(printf '%s\n' '^\[0\] verbs channel: rank 0: refused rank 2: .* uses 8 credits of' \
+    '^\[2\] verbs channel: rank 2: refused rank 1: .* uses 16 credits of' \
+    'rank 0: mismatch ok' 'rank 1: mismatch ok' 'rank 2: mismatch ok')" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/transport/verbs/channel_check" \
+  'rftrun -n 3 channel_check --mismatch'
+
 # The device's asynchronous events through the eager channel: the guest's netdev under rxe0 goes
 # down and comes back, and the channel counts the port-down and port-up events without failing
 # a peer.

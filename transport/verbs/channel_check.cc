@@ -1,7 +1,7 @@
 // verbs channel: the eager channel (eager_channel.h) between the processes of a job, on a real
 // device (a soft-RoCE guest, docs/verbs.md). Run under a PMIx launcher:
 //
-//   rftrun [--ft] -n N channel_check [--kill-last] [RFT_NET_DEVICE value, e.g. rxe0:1]
+//   rftrun [--ft] -n N channel_check [--kill-last | --mismatch] [RFT_NET_DEVICE value]
 //
 // Each rank creates an EagerChannel, publishes its QPs' records through the bootstrap (one
 // blob: rank p's record for rank r at slot r) and connects to its peers'. Then every rank sends
@@ -12,6 +12,9 @@
 // byte by byte, and every source's messages must arrive in the order sent.
 // With --kill-last (needs rftrun --ft) the last rank raises SIGKILL after the traffic, and rank
 // 0's failure callback must fire for it once rank 0 sends to it.
+// With --mismatch the last rank's channel has half the credits: every connection between it and
+// another rank must be refused with RFT_ERR_ARG naming both configurations, the others accepted
+// (the check then ends without traffic).
 // Exits 0 when every step passed, 1 when one failed, 77 without an RDMA device.
 #include <signal.h>
 
@@ -93,10 +96,13 @@ std::string Verify(Rank from, uint32_t index, size_t size, std::span<const std::
 
 int Run(int argc, char** argv) {
   bool kill_last = false;
+  bool mismatch = false;
   std::string requested;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--kill-last") == 0) {
       kill_last = true;
+    } else if (std::strcmp(argv[i], "--mismatch") == 0) {
+      mismatch = true;
     } else {
       requested = argv[i];
     }
@@ -149,6 +155,8 @@ int Run(int argc, char** argv) {
     failures[peer].when = Clock::now();
   };
   EagerConfig config;
+  const bool odd_one = mismatch && self == n - 1;
+  if (odd_one) config.credits /= 2;
   StatusOr<std::unique_ptr<EagerChannel>> created =
       EagerChannel::Create(**opened, self, n, config, on_message, on_failure);
   if (!created.ok()) return Fail(created.status().message());
@@ -159,7 +167,25 @@ int Run(int argc, char** argv) {
   if (!remote.ok()) return Fail(remote.status().message());
   for (Rank p = 0; p < n; ++p) {
     if (p == self) continue;
-    if (Status s = channel.Connect(p, (*remote)[p]); !s.ok()) return Fail(s.message());
+    const Status s = channel.Connect(p, (*remote)[p]);
+    if (!mismatch) {
+      if (!s.ok()) return Fail(s.message());
+      continue;
+    }
+    // The last rank's window differs: exactly its connections are refused, by name, and the
+    // others go through.
+    const bool refused_expected = odd_one || p == n - 1;
+    if (refused_expected == s.ok()) {
+      return Fail("connecting to rank " + std::to_string(p) + ": " +
+                  (s.ok() ? "accepted despite different credits" : s.ToString()));
+    }
+    if (!s.ok() && s.code() != RFT_ERR_ARG)
+      return Fail("refused, but not as RFT_ERR_ARG: " + s.ToString());
+    if (!s.ok()) Say("refused rank " + std::to_string(p) + ": " + s.message());
+  }
+  if (mismatch) {
+    Say("mismatch ok");
+    return 0;
   }
   // No SEND before every QP is ready to receive.
   if (Status s = boot.Fence(false); !s.ok()) return Fail("fence: " + s.ToString());

@@ -149,11 +149,25 @@ EagerChannel::~EagerChannel() {
   std::free(region_);
 }
 
-QpAddress EagerChannel::address(Rank peer) const { return peers_[peer].qp->address(); }
+QpAddress EagerChannel::address(Rank peer) const {
+  QpAddress address = peers_[peer].qp->address();
+  address.eager_credits = config_.credits;
+  address.eager_slot_size = static_cast<uint32_t>(config_.slot_size);
+  return address;
+}
 
 Status EagerChannel::Connect(Rank peer, const QpAddress& remote) {
   if (peer >= peers_.size() || peer == self_) {
     return ArgError("eager channel: no QP for " + PeerName(peer));
+  }
+  // A larger window than ours would overrun the SRQ's reservation for it, a larger slot our
+  // receive slots (a local length error that would fail a live peer): refused before connecting.
+  if (remote.eager_credits != config_.credits || remote.eager_slot_size != config_.slot_size) {
+    return ArgError("eager channel: " + PeerName(peer) + " uses " +
+                    std::to_string(remote.eager_credits) + " credits of " +
+                    std::to_string(remote.eager_slot_size) + "-byte slots, this rank " +
+                    std::to_string(config_.credits) + " of " + std::to_string(config_.slot_size) +
+                    ": every rank of a job must use the same eager configuration");
   }
   if (Status s = peers_[peer].qp->Connect(remote, config_.timing); !s.ok()) {
     return OtherError("connecting to " + PeerName(peer) + ": " + s.message());

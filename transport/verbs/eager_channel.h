@@ -76,7 +76,7 @@ class SendQueueSignals {
 struct EagerConfig {
   size_t slot_size = 8192;  // bytes per receive and send slot: the largest payload
   // C, per peer. Every rank of a job must use the same value: it is the window a sender assumes
-  // and the reservation its receiver makes.
+  // and the reservation its receiver makes (checked at Connect, as is slot_size).
   uint32_t credits = 16;
   uint32_t max_inline_data = 256;  // requested per QP; the device's grant is used
   RcTiming timing;
@@ -107,7 +107,9 @@ class EagerChannel {
   EagerChannel(const EagerChannel&) = delete;
   EagerChannel& operator=(const EagerChannel&) = delete;
 
-  // This rank's record for `peer`'s QP, and connecting to `peer`'s record for this rank.
+  // This rank's record for `peer`'s QP (with this channel's credits and slot size), and
+  // connecting to `peer`'s record for this rank: RFT_ERR_ARG naming both configurations when the
+  // peer's credits or slot size differ from this channel's.
   QpAddress address(Rank peer) const;
   Status Connect(Rank peer, const QpAddress& remote);
 

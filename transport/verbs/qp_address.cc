@@ -13,8 +13,10 @@ struct Field {
   const char* name;
   size_t size;
 };
-constexpr Field kFields[] = {{"version", 1}, {"lid", 2}, {"gid_index", 1}, {"gid", 16},
-                             {"qpn", 4},     {"psn", 4}, {"addr", 8},      {"rkey", 4}};
+constexpr Field kFields[] = {
+    {"version", 1}, {"lid", 2},  {"gid_index", 1}, {"gid", 16},          {"qpn", 4},
+    {"psn", 4},     {"addr", 8}, {"rkey", 4},      {"eager_credits", 4}, {"eager_slot_size", 4}};
+constexpr const char* kLastField = "eager_slot_size";
 
 constexpr size_t TotalSize() {
   size_t total = 0;
@@ -36,6 +38,8 @@ std::vector<std::byte> EncodeQpAddress(const QpAddress& address) {
   StoreLittleEndian<uint32_t>(bytes, 24, address.psn);
   StoreLittleEndian<uint64_t>(bytes, 28, address.addr);
   StoreLittleEndian<uint32_t>(bytes, 36, address.rkey);
+  StoreLittleEndian<uint32_t>(bytes, 40, address.eager_credits);
+  StoreLittleEndian<uint32_t>(bytes, 44, address.eager_slot_size);
   return out;
 }
 
@@ -52,7 +56,8 @@ StatusOr<QpAddress> DecodeQpAddress(std::span<const std::byte> bytes) {
   }
   if (bytes.size() > kQpAddressSize) {
     return ArgError(what + " has " + std::to_string(bytes.size() - kQpAddressSize) +
-                    " bytes after rkey (expected " + std::to_string(kQpAddressSize) + ")");
+                    " bytes after " + kLastField + " (expected " + std::to_string(kQpAddressSize) +
+                    ")");
   }
   const auto version = LoadLittleEndian<uint8_t>(bytes, 0);
   if (version != kQpAddressVersion) {
@@ -67,6 +72,8 @@ StatusOr<QpAddress> DecodeQpAddress(std::span<const std::byte> bytes) {
   address.psn = LoadLittleEndian<uint32_t>(bytes, 24);
   address.addr = LoadLittleEndian<uint64_t>(bytes, 28);
   address.rkey = LoadLittleEndian<uint32_t>(bytes, 36);
+  address.eager_credits = LoadLittleEndian<uint32_t>(bytes, 40);
+  address.eager_slot_size = LoadLittleEndian<uint32_t>(bytes, 44);
   return address;
 }
 

@@ -23,15 +23,20 @@ struct QpAddress {
   uint32_t psn = 0;                  // the first packet sequence number this QP sends (24 bits)
   uint64_t addr = 0;                 // the registered buffer's virtual address
   uint32_t rkey = 0;                 // and its remote key
+  // The eager channel's parameters on the publishing side (0 for a QP of no channel): the two
+  // ends must agree, or one's sends would overrun the other's slots or reservation.
+  uint32_t eager_credits = 0;
+  uint32_t eager_slot_size = 0;
 
   friend bool operator==(const QpAddress&, const QpAddress&) = default;
 };
 
 // The record's layout, little-endian, after a one-byte format version so that a record from a
 // different build is refused by name instead of being misread:
-//   version 1 | lid 2 | gid_index 1 | gid 16 | qpn 4 | psn 4 | addr 8 | rkey 4   = 40 bytes
-inline constexpr uint8_t kQpAddressVersion = 1;
-inline constexpr size_t kQpAddressSize = 40;
+//   version 1 | lid 2 | gid_index 1 | gid 16 | qpn 4 | psn 4 | addr 8 | rkey 4
+//   | eager_credits 4 | eager_slot_size 4                                        = 48 bytes
+inline constexpr uint8_t kQpAddressVersion = 2;
+inline constexpr size_t kQpAddressSize = 48;
 
 std::vector<std::byte> EncodeQpAddress(const QpAddress& address);
 

@@ -21,6 +21,8 @@ QpAddress Sample() {
   a.psn = 0x00123456;
   a.addr = 0x00007f0011223344ull;
   a.rkey = 0xdeadbeef;
+  a.eager_credits = 16;
+  a.eager_slot_size = 0x00012000;
   return a;
 }
 
@@ -42,6 +44,9 @@ TEST(QpAddressTest, LittleEndianLayout) {
   EXPECT_EQ(bytes[20], std::byte{0xef});  // qpn
   EXPECT_EQ(bytes[36], std::byte{0xef});  // rkey
   EXPECT_EQ(bytes[39], std::byte{0xde});
+  EXPECT_EQ(bytes[40], std::byte{16});    // eager_credits
+  EXPECT_EQ(bytes[45], std::byte{0x20});  // eager_slot_size's second byte
+  EXPECT_EQ(bytes[46], std::byte{0x01});
 }
 
 // Which field a record of `size` bytes cuts: the one whose bytes it does not fully hold.
@@ -50,8 +55,11 @@ std::string FieldCutAt(size_t size) {
     const char* name;
     size_t end;  // one past its last byte
   };
-  const Field fields[] = {{"version", 1}, {"lid", 3},  {"gid_index", 4}, {"gid", 20},
-                          {"qpn", 24},    {"psn", 28}, {"addr", 36},     {"rkey", 40}};
+  const Field fields[] = {{"version", 1},        {"lid", 3},
+                          {"gid_index", 4},      {"gid", 20},
+                          {"qpn", 24},           {"psn", 28},
+                          {"addr", 36},          {"rkey", 40},
+                          {"eager_credits", 44}, {"eager_slot_size", 48}};
   for (const Field& field : fields) {
     if (size < field.end) return field.name;
   }
@@ -87,15 +95,15 @@ TEST(QpAddressTest, ExtraBytesAreRefused) {
   StatusOr<QpAddress> decoded = DecodeQpAddress(bytes);
   ASSERT_FALSE(decoded.ok());
   EXPECT_EQ(decoded.status().message(),
-            "QP address record of 43 bytes has 3 bytes after rkey (expected 40)");
+            "QP address record of 51 bytes has 3 bytes after eager_slot_size (expected 48)");
 }
 
 TEST(QpAddressTest, OtherVersionIsRefused) {
   std::vector<std::byte> bytes = EncodeQpAddress(Sample());
-  bytes[0] = std::byte{2};
+  bytes[0] = std::byte{1};  // the format before the eager channel's parameters
   StatusOr<QpAddress> decoded = DecodeQpAddress(bytes);
   ASSERT_FALSE(decoded.ok());
-  EXPECT_EQ(decoded.status().message(), "QP address record of 40 bytes has version 2, expected 1");
+  EXPECT_EQ(decoded.status().message(), "QP address record of 48 bytes has version 1, expected 2");
 }
 
 }  // namespace
