@@ -122,6 +122,14 @@ check_binary verbs-channel 0 \
   'rftrun --ft -n 3 channel_check --kill-last; status=$?
    echo "rftrun exit status $status"; [ "$status" = 137 ]'
 
+# Sleeping instead of spinning, four ranks on the guest's two CPUs: each rank with nothing to
+# do waits in WaitForCompletion; an idle wait costs next to no CPU, and a message wakes it.
+check_binary verbs-channel-blocking 0 \
+  "$(printf '%s\n' 'rank 0: blocking ok .*sent the wake-up' 'rank 1: blocking ok .*woken by' \
+    'rank 2: blocking ok .*woken by' 'rank 3: blocking ok .*woken by' 'rank 3: burst ok')" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/transport/verbs/channel_check" \
+  'rftrun -n 4 channel_check --blocking'
+
 # Ranks whose eager configurations differ (the last one has half the credits) refuse to connect
 # to each other, naming both, and connect to everyone else.
 check_binary verbs-channel-mismatch 0 \

@@ -1,7 +1,8 @@
 // verbs channel: the eager channel (eager_channel.h) between the processes of a job, on a real
 // device (a soft-RoCE guest, docs/verbs.md). Run under a PMIx launcher:
 //
-//   rftrun [--ft] -n N channel_check [--kill-last | --mismatch] [RFT_NET_DEVICE value]
+//   rftrun [--ft] -n N channel_check [--kill-last | --mismatch] [--blocking]
+//                                    [RFT_NET_DEVICE value]
 //
 // Each rank creates an EagerChannel, publishes its QPs' records through the bootstrap (one
 // blob: rank p's record for rank r at slot r) and connects to its peers'. Then every rank sends
@@ -12,11 +13,14 @@
 // byte by byte, and every source's messages must arrive in the order sent.
 // With --kill-last (needs rftrun --ft) the last rank raises SIGKILL after the traffic, and rank
 // 0's failure callback must fire for it once rank 0 sends to it.
+// With --blocking a rank that has nothing to do sleeps in WaitForCompletion instead of
+// spinning, and after the traffic an idle wait must cost next to no CPU.
 // With --mismatch the last rank's channel has half the credits: every connection between it and
 // another rank must be refused with RFT_ERR_ARG naming both configurations, the others accepted
 // (the check then ends without traffic).
 // Exits 0 when every step passed, 1 when one failed, 77 without an RDMA device.
 #include <signal.h>
+#include <time.h>
 
 #include <chrono>
 #include <cstdint>
@@ -46,6 +50,12 @@ constexpr uint32_t kBurstWindows = 10;
 constexpr auto kTrafficLimit = std::chrono::seconds(120);  // generous: an emulated guest stalls
 
 Rank self = 0;
+
+double ThreadCpuMs() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
 
 void Say(const std::string& line) {
   std::printf("verbs channel: rank %u: %s\n", static_cast<unsigned>(self), line.c_str());
@@ -97,12 +107,15 @@ std::string Verify(Rank from, uint32_t index, size_t size, std::span<const std::
 int Run(int argc, char** argv) {
   bool kill_last = false;
   bool mismatch = false;
+  bool blocking = false;
   std::string requested;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--kill-last") == 0) {
       kill_last = true;
     } else if (std::strcmp(argv[i], "--mismatch") == 0) {
       mismatch = true;
+    } else if (std::strcmp(argv[i], "--blocking") == 0) {
+      blocking = true;
     } else {
       requested = argv[i];
     }
@@ -255,6 +268,7 @@ int Run(int argc, char** argv) {
       return Fail("traffic incomplete after " + std::to_string(kTrafficLimit.count()) +
                   " s:" + counts);
     }
+    bool sent_any = false;
     for (Rank d = 0; d < n; ++d) {
       if (d == self || sent[d] == outgoing[d].size()) continue;
       const std::span<std::byte> payload(message.data(), outgoing[d][sent[d]]);
@@ -265,10 +279,16 @@ int Run(int argc, char** argv) {
         ++full;
       } else {
         ++sent[d];
+        sent_any = true;
       }
     }
     StatusOr<int> polled = channel.Progress();
     if (!polled.ok()) return Fail(polled.status().ToString());
+    if (blocking && !sent_any && *polled == 0 && !done()) {
+      // Nothing moved: sleep until a completion comes instead of spinning.
+      StatusOr<bool> woken = channel.WaitForCompletion(100);
+      if (!woken.ok()) return Fail(woken.status().ToString());
+    }
     if (!wrong.empty()) return Fail(wrong);
     for (Rank p = 0; p < n; ++p) {
       if (failures[p].calls > 0)
@@ -310,6 +330,55 @@ int Run(int argc, char** argv) {
   }
   Say("credits ok (" + std::to_string(credit_messages) + " explicit credit messages to rank " +
       std::to_string(prev) + " while it sent its burst)");
+  if (blocking) {
+    // Asleep, not spinning: a wait that nothing ends costs next to no CPU. The others may still
+    // send a late credit message, which ends a wait early: up to 10 tries for a quiet one.
+    double cpu_ms = -1;
+    for (int attempt = 0; attempt < 10 && cpu_ms < 0; ++attempt) {
+      const double before = ThreadCpuMs();
+      StatusOr<bool> woken = channel.WaitForCompletion(300);
+      if (!woken.ok()) return Fail(woken.status().ToString());
+      if (!*woken) cpu_ms = ThreadCpuMs() - before;
+    }
+    if (cpu_ms < 0) return Fail("blocking: no quiet 300 ms wait in 10 tries");
+    if (cpu_ms > 20) {
+      return Fail("blocking: an idle 300 ms wait used " + std::to_string(cpu_ms) + " ms of CPU");
+    }
+    // And woken by a message: rank 0 sends one to every other rank, which waits for it with no
+    // time limit short of the check's. Whether it is asleep when the message comes or not (the
+    // wait polls once after arming), the message must end the wait and arrive.
+    if (Status s = boot.Fence(false); !s.ok()) return Fail("fence: " + s.ToString());
+    if (self == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      for (Rank d = 1; d < n; ++d) {
+        const std::span<std::byte> payload(message.data(), 8);
+        Fill(self, d, sent[d], payload);
+        StatusOr<SendResult> result = channel.Send(d, payload);
+        if (!result.ok() || *result == SendResult::kFull) {
+          return Fail("wake-up message to rank " + std::to_string(d) + " not taken");
+        }
+        ++sent[d];
+      }
+    } else {
+      plan[0].push_back(8);
+      const auto limit = Clock::now() + std::chrono::seconds(20);
+      while (arrived[0] < plan[0].size()) {
+        if (Clock::now() > limit) return Fail("blocking: rank 0's message never woke this rank");
+        StatusOr<bool> woken = channel.WaitForCompletion(1000);
+        if (!woken.ok()) return Fail(woken.status().ToString());
+        StatusOr<int> polled = channel.Progress();
+        if (!polled.ok()) return Fail(polled.status().ToString());
+      }
+      if (!wrong.empty()) return Fail(wrong);
+    }
+    // Nobody goes on (rank 0 could end, and its QPs with it) before every message arrived.
+    if (Status s = boot.Fence(false); !s.ok()) return Fail("fence: " + s.ToString());
+    char used[32];
+    std::snprintf(used, sizeof(used), "%.2f", cpu_ms);
+    Say(std::string("blocking ok (an idle 300 ms wait used ") + used + " ms of CPU; " +
+        (self == 0 ? "sent the wake-up messages" : "woken by rank 0's message") + "; " +
+        std::to_string(channel.wakeups()) + " wakeups in all)");
+  }
   if (!kill_last) return 0;
 
   // The last rank dies the hard way: no goodbye, the kernel tears its QPs down.

@@ -1,6 +1,8 @@
 #include "transport/verbs/eager_channel.h"
 
 #include <endian.h>
+#include <fcntl.h>
+#include <poll.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -85,7 +87,15 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   // Every receive slot and every send queue entry may complete before the next poll (a failed
   // QP completes its unsignaled sends too).
   const int cq_entries = static_cast<int>(c->receive_slots_ + peers * per_peer);
-  c->cq_ = ibv_create_cq(context.pd()->context, cq_entries, nullptr, nullptr, 0);
+  // The CQ reports to a completion channel, so that a caller with nothing to do can sleep on
+  // its fd (WaitForCompletion) instead of polling; a caller that polls never arms it.
+  c->completion_channel_ = ibv_create_comp_channel(context.pd()->context);
+  if (c->completion_channel_ == nullptr) return CallFailed("ibv_create_comp_channel", errno);
+  const int flags = fcntl(c->completion_channel_->fd, F_GETFL);
+  if (flags < 0 || fcntl(c->completion_channel_->fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+    return CallFailed("fcntl(O_NONBLOCK) on the completion channel", errno);
+  }
+  c->cq_ = ibv_create_cq(context.pd()->context, cq_entries, nullptr, c->completion_channel_, 0);
   if (c->cq_ == nullptr) {
     return CallFailed("ibv_create_cq (" + std::to_string(cq_entries) + " entries)", errno);
   }
@@ -145,7 +155,12 @@ EagerChannel::~EagerChannel() {
   for (Peer& peer : peers_) peer.qp.reset();
   if (srq_ != nullptr) ibv_destroy_srq(srq_);
   if (mr_ != nullptr) ibv_dereg_mr(mr_);
-  if (cq_ != nullptr) ibv_destroy_cq(cq_);
+  if (cq_ != nullptr) {
+    // A CQ cannot be destroyed while events it raised are unacknowledged.
+    if (unacked_events_ > 0) ibv_ack_cq_events(cq_, unacked_events_);
+    ibv_destroy_cq(cq_);
+  }
+  if (completion_channel_ != nullptr) ibv_destroy_comp_channel(completion_channel_);
   std::free(region_);
 }
 
@@ -391,6 +406,40 @@ Status EagerChannel::Receive(Rank peer, uint32_t index, const ibv_wc& wc) {
     if (p.window.CreditMessageDue()) MarkActive(peer);
   }
   return Status::Ok();
+}
+
+StatusOr<bool> EagerChannel::WaitForCompletion(int timeout_ms) {
+  if (!armed_) {
+    if (int rc = ibv_req_notify_cq(cq_, 0); rc != 0) return CallFailed("ibv_req_notify_cq", rc);
+    armed_ = true;
+  }
+  // A completion that came before the CQ was armed raises no event: look once more.
+  StatusOr<int> polled = Progress();
+  if (!polled.ok()) return polled.status();
+  if (*polled > 0) return true;
+  pollfd fds[2] = {{.fd = completion_channel_->fd, .events = POLLIN, .revents = 0},
+                   {.fd = context_->async_fd(), .events = POLLIN, .revents = 0}};
+  if (poll(fds, 2, timeout_ms) < 0) {
+    if (errno == EINTR) return false;
+    return CallFailed("poll on the completion channel", errno);
+  }
+  bool woken = false;
+  ibv_cq* cq = nullptr;
+  void* cq_context = nullptr;
+  // Non-blocking: -1 with EAGAIN once none is left. Each event disarms the CQ.
+  while (ibv_get_cq_event(completion_channel_, &cq, &cq_context) == 0) {
+    ++unacked_events_;
+    armed_ = false;
+    woken = true;
+  }
+  // Acknowledging takes a lock in libibverbs: done in batches, and all at destruction.
+  if (unacked_events_ >= kAckBatch) {
+    ibv_ack_cq_events(cq_, unacked_events_);
+    unacked_events_ = 0;
+  }
+  if ((fds[1].revents & POLLIN) != 0 && PollAsyncEvents() > 0) woken = true;
+  if (woken) ++wakeups_;
+  return woken;
 }
 
 int EagerChannel::PollAsyncEvents() {

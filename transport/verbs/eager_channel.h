@@ -137,6 +137,15 @@ class EagerChannel {
   bool Idle() const;
   bool failed(Rank peer) const { return peers_[peer].failed != nullptr; }
 
+  // Sleeping instead of polling, for more processes than cores: call it when Progress has
+  // nothing left to do. It arms the CQ's completion channel, polls once more (a completion that
+  // came before the arm raises no event), and only then sleeps on the channel's fd and the
+  // device's async fd until a completion or an asynchronous event comes (read here), or
+  // `timeout_ms` passes (-1: no limit). Returns whether something came; Progress handles the
+  // completions.
+  StatusOr<bool> WaitForCompletion(int timeout_ms);
+  uint64_t wakeups() const { return wakeups_; }  // WaitForCompletion calls that were woken
+
   // Reads the device's asynchronous events (async_event.h). An event on a peer's QP (QP fatal,
   // a request or access error, the last WQE of a QP in error) fails that peer as an error
   // completion would, and a fatal device fails every peer, each reported once through the
@@ -207,6 +216,11 @@ class EagerChannel {
   FailureCallback on_failure_;
   VerbsContext* context_ = nullptr;
   DeviceStats device_stats_;
+  ibv_comp_channel* completion_channel_ = nullptr;
+  bool armed_ = false;           // ibv_req_notify_cq called, no event taken since
+  uint32_t unacked_events_ = 0;  // CQ events taken, not yet acknowledged
+  uint64_t wakeups_ = 0;
+  static constexpr uint32_t kAckBatch = 64;
   ibv_cq* cq_ = nullptr;
   ibv_srq* srq_ = nullptr;
   ibv_mr* mr_ = nullptr;
