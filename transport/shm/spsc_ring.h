@@ -1,0 +1,148 @@
+// rft::transport::shm: a single-writer, single-reader ring of variable-size records in memory
+// two processes share, built so that a writer killed at any instruction can never block its
+// reader (docs/shm.md).
+//
+// Why: UCX's shared-memory transports give each process one receive FIFO that all its peers
+// write into, claiming a slot first and marking it written after the copy; a writer killed in
+// between leaves a slot never marked, and the reader, which reads in order, hears nothing more
+// from anyone (docs/reliability.md). Here each ordered pair of processes has its own ring, and a
+// record becomes visible only when the writer publishes its new head after the whole copy: a
+// writer that dies mid-copy leaves nothing half-written in view, and no other writer shares the
+// ring it stopped in.
+//
+// Layout of one ring (RingBytes(capacity) bytes, 64-byte aligned, zeroed before either side
+// attaches):
+//   [0, 64)       the writer's line: head, bytes published so far (64-bit, never wraps)
+//   [64, 128)     the reader's line: tail, bytes consumed so far
+//   [128, ...)    capacity bytes of records, each at an 8-byte aligned position:
+//                 uint32 length | uint32 kind | payload, padded to 8 bytes
+// A record never wraps: one that does not fit before the end is preceded by a pad record up to
+// the end. The two counters each sit alone on a cache line, and each side keeps a cached copy of
+// the other's, reloaded only when the cached value says the ring is full (writer) or empty
+// (reader): a message costs the two sides one shared line each way.
+//
+// Threading: one writer thread and one reader thread (usually in two processes); no locks, no
+// allocation.
+#ifndef RFT_TRANSPORT_SHM_SPSC_RING_H_
+#define RFT_TRANSPORT_SHM_SPSC_RING_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+
+#include "base/status.h"
+
+namespace rft::transport::shm {
+
+inline constexpr size_t kRingControlBytes = 128;
+inline constexpr size_t kRecordHeaderBytes = 8;
+
+// The bytes one ring of `capacity` takes.
+inline constexpr size_t RingBytes(size_t capacity) { return kRingControlBytes + capacity; }
+// A power of two from 4 KiB to 1 GiB; RFT_ERR_ARG naming the value otherwise.
+Status CheckRingCapacity(size_t capacity);
+
+namespace internal {
+
+enum RecordKind : uint32_t { kData = 0x52444154, kPad = 0x52504144 };  // "RDAT", "RPAD"
+
+struct alignas(64) RingControl {
+  std::atomic<uint64_t> head;
+  char writer_line_rest[56];
+  std::atomic<uint64_t> tail;
+  char reader_line_rest[56];
+};
+static_assert(sizeof(RingControl) == kRingControlBytes);
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "the counters live in shared memory");
+
+inline constexpr size_t Align8(size_t n) { return (n + 7) & ~size_t{7}; }
+
+}  // namespace internal
+
+class RingWriter {
+ public:
+  // `ring`: RingBytes(capacity) bytes, 64-byte aligned; `capacity` passed CheckRingCapacity.
+  RingWriter(void* ring, size_t capacity);
+
+  // The largest payload of one record: a quarter of the ring, so a record always fits once the
+  // reader has caught up, pad included.
+  size_t max_payload() const { return capacity_ / 4; }
+
+  // Appends one record whose payload is `first` then `second` (either may be empty); false when
+  // there is no room now (nothing is written then). The payload must not exceed max_payload().
+  bool TryWrite(std::span<const std::byte> first, std::span<const std::byte> second = {});
+
+  // Bytes published and not yet consumed, as far as this side knows (reloads the reader's tail).
+  size_t Backlog();
+
+ private:
+  internal::RingControl* control_;
+  std::byte* data_;
+  size_t capacity_;
+  uint64_t head_;         // what this writer published
+  uint64_t cached_tail_;  // the reader's tail when last loaded
+};
+
+class RingReader {
+ public:
+  RingReader(void* ring, size_t capacity);
+
+  // Whether a record may be waiting: one load of the writer's line when the cached head says
+  // empty.
+  bool HasData();
+
+  // Delivers up to `max` records in the order written to `deliver(std::span<const std::byte>)`;
+  // the payload is valid only during the call, and its space goes back to the writer after it.
+  // The number delivered, or RFT_ERR_OTHER for a record that cannot be (a length or kind no
+  // writer of this format produces): the ring is unusable then, and nothing past it is read.
+  template <typename Deliver>
+  StatusOr<int> Drain(int max, Deliver&& deliver);
+
+ private:
+  Status Corrupt(const char* what, uint32_t length, uint32_t kind) const;
+
+  internal::RingControl* control_;
+  const std::byte* data_;
+  size_t capacity_;
+  uint64_t tail_;         // what this reader consumed
+  uint64_t cached_head_;  // the writer's head when last loaded
+};
+
+template <typename Deliver>
+StatusOr<int> RingReader::Drain(int max, Deliver&& deliver) {
+  int delivered = 0;
+  while (delivered < max) {
+    if (tail_ == cached_head_) {
+      cached_head_ = control_->head.load(std::memory_order_acquire);
+      if (tail_ == cached_head_) break;
+    }
+    const size_t offset = static_cast<size_t>(tail_) & (capacity_ - 1);
+    uint32_t length, kind;
+    std::memcpy(&length, data_ + offset, 4);
+    std::memcpy(&kind, data_ + offset + 4, 4);
+    const size_t to_end = capacity_ - offset;
+    if (kind == internal::kPad) {
+      if (kRecordHeaderBytes + length != to_end) return Corrupt("pad", length, kind);
+      tail_ += to_end;
+      control_->tail.store(tail_, std::memory_order_release);
+      continue;
+    }
+    const size_t size = internal::Align8(kRecordHeaderBytes + length);
+    if (kind != internal::kData || length > capacity_ / 4 || size > to_end ||
+        size > cached_head_ - tail_) {
+      return Corrupt("record", length, kind);
+    }
+    deliver(std::span<const std::byte>(data_ + offset + kRecordHeaderBytes, length));
+    tail_ += size;
+    control_->tail.store(tail_, std::memory_order_release);
+    ++delivered;
+  }
+  return delivered;
+}
+
+}  // namespace rft::transport::shm
+
+#endif  // RFT_TRANSPORT_SHM_SPSC_RING_H_
