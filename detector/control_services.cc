@@ -2,6 +2,7 @@
 // control messages by service id, reliable broadcasts of their kinds, timers, and work posted to
 // the control thread from other threads.
 #include <algorithm>
+#include <cstring>
 #include <future>
 #include <string>
 #include <utility>
@@ -186,8 +187,13 @@ void ControlPlane::Send(Rank to, ControlService service, uint8_t kind,
   auto ep = endpoints_->Get(to);
   if (!ep.ok()) return;  // failed: nothing to tell it
   auto* send = new ControlSend();
-  send->bytes.assign(encoded.begin(), encoded.end());
-  send->bytes.insert(send->bytes.end(), payload.begin(), payload.end());
+  // One resize and two copies: GCC 12 at -O2 reports a false -Warray-bounds inside
+  // vector::insert of the payload after the header.
+  send->bytes.resize(encoded.size() + payload.size());
+  std::memcpy(send->bytes.data(), encoded.data(), encoded.size());
+  if (!payload.empty()) {
+    std::memcpy(send->bytes.data() + encoded.size(), payload.data(), payload.size());
+  }
   ucp_request_param_t param;
   param.op_attr_mask =
       UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;

@@ -83,12 +83,37 @@ TEST_P(MeshTest, EveryPairStreamsBothProtocolsInOrder) {
   ASSERT_EQ(r.exit_status, 0) << r.Report();
   // More ranks than CPUs: waits must block in the event fd rather than spin.
   EXPECT_EQ(CountLines(r.output, "mesh ok n=" + std::to_string(n) +
-                                     " blocking=" + (n > UsableCpus() ? "1" : "0")),
+                                     " blocking=" + (n > UsableCpus() ? "1" : "0") + " "),
             n)
       << r.Report();
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, MeshTest, ::testing::Values(2, 4, 8));
+
+// Between processes of one node that use the same-node rendezvous, messages go through a ring
+// per ordered pair (docs/shm.md); with RFT_SHM_RINGS=n through UCX, and both keep the rules.
+TEST(DataPlaneTest, SameNodePeersUseRingsUnlessTurnedOff) {
+  for (const char* rings : {"y", "n"}) {
+    const auto r = RunWorker(4, {"mesh"}, {std::string("RFT_SHM_RINGS=") + rings});
+    ASSERT_EQ(r.exit_status, 0) << rings << "\n" << r.Report();
+    const bool on = std::string(rings) == "y";
+    // Rings go exactly where the same-node rendezvous goes (every peer here, unless the system
+    // forbids process_vm_readv: then none).
+    const int cma_everywhere = CountLines(r.output, "cma=3");
+    EXPECT_EQ(CountLines(r.output, on ? "rings=3 cma=3" : "rings=0 cma=3"), cma_everywhere)
+        << r.Report();
+    EXPECT_EQ(CountLines(r.output, "rings=0 cma=0"), 4 - cma_everywhere) << r.Report();
+  }
+  const auto r = RunWorker(2, {"rules"}, {"RFT_SHM_RINGS=n"});
+  ASSERT_EQ(r.exit_status, 0) << r.Report();
+}
+
+TEST(DataPlaneTest, ABadShmRingsValueIsRefusedByName) {
+  const auto r = RunWorker(1, {"rules"}, {"RFT_SHM_RINGS=maybe"});
+  EXPECT_NE(r.exit_status, 0) << r.Report();
+  EXPECT_NE(r.output.find("RFT_SHM_RINGS"), std::string::npos) << r.Report();
+  EXPECT_NE(r.output.find("maybe"), std::string::npos) << r.Report();
+}
 
 TEST(DataPlaneTest, APeersFailureCompletesItsOperationsAndSurvivorsGoOn) {
   const auto r = RunWorker(4, {"failure", "--victim", "2"}, {}, {"--ft"});

@@ -176,8 +176,18 @@ int Mesh(Bootstrap& job, DataPlane& plane) {
           "from " << source << " seq " << seq << ": corrupted content");
   }
   CHECK_OK(plane.Waitall(sends, {}));
-  std::printf("mesh ok n=%u blocking=%d\n", n,
-              plane.options().progress == transport::ProgressMode::kBlock ? 1 : 0);
+  // Which path carried them: a ring to every same-node peer of the same-node rendezvous, unless
+  // RFT_SHM_RINGS=n.
+  uint32_t rings = 0, cma = 0;
+  for (Rank peer = 0; peer < n; ++peer) {
+    if (peer == me) continue;
+    CHECK(!plane.UsesRingTo(peer) || plane.UsesCmaWith(peer),
+          "a ring to rank " << peer << ", which does not use the same-node rendezvous");
+    rings += plane.UsesRingTo(peer) ? 1 : 0;
+    cma += plane.UsesCmaWith(peer) ? 1 : 0;
+  }
+  std::printf("mesh ok n=%u blocking=%d rings=%u cma=%u\n", n,
+              plane.options().progress == transport::ProgressMode::kBlock ? 1 : 0, rings, cma);
   return 0;
 }
 

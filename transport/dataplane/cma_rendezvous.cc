@@ -184,6 +184,7 @@ void DataPlane::SendCmaDone(Rank source, const RendezvousDescriptor& descriptor,
   EncodeRendezvousDone({.cookie = descriptor.cookie, .sequence = descriptor.sequence},
                        std::span<std::byte, kRendezvousDoneSize>(
                            send->bytes.data() + kWireHeaderSize, kRendezvousDoneSize));
+  if (RingSendControl(source, send, send->bytes.size(), receive)) return;
   ucp_request_param_t param;
   param.op_attr_mask =
       UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;

@@ -2,6 +2,8 @@
 // side of the network is in active_message.cc, the completion calls in completion.cc.
 #include "transport/dataplane/data_plane.h"
 
+#include <poll.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -36,6 +38,9 @@ StatusOr<DataPlane::Options> DataPlane::OptionsFromConfig(const Bootstrap& job) 
   options.rendezvous = *rendezvous == "cma"   ? RendezvousProtocol::kCma
                        : *rendezvous == "ucx" ? RendezvousProtocol::kUcx
                                               : RendezvousProtocol::kAuto;
+  auto rings = config::GetBool("RFT_SHM_RINGS");
+  if (!rings.ok()) return rings.status();
+  options.shm_rings = *rings;
   return options;
 }
 
@@ -59,6 +64,8 @@ StatusOr<std::unique_ptr<DataPlane>> DataPlane::Create(Bootstrap* job, const Opt
 Status DataPlane::Start() {
   RFT_RETURN_IF_ERROR(reports_.Open());
   peer_pending_ = std::make_unique<IntrusiveList<PeerLink>[]>(size_);
+  ring_queue_ = std::make_unique<IntrusiveList<RingLink>[]>(size_);
+  ring_out_.resize(size_);
   failure_completed_.assign(size_, false);
   transport_failed_.assign(size_, false);
 
@@ -111,6 +118,7 @@ DataPlane::~DataPlane() {
     requests_.AbandonInUse();
   }
   if (has_truncating_datatype_) ucp_dt_destroy(truncating_datatype_);
+  CloseRings();
   for (int pidfd : pidfds_) {
     if (pidfd >= 0) close(pidfd);
   }
@@ -119,10 +127,11 @@ DataPlane::~DataPlane() {
 
 Status DataPlane::ExchangeAndConnect() {
   // What each rank publishes: its pid, flags (1: it takes part in the same-node rendezvous,
-  // 2: only its parent's descendants may read it) and its parent's pid, then its UCX worker
-  // address.
-  constexpr size_t kPrefix = 12;
-  constexpr uint32_t kCmaUsable = 1, kCmaParentOnly = 2;
+  // 2: only its parent's descendants may read it, 4: it sleeps when idle), its parent's pid,
+  // the descriptor of its segment of same-node rings (-1: none), their capacity and the
+  // descriptor of its wake-up eventfd (shm_path.cc), then its UCX worker address.
+  constexpr size_t kPrefix = 24;
+  constexpr uint32_t kCmaUsable = 1, kCmaParentOnly = 2, kBlocks = 4;
   uint32_t flags = 0;
   if (options_.rendezvous != RendezvousProtocol::kUcx) {
     const StatusOr<bool> probe = ProbeCma();
@@ -136,18 +145,33 @@ Status DataPlane::ExchangeAndConnect() {
       flags = kCmaUsable | (*probe ? kCmaParentOnly : 0);
     }
   }
+  if ((flags & kCmaUsable) != 0) RFT_RETURN_IF_ERROR(CreateRingSegment());
+  if (options_.progress == ProgressMode::kBlock) flags |= kBlocks;
   const std::span<const std::byte> address = worker_->address();
   std::vector<std::byte> mine(kPrefix + address.size());
   const uint32_t pid = static_cast<uint32_t>(getpid());
   const uint32_t parent = static_cast<uint32_t>(getppid());
+  const int32_t ring_fd = ring_fd_;
+  const uint32_t ring_capacity = static_cast<uint32_t>(ring_capacity_);
+  const int32_t wake_fd = reports_.fd();
   std::memcpy(mine.data(), &pid, 4);
   std::memcpy(mine.data() + 4, &flags, 4);
   std::memcpy(mine.data() + 8, &parent, 4);
+  std::memcpy(mine.data() + 12, &ring_fd, 4);
+  std::memcpy(mine.data() + 16, &ring_capacity, 4);
+  std::memcpy(mine.data() + 20, &wake_fd, 4);
   std::memcpy(mine.data() + kPrefix, address.data(), address.size());
   auto published = job_->ExchangeLive("rft.dataplane", mine);
   if (!published.ok()) return published.status();
 
   std::vector<std::vector<std::byte>> addresses(size_);
+  struct RingOffer {
+    int32_t fd = -1;
+    uint32_t capacity = 0;
+    int32_t wake_fd = -1;
+    bool blocks = false;
+  };
+  std::vector<RingOffer> ring_offers(size_);
   cma_peers_.assign(size_, 0);
   pids_.assign(size_, 0);
   pidfds_.assign(size_, -1);
@@ -163,6 +187,10 @@ Status DataPlane::ExchangeAndConnect() {
     std::memcpy(&their_pid, theirs.data(), 4);
     std::memcpy(&their_flags, theirs.data() + 4, 4);
     std::memcpy(&their_parent, theirs.data() + 8, 4);
+    std::memcpy(&ring_offers[r].fd, theirs.data() + 12, 4);
+    std::memcpy(&ring_offers[r].capacity, theirs.data() + 16, 4);
+    std::memcpy(&ring_offers[r].wake_fd, theirs.data() + 20, 4);
+    ring_offers[r].blocks = (their_flags & kBlocks) != 0;
     pids_[r] = static_cast<pid_t>(their_pid);
     // Both ends must be able to use it and share a node (the launcher says which ranks do);
     // where Yama lets only a parent's descendants read, both must have the same parent.
@@ -186,6 +214,13 @@ Status DataPlane::ExchangeAndConnect() {
       ucx::EndpointTable::Create(worker_.get(), rank_, std::move(addresses), this, table_options);
   if (!table.ok()) return table.status();
   endpoints_ = std::move(*table);
+  // Rings go one way each: this process writes into a peer's ring when it can map it, whatever
+  // the peer does the other way (order is kept per direction).
+  for (Rank r = 0; r < size_; ++r) {
+    if (r == rank_ || !cma_peers_[r] || published->missing.Contains(r)) continue;
+    const RingOffer& offer = ring_offers[r];
+    AttachRingTo(r, offer.fd, offer.capacity, offer.wake_fd, offer.blocks);
+  }
   // Both: this plane must fail them whether or not the registry already knew (then it would
   // not dispatch them again, and this plane may not be listening yet).
   for (Rank r : published->missing) {
@@ -313,6 +348,20 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
                    cma ? MessageType::kRendezvousRequest : MessageType::kEager,
                    cma ? kRendezvousDescriptorSize : bytes,
                    std::span<std::byte, kWireHeaderSize>(request->header.data(), kWireHeaderSize));
+  if (ring_out_[dest] != nullptr) {
+    // A same-node peer with a ring: everything to it goes there, in order (shm_path.cc).
+    if (cma) {
+      EncodeCmaRequest(request);
+      RingSend(request,
+               std::span<const std::byte>(request->header.data(),
+                                          kWireHeaderSize + kRendezvousDescriptorSize),
+               {});
+    } else {
+      RingSend(request, std::span<const std::byte>(request->header.data(), kWireHeaderSize),
+               std::span<const std::byte>(static_cast<const std::byte*>(buffer), bytes));
+    }
+    return Status::Ok();
+  }
 
   ucp_request_param_t param;
   param.op_attr_mask =
@@ -459,6 +508,12 @@ bool DataPlane::SendNow(const void* buffer, size_t bytes, Rank dest, int32_t tag
   alignas(8) std::array<std::byte, kWireHeaderSize + kInlinePayloadMax> message;
   EncodeDataHeader(*context, context_id, tag, MessageType::kEager, bytes,
                    std::span<std::byte, kWireHeaderSize>(message.data(), kWireHeaderSize));
+  if (ring_out_[dest] != nullptr) {
+    // Behind anything queued for it, or not at all (Isend then queues it, in order).
+    return ring_queue_[dest].empty() &&
+           RingWrite(dest, std::span<const std::byte>(message.data(), kWireHeaderSize),
+                     std::span<const std::byte>(static_cast<const std::byte*>(buffer), bytes));
+  }
   if (bytes > 0) std::memcpy(message.data() + kWireHeaderSize, buffer, bytes);
   ucp_request_param_t param;
   param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
@@ -495,15 +550,48 @@ Status DataPlane::Recv(void* buffer, size_t capacity, Rank source, int32_t tag, 
 unsigned DataPlane::Progress() {
   // One pass, not UcxWorker::Progress()'s drain: a wait checks its request after every pass,
   // and the drain's extra empty pass was measurable in the 8-byte latency.
-  const unsigned events = ucp_worker_progress(worker_->get());
+  unsigned events = ucp_worker_progress(worker_->get());
+  if (!rings_in_.empty()) events += ProgressRings();
   if (reports_.HasItems()) ProcessNotices();
   return events;
 }
 
 Status DataPlane::Idle(int timeout_ms) {
   if (options_.progress == ProgressMode::kPoll) return Status::Ok();
-  RFT_RETURN_IF_ERROR(worker_->WaitForEvents(timeout_ms, reports_.fd()));
+  if (rings_in_.empty()) {
+    RFT_RETURN_IF_ERROR(worker_->WaitForEvents(timeout_ms, reports_.fd()));
+    reports_.ClearWakeups();
+    return Status::Ok();
+  }
+  if (!ring_backlog_.empty()) {
+    // Sends wait for room in a peer's ring, and nothing wakes this process when the peer makes
+    // room: yield the core instead of sleeping.
+    sched_yield();
+    return Status::Ok();
+  }
+  // A reply often comes within microseconds: look at the rings for a moment before paying for
+  // a sleep and the writer's wake-up.
+  const int64_t spin_until = MonotonicNanos() + kIdleSpinNs;
+  do {
+    for (shm::RingReader& ring : rings_in_) {
+      if (ring.HasData()) return Status::Ok();
+    }
+  } while (MonotonicNanos() < spin_until);
+  // UCX first: arming fails when it has events pending (then no sleep). Only then are writers
+  // told to wake this process, so that they pay for the wake-up only while it really sleeps.
+  const ucs_status_t armed = ucp_worker_arm(worker_->get());
+  if (armed == UCS_ERR_BUSY) return Status::Ok();
+  if (armed != UCS_OK)
+    return OtherError(std::string("ucp_worker_arm: ") + ucs_status_string(armed));
+  if (!PrepareToSleep()) return Status::Ok();  // a ring holds a message: no sleep
+  pollfd fds[2] = {{worker_->event_fd(), POLLIN, 0}, {reports_.fd(), POLLIN, 0}};
+  const int ready = poll(fds, 2, timeout_ms);
+  const int error = errno;
+  Awake();
   reports_.ClearWakeups();
+  if (ready < 0 && error != EINTR) {
+    return OtherError(std::string("poll in the data plane's idle wait: ") + std::strerror(error));
+  }
   return Status::Ok();
 }
 
@@ -520,7 +608,10 @@ void DataPlane::OnPeerFailed(Rank rank, const Status& why) {
 }
 
 void DataPlane::DrainTransport() {
-  for (int pass = 0; pass < kDrainPasses && ucp_worker_progress(worker_->get()) > 0; ++pass) {
+  for (int pass = 0; pass < kDrainPasses; ++pass) {
+    unsigned events = ucp_worker_progress(worker_->get());
+    if (!rings_in_.empty()) events += ProgressRings();
+    if (events == 0) break;
   }
 }
 
@@ -549,6 +640,7 @@ void DataPlane::FailPeer(Rank rank) {
   failing_peer_ = true;
   failure_completed_[rank] = true;
   endpoints_->MarkFailed(rank);
+  DropRingQueue(rank);  // what waited for room in its ring: completed below
   // Everything that depended on `rank` completes with PROC_FAILED. An operation UCX still runs
   // (a rendezvous fetch into the receive buffer, a rendezvous send reading the send buffer)
   // goes back to the caller only once UCX called back: fragments the dead peer sent before

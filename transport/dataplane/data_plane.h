@@ -30,6 +30,7 @@
 #include <ucp/api/ucp.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -47,6 +48,7 @@
 #include "transport/matching/matching_queue.h"
 #include "transport/pool/buffer_pool.h"
 #include "transport/pool/object_pool.h"
+#include "transport/shm/spsc_ring.h"
 #include "transport/ucx/endpoint_table.h"
 #include "transport/ucx/ucx_worker.h"
 #include "transport/wire/rendezvous.h"
@@ -72,6 +74,9 @@ class DataPlane : private ucx::PeerFailureSink {
     size_t eager_limit = 8192;
     ProgressMode progress = ProgressMode::kPoll;
     RendezvousProtocol rendezvous = RendezvousProtocol::kAuto;
+    // Same-node peers that use the same-node rendezvous get every message through a ring per
+    // ordered pair in shared memory instead of UCX (RFT_SHM_RINGS; shm_path.cc, docs/shm.md).
+    bool shm_rings = true;
     // Context ids are below this (the API layer allocates them densely); messages for a
     // larger id are dropped and counted.
     uint32_t max_contexts = 65536;
@@ -101,6 +106,8 @@ class DataPlane : private ucx::PeerFailureSink {
   const Options& options() const { return options_; }
   // Whether large messages to and from `peer` use the same-node (CMA) rendezvous.
   bool UsesCmaWith(Rank peer) const { return peer < size_ && cma_peers_[peer]; }
+  // Whether messages to `peer` go through a same-node ring (docs/shm.md).
+  bool UsesRingTo(Rank peer) const { return peer < size_ && ring_out_[peer] != nullptr; }
 
   // Starts sending `bytes` bytes at `buffer` to `dest` with `tag` (>= 0) in `context_id`. The
   // buffer must stay untouched until the request completes. A failed `dest` gives a request
@@ -234,6 +241,8 @@ class DataPlane : private ucx::PeerFailureSink {
   // sent it (UCX 1.13 does not copy what it is given).
   struct ControlSend {
     DataPlane* plane = nullptr;
+    RingLink ring_link;  // on a peer's ring queue, waiting for room (control = this)
+    size_t length = 0;   // the bytes of `bytes` a ring queue writes
     // A same-node receive that completes when this done message has left (its outcome is in
     // its status): a receiver that stops progressing after its receive (a launcher fence, a
     // computation) would otherwise hold the sender's send for as long.
@@ -375,6 +384,33 @@ class DataPlane : private ucx::PeerFailureSink {
   // Ends the current life of `context` (the purge above).
   void RevokeLife(uint32_t context_id, Context* context);
 
+  // Same-node rings (shm_path.cc). Creates this process's segment of incoming rings.
+  Status CreateRingSegment();
+  // Maps `peer`'s segment (its memfd `fd` through pidfd_getfd) and writes into the ring it keeps
+  // for this process from now on; false (and UCX stays) when that cannot be done.
+  bool AttachRingTo(Rank peer, int fd, uint32_t capacity, int wake_fd, bool blocks);
+  // Writes `first` + `second` into `peer`'s ring now, waking it if it sleeps; false when full.
+  bool RingWrite(Rank peer, std::span<const std::byte> first, std::span<const std::byte> second);
+  // A send to a ring peer: written now or queued behind what waits already.
+  void RingSend(Request* request, std::span<const std::byte> first,
+                std::span<const std::byte> second);
+  // The same for a control message; false if `peer` takes no ring (UCX then).
+  bool RingSendControl(Rank peer, ControlSend* send, size_t bytes, Request* receive);
+  // What a queued control message does once written (or once its peer failed).
+  void FinishControlSend(ControlSend* send);
+  // Writes what the ring queues hold while there is room; delivers what the incoming rings
+  // hold. The number of messages delivered.
+  unsigned ProgressRings();
+  void FlushRingQueues();
+  // Drops `peer`'s ring queue (it failed): control messages finish, sends stay linked to the
+  // peer for FailPeer.
+  void DropRingQueue(Rank peer);
+  // Idle in block mode: tells writers to wake this process; false (and nothing to undo) when a
+  // ring holds a message already. Awake() after the sleep.
+  bool PrepareToSleep();
+  void Awake();
+  void CloseRings();
+
   // Waits until `ready()` or the deadline; progresses (and sleeps in block mode) meanwhile.
   template <class Ready>
   Status WaitUntil(Ready&& ready, Deadline deadline, const char* what);
@@ -402,6 +438,27 @@ class DataPlane : private ucx::PeerFailureSink {
   // by pid alone could reach another process that reused the number after the peer died.
   std::vector<int> pidfds_;
   uint64_t cma_sequence_ = 0;
+  // Same-node rings. This process's segment (a memfd): a control page (whether it sleeps), then
+  // one incoming ring per rank of the node at ring_stride_ apart, indexed as local_peers().
+  struct RingPeer {
+    std::unique_ptr<shm::RingWriter> writer;
+    void* mapping = nullptr;  // the ring in the peer's segment
+    size_t mapping_bytes = 0;
+    std::atomic<uint32_t>* sleeping = nullptr;  // the peer's flag, when it blocks
+    void* control_mapping = nullptr;
+    int wake_fd = -1;  // the peer's wake-up eventfd (pidfd_getfd)
+  };
+  int ring_fd_ = -1;
+  void* ring_segment_ = nullptr;
+  size_t ring_segment_bytes_ = 0;
+  size_t ring_capacity_ = 0;
+  size_t ring_stride_ = 0;
+  std::vector<std::unique_ptr<RingPeer>> ring_out_;        // [rank]: nullptr unless it takes a ring
+  std::vector<shm::RingReader> rings_in_;                  // from each other rank of the node
+  std::unique_ptr<IntrusiveList<RingLink>[]> ring_queue_;  // [rank]: writes waiting for room
+  std::vector<Rank> ring_backlog_;                         // ranks whose queue is not empty
+  // How long Idle looks at the rings before it sleeps (block mode).
+  static constexpr int64_t kIdleSpinNs = 3'000;
   ObjectPool<Request> requests_;
   ObjectPool<Unexpected> unexpected_;
   ObjectPool<ControlSend> control_sends_;

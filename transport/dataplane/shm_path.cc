@@ -1,0 +1,301 @@
+// The data plane's same-node rings (docs/shm.md): to a peer of this node that uses the same-node
+// rendezvous, every data-plane message (eager data, rendezvous request and done, revoke notice)
+// is written into a ring that this process alone writes and that peer alone reads, instead of
+// UCX's shared FIFO, which a writer killed mid-copy blocks for every peer. A message that finds
+// its ring full waits in that peer's queue, in order; what follows it to that peer waits behind.
+//
+// Each process's segment is a memfd: a control page (whether the process sleeps in Idle), then
+// one incoming ring per rank of the node. Peers map it through pidfd_getfd on the descriptor
+// number it published (the same permission as the same-node rendezvous's process_vm_readv, and
+// nothing in the file system to leak when a process is killed). A peer that blocks (Idle
+// sleeps) is woken through its data plane's eventfd, also taken with pidfd_getfd.
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "base/log.h"
+#include "transport/dataplane/data_plane.h"
+#include "transport/dataplane/data_plane_internal.h"
+
+namespace rft::transport {
+namespace {
+
+constexpr size_t kPage = 4096;
+constexpr size_t kMinRingCapacity = 64 * 1024;
+
+// The control page's first line: written by its owner only.
+struct RingSegmentControl {
+  alignas(64) std::atomic<uint32_t> sleeping;
+};
+
+size_t RoundUpToPage(size_t n) { return (n + kPage - 1) / kPage * kPage; }
+
+}  // namespace
+
+Status DataPlane::CreateRingSegment() {
+  const RankSet& local = job_->local_peers();
+  if (!options_.shm_rings || local.size() < 2) return Status::Ok();
+  // A quarter of the ring must take the largest message: an eager one with its header.
+  size_t capacity = kMinRingCapacity;
+  while (capacity / 4 < kWireHeaderSize + std::max(options_.eager_limit, kInlinePayloadMax)) {
+    capacity *= 2;
+  }
+  if (!shm::CheckRingCapacity(capacity).ok()) {
+    RFT_LOG_INFO("no same-node rings: RFT_EAGER_LIMIT of %zu bytes needs rings of %zu bytes",
+                 options_.eager_limit, capacity);
+    return Status::Ok();
+  }
+  const size_t stride = RoundUpToPage(shm::RingBytes(capacity));
+  const size_t bytes = kPage + local.size() * stride;
+  const int fd = static_cast<int>(syscall(SYS_memfd_create, "rft-rings", MFD_CLOEXEC));
+  if (fd < 0) {
+    RFT_LOG_INFO("no same-node rings: memfd_create: %s", std::strerror(errno));
+    return Status::Ok();
+  }
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    RFT_LOG_INFO("no same-node rings: ftruncate(%zu): %s", bytes, std::strerror(errno));
+    close(fd);
+    return Status::Ok();
+  }
+  void* segment = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (segment == MAP_FAILED) {
+    RFT_LOG_INFO("no same-node rings: mmap of %zu bytes: %s", bytes, std::strerror(errno));
+    close(fd);
+    return Status::Ok();
+  }
+  ring_fd_ = fd;
+  ring_segment_ = segment;
+  ring_segment_bytes_ = bytes;
+  ring_capacity_ = capacity;
+  ring_stride_ = stride;
+  new (segment) RingSegmentControl{};
+  // The kernel zeroed the file: every ring starts empty.
+  for (Rank peer : local) {
+    if (peer == rank_) continue;
+    const size_t index = local.IndexOf(peer).value();
+    rings_in_.emplace_back(static_cast<std::byte*>(segment) + kPage + index * stride, capacity);
+  }
+  return Status::Ok();
+}
+
+bool DataPlane::AttachRingTo(Rank peer, int fd, uint32_t capacity, int wake_fd, bool blocks) {
+  if (ring_segment_ == nullptr || fd < 0 || pidfds_[peer] < 0 ||
+      !shm::CheckRingCapacity(capacity).ok() ||
+      capacity / 4 < kWireHeaderSize + std::max(options_.eager_limit, kInlinePayloadMax)) {
+    return false;
+  }
+  const std::optional<size_t> index = job_->local_peers().IndexOf(rank_);
+  if (!index.has_value()) return false;
+  const int mine = static_cast<int>(syscall(SYS_pidfd_getfd, pidfds_[peer], fd, 0));
+  if (mine < 0) {
+    RFT_LOG_INFO("no same-node ring to rank %u: pidfd_getfd: %s", peer, std::strerror(errno));
+    return false;
+  }
+  const size_t stride = RoundUpToPage(shm::RingBytes(capacity));
+  void* ring = mmap(nullptr, stride, PROT_READ | PROT_WRITE, MAP_SHARED, mine,
+                    static_cast<off_t>(kPage + *index * stride));
+  void* control =
+      ring == MAP_FAILED ? MAP_FAILED : mmap(nullptr, kPage, PROT_READ, MAP_SHARED, mine, 0);
+  close(mine);  // the mappings keep the file
+  if (ring == MAP_FAILED || control == MAP_FAILED) {
+    RFT_LOG_INFO("no same-node ring to rank %u: mmap: %s", peer, std::strerror(errno));
+    if (ring != MAP_FAILED) munmap(ring, stride);
+    return false;
+  }
+  auto out = std::make_unique<RingPeer>();
+  out->writer = std::make_unique<shm::RingWriter>(ring, capacity);
+  out->mapping = ring;
+  out->mapping_bytes = stride;
+  out->control_mapping = control;
+  if (blocks) {
+    out->wake_fd = static_cast<int>(syscall(SYS_pidfd_getfd, pidfds_[peer], wake_fd, 0));
+    if (out->wake_fd < 0) {
+      RFT_LOG_INFO("no same-node ring to rank %u: its wake-up fd: %s", peer, std::strerror(errno));
+      munmap(ring, stride);
+      munmap(control, kPage);
+      return false;
+    }
+    out->sleeping = &static_cast<RingSegmentControl*>(control)->sleeping;
+  }
+  ring_out_[peer] = std::move(out);
+  return true;
+}
+
+bool DataPlane::RingWrite(Rank peer, std::span<const std::byte> first,
+                          std::span<const std::byte> second) {
+  RingPeer& out = *ring_out_[peer];
+  if (!out.writer->TryWrite(first, second)) return false;
+  if (out.sleeping != nullptr) {
+    // Against the peer's Idle: it sets its flag and then looks at its rings; this published and
+    // then looks at the flag. The fences make one of the two see the other.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (out.sleeping->load(std::memory_order_relaxed) != 0) {
+      const uint64_t one = 1;
+      [[maybe_unused]] const ssize_t n = write(out.wake_fd, &one, sizeof(one));
+    }
+  }
+  return true;
+}
+
+void DataPlane::RingSend(Request* request, std::span<const std::byte> first,
+                         std::span<const std::byte> second) {
+  const Rank peer = request->peer;
+  if (ring_queue_[peer].empty() && RingWrite(peer, first, second)) [[likely]] {
+    if (request->awaiting_cma_done) {
+      LinkToPeer(request, peer);  // the receiver's done message completes it
+    } else {
+      request->complete = true;  // copied out, as UCX's inline sends
+    }
+    return;
+  }
+  if (ring_queue_[peer].empty()) ring_backlog_.push_back(peer);
+  request->ring_queued = true;
+  request->ring_link.request = request;
+  request->ring_link.control = nullptr;
+  ring_queue_[peer].push_back(&request->ring_link);
+  LinkToPeer(request, peer);  // a failure of the peer completes it
+}
+
+bool DataPlane::RingSendControl(Rank peer, ControlSend* send, size_t bytes, Request* receive) {
+  if (!UsesRingTo(peer)) return false;
+  const std::span<const std::byte> message(send->bytes.data(), bytes);
+  if (ring_queue_[peer].empty() && RingWrite(peer, message, {})) {
+    if (receive != nullptr) Complete(receive, receive->status.error);
+    control_sends_.Release(send);
+    return true;
+  }
+  if (ring_queue_[peer].empty()) ring_backlog_.push_back(peer);
+  if (receive != nullptr) {
+    UnlinkFromPeer(receive);  // the done message owns it now, as when UCX queues it
+    send->receive = receive;
+  }
+  send->length = bytes;
+  send->ring_link.request = nullptr;
+  send->ring_link.control = send;
+  ring_queue_[peer].push_back(&send->ring_link);
+  return true;
+}
+
+void DataPlane::FinishControlSend(ControlSend* send) {
+  if (send->receive != nullptr) Complete(send->receive, send->receive->status.error);
+  control_sends_.Release(send);
+}
+
+void DataPlane::FlushRingQueues() {
+  for (size_t i = 0; i < ring_backlog_.size();) {
+    const Rank peer = ring_backlog_[i];
+    IntrusiveList<RingLink>& queue = ring_queue_[peer];
+    while (RingLink* link = queue.front()) {
+      bool written;
+      if (link->control != nullptr) {
+        auto* send = static_cast<ControlSend*>(link->control);
+        written = RingWrite(peer, std::span<const std::byte>(send->bytes.data(), send->length), {});
+        if (!written) break;
+        queue.erase(link);
+        FinishControlSend(send);
+        continue;
+      }
+      Request* request = link->request;
+      const bool cma = request->awaiting_cma_done;
+      written =
+          cma ? RingWrite(peer,
+                          std::span<const std::byte>(request->header.data(),
+                                                     kWireHeaderSize + kRendezvousDescriptorSize),
+                          {})
+              : RingWrite(peer, std::span<const std::byte>(request->header.data(), kWireHeaderSize),
+                          std::span<const std::byte>(static_cast<const std::byte*>(request->buffer),
+                                                     request->capacity));
+      if (!written) break;
+      queue.erase(link);
+      request->ring_queued = false;
+      if (!cma) Complete(request, RFT_SUCCESS);  // the done message completes a rendezvous
+    }
+    if (queue.empty()) {
+      ring_backlog_[i] = ring_backlog_.back();
+      ring_backlog_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+unsigned DataPlane::ProgressRings() {
+  if (!ring_backlog_.empty()) [[unlikely]]
+    FlushRingQueues();
+  unsigned delivered = 0;
+  for (shm::RingReader& ring : rings_in_) {
+    if (!ring.HasData()) [[likely]]
+      continue;
+    StatusOr<int> got = ring.Drain(64, [this](std::span<const std::byte> record) {
+      // The record is what a UCX active message with the header first carries: the same
+      // receive path (unexpected data is copied out, since the ring's space goes back).
+      ucp_am_recv_param_t param{};
+      param.recv_attr = 0;
+      OnActiveMessage(this, nullptr, 0, const_cast<std::byte*>(record.data()), record.size(),
+                      &param);
+    });
+    if (!got.ok()) {
+      // Only a writer that broke the format gets here: nothing more is read from it.
+      RFT_LOG_ERROR("same-node ring: %s", got.status().ToString().c_str());
+      continue;
+    }
+    delivered += static_cast<unsigned>(*got);
+  }
+  return delivered;
+}
+
+void DataPlane::DropRingQueue(Rank peer) {
+  if (ring_queue_ == nullptr || peer >= size_) return;
+  IntrusiveList<RingLink>& queue = ring_queue_[peer];
+  while (RingLink* link = queue.front()) {
+    queue.erase(link);
+    if (link->control != nullptr) {
+      FinishControlSend(static_cast<ControlSend*>(link->control));
+    } else {
+      link->request->ring_queued = false;  // still linked to the peer: FailPeer completes it
+    }
+  }
+  std::erase(ring_backlog_, peer);
+}
+
+bool DataPlane::PrepareToSleep() {
+  if (ring_segment_ == nullptr) return true;
+  auto* control = static_cast<RingSegmentControl*>(ring_segment_);
+  control->sleeping.store(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // against RingWrite's fence
+  for (shm::RingReader& ring : rings_in_) {
+    if (ring.HasData()) {
+      control->sleeping.store(0, std::memory_order_relaxed);
+      return false;
+    }
+  }
+  return true;
+}
+
+void DataPlane::Awake() {
+  if (ring_segment_ != nullptr) {
+    static_cast<RingSegmentControl*>(ring_segment_)->sleeping.store(0, std::memory_order_relaxed);
+  }
+}
+
+void DataPlane::CloseRings() {
+  for (auto& out : ring_out_) {
+    if (out == nullptr) continue;
+    out->writer.reset();
+    munmap(out->mapping, out->mapping_bytes);
+    munmap(out->control_mapping, kPage);
+    if (out->wake_fd >= 0) close(out->wake_fd);
+    out.reset();
+  }
+  rings_in_.clear();
+  if (ring_segment_ != nullptr) munmap(ring_segment_, ring_segment_bytes_);
+  ring_segment_ = nullptr;
+  if (ring_fd_ >= 0) close(ring_fd_);
+  ring_fd_ = -1;
+}
+
+}  // namespace rft::transport
