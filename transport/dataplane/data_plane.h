@@ -454,6 +454,7 @@ class DataPlane : private ucx::PeerFailureSink {
   size_t ring_capacity_ = 0;
   size_t ring_stride_ = 0;
   std::vector<std::unique_ptr<RingPeer>> ring_out_;        // [rank]: nullptr unless it takes a ring
+  std::vector<Rank> ring_in_ranks_;                        // the writer of each of rings_in_
   std::vector<shm::RingReader> rings_in_;                  // from each other rank of the node
   std::unique_ptr<IntrusiveList<RingLink>[]> ring_queue_;  // [rank]: writes waiting for room
   std::vector<Rank> ring_backlog_;                         // ranks whose queue is not empty

@@ -78,6 +78,7 @@ Status DataPlane::CreateRingSegment() {
     if (peer == rank_) continue;
     const size_t index = local.IndexOf(peer).value();
     rings_in_.emplace_back(static_cast<std::byte*>(segment) + kPage + index * stride, capacity);
+    ring_in_ranks_.push_back(peer);
   }
   return Status::Ok();
 }
@@ -227,7 +228,8 @@ unsigned DataPlane::ProgressRings() {
   if (!ring_backlog_.empty()) [[unlikely]]
     FlushRingQueues();
   unsigned delivered = 0;
-  for (shm::RingReader& ring : rings_in_) {
+  for (size_t i = 0; i < rings_in_.size(); ++i) {
+    shm::RingReader& ring = rings_in_[i];
     if (!ring.HasData()) [[likely]]
       continue;
     StatusOr<int> got = ring.Drain(64, [this](std::span<const std::byte> record) {
@@ -239,8 +241,15 @@ unsigned DataPlane::ProgressRings() {
                       &param);
     });
     if (!got.ok()) {
-      // Only a writer that broke the format gets here: nothing more is read from it.
-      RFT_LOG_ERROR("same-node ring: %s", got.status().ToString().c_str());
+      // Only a writer that broke the format gets here: nothing more is read from it, and it is
+      // failed (fail-stop), as a peer whose connection broke.
+      const Rank writer = ring_in_ranks_[i];
+      RFT_LOG_ERROR("same-node ring from rank %u: %s; rank %u is reported failed", writer,
+                    got.status().ToString().c_str(), writer);
+      rings_in_.erase(rings_in_.begin() + static_cast<std::ptrdiff_t>(i));
+      ring_in_ranks_.erase(ring_in_ranks_.begin() + static_cast<std::ptrdiff_t>(i));
+      --i;
+      Discovered(writer);
       continue;
     }
     delivered += static_cast<unsigned>(*got);
@@ -292,6 +301,7 @@ void DataPlane::CloseRings() {
     out.reset();
   }
   rings_in_.clear();
+  ring_in_ranks_.clear();
   if (ring_segment_ != nullptr) munmap(ring_segment_, ring_segment_bytes_);
   ring_segment_ = nullptr;
   if (ring_fd_ >= 0) close(ring_fd_);
