@@ -91,19 +91,16 @@ std::string CheckKnowledge(const Simulator& sim, int64_t bound) {
   return "";
 }
 
-// (a) + (b) without partitions: crashes and hangs reach every survivor within the bound, and no
-// running process is ever suspected.
-std::string CrashesAndHangs(uint64_t seed, Rank n) {
-  const SimOptions o = Options(seed, n);
-  Simulator sim(o);
-  std::mt19937_64 rng(seed * 7919 + n);
-  const size_t faults = 1 + rng() % std::min<Rank>(3, n - 1);
-  std::vector<Rank> ranks(n);
-  for (Rank r = 0; r < n; ++r) ranks[r] = r;
+// Crashes or hangs (a coin decides each) `faults` distinct random ranks at times drawn from
+// [from, from + span); returns the last fault's time.
+int64_t InjectCrashesAndHangs(Simulator& sim, std::mt19937_64& rng, size_t faults, int64_t from,
+                              int64_t span) {
+  std::vector<Rank> ranks(sim.size());
+  for (Rank r = 0; r < sim.size(); ++r) ranks[r] = r;
   std::shuffle(ranks.begin(), ranks.end(), rng);
   int64_t last = 0;
   for (size_t i = 0; i < faults; ++i) {
-    const int64_t at = 3 * kMs + static_cast<int64_t>(rng() % (40 * kMs));
+    const int64_t at = from + static_cast<int64_t>(rng() % static_cast<uint64_t>(span));
     last = std::max(last, at);
     if (rng() % 2) {
       sim.Crash(ranks[i], at);
@@ -111,18 +108,35 @@ std::string CrashesAndHangs(uint64_t seed, Rank n) {
       sim.Hang(ranks[i], at);
     }
   }
-  const int64_t bound = KnowledgeBound(o, faults);
-  if (!sim.RunUntilAllKnow(last + bound + 10 * kMs, kMs)) {
-    return "not every survivor knew every failure by the end of the run";
-  }
+  return last;
+}
+
+// The first suspicion of a process that was still running, described; empty if none.
+std::string FirstFalseSuspicion(const Simulator& sim) {
   for (const SuspicionRecord& s : sim.suspicions()) {
     if (s.suspect_running) {
       std::ostringstream why;
       why << "false suspicion: " << s.observer << " suspected running " << s.suspect << " at "
-          << s.at_ns << " ns after " << s.silence_ns / kUs << " us of silence";
+          << s.at_ns << " ns after " << s.silence_ns / kUs << " us of silence" << Describe(sim);
       return why.str();
     }
   }
+  return "";
+}
+
+// (a) + (b) without partitions: crashes and hangs reach every survivor within the bound, and no
+// running process is ever suspected.
+std::string CrashesAndHangs(uint64_t seed, Rank n) {
+  const SimOptions o = Options(seed, n);
+  Simulator sim(o);
+  std::mt19937_64 rng(seed * 7919 + n);
+  const size_t faults = 1 + rng() % std::min<Rank>(3, n - 1);
+  const int64_t last = InjectCrashesAndHangs(sim, rng, faults, 3 * kMs, 40 * kMs);
+  const int64_t bound = KnowledgeBound(o, faults);
+  if (!sim.RunUntilAllKnow(last + bound + 10 * kMs, kMs)) {
+    return "not every survivor knew every failure by the end of the run";
+  }
+  if (std::string why = FirstFalseSuspicion(sim); !why.empty()) return why;
   if (sim.failures().size() != faults) return "a rank failed that no fault was injected into";
   return CheckKnowledge(sim, bound);
 }
@@ -148,19 +162,7 @@ std::string SkewedStarts(uint64_t seed, Rank n) {
   Simulator sim(o);
   std::mt19937_64 rng(seed * 6700417 + n);
   const size_t faults = rng() % std::min<Rank>(3, n);  // none in a third of the runs at n = 2
-  std::vector<Rank> ranks(n);
-  for (Rank r = 0; r < n; ++r) ranks[r] = r;
-  std::shuffle(ranks.begin(), ranks.end(), rng);
-  int64_t last = 0;
-  for (size_t i = 0; i < faults; ++i) {
-    const int64_t at = static_cast<int64_t>(rng() % (kSkew + 40 * kMs));
-    last = std::max(last, at);
-    if (rng() % 2) {
-      sim.Crash(ranks[i], at);
-    } else {
-      sim.Hang(ranks[i], at);
-    }
-  }
+  const int64_t last = InjectCrashesAndHangs(sim, rng, faults, 0, kSkew + 40 * kMs);
   // A rank that fails before its first put is suspected only when its observer's first-word
   // window ends, and that observer may itself start kSkew late.
   const int64_t bound =
@@ -170,14 +172,7 @@ std::string SkewedStarts(uint64_t seed, Rank n) {
     return "not every survivor knew every failure by the end of the run";
   }
   sim.RunUntil(end);  // a failure-free run still goes on past every first-word timeout
-  for (const SuspicionRecord& s : sim.suspicions()) {
-    if (s.suspect_running) {
-      std::ostringstream why;
-      why << "false suspicion: " << s.observer << " suspected running " << s.suspect << " at "
-          << s.at_ns << " ns after " << s.silence_ns / kUs << " us of silence" << Describe(sim);
-      return why.str();
-    }
-  }
+  if (std::string why = FirstFalseSuspicion(sim); !why.empty()) return why;
   if (sim.failures().size() != faults) return "a rank failed that no fault was injected into";
   return CheckKnowledge(sim, bound);
 }
