@@ -51,9 +51,9 @@ void DetectorNode::OnTimer(int64_t now_ns, uint64_t slot_word, StarvationProbe& 
     ++first_word_ticks_;
   } else if (observed != kInvalidRank && silence >= timeout / 2 &&
              silence < kMaxStarvedTimeouts * timeout && probe.Starved(observed)) {
-    // Silent, but its control thread is runnable and waiting for a core (the node is loaded
-    // beyond its cores, or the hypervisor took the CPU): slow, not failed. A stopped or blocked
-    // thread is not excused, nor one starved for many timeouts.
+    // Silent, but a thread of it is runnable and waiting for a core (the node is loaded beyond
+    // its cores, or the hypervisor took the CPU) or in a page fault: slow, not failed. A process
+    // whose threads are all stopped or asleep is not excused, nor one starved for many timeouts.
     word = EncodeHeartbeatWord(observed, ++synthetic_counter_);
     ++starved_ticks_;
   }

@@ -13,8 +13,8 @@
 //   suspected.
 // - A process told that it was declared failed ends, unless it is already leaving.
 // - A farewell word in the slot means the observed process ended cleanly: its silence is fed to
-//   the ring as progress. A silent observed process whose control thread is runnable (starved of
-//   CPU, not hung) is excused the same way, from half a timeout of silence up to
+//   the ring as progress. A silent observed process with a thread runnable or in I/O (starved
+//   of CPU, not hung) is excused the same way, from half a timeout of silence up to
 //   kMaxStarvedTimeouts timeouts.
 // - Early in the run (Options::first_word_timeout_ns from Start), an observed process that has
 //   not put a word here yet is excused: the processes start their rings as each leaves the
@@ -64,8 +64,8 @@ struct EndSelf {
 using NodeAction = std::variant<PutHeartbeat, SendObserveRequest, SendBroadcast, DeliverBroadcast,
                                 ReportFailure, KillRank, EndSelf>;
 
-// Answers whether the control thread of a same-node process is runnable but not running. The
-// driver reads /proc; the simulator models it.
+// Answers whether a same-node process is delayed rather than hung: a thread of it runnable (not
+// running) or in an uninterruptible wait. The driver reads /proc; the simulator models it.
 class StarvationProbe {
  public:
   virtual bool Starved(Rank rank) = 0;
