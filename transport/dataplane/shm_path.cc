@@ -133,7 +133,7 @@ bool DataPlane::RingWrite(Rank peer, std::span<const std::byte> first,
   if (out.sleeping != nullptr) {
     // Against the peer's Idle: it sets its flag and then looks at its rings; this published and
     // then looks at the flag. The fences make one of the two see the other.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    shm::StoreLoadFence();
     if (out.sleeping->load(std::memory_order_relaxed) != 0) {
       const uint64_t one = 1;
       [[maybe_unused]] const ssize_t n = write(out.wake_fd, &one, sizeof(one));
@@ -275,7 +275,7 @@ bool DataPlane::PrepareToSleep() {
   if (ring_segment_ == nullptr) return true;
   auto* control = static_cast<RingSegmentControl*>(ring_segment_);
   control->sleeping.store(1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // against RingWrite's fence
+  shm::StoreLoadFence();  // against RingWrite's
   for (shm::RingReader& ring : rings_in_) {
     if (ring.HasData()) {
       control->sleeping.store(0, std::memory_order_relaxed);

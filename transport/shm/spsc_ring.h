@@ -45,6 +45,18 @@ inline constexpr size_t RingBytes(size_t capacity) { return kRingControlBytes + 
 // A power of two from 4 KiB to 1 GiB; RFT_ERR_ARG naming the value otherwise.
 Status CheckRingCapacity(size_t capacity);
 
+// A full barrier between a store and a later load (a Dekker handshake between two processes: a
+// writer publishes then reads the reader's "asleep" flag; the reader sets the flag then reads
+// the writer's head). GCC refuses std::atomic_thread_fence under -fsanitize=thread (-Wtsan),
+// and ThreadSanitizer sees one process anyway: there it is the __sync builtin's full barrier.
+inline void StoreLoadFence() {
+#if defined(__SANITIZE_THREAD__)
+  __sync_synchronize();
+#else
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
+
 namespace internal {
 
 enum RecordKind : uint32_t { kData = 0x52444154, kPad = 0x52504144 };  // "RDAT", "RPAD"
