@@ -211,8 +211,7 @@ void DataPlane::OnControlSendDone(void* ucx_request, ucs_status_t, void* user_da
   auto* send = static_cast<ControlSend*>(user_data);
   ucp_request_free(ucx_request);
   // The data was read whatever became of the message (a purge by the sender's failure too).
-  if (send->receive != nullptr) send->plane->Complete(send->receive, send->receive->status.error);
-  send->plane->control_sends_.Release(send);
+  send->plane->FinishControlSend(send);
 }
 
 void DataPlane::HandleCmaDone(const WireHeader& header, std::span<const std::byte> payload) {

@@ -2,7 +2,6 @@
 // side of the network is in active_message.cc, the completion calls in completion.cc.
 #include "transport/dataplane/data_plane.h"
 
-#include <poll.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -350,16 +349,8 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
                    std::span<std::byte, kWireHeaderSize>(request->header.data(), kWireHeaderSize));
   if (ring_out_[dest] != nullptr) {
     // A same-node peer with a ring: everything to it goes there, in order (shm_path.cc).
-    if (cma) {
-      EncodeCmaRequest(request);
-      RingSend(request,
-               std::span<const std::byte>(request->header.data(),
-                                          kWireHeaderSize + kRendezvousDescriptorSize),
-               {});
-    } else {
-      RingSend(request, std::span<const std::byte>(request->header.data(), kWireHeaderSize),
-               std::span<const std::byte>(static_cast<const std::byte*>(buffer), bytes));
-    }
+    if (cma) EncodeCmaRequest(request);
+    RingSend(request);
     return Status::Ok();
   }
 
@@ -558,11 +549,6 @@ unsigned DataPlane::Progress() {
 
 Status DataPlane::Idle(int timeout_ms) {
   if (options_.progress == ProgressMode::kPoll) return Status::Ok();
-  if (rings_in_.empty()) {
-    RFT_RETURN_IF_ERROR(worker_->WaitForEvents(timeout_ms, reports_.fd()));
-    reports_.ClearWakeups();
-    return Status::Ok();
-  }
   if (!ring_backlog_.empty()) {
     // Sends wait for room in a peer's ring, and nothing wakes this process when the peer makes
     // room: yield the core instead of sleeping.
@@ -571,28 +557,19 @@ Status DataPlane::Idle(int timeout_ms) {
   }
   // A reply often comes within microseconds: look at the rings for a moment before paying for
   // a sleep and the writer's wake-up.
-  const int64_t spin_until = MonotonicNanos() + kIdleSpinNs;
-  do {
-    for (shm::RingReader& ring : rings_in_) {
-      if (ring.HasData()) return Status::Ok();
-    }
-  } while (MonotonicNanos() < spin_until);
-  // UCX first: arming fails when it has events pending (then no sleep). Only then are writers
-  // told to wake this process, so that they pay for the wake-up only while it really sleeps.
-  const ucs_status_t armed = ucp_worker_arm(worker_->get());
-  if (armed == UCS_ERR_BUSY) return Status::Ok();
-  if (armed != UCS_OK)
-    return OtherError(std::string("ucp_worker_arm: ") + ucs_status_string(armed));
-  if (!PrepareToSleep()) return Status::Ok();  // a ring holds a message: no sleep
-  pollfd fds[2] = {{worker_->event_fd(), POLLIN, 0}, {reports_.fd(), POLLIN, 0}};
-  const int ready = poll(fds, 2, timeout_ms);
-  const int error = errno;
+  if (!rings_in_.empty()) {
+    const int64_t spin_until = MonotonicNanos() + kIdleSpinNs;
+    do {
+      if (AnyRingHasData()) return Status::Ok();
+    } while (MonotonicNanos() < spin_until);
+  }
+  // Writers are told to wake this process only once UCX is armed (arming fails when UCX has
+  // events pending: then no sleep), so that they pay for the wake-up only while it sleeps.
+  const Status slept =
+      worker_->WaitForEvents(timeout_ms, reports_.fd(), [this] { return PrepareToSleep(); });
   Awake();
   reports_.ClearWakeups();
-  if (ready < 0 && error != EINTR) {
-    return OtherError(std::string("poll in the data plane's idle wait: ") + std::strerror(error));
-  }
-  return Status::Ok();
+  return slept;
 }
 
 // ---- Failure completion ----

@@ -392,11 +392,13 @@ class DataPlane : private ucx::PeerFailureSink {
   // Writes `first` + `second` into `peer`'s ring now, waking it if it sleeps; false when full.
   bool RingWrite(Rank peer, std::span<const std::byte> first, std::span<const std::byte> second);
   // A send to a ring peer: written now or queued behind what waits already.
-  void RingSend(Request* request, std::span<const std::byte> first,
-                std::span<const std::byte> second);
+  void RingSend(Request* request);
+  // Writes `request`'s record (a rendezvous request, or an eager header and payload) now.
+  bool RingWriteSend(const Request& request);
   // The same for a control message; false if `peer` takes no ring (UCX then).
   bool RingSendControl(Rank peer, ControlSend* send, size_t bytes, Request* receive);
-  // What a queued control message does once written (or once its peer failed).
+  // What a control message does once it left (written, sent by UCX) or its peer failed: the
+  // receive it holds completes, and it goes back to the pool.
   void FinishControlSend(ControlSend* send);
   // Writes what the ring queues hold while there is room; delivers what the incoming rings
   // hold. The number of messages delivered.
@@ -409,6 +411,7 @@ class DataPlane : private ucx::PeerFailureSink {
   // ring holds a message already. Awake() after the sleep.
   bool PrepareToSleep();
   void Awake();
+  bool AnyRingHasData();
   void CloseRings();
 
   // Waits until `ready()` or the deadline; progresses (and sleeps in block mode) meanwhile.
@@ -452,7 +455,6 @@ class DataPlane : private ucx::PeerFailureSink {
   void* ring_segment_ = nullptr;
   size_t ring_segment_bytes_ = 0;
   size_t ring_capacity_ = 0;
-  size_t ring_stride_ = 0;
   std::vector<std::unique_ptr<RingPeer>> ring_out_;        // [rank]: nullptr unless it takes a ring
   std::vector<Rank> ring_in_ranks_;                        // the writer of each of rings_in_
   std::vector<shm::RingReader> rings_in_;                  // from each other rank of the node

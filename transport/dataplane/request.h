@@ -56,7 +56,7 @@ inline constexpr size_t kInlinePayloadMax = 224;
 struct Request {
   PostedReceive posted;        // a receive's node in its context's matching queue
   PeerLink peer_link;          // on peers_[peer].pending while the operation depends on that peer
-  RingLink ring_link;          // on the peer's ring queue while ring_queued
+  RingLink ring_link;          // on the peer's ring queue while it waits for room
   DataPlane* plane = nullptr;  // for UCX's completion callbacks
   RequestKind kind = RequestKind::kSend;
   bool complete = false;
@@ -72,8 +72,6 @@ struct Request {
   // A same-node rendezvous send waits for the receiver's done message (and its sequence
   // number, which tells this use of the request from earlier ones).
   bool awaiting_cma_done = false;
-  // Waiting in its peer's ring queue for room (shm_path.cc): not written yet.
-  bool ring_queued = false;
   uint64_t cma_sequence = 0;
   // A send still pending when its context was revoked: it completes with RFT_ERR_REVOKED once
   // the transport let go of its buffer (the receiver discards it, or had taken it).

@@ -71,7 +71,6 @@ Status DataPlane::CreateRingSegment() {
   ring_segment_ = segment;
   ring_segment_bytes_ = bytes;
   ring_capacity_ = capacity;
-  ring_stride_ = stride;
   new (segment) RingSegmentControl{};
   // The kernel zeroed the file: every ring starts empty.
   for (Rank peer : local) {
@@ -142,10 +141,21 @@ bool DataPlane::RingWrite(Rank peer, std::span<const std::byte> first,
   return true;
 }
 
-void DataPlane::RingSend(Request* request, std::span<const std::byte> first,
-                         std::span<const std::byte> second) {
+bool DataPlane::RingWriteSend(const Request& request) {
+  // A rendezvous request is its header and descriptor; an eager message its header and the
+  // caller's bytes.
+  const std::span<const std::byte> header(
+      request.header.data(),
+      request.awaiting_cma_done ? kWireHeaderSize + kRendezvousDescriptorSize : kWireHeaderSize);
+  if (request.awaiting_cma_done) return RingWrite(request.peer, header, {});
+  return RingWrite(
+      request.peer, header,
+      std::span<const std::byte>(static_cast<const std::byte*>(request.buffer), request.capacity));
+}
+
+void DataPlane::RingSend(Request* request) {
   const Rank peer = request->peer;
-  if (ring_queue_[peer].empty() && RingWrite(peer, first, second)) [[likely]] {
+  if (ring_queue_[peer].empty() && RingWriteSend(*request)) [[likely]] {
     if (request->awaiting_cma_done) {
       LinkToPeer(request, peer);  // the receiver's done message completes it
     } else {
@@ -154,7 +164,6 @@ void DataPlane::RingSend(Request* request, std::span<const std::byte> first,
     return;
   }
   if (ring_queue_[peer].empty()) ring_backlog_.push_back(peer);
-  request->ring_queued = true;
   request->ring_link.request = request;
   request->ring_link.control = nullptr;
   ring_queue_[peer].push_back(&request->ring_link);
@@ -165,8 +174,8 @@ bool DataPlane::RingSendControl(Rank peer, ControlSend* send, size_t bytes, Requ
   if (!UsesRingTo(peer)) return false;
   const std::span<const std::byte> message(send->bytes.data(), bytes);
   if (ring_queue_[peer].empty() && RingWrite(peer, message, {})) {
-    if (receive != nullptr) Complete(receive, receive->status.error);
-    control_sends_.Release(send);
+    send->receive = receive;
+    FinishControlSend(send);
     return true;
   }
   if (ring_queue_[peer].empty()) ring_backlog_.push_back(peer);
@@ -191,29 +200,20 @@ void DataPlane::FlushRingQueues() {
     const Rank peer = ring_backlog_[i];
     IntrusiveList<RingLink>& queue = ring_queue_[peer];
     while (RingLink* link = queue.front()) {
-      bool written;
       if (link->control != nullptr) {
         auto* send = static_cast<ControlSend*>(link->control);
-        written = RingWrite(peer, std::span<const std::byte>(send->bytes.data(), send->length), {});
-        if (!written) break;
+        if (!RingWrite(peer, std::span<const std::byte>(send->bytes.data(), send->length), {})) {
+          break;
+        }
         queue.erase(link);
         FinishControlSend(send);
         continue;
       }
       Request* request = link->request;
-      const bool cma = request->awaiting_cma_done;
-      written =
-          cma ? RingWrite(peer,
-                          std::span<const std::byte>(request->header.data(),
-                                                     kWireHeaderSize + kRendezvousDescriptorSize),
-                          {})
-              : RingWrite(peer, std::span<const std::byte>(request->header.data(), kWireHeaderSize),
-                          std::span<const std::byte>(static_cast<const std::byte*>(request->buffer),
-                                                     request->capacity));
-      if (!written) break;
+      if (!RingWriteSend(*request)) break;
       queue.erase(link);
-      request->ring_queued = false;
-      if (!cma) Complete(request, RFT_SUCCESS);  // the done message completes a rendezvous
+      // The done message completes a rendezvous.
+      if (!request->awaiting_cma_done) Complete(request, RFT_SUCCESS);
     }
     if (queue.empty()) {
       ring_backlog_[i] = ring_backlog_.back();
@@ -262,11 +262,8 @@ void DataPlane::DropRingQueue(Rank peer) {
   IntrusiveList<RingLink>& queue = ring_queue_[peer];
   while (RingLink* link = queue.front()) {
     queue.erase(link);
-    if (link->control != nullptr) {
-      FinishControlSend(static_cast<ControlSend*>(link->control));
-    } else {
-      link->request->ring_queued = false;  // still linked to the peer: FailPeer completes it
-    }
+    // A send stays linked to the peer: FailPeer completes it.
+    if (link->control != nullptr) FinishControlSend(static_cast<ControlSend*>(link->control));
   }
   std::erase(ring_backlog_, peer);
 }
@@ -276,13 +273,18 @@ bool DataPlane::PrepareToSleep() {
   auto* control = static_cast<RingSegmentControl*>(ring_segment_);
   control->sleeping.store(1, std::memory_order_relaxed);
   shm::StoreLoadFence();  // against RingWrite's
-  for (shm::RingReader& ring : rings_in_) {
-    if (ring.HasData()) {
-      control->sleeping.store(0, std::memory_order_relaxed);
-      return false;
-    }
+  if (AnyRingHasData()) {
+    control->sleeping.store(0, std::memory_order_relaxed);
+    return false;
   }
   return true;
+}
+
+bool DataPlane::AnyRingHasData() {
+  for (shm::RingReader& ring : rings_in_) {
+    if (ring.HasData()) return true;
+  }
+  return false;
 }
 
 void DataPlane::Awake() {

@@ -74,11 +74,13 @@ unsigned UcxWorker::Progress() {
   return total;
 }
 
-Status UcxWorker::WaitForEvents(int timeout_ms, int wake_fd) {
+Status UcxWorker::WaitForEvents(int timeout_ms, int wake_fd,
+                                const std::function<bool()>& before_sleep) {
   // Arming fails with UCS_ERR_BUSY when events are pending: the caller progresses them.
   const ucs_status_t status = ucp_worker_arm(worker_);
   if (status == UCS_ERR_BUSY) return Status::Ok();
   if (status != UCS_OK) return UcxError("ucp_worker_arm", status);
+  if (before_sleep && !before_sleep()) return Status::Ok();
   pollfd pfds[2] = {{event_fd_, POLLIN, 0}, {wake_fd, POLLIN, 0}};
   const int ready = poll(pfds, wake_fd >= 0 ? 2 : 1, timeout_ms);
   if (ready < 0 && errno != EINTR) {

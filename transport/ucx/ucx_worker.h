@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -70,8 +71,10 @@ class UcxWorker {
   // Sleeps until the worker has something to progress or `timeout_ms` passed (-1: no limit).
   // Returns at once when events are already pending. RFT_ERR_OTHER on a UCX failure.
   // `wake_fd` (optional) is polled too, so another thread can interrupt the sleep (the data
-  // plane's failure news); the caller drains it.
-  Status WaitForEvents(int timeout_ms, int wake_fd = -1);
+  // plane's failure news); the caller drains it. `before_sleep` (optional) runs once the
+  // worker is armed, just before the sleep; false skips the sleep (the caller has work).
+  Status WaitForEvents(int timeout_ms, int wake_fd = -1,
+                       const std::function<bool()>& before_sleep = nullptr);
 
  private:
   UcxWorker() = default;

@@ -1,7 +1,6 @@
 #include "transport/verbs/eager_channel.h"
 
 #include <endian.h>
-#include <fcntl.h>
 #include <poll.h>
 
 #include <algorithm>
@@ -91,10 +90,7 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   // its fd (WaitForCompletion) instead of polling; a caller that polls never arms it.
   c->completion_channel_ = ibv_create_comp_channel(context.pd()->context);
   if (c->completion_channel_ == nullptr) return CallFailed("ibv_create_comp_channel", errno);
-  const int flags = fcntl(c->completion_channel_->fd, F_GETFL);
-  if (flags < 0 || fcntl(c->completion_channel_->fd, F_SETFL, flags | O_NONBLOCK) != 0) {
-    return CallFailed("fcntl(O_NONBLOCK) on the completion channel", errno);
-  }
+  RFT_RETURN_IF_ERROR(SetNonBlocking(c->completion_channel_->fd, "the completion channel"));
   c->cq_ = ibv_create_cq(context.pd()->context, cq_entries, nullptr, c->completion_channel_, 0);
   if (c->cq_ == nullptr) {
     return CallFailed("ibv_create_cq (" + std::to_string(cq_entries) + " entries)", errno);

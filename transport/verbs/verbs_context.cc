@@ -29,6 +29,14 @@ ibv_context* OpenByName(const std::string& name) {
 
 }  // namespace
 
+Status SetNonBlocking(int fd, const std::string& what) {
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+    return CallFailed("fcntl(O_NONBLOCK) on " + what, errno);
+  }
+  return Status::Ok();
+}
+
 StatusOr<std::unique_ptr<VerbsContext>> VerbsContext::Open(const Endpoint& endpoint,
                                                            size_t buffer_size, int cq_entries) {
   std::unique_ptr<VerbsContext> c(new VerbsContext());
@@ -36,10 +44,7 @@ StatusOr<std::unique_ptr<VerbsContext>> VerbsContext::Open(const Endpoint& endpo
   c->context_ = OpenByName(endpoint.device);
   if (c->context_ == nullptr) return OtherError("cannot open RDMA device " + endpoint.device);
   // Asynchronous events are read by polling (ReadAsyncEvents), never waited for.
-  const int flags = fcntl(c->context_->async_fd, F_GETFL);
-  if (flags < 0 || fcntl(c->context_->async_fd, F_SETFL, flags | O_NONBLOCK) != 0) {
-    return CallFailed("fcntl(O_NONBLOCK) on the async event fd", errno);
-  }
+  RFT_RETURN_IF_ERROR(SetNonBlocking(c->context_->async_fd, "the async event fd"));
   if (int rc = ibv_query_port(c->context_, c->port_num(), &c->port_attr_); rc != 0) {
     return CallFailed("ibv_query_port", rc);
   }

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "base/status.h"
@@ -19,6 +20,10 @@
 #include "transport/verbs/device.h"
 
 namespace rft::verbs {
+
+// Makes `fd` (one of libibverbs' event descriptors, named `what` in the error) non-blocking:
+// the async event fd and completion channels are polled, never waited on in a read.
+Status SetNonBlocking(int fd, const std::string& what);
 
 class VerbsContext {
  public:
