@@ -37,8 +37,10 @@ using internal::kDetectorService;
 using internal::kObserveRequest;
 using internal::ServiceOfBroadcast;
 
-// The heartbeat slot's offset in this process's registered region.
+// The heartbeat slots' offsets in this process's registered region: the main one, and the one
+// hand-over puts go to while the job grows (HeartbeatRing, "Growth").
 constexpr uint64_t kSlotOffset = 0;
+constexpr uint64_t kHandoverSlotOffset = 8;
 constexpr size_t kRegionSize = 64;
 // The control thread's name, by which an observer on the same node finds it in /proc.
 constexpr char kControlThreadName[] = "rft-control";
@@ -415,10 +417,13 @@ void ControlPlane::HandleWork() {
 void ControlPlane::HandleTimer() {
   const int64_t now = MonotonicNanos();
   if (!node_.started() || now < node_.next_timer_ns()) return;
-  // The slot is written by the observed process's puts: read it as an atomic word.
+  // The slots are written by peers' puts: read them as atomic words.
+  auto read_slot = [&](uint64_t offset) {
+    return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(slots_->data() + offset))
+        .load(std::memory_order_acquire);
+  };
   const uint64_t word =
-      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(slots_->data() + kSlotOffset))
-          .load(std::memory_order_acquire);
+      node_.ChooseSlotWord(read_slot(kSlotOffset), read_slot(kHandoverSlotOffset));
   const size_t start = actions_.size();
   node_.OnTimer(now, word, *this, &actions_);
   Execute(start);
@@ -437,10 +442,11 @@ void ControlPlane::Execute(size_t start) {
   for (size_t i = start; i < actions_.size() && !tearing_down_; ++i) {
     const NodeAction action = actions_[i];  // a copy: the vector may grow meanwhile
     if (const auto* put = std::get_if<detector::PutHeartbeat>(&action)) {
-      PutHeartbeat(put->observer, put->word);
+      PutHeartbeat(put->observer, put->word, put->handover ? kHandoverSlotOffset : kSlotOffset);
     } else if (const auto* request = std::get_if<SendObserveRequest>(&action)) {
-      std::array<std::byte, 4> payload;
+      std::array<std::byte, 8> payload;
       StoreLittleEndian<uint32_t>(payload, 0, request->generation);
+      StoreLittleEndian<uint32_t>(payload, 4, request->size);
       Send(request->to, kDetectorService, kObserveRequest, payload);
     } else if (const auto* send = std::get_if<SendBroadcast>(&action)) {
       std::array<std::byte, kBroadcastMessageSize> payload;
@@ -471,7 +477,7 @@ bool ControlPlane::Starved(Rank rank) {
   return internal::AnyThreadRunnableOrInIo(pids_[rank]);
 }
 
-bool ControlPlane::PutHeartbeat(Rank observer, uint64_t word) {
+bool ControlPlane::PutHeartbeat(Rank observer, uint64_t word, uint64_t slot_offset) {
   if (observer >= size_ || endpoints_ == nullptr) return true;
   // The endpoint table may hold a peer failed that the registry does not: a departed peer's end
   // raised a transport error here, which the registry ignored. Its endpoint is closed (or about
@@ -499,7 +505,7 @@ bool ControlPlane::PutHeartbeat(Rank observer, uint64_t word) {
     }
     remote_[observer] = std::move(*region);
   }
-  auto posted = remote_[observer]->PostWord(kSlotOffset, word);
+  auto posted = remote_[observer]->PostWord(slot_offset, word);
   if (!posted.ok()) return true;
   if (*posted) heartbeats_put_.fetch_add(1, std::memory_order_relaxed);
   return *posted;
@@ -510,7 +516,7 @@ void ControlPlane::SayFarewell() {
   if (observer == kInvalidRank) return;
   // Bounded: a stopped observer must not hold up this process's end.
   const Deadline deadline = Deadline::After(std::chrono::milliseconds(20));
-  while (!PutHeartbeat(observer, node_.FarewellWord()) && !deadline.expired()) {
+  while (!PutHeartbeat(observer, node_.FarewellWord(), kSlotOffset) && !deadline.expired()) {
     worker_->Progress();
   }
   while (remote_[observer] != nullptr && remote_[observer]->word_in_flight() &&
@@ -579,9 +585,11 @@ void ControlPlane::HandleControlMessage(std::span<const std::byte> message) {
     return;
   }
   const size_t start = actions_.size();
-  if (kind == kObserveRequest && payload.size() == 4) {
+  if (kind == kObserveRequest && payload.size() == 8 &&
+      LoadLittleEndian<uint32_t>(payload, 4) - 1 <= kMaxRank) {
     const uint32_t generation = LoadLittleEndian<uint32_t>(payload, 0);
-    node_.OnObserveRequest(header.source, generation, MonotonicNanos(), &actions_);
+    const Rank requester_size = LoadLittleEndian<uint32_t>(payload, 4);
+    node_.OnObserveRequest(header.source, generation, requester_size, MonotonicNanos(), &actions_);
     Execute(start);
   } else if (kind == kDeparture && payload.empty()) {
     OnDeparture(header.source);

@@ -217,7 +217,7 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   void NoteLeaving();
   // False while an earlier put to `observer` is still in flight (try again after progress);
   // true once posted, or when there is nothing to put to.
-  bool PutHeartbeat(Rank observer, uint64_t word);
+  bool PutHeartbeat(Rank observer, uint64_t word, uint64_t slot_offset);
   // Tells the observer this process ends cleanly (a farewell word in its slot), so that its
   // silence is not taken for a failure while the others finish too.
   void SayFarewell();

@@ -17,7 +17,7 @@ inline constexpr unsigned kControlAmId = 2;
 inline constexpr transport::ControlService kDetectorService = transport::ControlService::kDetector;
 
 enum ControlSubtype : uint8_t {
-  kObserveRequest = 1,  // payload: generation, u32 little-endian
+  kObserveRequest = 1,  // payload: generation, the requester's job size; u32 little-endian
   kBroadcast = 2,       // payload: an encoded BroadcastMessage
   kDeparture = 3,       // no payload: the sender ends cleanly (control_departure.cc)
   kDepartureAck = 4,    // no payload: the departure was recorded

@@ -8,7 +8,7 @@ DetectorNode::DetectorNode(Rank self, Rank size, const Options& options)
 void DetectorNode::Start(int64_t now_ns) {
   if (ring_.has_value()) return;
   ring_.emplace(self_, broadcast_.size(), options_.heartbeat, now_ns);
-  started_ns_ = now_ns;
+  first_word_until_ns_ = now_ns + options_.first_word_timeout_ns;
 }
 
 int64_t DetectorNode::next_timer_ns() const {
@@ -17,6 +17,18 @@ int64_t DetectorNode::next_timer_ns() const {
 
 Rank DetectorNode::observer() const { return ring_.has_value() ? ring_->observer() : kInvalidRank; }
 
+uint64_t DetectorNode::ChooseSlotWord(uint64_t main_word, uint64_t handover_word) const {
+  const Rank observed = ring_.has_value() ? ring_->observed() : kInvalidRank;
+  const bool main_names = HeartbeatWordWriter(main_word) == observed;
+  const bool handover_names = HeartbeatWordWriter(handover_word) == observed;
+  if (!handover_names || observed == kInvalidRank) return main_word;
+  if (!main_names) return handover_word;
+  // Both from it: the later counter (modulo 2^32) is the fresher word.
+  const auto ahead =
+      static_cast<int32_t>(static_cast<uint32_t>(handover_word) - static_cast<uint32_t>(main_word));
+  return ahead > 0 ? handover_word : main_word;
+}
+
 void DetectorNode::OnTimer(int64_t now_ns, uint64_t slot_word, StarvationProbe& probe,
                            std::vector<NodeAction>* out) {
   if (!ring_.has_value() || now_ns < ring_->next_timer_ns()) return;
@@ -24,8 +36,8 @@ void DetectorNode::OnTimer(int64_t now_ns, uint64_t slot_word, StarvationProbe& 
     // What came before Start: the first tick is due at once after it.
     early_news_applied_ = true;
     for (Rank rank : failed_before_start_) ring_->OnFailure(rank, now_ns, &ring_out_);
-    for (const auto& [from, generation] : early_requests_) {
-      ring_->OnObserveRequest(from, generation, now_ns, &ring_out_);
+    for (const EarlyRequest& request : early_requests_) {
+      ring_->OnObserveRequest(request.from, request.generation, request.size, now_ns, &ring_out_);
     }
     early_requests_.clear();
     TakeRingActions(out);
@@ -44,9 +56,10 @@ void DetectorNode::OnTimer(int64_t now_ns, uint64_t slot_word, StarvationProbe& 
     // never suspects it (a later real put replaces the word and ends this).
     word = EncodeHeartbeatWord(observed, ++synthetic_counter_);
   } else if (observed != kInvalidRank && HeartbeatWordWriter(slot_word) != observed &&
-             now_ns - started_ns_ < options_.first_word_timeout_ns) {
-    // Not a word from it yet, early in the run: it may still be on its way out of the start-up
-    // fence (and will then answer an observe request sent to it meanwhile).
+             now_ns < first_word_until_ns_) {
+    // Not a word from it yet, early in the run or after a growth: it may still be on its way
+    // out of the start-up fence or the merge (and will then answer an observe request sent to
+    // it meanwhile).
     word = EncodeHeartbeatWord(observed, ++synthetic_counter_);
     ++first_word_ticks_;
   } else if (observed != kInvalidRank && silence >= timeout / 2 &&
@@ -61,16 +74,44 @@ void DetectorNode::OnTimer(int64_t now_ns, uint64_t slot_word, StarvationProbe& 
   TakeRingActions(out);
 }
 
-void DetectorNode::OnObserveRequest(Rank from, uint32_t generation, int64_t now_ns,
-                                    std::vector<NodeAction>* out) {
+void DetectorNode::OnObserveRequest(Rank from, uint32_t generation, Rank requester_size,
+                                    int64_t now_ns, std::vector<NodeAction>* out) {
+  if (requester_size > broadcast_.size()) {
+    // The requester grew already (or joined in the growth); this process has not yet. One
+    // kept per requester, the latest: a request replaces the same requester's earlier ones.
+    std::erase_if(requests_before_growth_, [&](const EarlyRequest& r) { return r.from == from; });
+    requests_before_growth_.push_back({from, generation, requester_size});
+    return;
+  }
   if (!ring_.has_value()) {
     // A peer that started first lost its observed process and asks this one, which is still
     // on its way out of the start-up fence: answered at Start.
-    early_requests_.push_back({from, generation});
+    early_requests_.push_back({from, generation, requester_size});
     return;
   }
-  ring_->OnObserveRequest(from, generation, now_ns, &ring_out_);
+  ring_->OnObserveRequest(from, generation, requester_size, now_ns, &ring_out_);
   TakeRingActions(out);
+}
+
+void DetectorNode::Grow(Rank new_size, int64_t now_ns, std::vector<NodeAction>* out) {
+  if (new_size == broadcast_.size()) return;
+  broadcast_.Grow(new_size, &broadcast_out_);
+  TakeBroadcastActions(out);
+  if (ring_.has_value()) {
+    ring_->Grow(new_size, now_ns, options_.first_word_timeout_ns, &ring_out_);
+    first_word_until_ns_ = now_ns + options_.first_word_timeout_ns;
+    TakeRingActions(out);
+  }
+  // What was about the new ranks, in the order it came: failures first, so that a request
+  // from a rank known failed meanwhile is refused.
+  auto failed = std::exchange(failed_beyond_size_, {});
+  for (const auto& [rank, source] : failed) {
+    OnFailure(rank, source, leaving_, now_ns, out);  // kept again if still beyond the size
+  }
+  auto requests = std::exchange(requests_before_growth_, {});
+  for (const EarlyRequest& request : requests) {
+    OnObserveRequest(request.from, request.generation, request.size, now_ns, out);
+  }
 }
 
 void DetectorNode::OnBroadcastMessage(Rank from, const BroadcastMessage& message,
@@ -87,7 +128,13 @@ bool DetectorNode::Broadcast(const BroadcastMessage& message, std::vector<NodeAc
 
 void DetectorNode::OnFailure(Rank rank, FailureSource source, bool while_leaving, int64_t now_ns,
                              std::vector<NodeAction>* out) {
-  if (rank == self_ || rank >= broadcast_.size()) return;
+  if (rank == self_) return;
+  if (rank >= broadcast_.size()) {
+    // A rank that joined in a growth this process has not made yet: its place in the ring and
+    // the broadcast graph comes with Grow.
+    failed_beyond_size_.emplace_back(rank, source);
+    return;
+  }
   const bool maybe_alive =
       source == FailureSource::kTransport || source == FailureSource::kApplication ||
       source == FailureSource::kAgreement || source == FailureSource::kDeadline;

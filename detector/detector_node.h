@@ -21,6 +21,12 @@
 //   start-up fence, and on a loaded node or in a large job one may leave it well after its
 //   observer. Observe requests and failures that come before Start are kept for the ring.
 //
+// - Growth (Grow: replacements join as new ranks): the ring and the broadcast grow; for the
+//   first-word window from then on, an observed process that has not put here yet is excused
+//   again, and the former observer keeps getting heartbeats (HeartbeatRing). Observe requests
+//   from a larger ring, and failures of ranks beyond the size, that come before this process
+//   grows are kept and applied when it does.
+//
 // The driver passes the time in, performs the actions in order and feeds back what the registry
 // records (OnFailure). Not thread-safe: one driver thread owns an instance.
 #ifndef RFT_DETECTOR_DETECTOR_NODE_H_
@@ -104,13 +110,18 @@ class DetectorNode {
   void OnTimer(int64_t now_ns, uint64_t slot_word, StarvationProbe& probe,
                std::vector<NodeAction>* out);
   // Messages from `from`.
-  void OnObserveRequest(Rank from, uint32_t generation, int64_t now_ns,
+  void OnObserveRequest(Rank from, uint32_t generation, Rank requester_size, int64_t now_ns,
                         std::vector<NodeAction>* out);
   void OnBroadcastMessage(Rank from, const BroadcastMessage& message, std::vector<NodeAction>* out);
   // The registry recorded `rank` as failed from `source`; `while_leaving`: this process was
   // already ending when the news came (judged then, not when the driver gets to it).
   void OnFailure(Rank rank, FailureSource source, bool while_leaving, int64_t now_ns,
                  std::vector<NodeAction>* out);
+  // Ranks [size(), new_size) join the job (see "Growth" above). Before Start, the ring starts
+  // at the new size. new_size below size() is a bug; equal is a no-op.
+  void Grow(Rank new_size, int64_t now_ns, std::vector<NodeAction>* out);
+  Rank size() const { return broadcast_.size(); }
+
   // Starts a broadcast of a revocation (or any non-failure message) from this process.
   bool Broadcast(const BroadcastMessage& message, std::vector<NodeAction>* out);
 
@@ -122,6 +133,10 @@ class DetectorNode {
   int64_t next_timer_ns() const;
   // The process this one puts its heartbeats to, or kInvalidRank (also before Start).
   Rank observer() const;
+  // Which of this process's two heartbeat slots to pass to OnTimer: the one whose word names the
+  // observed process (the hand-over slot holds words of a process that grew before this one
+  // did), the fresher of the two if both do, else the main one.
+  uint64_t ChooseSlotWord(uint64_t main_word, uint64_t handover_word) const;
   // The farewell this process puts to its observer as it ends cleanly.
   uint64_t FarewellWord() const { return EncodeHeartbeatWord(self_, kFarewellCounter); }
 
@@ -154,12 +169,22 @@ class DetectorNode {
   int64_t last_slot_change_ns_ = 0;
   uint64_t suspicions_ = 0;
   uint64_t starved_ticks_ = 0;
-  int64_t started_ns_ = 0;
+  // Until then an observed process without a word here is excused: Start or the latest Grow
+  // plus the first-word timeout.
+  int64_t first_word_until_ns_ = 0;
   uint64_t first_word_ticks_ = 0;
+  struct EarlyRequest {
+    Rank from;
+    uint32_t generation;
+    Rank size;
+  };
   // News for the ring that came before Start, given to it at the first tick.
-  std::vector<std::pair<Rank, uint32_t>> early_requests_;  // (from, generation)
+  std::vector<EarlyRequest> early_requests_;
   RankSet failed_before_start_;
   bool early_news_applied_ = false;
+  // News about ranks beyond the size, and requests from larger rings: applied at Grow.
+  std::vector<EarlyRequest> requests_before_growth_;
+  std::vector<std::pair<Rank, FailureSource>> failed_beyond_size_;
 };
 
 }  // namespace rft::detector

@@ -48,9 +48,9 @@ void HeartbeatRing::OnTimer(int64_t now_ns, uint64_t local_slot_word,
   }
   if (observer_ != kInvalidRank && now_ns >= next_put_ns_) PutNow(now_ns, out);
   if (observed_ == kInvalidRank) return;
-  if (local_slot_word != last_word_) {
+  if (HeartbeatWordWriter(local_slot_word) == observed_ && local_slot_word != last_word_) {
     last_word_ = local_slot_word;
-    if (HeartbeatWordWriter(local_slot_word) == observed_) grace_start_ns_ = now_ns;
+    grace_start_ns_ = now_ns;
   }
   if (now_ns - grace_start_ns_ >= config_.timeout_ns) {
     const Rank suspect = observed_;
@@ -92,13 +92,26 @@ void HeartbeatRing::RepairObserved(int64_t now_ns, std::vector<HeartbeatAction>*
   grace_start_ns_ = now_ns;
   if (observed_ == kInvalidRank) return;
   ++generation_;
-  out->push_back(SendObserveRequest{observed_, generation_});
+  out->push_back(SendObserveRequest{observed_, generation_, size_});
 }
 
-void HeartbeatRing::OnObserveRequest(Rank from, uint32_t generation, int64_t now_ns,
-                                     std::vector<HeartbeatAction>* out) {
+void HeartbeatRing::OnObserveRequest(Rank from, uint32_t generation, Rank requester_size,
+                                     int64_t now_ns, std::vector<HeartbeatAction>* out) {
+  RFT_CHECK(requester_size <= size_, "HeartbeatRing: an observe request from a larger ring");
   if (declared_failed_ || from >= size_ || from == self_ || failed_.Contains(from)) {
     ++stale_requests_;
+    return;
+  }
+  if (requester_size < size_ && observer_ != kInvalidRank &&
+      DistanceUp(from) > DistanceUp(requester_size)) {
+    // Made before the requester grew: the ranks that joined since lie between it and this
+    // process, and the first of them is this one's observer now. Served until the requester
+    // grows (within the window) and observes the last of them instead.
+    if (observer_ != from) {
+      former_observer_ = from;
+      handover_until_ns_ = now_ns + handover_ns_;
+      PutNow(now_ns, out);
+    }
     return;
   }
   if (observer_ != kInvalidRank) {
@@ -116,8 +129,49 @@ void HeartbeatRing::OnObserveRequest(Rank from, uint32_t generation, int64_t now
 
 void HeartbeatRing::PutNow(int64_t now_ns, std::vector<HeartbeatAction>* out) {
   ++counter_;
-  out->push_back(PutHeartbeat{observer_, EncodeHeartbeatWord(self_, counter_)});
+  const uint64_t word = EncodeHeartbeatWord(self_, counter_);
+  out->push_back(PutHeartbeat{observer_, word});
+  if (former_observer_ != kInvalidRank) {
+    if (now_ns < handover_until_ns_ && former_observer_ != observer_ &&
+        !failed_.Contains(former_observer_)) {
+      out->push_back(PutHeartbeat{former_observer_, word, /*handover=*/true});
+    } else {
+      former_observer_ = kInvalidRank;
+    }
+  }
   next_put_ns_ = now_ns + config_.period_ns;
+}
+
+void HeartbeatRing::Grow(Rank new_size, int64_t now_ns, int64_t handover_ns,
+                         std::vector<HeartbeatAction>* out) {
+  RFT_CHECK(new_size >= size_ && new_size - 1 <= kMaxRank,
+            "HeartbeatRing::Grow: the size only grows, up to kMaxRank + 1");
+  if (new_size == size_) return;
+  const Rank old_size = size_;
+  handover_ns_ = handover_ns;
+  // An edge crosses the wrap when going up from its writer passes old_size - 1; the new ranks
+  // then lie on it. With nobody else left (kInvalidRank) the ring simply forms again.
+  const bool observer_across = observer_ == kInvalidRank || observer_ <= self_;
+  const bool observed_across = observed_ == kInvalidRank || observed_ >= self_;
+  size_ = new_size;
+  if (declared_failed_) return;
+  if (observer_across) {
+    const Rank first_new = NextLiveRank(failed_, size_, old_size - 1);
+    if (first_new != self_ && first_new != observer_) {
+      former_observer_ = observer_;
+      handover_until_ns_ = now_ns + handover_ns;
+      observer_ = first_new;
+      observer_generation_ = 0;
+      PutNow(now_ns, out);
+    }
+  }
+  if (observed_across) {
+    const Rank last_new = PreviousLiveRank(failed_, size_, self_);
+    if (last_new != self_ && last_new != observed_) {
+      observed_ = last_new;
+      grace_start_ns_ = now_ns;
+    }
+  }
 }
 
 }  // namespace rft::detector

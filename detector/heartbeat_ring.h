@@ -12,8 +12,9 @@
 // Protocol rules (docs/detector.md, "Heartbeat ring"):
 // - Slot word: the writer's rank + 1 in the high 32 bits and a per-writer counter in the low 32
 //   (EncodeHeartbeatWord). The observer counts a change of the word as progress only when the
-//   word names the process it currently observes, so a late put from a former observed process
-//   is not taken for a sign of life of the new one. 0 means "never written".
+//   word names the process it currently observes and differs from the last word of that
+//   process seen, so a late put from a former observed process is not taken for a sign of life
+//   of the new one, nor an old word seen again after another writer's. 0 means "never written".
 // - Own jitter: a timer that fires more than 2η after the previous one means this process was
 //   not scheduled; that lateness (minus the one period that was due anyway) is added to the
 //   observed process's grace window instead of being held against it.
@@ -29,6 +30,15 @@
 //   the ranks between because they were declared failed, which this process may not know yet.
 // - A process that learns its observer failed moves on by itself to the next live rank after
 //   that observer, and puts a heartbeat to it at once.
+// - Growth (replacements join as new ranks [size, new_size), never in a failed rank's place):
+//   the new ranks sit on the ring between the highest live old rank and the lowest, so only the
+//   edge that wraps around changes. The process whose observer was across the wrap puts to the
+//   first new rank from then on, and keeps putting to its former observer for a hand-over
+//   window too (into that observer's second slot, which the driver reads beside the first): the
+//   processes grow one by one, and the former observer still watches it until it grows itself. The
+//   process whose observed process was across the wrap observes the last new rank from then on,
+//   with a fresh grace window (the node excuses a rank that has not put yet; DetectorNode). Every
+//   other edge stays.
 //
 // Not thread-safe: one driver thread owns an instance.
 #ifndef RFT_DETECTOR_HEARTBEAT_RING_H_
@@ -57,10 +67,13 @@ inline constexpr Rank HeartbeatWordWriter(uint64_t word) {
   return static_cast<Rank>((word >> 32) - 1);  // 0 - 1 wraps to kInvalidRank
 }
 
-// Put `word` into the heartbeat slot of `observer` (one-sided; no reply expected).
+// Put `word` into the heartbeat slot of `observer` (one-sided; no reply expected). A hand-over
+// put (see "Growth") goes to the observer's second slot, so that it never overwrites the word of
+// the process the observer watches after it grew.
 struct PutHeartbeat {
   Rank observer;
   uint64_t word;
+  bool handover = false;
   friend bool operator==(const PutHeartbeat&, const PutHeartbeat&) = default;
 };
 // Report `rank` to the failure registry: its observer saw no progress for δ.
@@ -69,9 +82,11 @@ struct Suspect {
   friend bool operator==(const Suspect&, const Suspect&) = default;
 };
 // Ask `to` to put its heartbeats to this process from now on (deliver with OnObserveRequest).
+// `size`: the job size the requester's ring knows (a growth reaches the processes one by one).
 struct SendObserveRequest {
   Rank to;
   uint32_t generation;
+  Rank size;
   friend bool operator==(const SendObserveRequest&, const SendObserveRequest&) = default;
 };
 using HeartbeatAction = std::variant<PutHeartbeat, Suspect, SendObserveRequest>;
@@ -97,10 +112,22 @@ class HeartbeatRing {
   // failed: the core goes silent for good (the driver is expected to exit).
   void OnFailure(Rank rank, int64_t now_ns, std::vector<HeartbeatAction>* out);
 
-  // `from` asks this process to put its heartbeats to it (see the acceptance rule above). An
-  // accepted request is answered with an immediate heartbeat.
-  void OnObserveRequest(Rank from, uint32_t generation, int64_t now_ns,
+  // `from`, whose ring knows `requester_size` ranks, asks this process to put its heartbeats to
+  // it (see the acceptance rule above). An accepted request is answered with an immediate
+  // heartbeat. A request made before the requester grew, across ranks that joined since, is
+  // served for the hand-over window beside the current observer (the requester grows soon and
+  // then observes a new rank). requester_size above size() is a bug: the driver keeps such a
+  // request until this process grows.
+  void OnObserveRequest(Rank from, uint32_t generation, Rank requester_size, int64_t now_ns,
                         std::vector<HeartbeatAction>* out);
+
+  // Ranks [size(), new_size) join as live (see "Growth" above); `handover_ns`: how long the
+  // former observer still gets this process's heartbeats when the observer changes. A rank of
+  // the new range known failed is fed with OnFailure afterwards. new_size below size() is a
+  // bug; equal is a no-op.
+  void Grow(Rank new_size, int64_t now_ns, int64_t handover_ns, std::vector<HeartbeatAction>* out);
+  // The former observer still served after a growth, or kInvalidRank.
+  Rank former_observer() const { return former_observer_; }
 
   // When OnTimer must be called next; kNoTimer when there is nothing to observe or to put
   // (size 1, every other rank failed, or this process declared failed). Changes after every
@@ -150,6 +177,10 @@ class HeartbeatRing {
   // Observed side: where this process puts.
   Rank observer_ = kInvalidRank;
   uint32_t observer_generation_ = 0;  // of the request that installed observer_, 0 if none
+  // After a growth moved the observer: the former one still gets every put until then.
+  Rank former_observer_ = kInvalidRank;
+  int64_t handover_until_ns_ = 0;
+  int64_t handover_ns_ = 0;  // the window of the latest growth
   uint32_t counter_ = 0;
   int64_t next_put_ns_ = 0;
 

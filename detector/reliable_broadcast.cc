@@ -79,10 +79,14 @@ StatusOr<BroadcastMessage> DecodeBroadcastMessage(std::span<const std::byte> in)
   return m;
 }
 
+namespace {
+uint32_t CeilLog2(Rank size) {
+  return size <= 1 ? 0 : static_cast<uint32_t>(std::bit_width(size - 1));
+}
+}  // namespace
+
 ReliableBroadcast::ReliableBroadcast(Rank self, Rank size)
-    : self_(self),
-      size_(size),
-      log2_size_(size <= 1 ? 0 : static_cast<uint32_t>(std::bit_width(size - 1))) {
+    : self_(self), size_(size), log2_size_(CeilLog2(size)) {
   RFT_CHECK(size >= 1 && size - 1 <= kMaxRank, "ReliableBroadcast: size out of range");
   RFT_CHECK(self < size, "ReliableBroadcast: self must be below size");
 }
@@ -195,6 +199,22 @@ void ReliableBroadcast::OnFailure(Rank rank, std::vector<BroadcastAction>* out) 
   for (const BroadcastMessage& m : log_) {
     if (next_is_new) out->push_back(SendBroadcast{next, m});
     if (previous_is_new) out->push_back(SendBroadcast{previous, m});
+  }
+}
+
+void ReliableBroadcast::Grow(Rank new_size, std::vector<BroadcastAction>* out) {
+  RFT_CHECK(new_size >= size_ && new_size - 1 <= kMaxRank,
+            "ReliableBroadcast::Grow: the size only grows, up to kMaxRank + 1");
+  if (new_size == size_) return;
+  std::vector<Rank> before;
+  AppendNeighbors(&before);
+  size_ = new_size;
+  log2_size_ = CeilLog2(new_size);
+  scratch_.clear();
+  AppendNeighbors(&scratch_);
+  for (Rank to : scratch_) {
+    if (std::binary_search(before.begin(), before.end(), to)) continue;
+    for (const BroadcastMessage& m : log_) out->push_back(SendBroadcast{to, m});
   }
 }
 

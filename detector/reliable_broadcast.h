@@ -91,6 +91,14 @@ class ReliableBroadcast {
   // that results (one that was not a neighbour already) is sent the whole log.
   void OnFailure(Rank rank, std::vector<BroadcastAction>* out);
 
+  // Ranks [size(), new_size) join the job (replacements for failed processes; a growth never
+  // revives a rank). The graph is recomputed over the new size; every neighbour this process
+  // did not have before is sent the whole log, so what was delivered here before the growth
+  // reaches the new ranks. Messages from ranks beyond the size are taken before the growth
+  // too: a new rank may broadcast before this process has grown. new_size below size() is a
+  // bug; equal is a no-op.
+  void Grow(Rank new_size, std::vector<BroadcastAction>* out);
+
   // Raises the current epoch of `context` (lowering is ignored: epochs only move forward).
   void SetContextEpoch(uint32_t context, uint32_t epoch);
   // 0 for a context never set.

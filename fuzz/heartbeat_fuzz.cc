@@ -4,13 +4,15 @@
 //
 // Input (FuzzedDataProvider): a job size, self, then a sequence of events: timer ticks with an
 // arbitrary slot word (sometimes a fresh word of the observed process), failures and observe
-// requests with arbitrary ranks and generations. Properties:
+// requests with arbitrary ranks, generations and requester sizes, and growths of the job.
+// Properties:
 // - HeartbeatWordWriter inverts EncodeHeartbeatWord for every writer <= kMaxRank and counter,
 //   and reads the never-written word 0 as kInvalidRank;
 // - a tick that shows a fresh word of the observed process never suspects it;
 // - every action targets a live rank of the job other than self; puts carry self's word with a
-//   strictly increasing counter; observe requests carry strictly increasing generations; nothing
-//   is suspected twice; observer() and observed() stay live ranks of the job or kInvalidRank.
+//   strictly increasing counter (a hand-over put repeats it, to the former observer); observe
+//   requests carry strictly increasing generations; nothing is suspected twice; observer() and
+//   observed() stay live ranks of the job or kInvalidRank.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstddef>
@@ -61,7 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckWord(in.ConsumeIntegral<uint64_t>(), in.ConsumeIntegral<Rank>(),
             in.ConsumeIntegral<uint32_t>());
 
-  const Rank n = in.ConsumeIntegralInRange<Rank>(1, 12);
+  Rank n = in.ConsumeIntegralInRange<Rank>(1, 12);
   const Rank self = in.ConsumeIntegralInRange<Rank>(0, n - 1);
   const HeartbeatConfig config{1000, 5000};
   int64_t now = in.ConsumeIntegralInRange<int64_t>(0, int64_t{1} << 40);
@@ -76,7 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     out.clear();
     const Rank observed_before = ring.observed();
     bool fresh_word_of_observed = false;
-    switch (in.ConsumeIntegralInRange<int>(0, 3)) {
+    switch (in.ConsumeIntegralInRange<int>(0, 4)) {
       case 0:
       case 1: {
         now += in.ConsumeIntegralInRange<int64_t>(0, 4 * config.timeout_ns);
@@ -96,16 +98,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 3: {
         const Rank from = in.ConsumeBool() ? in.ConsumeIntegral<Rank>()
                                            : in.ConsumeIntegralInRange<Rank>(0, n - 1);
-        ring.OnObserveRequest(from, in.ConsumeIntegral<uint32_t>(), now, &out);
+        const uint32_t generation = in.ConsumeIntegral<uint32_t>();
+        ring.OnObserveRequest(from, generation, in.ConsumeIntegralInRange<Rank>(1, ring.size()),
+                              now, &out);
         break;
       }
+      case 4:
+        if (n < 40) {
+          n += in.ConsumeIntegralInRange<Rank>(0, 4);
+          ring.Grow(n, now, in.ConsumeIntegralInRange<int64_t>(0, 4 * config.timeout_ns), &out);
+          FUZZ_CHECK(ring.size() == n);
+        }
+        break;
     }
     for (const HeartbeatAction& action : out) {
       if (const auto* put = std::get_if<PutHeartbeat>(&action)) {
         FUZZ_CHECK(put->observer < n && put->observer != self);
         FUZZ_CHECK(HeartbeatWordWriter(put->word) == self);
         const auto counter = static_cast<uint32_t>(put->word);
-        FUZZ_CHECK(counter > last_counter);
+        // A hand-over put repeats the word just put to the observer, into another slot.
+        FUZZ_CHECK(put->handover ? counter == last_counter : counter > last_counter);
+        if (put->handover) FUZZ_CHECK(put->observer == ring.former_observer());
         last_counter = counter;
       } else if (const auto* suspect = std::get_if<Suspect>(&action)) {
         FUZZ_CHECK(!fresh_word_of_observed);
@@ -119,15 +132,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         last_generation = request.generation;
       }
     }
-    // The puts of this event went to the observer of that moment; the last one is still the
-    // observer unless the same event then found it failed (in a job of two, the observed process
-    // is also the observer: a tick puts to it, then suspects it).
+    // The puts of this event went to the observer of that moment (and the former one in a
+    // hand-over); the first of the last batch is still the observer unless the same event then
+    // found it failed (in a job of two, the observed process is also the observer: a tick puts
+    // to it, then suspects it).
     for (auto it = out.rbegin(); it != out.rend(); ++it) {
       if (const auto* put = std::get_if<PutHeartbeat>(&*it)) {
+        const bool handover = put->observer == ring.former_observer() && it + 1 != out.rend() &&
+                              std::holds_alternative<PutHeartbeat>(*(it + 1));
+        if (handover) continue;
         FUZZ_CHECK(put->observer == ring.observer() || ring.failed().Contains(put->observer));
         break;
       }
     }
+    FUZZ_CHECK(ring.former_observer() == kInvalidRank || ring.former_observer() != ring.observer());
     FUZZ_CHECK(ring.observer() == kInvalidRank || LiveOther(ring, ring.observer()));
     FUZZ_CHECK(ring.observed() == kInvalidRank || LiveOther(ring, ring.observed()));
   }

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/sim/detector_checks.h"
 #include "tests/sim/sim_test_util.h"
 #include "tests/sim/simulator.h"
 
@@ -16,113 +17,6 @@ namespace {
 
 using detector::BroadcastKind;
 using detector::BroadcastMessage;
-
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kUs = 1'000;
-const std::vector<Rank> kSmallSizes = {2, 3, 5, 16, 64};
-
-uint32_t CeilLog2(Rank n) { return n <= 1 ? 0 : static_cast<uint32_t>(std::bit_width(n - 1)); }
-
-// Default model plus occasional scheduling stalls well below δ - 2η.
-SimOptions Options(uint64_t seed, Rank n) {
-  SimOptions o;
-  o.size = n;
-  o.seed = seed;
-  o.network.timer_stall_probability = 0.002;
-  o.network.timer_stall_max_ns = o.heartbeat.timeout_ns / 4;
-  return o;
-}
-
-// The worst time, in a schedule with `faults` faults and no partition, from a fault until every
-// survivor knows it. One timeout per fault, each plus a period of tick granularity, scheduling
-// lateness and propagation, is not enough: faults at adjacent ranks chain. If the observer of a
-// dead process dies itself just before its timeout, the wait was wasted, and the next observer
-// must first declare the dead observer and only then starts watching the first dead process:
-// with F faults, up to F - 1 wasted windows plus F timeouts.
-int64_t KnowledgeBound(const SimOptions& o, size_t faults) {
-  const int64_t per_fault =
-      o.heartbeat.timeout_ns + 2 * o.heartbeat.period_ns + o.network.timer_stall_max_ns + kMs;
-  return static_cast<int64_t>(2 * faults - 1) * per_fault + 2 * kMs;
-}
-
-// The run's faults and suspicions, to append to a violation (a dozen at most).
-std::string Describe(const Simulator& sim) {
-  std::ostringstream out;
-  out << "\n  faults:";
-  for (size_t i = 0; i < sim.failures().size() && i < 12; ++i) {
-    const FailureRecord& f = sim.failures()[i];
-    out << " " << f.rank << "@" << f.fault_ns / kUs << "us(declared@" << f.declared_ns / kUs
-        << "us)";
-  }
-  out << "\n  suspicions:";
-  for (size_t i = 0; i < sim.suspicions().size() && i < 12; ++i) {
-    const SuspicionRecord& s = sim.suspicions()[i];
-    out << " " << s.observer << "->" << s.suspect << "@" << s.at_ns / kUs << "us";
-  }
-  return out.str();
-}
-
-// Every declared failure known by every running process, within `bound` of the fault.
-std::string CheckKnowledge(const Simulator& sim, int64_t bound) {
-  std::ostringstream why;
-  bool anyone = false;
-  for (Rank r = 0; r < sim.size(); ++r) anyone = anyone || sim.running(r);
-  if (!anyone) return "";  // nobody left to know anything
-  for (const FailureRecord& f : sim.failures()) {
-    if (f.declared_ns < 0) {
-      why << "rank " << f.rank << " failed at " << f.fault_ns << " ns and was never declared";
-      return why.str();
-    }
-    for (Rank r = 0; r < sim.size(); ++r) {
-      if (!sim.running(r)) continue;
-      const int64_t at = sim.LearnedAt(r, f.rank);
-      if (at < 0) {
-        why << "survivor " << r << " never learned that " << f.rank << " failed";
-        return why.str();
-      }
-      if (at - f.fault_ns > bound) {
-        why << "survivor " << r << " learned that " << f.rank << " failed "
-            << (at - f.fault_ns) / kUs << " us after the fault (bound " << bound / kUs << " us)"
-            << Describe(sim);
-        return why.str();
-      }
-    }
-  }
-  return "";
-}
-
-// Crashes or hangs (a coin decides each) `faults` distinct random ranks at times drawn from
-// [from, from + span); returns the last fault's time.
-int64_t InjectCrashesAndHangs(Simulator& sim, std::mt19937_64& rng, size_t faults, int64_t from,
-                              int64_t span) {
-  std::vector<Rank> ranks(sim.size());
-  for (Rank r = 0; r < sim.size(); ++r) ranks[r] = r;
-  std::shuffle(ranks.begin(), ranks.end(), rng);
-  int64_t last = 0;
-  for (size_t i = 0; i < faults; ++i) {
-    const int64_t at = from + static_cast<int64_t>(rng() % static_cast<uint64_t>(span));
-    last = std::max(last, at);
-    if (rng() % 2) {
-      sim.Crash(ranks[i], at);
-    } else {
-      sim.Hang(ranks[i], at);
-    }
-  }
-  return last;
-}
-
-// The first suspicion of a process that was still running, described; empty if none.
-std::string FirstFalseSuspicion(const Simulator& sim) {
-  for (const SuspicionRecord& s : sim.suspicions()) {
-    if (s.suspect_running) {
-      std::ostringstream why;
-      why << "false suspicion: " << s.observer << " suspected running " << s.suspect << " at "
-          << s.at_ns << " ns after " << s.silence_ns / kUs << " us of silence" << Describe(sim);
-      return why.str();
-    }
-  }
-  return "";
-}
 
 // (a) + (b) without partitions: crashes and hangs reach every survivor within the bound, and no
 // running process is ever suspected.

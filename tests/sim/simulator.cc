@@ -39,20 +39,41 @@ Simulator::Simulator(const SimOptions& options)
       queue_(options.size < 1024    ? 13
              : options.size < 16384 ? 10
                                     : 7),
-      failure_index_(options.size, -1) {
+      failure_index_(std::max(options.size, options.grow_to), -1) {
   RFT_CHECK(options.size >= 1, "Simulator: size must be at least 1");
-  processes_.reserve(options.size);
-  for (Rank r = 0; r < options.size; ++r) processes_.emplace_back(r, options.size, options);
+  RFT_CHECK(options.grow_to == 0 || options.grow_to > options.size,
+            "Simulator: grow_to must be 0 or above size");
+  const Rank total = std::max(options.size, options.grow_to);
+  processes_.reserve(total);
+  for (Rank r = 0; r < options.size; ++r) {
+    processes_.emplace_back(r, options.size, ProcessState::kRunning, options);
+  }
+  for (Rank r = options.size; r < total; ++r) {
+    processes_.emplace_back(r, options.grow_to, ProcessState::kUnborn, options);
+  }
   for (Rank r = 0; r < options.size; ++r) {
     if (options.start_skew_max_ns <= 0) {
       processes_[r].node.Start(0);
       Arm(r);
       continue;
     }
-    const auto at =
-        static_cast<int64_t>(rng_() % static_cast<uint64_t>(options.start_skew_max_ns + 1));
+    Push(
+        Event{UniformTime(0, options.start_skew_max_ns), 0, EventType::kStartRing, 0, r, r, 0, {}});
+  }
+  for (Rank r = 0; r < total; ++r) {
+    const int64_t at = UniformTime(options.grow_at_ns, options.grow_skew_max_ns);
+    if (r < options.size) {
+      if (options.grow_to > 0) Push(Event{at, 0, EventType::kGrow, 0, r, r, 0, {}});
+      continue;
+    }
+    Push(Event{options.grow_at_ns, 0, EventType::kBirth, 0, r, r, 0, {}});
     Push(Event{at, 0, EventType::kStartRing, 0, r, r, 0, {}});
   }
+}
+
+int64_t Simulator::UniformTime(int64_t from_ns, int64_t span_ns) {
+  if (span_ns <= 0) return from_ns;
+  return from_ns + static_cast<int64_t>(rng_() % static_cast<uint64_t>(span_ns + 1));
 }
 
 double Simulator::Uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
@@ -246,14 +267,14 @@ void Simulator::Dispatch(const Event& e) {
       if (p.state != ProcessState::kRunning || e.value != p.timer_token) return;
       p.timer_desired_ns = -1;  // consumed: Arm schedules the next one
       const size_t start = out_.size();
-      p.node.OnTimer(now_ns_, p.slot, never_starved, &out_);
+      p.node.OnTimer(now_ns_, p.node.ChooseSlotWord(p.slot, p.handover_slot), never_starved, &out_);
       HandleActions(e.to, start, 0);
       break;
     }
     case EventType::kPut: {
       if (p.state == ProcessState::kCrashed || p.state == ProcessState::kKilled) return;
       if (LostInFlight(e.from)) return;
-      p.slot = e.value;
+      (e.hops == 1 ? p.handover_slot : p.slot) = e.value;
       auto it = std::find_if(p.last_landed.begin(), p.last_landed.end(),
                              [&](const auto& entry) { return entry.first == e.from; });
       if (it == p.last_landed.end()) {
@@ -266,7 +287,8 @@ void Simulator::Dispatch(const Event& e) {
     case EventType::kObserveRequest: {
       if (p.state != ProcessState::kRunning || LostInFlight(e.from)) return;
       const size_t start = out_.size();
-      p.node.OnObserveRequest(e.from, static_cast<uint32_t>(e.value), now_ns_, &out_);
+      p.node.OnObserveRequest(e.from, static_cast<uint32_t>(e.value),
+                              static_cast<Rank>(e.value >> 32), now_ns_, &out_);
       HandleActions(e.to, start, 0);
       break;
     }
@@ -303,6 +325,22 @@ void Simulator::Dispatch(const Event& e) {
       Learn(e.to, e.from, FailureSource::kTransport);
       break;
     }
+    case EventType::kBirth: {
+      if (p.state != ProcessState::kUnborn) return;
+      p.state = ProcessState::kRunning;
+      // The merge hands the new process the failed set its parents agreed on.
+      for (const FailureRecord& f : failures_) {
+        if (f.declared_ns >= 0) Learn(e.to, f.rank, FailureSource::kAgreement);
+      }
+      break;
+    }
+    case EventType::kGrow: {
+      if (p.state != ProcessState::kRunning) return;
+      const size_t start = out_.size();
+      p.node.Grow(options_.grow_to, now_ns_, &out_);
+      HandleActions(e.to, start, 0);
+      break;
+    }
   }
   Arm(e.to);
 }
@@ -311,9 +349,10 @@ void Simulator::HandleActions(Rank rank, size_t start, uint16_t delivery_hops) {
   for (size_t i = start; i < out_.size(); ++i) {
     const NodeAction action = out_[i];  // a copy: the vector may grow meanwhile
     if (const auto* put = std::get_if<PutHeartbeat>(&action)) {
-      Send(rank, put->observer, EventType::kPut, put->word, nullptr, 0);
+      Send(rank, put->observer, EventType::kPut, put->word, nullptr, put->handover ? 1 : 0);
     } else if (const auto* request = std::get_if<SendObserveRequest>(&action)) {
-      Send(rank, request->to, EventType::kObserveRequest, request->generation, nullptr, 0);
+      Send(rank, request->to, EventType::kObserveRequest,
+           uint64_t{request->size} << 32 | request->generation, nullptr, 0);
     } else if (const auto* send = std::get_if<SendBroadcast>(&action)) {
       // Not delivered here yet only for the news sent straight to an accused rank.
       const uint16_t hops = RecordOf(send->message).hops[rank];

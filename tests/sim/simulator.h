@@ -61,9 +61,17 @@ struct SimOptions {
   // real ones leave the start-up fence at different times (0: all at once, at time 0).
   int64_t start_skew_max_ns = 0;
   int64_t first_word_timeout_ns = 0;  // DetectorNode::Options::first_word_timeout_ns
+  // Growth, as when replacements are spawned and merged: ranks [size, grow_to) come to life at
+  // grow_at_ns knowing the failures declared by then (the merge's agreed set) and start their
+  // rings, and every old rank grows (DetectorNode::Grow), each at a time drawn uniformly from
+  // [grow_at_ns, grow_at_ns + grow_skew_max_ns]. grow_to 0: no growth.
+  Rank grow_to = 0;
+  int64_t grow_at_ns = 0;
+  int64_t grow_skew_max_ns = 0;
 };
 
 enum class ProcessState : uint8_t {
+  kUnborn,  // a rank of a growth, before grow_at_ns
   kRunning,
   kCrashed,  // injected crash
   kHung,     // injected hang
@@ -115,6 +123,8 @@ class Simulator {
   bool AllKnow() const;
 
   int64_t now_ns() const { return now_ns_; }
+  // When `rank` came to life: grow_at_ns for a rank of the growth, else 0.
+  int64_t BornAt(Rank rank) const { return rank < options_.size ? 0 : options_.grow_at_ns; }
   Rank size() const { return static_cast<Rank>(processes_.size()); }
   const SimOptions& options() const { return options_; }
   ProcessState state(Rank rank) const { return processes_[rank].state; }
@@ -142,34 +152,39 @@ class Simulator {
     kStartBroadcast,
     kAccuse,
     kStartRing,
+    kBirth,
+    kGrow,
   };
   struct Event {
     int64_t time;
     uint32_t sequence;  // ties broken in push order; a run stays far below 2^32 events
     EventType type;
-    uint16_t hops;  // kBroadcastMessage: path length so far
+    uint16_t hops;  // kBroadcastMessage: path length so far; kPut: 1 for the hand-over slot
     Rank to;
     Rank from;
-    // kPut: the word; kTimer: the token; kObserveRequest: the generation.
+    // kPut: the word; kTimer: the token; kObserveRequest: the requester's size << 32 | the
+    // generation.
     uint64_t value;
     // kBroadcastMessage, kStartBroadcast. Inline: a side table costs a cache miss per message.
     detector::BroadcastMessage message;
   };
   struct Process {
-    Process(Rank self, Rank size, const SimOptions& options)
-        : node(self, size,
+    Process(Rank self, Rank size, ProcessState state, const SimOptions& options)
+        : state(state),
+          node(self, size,
                {.heartbeat = options.heartbeat,
                 .enforce_fail_stop = true,
                 .first_word_timeout_ns = options.first_word_timeout_ns}) {}
+    ProcessState state;
     detector::DetectorNode node;
     RankSet known;                                      // the registry
     std::vector<std::pair<Rank, int64_t>> learned;      // (failed rank, when), in order
     std::vector<std::pair<Rank, int64_t>> last_landed;  // (writer, when) of puts into the slot
     uint64_t slot = 0;
+    uint64_t handover_slot = 0;
     int64_t stopped_ns = -1;        // crash, hang or kill time
     int64_t timer_desired_ns = -1;  // what the pending timer event was armed for
     uint32_t timer_token = 0;       // a timer event with another token is stale
-    ProcessState state = ProcessState::kRunning;
   };
   struct Cut {
     RankSet side;
@@ -190,6 +205,8 @@ class Simulator {
   int64_t HeldUntil(Rank a, Rank b) const;
   // Whether a message or put from a sender that crashed while it was in flight is lost.
   bool LostInFlight(Rank from);
+  // A time drawn uniformly from [from_ns, from_ns + span_ns].
+  int64_t UniformTime(int64_t from_ns, int64_t span_ns);
 
   // Performs the actions `rank`'s node appended from out_[start] on (including those appended
   // meanwhile), then drops them: nested calls work on the tail of the same vector and leave it

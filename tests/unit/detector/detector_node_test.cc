@@ -311,7 +311,7 @@ TEST(DetectorNodeTest, RequestsAndFailuresBeforeStartReachTheRing) {
   DetectorNode node(1, 4, NodeOptions());
   FixedProbe probe(false);
   Actions out;
-  node.OnObserveRequest(3, 1, 0, &out);
+  node.OnObserveRequest(3, 1, 4, 0, &out);
   node.OnFailure(0, FailureSource::kLauncher, false, 0, &out);
   EXPECT_TRUE(Only<PutHeartbeat>(out).empty());
   out.clear();
@@ -324,5 +324,39 @@ TEST(DetectorNodeTest, RequestsAndFailuresBeforeStartReachTheRing) {
   EXPECT_EQ(puts.back().observer, 3u);
 }
 
+// Before this process grows, a failure of a rank beyond its size and an observe request from a
+// larger ring are kept; growing applies them (the request from 4 is refused as 4 failed, the one
+// from 5 installs 5 as the observer of 3).
+TEST(DetectorNodeTest, NewsAboutNewRanksWaitsForTheGrowth) {
+  DetectorNode node(3, 4, NodeOptions());
+  FixedProbe probe(false);
+  Actions out;
+  node.Start(0);
+  node.OnTimer(0, 0, probe, &out);
+  node.OnFailure(4, FailureSource::kPropagated, false, 1, &out);
+  node.OnObserveRequest(4, 1, 6, 2, &out);
+  node.OnObserveRequest(5, 1, 6, 3, &out);
+  EXPECT_EQ(node.observer(), 0u);
+  out.clear();
+  node.Grow(6, 10, &out);
+  EXPECT_EQ(node.size(), 6u);
+  EXPECT_TRUE(node.ring()->failed().Contains(4));
+  EXPECT_EQ(node.observer(), 5u);
+  EXPECT_FALSE(Only<PutHeartbeat>(out).empty());
+  EXPECT_EQ(Only<PutHeartbeat>(out).back().observer, 5u);
+}
+
+TEST(DetectorNodeTest, ChoosesTheSlotThatNamesTheObservedProcess) {
+  DetectorNode node(0, 4, NodeOptions());
+  node.Start(0);
+  const uint64_t from3 = EncodeHeartbeatWord(3, 5);
+  const uint64_t from2 = EncodeHeartbeatWord(2, 9);
+  EXPECT_EQ(node.ChooseSlotWord(from2, from3), from3);
+  EXPECT_EQ(node.ChooseSlotWord(from3, from2), from3);
+  EXPECT_EQ(node.ChooseSlotWord(from2, 0), from2);
+  EXPECT_EQ(node.ChooseSlotWord(from3, EncodeHeartbeatWord(3, 6)), EncodeHeartbeatWord(3, 6));
+  EXPECT_EQ(node.ChooseSlotWord(EncodeHeartbeatWord(3, 0), EncodeHeartbeatWord(3, 0xffffffff)),
+            EncodeHeartbeatWord(3, 0));  // the counter wrapped: 0 comes after 2^32 - 1
+}
 }  // namespace
 }  // namespace rft::detector

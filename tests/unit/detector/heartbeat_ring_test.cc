@@ -88,7 +88,7 @@ TEST(HeartbeatRingTest, SuspectsAfterTimeoutAndObservesTheNextPredecessor) {
   const Actions rest = WithoutPuts(out);
   ASSERT_EQ(rest.size(), 2u);
   EXPECT_EQ(rest[0], HeartbeatAction(Suspect{1}));
-  EXPECT_EQ(rest[1], HeartbeatAction(SendObserveRequest{0, 1}));
+  EXPECT_EQ(rest[1], HeartbeatAction(SendObserveRequest{0, 1, 5}));
   EXPECT_EQ(ring.observed(), 0u);
   EXPECT_TRUE(ring.failed().Contains(1));
   // The registry's callback for the same rank changes nothing.
@@ -154,7 +154,7 @@ TEST(HeartbeatRingTest, ObserveRequestFromBeyondTheObserverIsAccepted) {
   // 3 asks 0 to put to it: 3 knows 1 and 2 were declared failed, 0 does not know yet.
   HeartbeatRing ring(0, 5, kConfig, 0);
   Actions out;
-  ring.OnObserveRequest(3, 1, 10, &out);
+  ring.OnObserveRequest(3, 1, 5, 10, &out);
   EXPECT_EQ(ring.observer(), 3u);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(std::get<PutHeartbeat>(out[0]).observer, 3u);
@@ -167,17 +167,17 @@ TEST(HeartbeatRingTest, ObserveRequestFromBeyondTheObserverIsAccepted) {
 TEST(HeartbeatRingTest, StaleObserveRequestsAreIgnored) {
   HeartbeatRing ring(0, 7, kConfig, 0);
   Actions out;
-  ring.OnObserveRequest(4, 3, 10, &out);  // installs 4 (generation 3)
+  ring.OnObserveRequest(4, 3, 7, 10, &out);  // installs 4 (generation 3)
   ASSERT_EQ(ring.observer(), 4u);
   out.clear();
-  ring.OnObserveRequest(2, 7, 11, &out);  // between 0 and 4: older than the request from 4
-  ring.OnObserveRequest(4, 2, 12, &out);  // 4 again with an older generation
+  ring.OnObserveRequest(2, 7, 7, 11, &out);  // between 0 and 4: older than the request from 4
+  ring.OnObserveRequest(4, 2, 7, 12, &out);  // 4 again with an older generation
   ring.OnFailure(5, 13, &out);
-  ring.OnObserveRequest(5, 9, 14, &out);  // known failed
+  ring.OnObserveRequest(5, 9, 7, 14, &out);  // known failed
   EXPECT_TRUE(out.empty());
   EXPECT_EQ(ring.observer(), 4u);
   EXPECT_EQ(ring.stale_requests(), 3u);
-  ring.OnObserveRequest(4, 3, 15, &out);  // a duplicate of the accepted one is harmless
+  ring.OnObserveRequest(4, 3, 7, 15, &out);  // a duplicate of the accepted one is harmless
   EXPECT_EQ(out.size(), 1u);
 }
 
@@ -191,7 +191,7 @@ TEST(HeartbeatRingTest, RepairsAroundConsecutiveFailures) {
   EXPECT_EQ(ring.observer(), 7u);
   EXPECT_EQ(ring.generation(), 2u);
   EXPECT_EQ(out.back(), HeartbeatAction(PutHeartbeat{7, EncodeHeartbeatWord(5, 1)}));
-  EXPECT_EQ(out[1], HeartbeatAction(SendObserveRequest{2, 2}));
+  EXPECT_EQ(out[1], HeartbeatAction(SendObserveRequest{2, 2, 8}));
 }
 
 TEST(HeartbeatRingTest, LastSurvivorGoesQuiet) {
@@ -215,9 +215,77 @@ TEST(HeartbeatRingTest, DeclaredFailedGoesSilent) {
   ring.OnFailure(1, 0, &out);
   EXPECT_EQ(ring.next_timer_ns(), HeartbeatRing::kNoTimer);
   ring.OnTimer(kTimeout * 2, 0, &out);
-  ring.OnObserveRequest(2, 1, kTimeout * 2, &out);
+  ring.OnObserveRequest(2, 1, 4, kTimeout * 2, &out);
   EXPECT_TRUE(out.empty());
 }
 
+// Growth: only the edge across the wrap moves. In 0..3 grown to 0..5, 3 puts to 4 from now on
+// (and to 0 in 0's hand-over slot for the window), 0 observes 5; 1 and 2 keep their edges.
+TEST(HeartbeatRingTest, GrowthMovesOnlyTheEdgeAcrossTheWrap) {
+  HeartbeatRing middle(1, 4, kConfig, 0);
+  Actions out;
+  middle.Grow(6, 10, kTimeout, &out);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(middle.observer(), 2u);
+  EXPECT_EQ(middle.observed(), 0u);
+
+  HeartbeatRing highest(3, 4, kConfig, 0);
+  highest.Grow(6, 10, kTimeout, &out);
+  EXPECT_EQ(highest.observer(), 4u);
+  EXPECT_EQ(highest.observed(), 2u);
+  EXPECT_EQ(highest.former_observer(), 0u);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0], HeartbeatAction(PutHeartbeat{4, EncodeHeartbeatWord(3, 1)}));
+  EXPECT_EQ(out[1], HeartbeatAction(PutHeartbeat{0, EncodeHeartbeatWord(3, 1), true}));
+  // Past the window, only the new observer gets puts.
+  out.clear();
+  highest.OnTimer(10 + kTimeout + kPeriod, EncodeHeartbeatWord(2, 1), &out);
+  EXPECT_EQ(out, Actions{HeartbeatAction(PutHeartbeat{4, EncodeHeartbeatWord(3, 2)})});
+  EXPECT_EQ(highest.former_observer(), kInvalidRank);
+
+  HeartbeatRing lowest(0, 4, kConfig, 0);
+  out.clear();
+  lowest.Grow(6, 10, kTimeout, &out);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(lowest.observer(), 1u);
+  EXPECT_EQ(lowest.observed(), 5u);
+  EXPECT_EQ(lowest.size(), 6u);
+}
+
+// 0 has not grown yet, lost its observed process 3 and asks 2 (in its view of 4 ranks). 2 grew
+// to 6 and puts to 3: the request crosses the new ranks 4 and 5, so 2 serves it as a hand-over
+// beside its observer instead of giving the new edge up.
+TEST(HeartbeatRingTest, ARequestFromBeforeTheGrowthIsServedAsAHandOver) {
+  HeartbeatRing ring(2, 4, kConfig, 0);
+  Actions out;
+  ring.Grow(6, 10, kTimeout, &out);
+  ASSERT_EQ(ring.observer(), 3u);
+  out.clear();
+  ring.OnObserveRequest(0, 1, 4, 20, &out);
+  EXPECT_EQ(ring.observer(), 3u);
+  EXPECT_EQ(ring.former_observer(), 0u);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1], HeartbeatAction(PutHeartbeat{0, EncodeHeartbeatWord(2, 1), true}));
+  // The same request in the grown view (0 grew and knows 3, 4 and 5 failed) is taken as usual.
+  out.clear();
+  ring.OnObserveRequest(0, 2, 6, 30, &out);
+  EXPECT_EQ(ring.observer(), 0u);
+}
+
+// Progress is a new word of the observed process: its old word seen again after another writer's
+// (two writers share the slot while the job grows) is no sign of life.
+TEST(HeartbeatRingTest, AnOldWordSeenAgainIsNoProgress) {
+  HeartbeatRing ring(1, 3, kConfig, 0);
+  Actions out;
+  const uint64_t old_word = EncodeHeartbeatWord(0, 7);
+  int64_t t = 0;
+  bool flip = false;
+  while (!HasSuspect(out) && t < 4 * kTimeout) {
+    t += kPeriod;
+    ring.OnTimer(t, (flip = !flip) ? old_word : EncodeHeartbeatWord(2, 1), &out);
+  }
+  EXPECT_TRUE(HasSuspect(out));
+  EXPECT_LE(t, kTimeout + 2 * kPeriod);
+}
 }  // namespace
 }  // namespace rft::detector

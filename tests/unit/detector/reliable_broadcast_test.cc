@@ -202,5 +202,24 @@ TEST(BroadcastCodecTest, RejectsMalformedInputNamingTheField) {
   expect_error(bad, "failure subject");
 }
 
+// Growth from 4 to 8 ranks: 0's neighbours go from {1, 2, 3} to {1, 2, 4, 6, 7}; the new ones
+// get the whole log, and messages from ranks beyond the size (grown before this process) are
+// delivered and forwarded.
+TEST(ReliableBroadcastTest, GrowthSendsTheLogToNewNeighbours) {
+  ReliableBroadcast b(0, 4);
+  Actions out;
+  b.OnMessage(1, Failure(3), &out);
+  out.clear();
+  b.Grow(8, &out);
+  EXPECT_EQ(b.size(), 8u);
+  EXPECT_EQ(b.Neighbors(), (std::vector<Rank>{1, 2, 4, 6, 7}));
+  EXPECT_EQ(SendTargets(out), (std::vector<Rank>{4, 6, 7}));
+
+  ReliableBroadcast old(1, 4);
+  out.clear();
+  old.OnMessage(5, Failure(6), &out);
+  EXPECT_EQ(Deliveries(out), 1);
+  EXPECT_EQ(SendTargets(out), (std::vector<Rank>{0, 2, 3}));
+}
 }  // namespace
 }  // namespace rft::detector
