@@ -3,10 +3,12 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
 
+#include "base/check.h"
 #include "base/log.h"
 
 namespace rft::detector {
@@ -47,8 +49,51 @@ StatusOr<std::unique_ptr<FailureRegistry>> FailureRegistry::Create(Rank self, ui
 }
 
 FailureRegistry::FailureRegistry(Rank self, uint32_t size)
-    : self_(self), size_(size), known_(new std::atomic<bool>[size]), departed_(size, false) {
+    : self_(self),
+      first_size_(size),
+      size_(size),
+      known_(new std::atomic<bool>[size]),
+      capacity_(size),
+      departed_(size, false) {
   for (uint32_t r = 0; r < size; ++r) known_[r].store(false, std::memory_order_relaxed);
+}
+
+const std::atomic<bool>* FailureRegistry::GrownFlag(Rank rank) const {
+  if (rank >= size_.load(std::memory_order_acquire)) return nullptr;
+  const size_t count = segment_count_.load(std::memory_order_acquire);
+  for (size_t i = 0; i < count; ++i) {
+    const Segment& segment = segments_[i];
+    if (rank >= segment.first && rank < segment.last) return &segment.flags[rank - segment.first];
+  }
+  return nullptr;  // not reached: the segments cover [first_size_, size_)
+}
+
+Status FailureRegistry::Grow(uint32_t new_size) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const uint32_t size = size_.load(std::memory_order_relaxed);
+  if (new_size < size || new_size - 1 > kMaxRank) {
+    return ArgError("failure registry: cannot grow the job from " + std::to_string(size) + " to " +
+                    std::to_string(new_size) + " ranks: expected a larger size, at most " +
+                    std::to_string(kMaxRank + 1ull));
+  }
+  if (new_size > capacity_) {
+    const size_t index = segment_count_.load(std::memory_order_relaxed);
+    RFT_CHECK(index < kMaxSegments, "FailureRegistry: out of segments");
+    const uint64_t doubled = std::min<uint64_t>(2ull * capacity_, kMaxRank + 1ull);
+    const auto capacity = static_cast<uint32_t>(std::max<uint64_t>(new_size, doubled));
+    Segment& segment = segments_[index];
+    segment.first = capacity_;
+    segment.last = capacity;
+    segment.flags.reset(new std::atomic<bool>[capacity - capacity_]);
+    for (uint32_t i = 0; i < capacity - capacity_; ++i) {
+      segment.flags[i].store(false, std::memory_order_relaxed);
+    }
+    segment_count_.store(index + 1, std::memory_order_release);
+    capacity_ = capacity;
+  }
+  departed_.resize(new_size, false);
+  size_.store(new_size, std::memory_order_release);
+  return Status::Ok();
 }
 
 FailureRegistry::~FailureRegistry() {
@@ -94,13 +139,14 @@ void FailureRegistry::RemoveListener(size_t id) {
 }
 
 bool FailureRegistry::Report(Rank rank, FailureSource source) {
-  if (rank >= size_ || rank == self_) {
+  if (rank >= size() || rank == self_) {
     ignored_.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (known_[rank].load(std::memory_order_relaxed)) {
+    std::atomic<bool>* flag = FlagOf(rank);
+    if (flag->load(std::memory_order_relaxed)) {
       ignored_.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
@@ -110,7 +156,7 @@ bool FailureRegistry::Report(Rank rank, FailureSource source) {
       return false;
     }
     records_.push_back({rank, source, MonotonicNanos()});
-    known_[rank].store(true, std::memory_order_release);
+    flag->store(true, std::memory_order_release);
     count_.fetch_add(1, std::memory_order_release);
   }
   RFT_LOG_DEBUG("rank %u recorded failed (%s)", rank, FailureSourceName(source));
@@ -122,16 +168,16 @@ bool FailureRegistry::Report(Rank rank, FailureSource source) {
 }
 
 bool FailureRegistry::Depart(Rank rank) {
-  if (rank >= size_ || rank == self_) return false;
+  if (rank >= size() || rank == self_) return false;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (known_[rank].load(std::memory_order_relaxed)) return false;
+  if (FlagOf(rank)->load(std::memory_order_relaxed)) return false;
   departed_[rank] = true;
   return true;
 }
 
 bool FailureRegistry::IsDeparted(Rank rank) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return rank < size_ && departed_[rank];
+  return rank < size() && departed_[rank];
 }
 
 void FailureRegistry::Dispatch() {

@@ -5,9 +5,9 @@
 // (a same-node peer's pidfd), heartbeat timeouts, failures propagated by the reliable
 // broadcast, and later agreements. The registry is idempotent (a rank is recorded once, by
 // whichever source was first), keeps one global order of failures (so the lists it hands out
-// are prefixes of each other, as get_failed needs), and passes each new failure to its
-// listeners in that order: the data plane's failure completion, the control plane's protocol
-// cores, and an optional application callback.
+// are prefixes of each other, as get_failed needs), grows when replacements join the job, and
+// passes each new failure to its listeners in that order: the data plane's failure completion, the
+// control plane's protocol cores, and an optional application callback.
 //
 // Threading: Report may be called from any thread, also from a listener. Listeners run on the
 // thread that dispatches, one record at a time in the global order: a report made while another
@@ -18,6 +18,7 @@
 #ifndef RFT_DETECTOR_FAILURE_REGISTRY_H_
 #define RFT_DETECTOR_FAILURE_REGISTRY_H_
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -105,7 +106,9 @@ class FailureRegistry {
   // Failures recorded so far; moves by one per new failure (an epoch waits can compare).
   uint64_t count() const { return count_.load(std::memory_order_acquire); }
   bool IsFailed(Rank rank) const {
-    return rank < size_ && known_[rank].load(std::memory_order_acquire);
+    if (rank < first_size_) return known_[rank].load(std::memory_order_acquire);
+    const std::atomic<bool>* flag = GrownFlag(rank);
+    return flag != nullptr && flag->load(std::memory_order_acquire);
   }
   // Every failure in the order recorded; a later call returns a longer or equal list with this
   // one as its prefix.
@@ -119,8 +122,14 @@ class FailureRegistry {
   int wake_fd() const { return wake_fd_; }
   bool WaitForChange(uint64_t seen, Deadline deadline) const;
 
+  // Ranks [size(), new_size) join the job (spawned replacements take new ranks, never a failed
+  // one's): from now on they can be reported. Lock-free readers on other threads see them as
+  // not failed at once. RFT_ERR_ARG for new_size below size() or above kMaxRank + 1; equal is a
+  // no-op.
+  Status Grow(uint32_t new_size);
+
   Rank self() const { return self_; }
-  uint32_t size() const { return size_; }
+  uint32_t size() const { return size_.load(std::memory_order_acquire); }
 
  private:
   friend class Subscription;
@@ -130,10 +139,29 @@ class FailureRegistry {
   // Hands every record not yet dispatched to the listeners, in order, unless another call up
   // the stack (or on another thread) is doing it; that one then picks up ours too.
   void Dispatch();
+  // The flag of a rank that joined by growth; nullptr beyond the size.
+  const std::atomic<bool>* GrownFlag(Rank rank) const;
+  std::atomic<bool>* FlagOf(Rank rank) {
+    return rank < first_size_ ? &known_[rank] : const_cast<std::atomic<bool>*>(GrownFlag(rank));
+  }
+
+  // The flags of the ranks that joined by growth, one block per growth that outgrew the
+  // capacity. Each block at least doubles the capacity, so a few dozen cover any job; a block,
+  // once published (segment_count_, release), never moves.
+  struct Segment {
+    Rank first = 0;
+    Rank last = 0;  // exclusive
+    std::unique_ptr<std::atomic<bool>[]> flags;
+  };
+  static constexpr size_t kMaxSegments = 40;
 
   const Rank self_;
-  const uint32_t size_;
-  std::unique_ptr<std::atomic<bool>[]> known_;
+  const uint32_t first_size_;
+  std::atomic<uint32_t> size_;
+  std::unique_ptr<std::atomic<bool>[]> known_;  // [0, first_size_)
+  std::array<Segment, kMaxSegments> segments_;
+  std::atomic<size_t> segment_count_{0};
+  uint32_t capacity_;  // guarded by mutex_
   std::atomic<uint64_t> count_{0};
   std::atomic<uint64_t> ignored_{0};
   int wake_fd_ = -1;

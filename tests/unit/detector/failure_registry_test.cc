@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -180,5 +181,54 @@ TEST(FailureRegistryTest, WaitersAndTheWakeFdSeeANewFailure) {
   EXPECT_EQ(value, 1u);
 }
 
+// Replacements join as new ranks: before the growth they are out of range, after it they are
+// recorded like any other, across several growths (each past the capacity allocates a block),
+// and a shrink or a size beyond kMaxRank + 1 is refused naming both sizes.
+TEST(FailureRegistryTest, GrowsByNewRanks) {
+  auto registry = Make(0, 3);
+  EXPECT_FALSE(registry->Report(3, FailureSource::kLauncher));
+  ASSERT_TRUE(registry->Grow(4).ok());
+  EXPECT_EQ(registry->size(), 4u);
+  EXPECT_FALSE(registry->IsFailed(3));
+  EXPECT_TRUE(registry->Report(3, FailureSource::kLauncher));
+  EXPECT_TRUE(registry->IsFailed(3));
+  for (uint32_t size = 5; size <= 40; size += 7) ASSERT_TRUE(registry->Grow(size).ok());
+  EXPECT_TRUE(registry->Report(39, FailureSource::kHeartbeat));
+  EXPECT_TRUE(registry->Depart(38));
+  EXPECT_TRUE(registry->IsDeparted(38));
+  EXPECT_FALSE(registry->Report(38, FailureSource::kTransport));
+  EXPECT_FALSE(registry->Report(40, FailureSource::kLauncher));
+  for (Rank r = 0; r < 40; ++r) EXPECT_EQ(registry->IsFailed(r), r == 3 || r == 39) << r;
+  EXPECT_EQ(registry->Failed(), (RankSet{3, 39}));
+  const Status smaller = registry->Grow(20);
+  EXPECT_EQ(smaller.code(), RFT_ERR_ARG);
+  EXPECT_NE(smaller.message().find("from 40 to 20"), std::string::npos) << smaller.message();
+  EXPECT_EQ(registry->Grow(kMaxRank + 2).code(), RFT_ERR_ARG);
+  EXPECT_TRUE(registry->Grow(40).ok());
+}
+
+// Readers never lock: one thread grows the job and reports every new rank while another reads
+// IsFailed of ranks at and beyond the size (under TSan this checks the publication order).
+TEST(FailureRegistryTest, ReadersSeeGrowthWithoutLocks) {
+  auto registry = Make(0, 2);
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    uint64_t seen = 0;
+    while (!done.load(std::memory_order_acquire)) {
+      const uint32_t size = registry->size();
+      for (Rank r = 1; r < size + 2; ++r) seen += registry->IsFailed(r);
+    }
+    EXPECT_GE(seen, 0u);
+  });
+  for (uint32_t size = 3; size <= 600; ++size) {
+    ASSERT_TRUE(registry->Grow(size).ok());
+    EXPECT_TRUE(registry->Report(size - 1, FailureSource::kLauncher));
+  }
+  done.store(true, std::memory_order_release);
+  reader.join();
+  EXPECT_EQ(registry->count(), 598u);
+  EXPECT_TRUE(registry->IsFailed(599));
+  EXPECT_FALSE(registry->IsFailed(1));
+}
 }  // namespace
 }  // namespace rft::detector
