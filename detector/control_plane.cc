@@ -116,7 +116,9 @@ Status ControlPlane::Start() {
   if (options_.watch_launcher_events) {
     launcher_subscribed_ = true;
     RFT_RETURN_IF_ERROR(job_->OnTermination([this](const transport::TerminationEvent& event) {
-      if (event.nspace == job_->nspace()) registry_->Report(event.rank, FailureSource::kLauncher);
+      if (event.job_rank != kInvalidRank) {
+        registry_->Report(event.job_rank, FailureSource::kLauncher);
+      }
     }));
   }
   if (options_.watch_local_exits) {

@@ -16,6 +16,12 @@
 //   sleep SECONDS                 every rank sleeps
 //   spawn                         rank 0 spawns 2 processes running `spawned`
 //   spawned                       checks it was spawned, prints, exits 0
+//   replace                       rank 0 spawns 2 replacements that join the job (job ranks
+//                                 n, n+1), every rank adds them and reads their values; then
+//                                 the second replacement exits with status 7 and every parent
+//                                 must get its termination event under its job rank
+//   replacement                   (started by replace) checks its job rank, size and token and
+//                                 reads its parents' values
 //   no-pmix                       prints and exits without touching PMIx
 //   pid-sleep                     prints "pid N" and sleeps for a minute
 //   leave-shm                     each rank leaves a file named like the job's shared-memory
@@ -32,6 +38,7 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -133,6 +140,105 @@ int WaitForVictims(Bootstrap& job, const RankSet& victims, bool abort_them,
   return 0;
 }
 
+std::vector<std::byte> TokenBlob(uint32_t token) {
+  std::vector<std::byte> blob(4);
+  std::memcpy(blob.data(), &token, 4);
+  return blob;
+}
+
+int Replace(Bootstrap& job, const char* program) {
+  const Rank n = job.size();
+  Failures failures;
+  rft::Status status = job.OnTermination([&](const TerminationEvent& event) {
+    std::lock_guard<std::mutex> lock(failures.mutex);
+    failures.failed.insert(event.job_rank);
+    failures.events.push_back(event);
+    failures.changed.notify_all();
+  });
+  if (!status.ok()) return Fail(status.ToString());
+  // What the replacements check: every parent's blob and the token.
+  if (!(status = job.Put("test.parent", BlobOf(job.rank()))).ok()) return Fail(status.ToString());
+  if (!(status = job.Put("test.token", TokenBlob(job.job_token()))).ok()) {
+    return Fail(status.ToString());
+  }
+  if (!(status = job.Commit()).ok()) return Fail(status.ToString());
+  if (!(status = job.Fence(false)).ok()) return Fail(status.ToString());
+  if (job.rank() == 0) {
+    auto child = job.Spawn({program, "replacement"}, 2, /*join=*/true);
+    if (!child.ok()) return Fail(child.status().ToString());
+    const std::string& name = *child;
+    status = job.Put("test.nspace", std::as_bytes(std::span(name.data(), name.size())));
+    if (status.ok()) status = job.Commit();
+    if (!status.ok()) return Fail(status.ToString());
+  }
+  // Every parent adds the namespace rank 0 spawned (an agreement does this in the API).
+  if (!(status = job.Fence(true)).ok()) return Fail(status.ToString());
+  auto nspace = job.Get(0, "test.nspace");
+  if (!nspace.ok()) return Fail(nspace.status().ToString());
+  const std::string name(reinterpret_cast<const char*>(nspace->data()), nspace->size());
+  if (!(status = job.AddRanks(name, 2)).ok()) return Fail(status.ToString());
+  if (job.size() != n + 2) return Fail("size after AddRanks " + std::to_string(job.size()));
+  const rft::Status again = job.AddRanks(name, 2);
+  if (again.code() != RFT_ERR_ARG)
+    return Fail("the same namespace added twice: " + again.ToString());
+  for (Rank r = n; r < n + 2; ++r) {
+    auto blob = job.Get(r, "test.child");
+    if (!blob.ok()) return Fail("job rank " + std::to_string(r) + ": " + blob.status().ToString());
+    if (*blob != BlobOf(r)) return Fail("wrong blob from job rank " + std::to_string(r));
+    std::printf("parent %u read replacement %u\n", job.rank(), r);
+  }
+  if (!(status = job.Put("test.read." + std::to_string(job.rank()), BlobOf(0))).ok() ||
+      !(status = job.Commit()).ok()) {
+    return Fail(status.ToString());
+  }
+  std::unique_lock<std::mutex> lock(failures.mutex);
+  const Rank victim = n + 1;
+  if (!failures.changed.wait_for(lock, kWait, [&] { return failures.failed.count(victim); })) {
+    return Fail("no termination event for job rank " + std::to_string(victim));
+  }
+  for (const TerminationEvent& event : failures.events) {
+    if (event.job_rank != victim || event.nspace != name || event.rank != 1) {
+      return Fail("unexpected event: " + event.nspace + " rank " + std::to_string(event.rank) +
+                  " (job rank " + std::to_string(event.job_rank) + ")");
+    }
+  }
+  if (!job.DeadRanks().Contains(victim)) return Fail("DeadRanks lacks " + std::to_string(victim));
+  std::printf("parent %u saw job rank %u end: %s\n", job.rank(), victim,
+              rft::transport::DescribeTermination(failures.events.front()).c_str());
+  return 0;
+}
+
+int Replacement(Bootstrap& job) {
+  if (!job.spawned() || !job.joined()) return Fail("not spawned to join a job");
+  const auto space = job.ranks();
+  if (space.blocks().size() != 2 || space.blocks()[1].nspace != job.nspace()) {
+    return Fail("rank space " + space.Encode());
+  }
+  const Rank parents = space.blocks()[0].count;
+  if (job.size() != parents + 2 || job.rank() < parents) {
+    return Fail("job rank " + std::to_string(job.rank()) + " of " + std::to_string(job.size()));
+  }
+  rft::Status status = job.Put("test.child", BlobOf(job.rank()));
+  if (status.ok()) status = job.Commit();
+  if (!status.ok()) return Fail(status.ToString());
+  for (Rank r = 0; r < parents; ++r) {
+    auto blob = job.Get(r, "test.parent");
+    if (!blob.ok()) return Fail(blob.status().ToString());
+    if (*blob != BlobOf(r)) return Fail("wrong blob from parent " + std::to_string(r));
+  }
+  auto token = job.Get(0, "test.token");
+  if (!token.ok()) return Fail(token.status().ToString());
+  if (*token != TokenBlob(job.job_token())) return Fail("the job token is not the parents'");
+  // Stay until every parent read this process's value.
+  for (Rank r = 0; r < parents; ++r) {
+    auto read = job.Get(r, "test.read." + std::to_string(r));
+    if (!read.ok()) return Fail(read.status().ToString());
+  }
+  std::printf("replacement %u of %u joined\n", job.rank(), job.size());
+  std::fflush(stdout);
+  return job.rank() == parents + 1 ? 7 : 0;
+}
+
 int Exchange(Bootstrap& job) {
   auto all = job.Exchange("test.addr", BlobOf(job.rank()));
   if (!all.ok()) return Fail(all.status().ToString());
@@ -222,5 +328,7 @@ int main(int argc, char** argv) {
     std::printf("spawned child %u of %u up\n", job.rank(), job.size());
     return 0;
   }
+  if (mode == "replace") return Replace(job, argv[0]);
+  if (mode == "replacement") return Replacement(job);
   return Fail("unknown mode " + mode);
 }

@@ -210,6 +210,27 @@ TEST(RftrunTest, SpawnStartsANewJob) {
   EXPECT_EQ(CountLines(r.output, "spawned child 1 of 2 up"), 1) << r.Report();
 }
 
+// Replacements join the job: they take the next job ranks, speak with the parents' token, read
+// the parents' values and are read by them, and a replacement's abnormal end reaches every
+// parent as a termination event under its job rank.
+TEST(RftrunTest, SpawnedReplacementsJoinTheJobRankSpace) {
+  const auto r = RunRftrun(Job({"-n", "2", "--ft", "--timeout", "40"}, {"replace"}));
+  EXPECT_EQ(CountLines(r.output, "replacement 2 of 4 joined"), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "replacement 3 of 4 joined"), 1) << r.Report();
+  for (const char* rank : {"0", "1"}) {
+    for (const char* child : {"2", "3"}) {
+      EXPECT_EQ(CountLines(r.output, std::string("parent ") + rank + " read replacement " + child),
+                1)
+          << r.Report();
+    }
+    EXPECT_EQ(CountLines(r.output, std::string("parent ") + rank +
+                                       " saw job rank 3 end: exited with status 7"),
+              1)
+        << r.Report();
+  }
+  EXPECT_EQ(CountLines(r.output, "FAILED"), 0) << r.Report();
+}
+
 TEST(RftrunTest, OutputIsTaggedWithTheRankUnlessAskedNotTo) {
   auto r = RunRftrun(Job({"-n", "2"}, {"no-pmix"}));
   EXPECT_EQ(r.exit_status, 0) << r.Report();

@@ -6,13 +6,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 
+#include "base/check.h"
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/log.h"
@@ -32,8 +35,10 @@ namespace {
 std::mutex g_callback_mutex;
 Bootstrap::TerminationCallback g_callback;       // guarded by g_callback_mutex
 std::vector<TerminationEvent> g_events;          // every event so far, for late subscribers
-RankSet g_dead;                                  // ranks of this job the launcher said ended
-std::map<std::string, RankSet> g_ranks_by_host;  // the job's ranks per node, read at Init
+RankSet g_dead;                                  // job ranks the launcher said ended
+std::map<std::string, RankSet> g_ranks_by_host;  // the job ranks per node, read at Init
+RankSpace g_space;                               // the job's ranks across namespaces
+Rank g_self = 0;                                 // this process's job rank
 pmix_proc_t g_myproc;
 
 void OnEvent(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info_t info[],
@@ -62,14 +67,16 @@ void OnEvent(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info_
   if (status == PMIX_ERR_NODE_DOWN && !named) {
     // A whole node is gone and no process is named: every rank of this job on it failed.
     std::lock_guard<std::mutex> lock(g_callback_mutex);
-    const RankSet ranks = RanksOnDownNode(g_ranks_by_host, host, g_myproc.rank);
+    const RankSet ranks = RanksOnDownNode(g_ranks_by_host, host, g_self);
     if (ranks.empty()) {
       RFT_LOG_WARN("node-down event for \"%s\" names no process of this job and no node of it",
                    host.c_str());
     }
     for (Rank rank : ranks) {
-      event.nspace = g_myproc.nspace;
-      event.rank = rank;
+      const RankBlock* block = g_space.BlockOf(rank);
+      event.nspace = block != nullptr ? block->nspace : std::string(g_myproc.nspace);
+      event.rank = block != nullptr ? rank - block->first : rank;
+      event.job_rank = rank;
       g_events.push_back(event);
       g_dead.Insert(rank);
       if (g_callback) g_callback(event);
@@ -89,8 +96,10 @@ void OnEvent(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info_
       !(PMIX_CHECK_NSPACE(affected->nspace, g_myproc.nspace) && affected->rank == g_myproc.rank);
   if (about_a_peer) {
     std::lock_guard<std::mutex> lock(g_callback_mutex);
+    // A replacement's parents and siblings are in other namespaces of the same job.
+    event.job_rank = g_space.JobRankOf(event.nspace, event.rank);
     g_events.push_back(event);
-    if (PMIX_CHECK_NSPACE(affected->nspace, g_myproc.nspace)) g_dead.Insert(affected->rank);
+    if (event.job_rank != kInvalidRank) g_dead.Insert(event.job_rank);
     if (g_callback) g_callback(event);
   }
   if (cbfunc != nullptr) cbfunc(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, cbdata);
@@ -147,6 +156,15 @@ StatusOr<std::unique_ptr<Bootstrap>> Bootstrap::Init() {
   bootstrap->rank_ = myproc.rank;
   bootstrap->nspace_ = myproc.nspace;
   Status status = bootstrap->ReadJobInfo();
+  const char* join = std::getenv(kJoinEnv);
+  if (status.ok() && join != nullptr) {
+    status = bootstrap->JoinParentJob(join);
+  } else if (status.ok()) {
+    std::lock_guard<std::mutex> lock(g_callback_mutex);
+    g_space = RankSpace();
+    status = g_space.Add(bootstrap->nspace_, bootstrap->size());
+    g_self = bootstrap->rank_;
+  }
   // Listen from the start: a peer that dies during start-up must be known to the exchanges
   // (they stop waiting for it) and to subscribers that come later (they get it replayed).
   if (status.ok()) status = bootstrap->RegisterEventHandler();
@@ -164,6 +182,7 @@ Bootstrap::~Bootstrap() {
     g_events.clear();
     g_dead = RankSet();
     g_ranks_by_host.clear();
+    g_space = RankSpace();
   }
   PMIx_Finalize(nullptr, 0);
   internal::ReleaseAbandonedLookups();
@@ -183,7 +202,7 @@ Status Bootstrap::ReadJobInfo() {
   pmix_status_t rc;
   auto job_size = get(PMIX_JOB_SIZE, &rc);
   if (job_size == nullptr) return PmixError("PMIx_Get(PMIX_JOB_SIZE)", rc);
-  size_ = job_size->data.uint32;
+  size_.store(job_size->data.uint32, std::memory_order_release);
 
   auto peers = get(PMIX_LOCAL_PEERS, &rc);
   if (peers != nullptr && peers->type == PMIX_STRING && peers->data.string != nullptr) {
@@ -202,11 +221,58 @@ Status Bootstrap::ReadJobInfo() {
   auto spawned = get(PMIX_SPAWNED, &rc);
   spawned_ = spawned != nullptr && spawned->type == PMIX_BOOL && spawned->data.flag;
 
-  if (size_ == 0 || rank_ >= size_) {
+  if (size() == 0 || rank_ >= size()) {
     return OtherError("PMIx reported rank " + std::to_string(rank_) + " in a job of size " +
-                      std::to_string(size_));
+                      std::to_string(size()));
   }
   return Status::Ok();
+}
+
+Status Bootstrap::JoinParentJob(const char* join) {
+  const std::string_view text(join);
+  const size_t slash = text.find('/');
+  uint32_t token = 0;
+  const auto [end, ec] =
+      std::from_chars(text.data(), text.data() + std::min(slash, text.size()), token);
+  if (slash == std::string_view::npos || ec != std::errc() || end != text.data() + slash) {
+    return ArgError(std::string(kJoinEnv) +
+                    ": expected <job token>/<count:namespace;...> from the parent job");
+  }
+  auto space = RankSpace::Decode(text.substr(slash + 1));
+  if (!space.ok()) return ArgError(std::string(kJoinEnv) + ": " + space.status().message());
+  const Rank first = space->size();
+  RFT_RETURN_IF_ERROR(space->Add(nspace_, size()));
+  const Rank pmix_rank = rank_;
+  rank_ = first + pmix_rank;
+  size_.store(space->size(), std::memory_order_release);
+  RankSet local;
+  for (Rank peer : local_peers_) local.Insert(first + peer);
+  local_peers_ = std::move(local);
+  joined_ = true;
+  join_token_ = token;
+  std::lock_guard<std::mutex> lock(g_callback_mutex);
+  g_space = std::move(*space);
+  g_self = rank_;
+  return Status::Ok();
+}
+
+void Bootstrap::ProcOf(Rank rank, pmix_proc_t* out) const {
+  std::lock_guard<std::mutex> lock(g_callback_mutex);
+  const RankBlock* block = g_space.BlockOf(rank);
+  RFT_CHECK(block != nullptr, "Bootstrap::ProcOf: a rank beyond the job");
+  PMIX_PROC_LOAD(out, block->nspace.c_str(), rank - block->first);
+}
+
+Status Bootstrap::AddRanks(std::string_view nspace, uint32_t count) {
+  std::lock_guard<std::mutex> lock(g_callback_mutex);
+  RFT_RETURN_IF_ERROR(g_space.Add(nspace, count));
+  size_.store(g_space.size(), std::memory_order_release);
+  return Status::Ok();
+}
+
+RankSpace Bootstrap::ranks() const {
+  std::lock_guard<std::mutex> lock(g_callback_mutex);
+  return g_space;
 }
 
 Status Bootstrap::ShareStartupFacts() {
@@ -229,6 +295,11 @@ Status Bootstrap::ShareStartupFacts() {
       RFT_LOG_WARN("the launcher's %s is not a PMIX_UINT32: the job draws its own token",
                    kJobTokenKey);
     }
+  }
+  if (joined_) {
+    // A replacement speaks with its parents' token: the launcher gave its namespace another.
+    job_token_ = join_token_;
+    token_known = true;
   }
   if (token_known && oversubscribed_known_) return Status::Ok();  // rftrun: no fence needed
 
@@ -307,13 +378,12 @@ Status Bootstrap::Fence(bool collect_data, const RankSet& ranks) {
   }
   std::vector<pmix_proc_t> procs;
   for (Rank r : ranks) {
-    if (r >= size_) {
+    if (r >= size()) {
       return ArgError("fence over rank " + std::to_string(r) +
-                      ": expected ranks below the job size " + std::to_string(size_));
+                      ": expected ranks below the job size " + std::to_string(size()));
     }
-    pmix_proc_t proc;
-    PMIX_PROC_LOAD(&proc, nspace_.c_str(), r);
-    procs.push_back(proc);
+    procs.emplace_back();
+    ProcOf(r, &procs.back());
   }
   return FenceOver(collect_data, procs.data(), procs.size());
 }
@@ -331,16 +401,30 @@ Status Bootstrap::FenceOver(bool collect_data, const pmix_proc_t* procs, size_t 
 }
 
 StatusOr<std::vector<std::byte>> Bootstrap::Get(Rank rank, std::string_view key) {
-  if (rank >= size_) {
+  if (rank >= size()) {
     return ArgError("rank " + std::to_string(rank) + ": expected a rank below the job size " +
-                    std::to_string(size_));
+                    std::to_string(size()));
   }
   pmix_proc_t proc;
-  PMIX_PROC_LOAD(&proc, nspace_.c_str(), rank);
-  TimeoutInfo timeout(timeout_);
+  ProcOf(rank, &proc);
+  const Deadline deadline = Deadline::After(timeout_);
   pmix_value_t* value = nullptr;
   const std::string k(key);
-  const pmix_status_t rc = PMIx_Get(&proc, k.c_str(), timeout.get(), 1, &value);
+  pmix_status_t rc;
+  // A value another namespace (a replacement, its parents) has not committed yet is answered
+  // NOT-FOUND at once, where one of this namespace would be waited for: ask again until then.
+  auto pause = std::chrono::microseconds(100);
+  for (;;) {
+    TimeoutInfo timeout(deadline.remaining());
+    rc = PMIx_Get(&proc, k.c_str(), timeout.get(), 1, &value);
+    if (rc != PMIX_ERR_NOT_FOUND || deadline.expired()) break;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(10'000));
+  }
+  if (rc == PMIX_ERR_NOT_FOUND) {
+    return TimeoutError("PMIx_Get(rank " + std::to_string(rank) + ", " + k +
+                        "): not published within RFT_PMIX_TIMEOUT");
+  }
   if (rc != PMIX_SUCCESS) {
     return PmixError("PMIx_Get(rank " + std::to_string(rank) + ", " + k + ")", rc);
   }
@@ -389,6 +473,7 @@ void Bootstrap::ReadNodeMap() {
   // Best effort: without it a node-down event that names no process is logged, not expanded.
   char* nodes = nullptr;
   if (PMIx_Resolve_nodes(nspace_.c_str(), &nodes) != PMIX_SUCCESS || nodes == nullptr) return;
+  const Rank first = rank_ - g_myproc.rank;  // the job rank of this namespace's rank 0
   std::map<std::string, RankSet> ranks_by_host;
   std::string list(nodes);
   std::free(nodes);
@@ -403,7 +488,7 @@ void Bootstrap::ReadNodeMap() {
     if (PMIx_Resolve_peers(node.c_str(), nspace_.c_str(), &procs, &count) != PMIX_SUCCESS) {
       continue;
     }
-    for (size_t i = 0; i < count; ++i) ranks_by_host[node].Insert(procs[i].rank);
+    for (size_t i = 0; i < count; ++i) ranks_by_host[node].Insert(first + procs[i].rank);
     PMIX_PROC_FREE(procs, count);
   }
   std::lock_guard<std::mutex> lock(g_callback_mutex);
@@ -433,13 +518,12 @@ RankSet Bootstrap::DeadRanks() const {
 Status Bootstrap::Abort(int status, std::string_view message, const RankSet& ranks) {
   std::vector<pmix_proc_t> procs;
   for (Rank r : ranks) {
-    if (r >= size_) {
+    if (r >= size()) {
       return ArgError("abort of rank " + std::to_string(r) +
-                      ": expected ranks below the job size " + std::to_string(size_));
+                      ": expected ranks below the job size " + std::to_string(size()));
     }
-    pmix_proc_t proc;
-    PMIX_PROC_LOAD(&proc, nspace_.c_str(), r);
-    procs.push_back(proc);
+    procs.emplace_back();
+    ProcOf(r, &procs.back());
   }
   const std::string text(message);
   const pmix_status_t rc =
@@ -448,7 +532,8 @@ Status Bootstrap::Abort(int status, std::string_view message, const RankSet& ran
   return Status::Ok();
 }
 
-StatusOr<std::string> Bootstrap::Spawn(const std::vector<std::string>& argv, uint32_t nprocs) {
+StatusOr<std::string> Bootstrap::Spawn(const std::vector<std::string>& argv, uint32_t nprocs,
+                                       bool join) {
   if (argv.empty() || argv[0].empty()) return ArgError("spawn: expected a program to start");
   if (nprocs == 0) return ArgError("spawn of \"" + argv[0] + "\": expected at least 1 process");
   pmix_app_t app;
@@ -459,6 +544,12 @@ StatusOr<std::string> Bootstrap::Spawn(const std::vector<std::string>& argv, uin
   app.maxprocs = static_cast<int>(nprocs);
   char cwd[4096];
   if (getcwd(cwd, sizeof(cwd)) != nullptr) app.cwd = strdup(cwd);
+  if (join) {
+    const std::string variable =
+        std::string(kJoinEnv) + "=" + std::to_string(job_token_) + "/" + ranks().Encode();
+    app.env = static_cast<char**>(calloc(2, sizeof(char*)));
+    app.env[0] = strdup(variable.c_str());
+  }
   pmix_nspace_t child_nspace;
   const pmix_status_t rc = PMIx_Spawn(nullptr, 0, &app, 1, child_nspace);
   PMIX_APP_DESTRUCT(&app);

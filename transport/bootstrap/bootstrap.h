@@ -7,6 +7,7 @@
 #ifndef RFT_TRANSPORT_BOOTSTRAP_BOOTSTRAP_H_
 #define RFT_TRANSPORT_BOOTSTRAP_BOOTSTRAP_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -21,17 +22,19 @@
 #include "base/rank_set.h"
 #include "base/status.h"
 #include "transport/bootstrap/launcher_keys.h"
+#include "transport/bootstrap/rank_space.h"
 
 struct pmix_proc;  // libpmix's process name (pmix_proc_t), kept out of this header
 
 namespace rft::transport {
 
-// A process of the job terminated abnormally, as the launcher reports it.
+// A process terminated abnormally, as the launcher reports it.
 struct TerminationEvent {
-  std::string nspace;       // the job of the process (ours, or e.g. a spawned one)
-  Rank rank = 0;            // the process that terminated
-  int pmix_code = 0;        // PMIx event code, e.g. -402 (PMIX_ERR_PROC_ABORTED_BY_SIG)
-  int exit_code = -1;       // as the launcher saw it (128+signal when killed); -1: unknown
+  std::string nspace;            // the job of the process (ours, or e.g. a spawned one)
+  Rank rank = 0;                 // the process that terminated: its rank in `nspace`
+  Rank job_rank = kInvalidRank;  // its job rank (RankSpace); kInvalidRank: not of this job
+  int pmix_code = 0;             // PMIx event code, e.g. -402 (PMIX_ERR_PROC_ABORTED_BY_SIG)
+  int exit_code = -1;            // as the launcher saw it (128+signal when killed); -1: unknown
   uint64_t fault_ns = 0;    // rftrun only: CLOCK_MONOTONIC time the fault was injected; 0: unknown
   int64_t received_ns = 0;  // CLOCK_MONOTONIC time this process's handler ran
 };
@@ -48,6 +51,11 @@ const std::vector<int>& TerminationEventCodes();
 RankSet RanksOnDownNode(const std::map<std::string, RankSet>& ranks_by_host, std::string_view host,
                         Rank self);
 
+// The environment variable through which a spawned replacement learns the job it joins:
+// "<job token>/<RankSpace::Encode() of the parents' job>". It holds the job's secret token, so
+// it goes only into the replacements' own environment (readable by their user alone).
+inline constexpr char kJoinEnv[] = "RFT_JOIN";
+
 class Bootstrap {
  public:
   // Connects to the launcher's PMIx server (PMIx_Init) and reads rank, size and local peers.
@@ -56,8 +64,10 @@ class Bootstrap {
   Bootstrap(const Bootstrap&) = delete;
   Bootstrap& operator=(const Bootstrap&) = delete;
 
+  // This process's job rank, and the job's size (both in the RankSpace: a replacement's rank
+  // follows its parents'; the size grows with AddRanks).
   Rank rank() const { return rank_; }
-  uint32_t size() const { return size_; }
+  uint32_t size() const { return size_.load(std::memory_order_acquire); }
   const std::string& nspace() const { return nspace_; }
   // A random 32-bit secret of this job that every wire message carries, so a message from
   // another job (a stale process, a spawned job's stray endpoint) or from anyone outside the
@@ -68,7 +78,9 @@ class Bootstrap {
   // A public 32-bit digest of the namespace: names this job's files (e.g. in /dev/shm) so the
   // launcher can remove what a crash left. Not a secret.
   uint32_t job_tag() const { return NspaceTag(nspace_); }
-  const RankSet& local_peers() const { return local_peers_; }  // including this process
+  // Job ranks; including this process. Only those of this process's own namespace: a
+  // replacement and its parents do not see each other as local (docs/recovery.md).
+  const RankSet& local_peers() const { return local_peers_; }
   // The processes of this node cannot each have a core of their own (the launcher says so,
   // or their CPU masks do): progress loops must block, not spin.
   bool oversubscribed() const { return oversubscribed_; }
@@ -118,11 +130,21 @@ class Bootstrap {
   Status Abort(int status, std::string_view message, const RankSet& ranks);
 
   // Starts `nprocs` copies of `argv` as a new job (PMIx_Spawn) and returns its namespace.
-  // Returns once the launcher has started them.
-  StatusOr<std::string> Spawn(const std::vector<std::string>& argv, uint32_t nprocs);
+  // Returns once the launcher has started them. With `join`, they join this job as
+  // replacements (kJoinEnv): they take job ranks size()..size()+nprocs-1 once every process of
+  // the job has called AddRanks with the namespace.
+  StatusOr<std::string> Spawn(const std::vector<std::string>& argv, uint32_t nprocs,
+                              bool join = false);
+  // The `count` processes of `nspace` (spawned with join) take the next job ranks. Every
+  // process of the job adds the same namespaces in the same order. RFT_ERR_ARG as RankSpace::Add.
+  Status AddRanks(std::string_view nspace, uint32_t count);
+  // The job's rank blocks so far.
+  RankSpace ranks() const;
 
   // True when this process was started by PMIx_Spawn.
   bool spawned() const { return spawned_; }
+  // True when it was spawned to join an existing job as a replacement (kJoinEnv).
+  bool joined() const { return joined_; }
 
   std::chrono::nanoseconds timeout() const { return timeout_; }
 
@@ -137,9 +159,15 @@ class Bootstrap {
   void ReadNodeMap();
   // PMIx_Fence over `procs` (nullptr: the whole job).
   Status FenceOver(bool collect_data, const ::pmix_proc* procs, size_t count);
+  // With kJoinEnv set: the job's blocks, this process's job rank and the job's token.
+  Status JoinParentJob(const char* join);
+  // The PMIx name of job rank `rank` (< size()) into *out.
+  void ProcOf(Rank rank, ::pmix_proc* out) const;
 
   Rank rank_ = 0;
-  uint32_t size_ = 0;
+  std::atomic<uint32_t> size_{0};
+  bool joined_ = false;
+  uint32_t join_token_ = 0;
   uint32_t job_token_ = 0;
   std::string nspace_;
   RankSet local_peers_;

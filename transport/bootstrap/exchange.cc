@@ -38,11 +38,9 @@ struct GetBatch {
 // thread after PMIx_Get_nb returned: they live here until the callback (ASan caught them on
 // the caller's stack).
 struct GetTicket {
-  GetTicket(GetBatch* batch, Rank rank, const std::string& nspace, const std::string& key,
+  GetTicket(GetBatch* batch, Rank rank, const pmix_proc_t& proc, const std::string& key,
             std::chrono::nanoseconds timeout)
-      : batch(batch), rank(rank), key(key), timeout(timeout) {
-    PMIX_PROC_LOAD(&proc, nspace.c_str(), rank);
-  }
+      : batch(batch), rank(rank), proc(proc), key(key), timeout(timeout) {}
   GetBatch* batch;
   Rank rank;
   pmix_proc_t proc;
@@ -109,16 +107,19 @@ StatusOr<Bootstrap::ExchangeResult> Bootstrap::ExchangeLive(std::string_view key
   // get a moment to arrive, or live ranks would be taken for silent ones.
   const Deadline lookups =
       Deadline::After(std::max(deadline.remaining(), std::chrono::nanoseconds(kLookupGraceNs)));
+  const uint32_t size = this->size();
   auto* batch = new GetBatch();
-  batch->values.resize(size_);
-  batch->results.assign(size_, kUnanswered);
+  batch->values.resize(size);
+  batch->results.assign(size, kUnanswered);
   batch->values[rank_].assign(mine.begin(), mine.end());
   batch->results[rank_] = PMIX_SUCCESS;
   const std::string k(key);
-  for (Rank r = 0; r < size_; ++r) {
+  for (Rank r = 0; r < size; ++r) {
     if (r == rank_) continue;
     batch->references.fetch_add(1, std::memory_order_relaxed);
-    auto* ticket = new GetTicket(batch, r, nspace_, k, lookups.remaining());
+    pmix_proc_t proc;
+    ProcOf(r, &proc);
+    auto* ticket = new GetTicket(batch, r, proc, k, lookups.remaining());
     {
       std::lock_guard<std::mutex> lock(g_tickets_mutex);
       g_tickets.insert(ticket);
@@ -144,7 +145,7 @@ StatusOr<Bootstrap::ExchangeResult> Bootstrap::ExchangeLive(std::string_view key
     for (;;) {
       const RankSet dead = DeadRanks();
       bool waiting = false;
-      for (Rank r = 0; r < size_ && !waiting; ++r) {
+      for (Rank r = 0; r < size && !waiting; ++r) {
         waiting = batch->results[r] == kUnanswered && !dead.Contains(r);
       }
       if (!waiting || lookups.expired()) break;
@@ -152,8 +153,8 @@ StatusOr<Bootstrap::ExchangeResult> Bootstrap::ExchangeLive(std::string_view key
       batch->changed.wait_for(lock, std::chrono::milliseconds(5));
     }
     const RankSet dead = DeadRanks();
-    result.values.resize(size_);
-    for (Rank r = 0; r < size_; ++r) {
+    result.values.resize(size);
+    for (Rank r = 0; r < size; ++r) {
       if (r == rank_) {
         result.values[r] = batch->values[r];
         continue;
