@@ -113,6 +113,11 @@ Status ControlPlane::Start() {
                                departure_requested_.load(std::memory_order_acquire);
     pending_.Push(PendingFailure{record, while_leaving});
   });
+  // What the registry held before (a replacement is told its job's failures before it starts):
+  // a record reported meanwhile may come both ways, and the cores take it once.
+  for (const FailureRecord& record : registry_->Records()) {
+    pending_.Push(PendingFailure{record, false});
+  }
   if (options_.watch_launcher_events) {
     launcher_subscribed_ = true;
     RFT_RETURN_IF_ERROR(job_->OnTermination([this](const transport::TerminationEvent& event) {
@@ -184,7 +189,7 @@ Status ControlPlane::SetUpWorker() {
   // the node excuses the silence of the first observed rank until its first heartbeat, up to
   // Options::first_word_timeout_ns. It spans the ranks that finished start-up; one dying now makes
   // PMIx's answer undefined, and the ring, which knows who failed, goes on either way.
-  const Status fenced = job_->Fence(false, StartedRanks());
+  const Status fenced = job_->Fence(false, StartUpFenceRanks());
   if (!fenced.ok()) RFT_LOG_INFO("start-up fence: %s", fenced.ToString().c_str());
   if (watching) death_watch_->Unlink();
   node_.Start(MonotonicNanos());
@@ -257,7 +262,6 @@ Status ControlPlane::Exchange() {
   mine.worker_address.assign(address.begin(), address.end());
   auto published = job_->ExchangeLive("rft.control", EncodePeerRecord(mine));
   if (!published.ok()) return published.status();
-  missing_at_start_ = published->missing;
   // A rank that ended or hung during start-up is failed from the first call on; a hung one is
   // killed (fail-stop), so that nobody goes on with a rank the others left out.
   for (Rank r : published->missing) {
@@ -267,6 +271,15 @@ Status ControlPlane::Exchange() {
     registry_->Report(r, silent ? FailureSource::kStartup : FailureSource::kLauncher);
     if (silent && options_.enforce_fail_stop) Kill(r);
   }
+  // A replacement reads its parents' records too, the dead ones' included (they stay
+  // published): the failures it was told of (in the registry already) are not connected to.
+  for (Rank r = 0; r < size_; ++r) {
+    if (r != self_ && registry_->IsFailed(r) && !published->missing.Contains(r)) {
+      published->missing.Insert(r);
+      published->values[r].clear();
+    }
+  }
+  missing_at_start_ = published->missing;
 
   std::vector<std::vector<std::byte>> addresses(size_);
   std::vector<std::string> sockets(size_);
@@ -527,10 +540,6 @@ void ControlPlane::SayFarewell() {
   }
 }
 
-RankSet ControlPlane::StartedRanks() const {
-  return RankSet::Range(0, size_).Difference(missing_at_start_);
-}
-
 void ControlPlane::Kill(Rank rank) {
   // Fail-stop: the launcher kills it (a hung process never ends itself). The call blocks
   // until the launcher acted, so it runs beside the control loop.
@@ -569,7 +578,8 @@ void ControlPlane::HandleControlMessage(std::span<const std::byte> message) {
   // (seen in CI: an observe request during the close made PutHeartbeat use the endpoints).
   if (tearing_down_) return;
   WireHeader header;
-  if (transport::DecodeMessage(message, job_token_, size_, &header) != DecodeError::kNone ||
+  // Any job rank: a replacement may speak to the detector before this process grew.
+  if (transport::DecodeMessage(message, job_token_, kMaxRank + 1, &header) != DecodeError::kNone ||
       header.type != MessageType::kControl) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -577,6 +587,10 @@ void ControlPlane::HandleControlMessage(std::span<const std::byte> message) {
   const std::span<const std::byte> payload = message.subspan(kWireHeaderSize);
   const transport::ControlService service = transport::ControlFlagsService(header.flags);
   const uint8_t kind = transport::ControlFlagsKind(header.flags);
+  if (service != kDetectorService && header.source >= size()) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);  // services know the ranks of the job
+    return;
+  }
   if (service != kDetectorService) {
     ControlServiceHandler* handler = HandlerOf(service);
     if (handler == nullptr) {

@@ -41,6 +41,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <thread>
 #include <utility>
@@ -52,6 +53,7 @@
 #include "detector/death_watch.h"
 #include "detector/detector_node.h"
 #include "detector/failure_registry.h"
+#include "detector/peer_record.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/datagram/local_datagram.h"
 #include "transport/ucx/endpoint_table.h"
@@ -134,6 +136,16 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // without the progress thread (RFT_ERR_ARG otherwise).
   Status Poll(int timeout_ms);
 
+  // Replacements joined the job (docs/recovery.md): job ranks size()..new_size-1, which the
+  // bootstrap (AddRanks) and the registry (Grow) already hold. Reads their records (waiting for
+  // them up to RFT_PMIX_TIMEOUT: one that never published is failed and killed), connects to
+  // them and grows the detector (DetectorNode::Grow). Messages the replacements sent to this
+  // process's detector before are not lost: the detector takes them from ranks beyond its size.
+  // From the thread that owns the control plane. RFT_ERR_ARG for a size not above size() or
+  // beyond the bootstrap's or the registry's.
+  Status AddRanks(uint32_t new_size);
+  uint32_t size() const { return size_.load(std::memory_order_acquire); }
+
   // Tells every live peer that this process ends cleanly and waits (≤ 200 ms) until each has
   // recorded it (FailureRegistry::Depart): from then on, this process's closing endpoints and
   // silence are never taken for a failure. Call it before closing the data plane; the
@@ -183,6 +195,11 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   Status SetUpWorker();
   void TearDownWorker();
   Status Exchange();
+  // AddRanks's part on the control thread: the new ranks' records (nullopt: never published).
+  Status Grow(uint32_t new_size, std::vector<std::optional<PeerRecord>> records);
+  // The ranks the start-up fence spans: those of the start-up exchange that are still there;
+  // for a replacement, only those of its own namespace (its parents are not starting).
+  RankSet StartUpFenceRanks() const;
   // Attaches the heartbeat regions of this node's peers (start-up, while they are alive).
   void AttachLocalRegions();
 
@@ -232,7 +249,6 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   void Depart();
   void OnDeparture(Rank rank);
   // The ranks that published their records at start-up (all but missing_at_start_).
-  RankSet StartedRanks() const;
   [[noreturn]] void DeclaredFailed(Rank by);
 
   static ucs_status_t OnActiveMessage(void* arg, const void* header, size_t header_length,
@@ -255,7 +271,7 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   FailureRegistry* registry_;
   Options options_;
   Rank self_;
-  uint32_t size_;
+  std::atomic<uint32_t> size_;  // written on the control thread (Grow)
   uint32_t job_token_;
 
   std::unique_ptr<transport::ucx::UcxContext> context_;

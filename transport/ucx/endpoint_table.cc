@@ -20,36 +20,57 @@ StatusOr<std::unique_ptr<EndpointTable>> EndpointTable::Create(
     return ArgError("endpoint table: rank " + std::to_string(self) + " outside a job of " +
                     std::to_string(addresses.size()));
   }
-  std::unique_ptr<EndpointTable> table(new EndpointTable(worker, self, sink));
-  table->peers_.resize(addresses.size());
-  for (Rank r = 0; r < addresses.size(); ++r) {
-    Peer& peer = table->peers_[r];
-    peer.table = table.get();
-    peer.rank = r;
-    peer.address = std::move(addresses[r]);
-    if (options.failed.Contains(r) && r != self) {
-      peer.failed = true;
-      table->failed_ranks_.Insert(r);
-      continue;
-    }
-    if (peer.address.empty()) {
+  std::unique_ptr<EndpointTable> table(new EndpointTable(worker, self, sink, std::move(options)));
+  RFT_RETURN_IF_ERROR(table->Append(std::move(addresses)));
+  table->ConnectFrom(0);
+  return table;
+}
+
+Status EndpointTable::Grow(std::vector<std::vector<std::byte>> addresses, const RankSet& failed) {
+  const auto first = static_cast<Rank>(peers_.size());
+  options_.failed = options_.failed.Union(failed);
+  RFT_RETURN_IF_ERROR(Append(std::move(addresses)));
+  ConnectFrom(first);
+  return Status::Ok();
+}
+
+Status EndpointTable::Append(std::vector<std::vector<std::byte>> addresses) {
+  const auto first = static_cast<Rank>(peers_.size());
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    const Rank r = first + static_cast<Rank>(i);
+    if (addresses[i].empty() && !(options_.failed.Contains(r) && r != self_)) {
+      peers_.resize(first);
       return ArgError("endpoint table: rank " + std::to_string(r) + " published no UCX address");
     }
   }
-  if (table->peers_.size() <= options.connect_all_max) {
-    for (Peer& peer : table->peers_) {
-      if (peer.failed) continue;
-      Status status = table->Connect(peer);
-      if (status.ok()) continue;
-      // A peer that published its address and died before this connect (its shared memory is
-      // gone): a failure like any other, for the sink (the failure registry) to act on, not a
-      // reason for every other process to fail its start-up.
-      RFT_LOG_WARN("%s: rank %u taken as failed", status.ToString().c_str(), peer.rank);
-      table->MarkFailed(peer.rank);
-      if (sink != nullptr) sink->OnPeerFailed(peer.rank, status);
+  peers_.reserve(first + addresses.size());
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    Peer& peer = peers_.emplace_back();
+    peer.rank = first + static_cast<Rank>(i);
+    peer.address = std::move(addresses[i]);
+    peer.error_target = std::make_unique<ErrorTarget>(ErrorTarget{this, peer.rank});
+    if (options_.failed.Contains(peer.rank) && peer.rank != self_) {
+      peer.failed = true;
+      failed_ranks_.Insert(peer.rank);
     }
   }
-  return table;
+  return Status::Ok();
+}
+
+void EndpointTable::ConnectFrom(Rank first) {
+  if (peers_.size() > options_.connect_all_max) return;  // on first use
+  for (Rank r = first; r < peers_.size(); ++r) {
+    Peer& peer = peers_[r];
+    if (peer.failed) continue;
+    Status status = Connect(peer);
+    if (status.ok()) continue;
+    // A peer that published its address and died before this connect (its shared memory is
+    // gone): a failure like any other, for the sink (the failure registry) to act on, not a
+    // reason for every other process to fail its start-up.
+    RFT_LOG_WARN("%s: rank %u taken as failed", status.ToString().c_str(), peer.rank);
+    MarkFailed(peer.rank);
+    if (sink_ != nullptr) sink_->OnPeerFailed(peer.rank, status);
+  }
 }
 
 Status EndpointTable::Connect(Peer& peer) {
@@ -59,7 +80,7 @@ Status EndpointTable::Connect(Peer& peer) {
   params.address = reinterpret_cast<const ucp_address_t*>(peer.address.data());
   params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
   params.err_handler.cb = &EndpointTable::OnEndpointError;
-  params.err_handler.arg = &peer;
+  params.err_handler.arg = peer.error_target.get();
   const ucs_status_t status = ucp_ep_create(worker_->get(), &params, &peer.ep);
   if (status != UCS_OK) {
     peer.ep = nullptr;
@@ -83,8 +104,9 @@ StatusOr<ucp_ep_h> EndpointTable::GetSlow(Rank rank) {
 }
 
 void EndpointTable::OnEndpointError(void* arg, ucp_ep_h, ucs_status_t status) {
-  Peer& peer = *static_cast<Peer*>(arg);
-  EndpointTable& table = *peer.table;
+  const auto& target = *static_cast<const ErrorTarget*>(arg);
+  EndpointTable& table = *target.table;
+  Peer& peer = table.peers_[target.rank];
   if (peer.failed) return;
   table.MarkFailed(peer.rank);
   if (table.sink_ != nullptr) {

@@ -63,6 +63,12 @@ class EndpointTable {
 
   uint32_t size() const { return static_cast<uint32_t>(peers_.size()); }
 
+  // Ranks size()..size()+addresses.size()-1 join (replacements, docs/recovery.md): their
+  // endpoints are created now if the job is within Options::connect_all_max, else on first use.
+  // Those in `failed` (their address may be empty) are never connected. From the table's thread
+  // only, like Get. RFT_ERR_ARG for another empty address.
+  Status Grow(std::vector<std::vector<std::byte>> addresses, const RankSet& failed);
+
   // The endpoint to `rank`: RFT_ERR_PROC_FAILED once the rank is known failed, RFT_ERR_ARG for
   // a rank outside the job.
   StatusOr<ucp_ep_h> Get(Rank rank) {
@@ -84,17 +90,26 @@ class EndpointTable {
   void CloseFailed();
 
  private:
+  // What UCX's error callback gets: it outlives any move of peers_ (which grows).
+  struct ErrorTarget {
+    EndpointTable* table;
+    Rank rank;
+  };
   struct Peer {
-    EndpointTable* table = nullptr;
     Rank rank = 0;
     ucp_ep_h ep = nullptr;
     bool failed = false;
     bool closed = false;
     std::vector<std::byte> address;
+    std::unique_ptr<ErrorTarget> error_target;
   };
 
-  EndpointTable(UcxWorker* worker, Rank self, PeerFailureSink* sink)
-      : worker_(worker), self_(self), sink_(sink) {}
+  EndpointTable(UcxWorker* worker, Rank self, PeerFailureSink* sink, Options options)
+      : worker_(worker), self_(self), sink_(sink), options_(std::move(options)) {}
+  // Appends `addresses` as the next ranks, marking those in options_.failed.
+  Status Append(std::vector<std::vector<std::byte>> addresses);
+  // Connects the peers from `first` on (within connect_all_max), failing the unreachable.
+  void ConnectFrom(Rank first);
   Status Connect(Peer& peer);
   StatusOr<ucp_ep_h> GetSlow(Rank rank);
   static void OnEndpointError(void* arg, ucp_ep_h ep, ucs_status_t status);
@@ -104,7 +119,8 @@ class EndpointTable {
   UcxWorker* worker_;
   Rank self_;
   PeerFailureSink* sink_;
-  std::vector<Peer> peers_;  // never resized after Create: error callbacks hold &peers_[r]
+  Options options_;
+  std::vector<Peer> peers_;  // error callbacks hold ErrorTargets, not &peers_[r]: it may grow
   RankSet failed_ranks_;
 };
 

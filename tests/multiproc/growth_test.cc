@@ -1,0 +1,37 @@
+// Replacements joining a running job's detector (tests/multiproc/growth_worker.cc): the
+// survivors and the replacement watch each other without suspecting anyone, and later failures
+// on either side reach the other.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/multiproc/scenario.h"
+
+namespace rft::testing {
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// Sanitized processes on two shared cores: a 20 ms timeout would declare starved ones dead.
+const std::vector<std::string> kEnv = {"RFT_HEARTBEAT_PERIOD=10ms", "RFT_HEARTBEAT_TIMEOUT=1s"};
+#else
+const std::vector<std::string> kEnv = {};
+#endif
+
+TEST(GrowthTest, AReplacementJoinsTheDetectorAndFailuresCrossBothWays) {
+  const auto r = RunCommand("tools/rftrun/rftrun",
+                            {"-n", "3", "--ft", "--timeout", "60", "--get-stack-traces",
+                             Runfile("tests/multiproc/growth_worker")},
+                            std::chrono::seconds(90), kEnv);
+  EXPECT_EQ(CountLines(r.output, "FAILED"), 0) << r.Report();
+  for (const char* rank : {"0", "1", "3"}) {
+    EXPECT_EQ(CountLines(r.output, std::string("rank ") + rank + " quiet after the growth"), 1)
+        << r.Report();
+  }
+  EXPECT_EQ(CountLines(r.output, "rank 0 learned rank 1 failed"), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "rank 3 learned rank 1 failed"), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "rank 0 learned replacement 3 failed"), 1) << r.Report();
+}
+
+}  // namespace
+}  // namespace rft::testing
