@@ -36,11 +36,15 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Create(std::unique_ptr<Bootstrap> jo
 
 Status Runtime::Build(const Options& options) {
   RFT_ASSIGN_OR_RETURN(registry_, FailureRegistry::Create(job_->rank(), job_->size()));
+  for (Rank rank : options.known_failed) {
+    registry_->Report(rank, detector::FailureSource::kPropagated);
+  }
   RFT_ASSIGN_OR_RETURN(control_,
                        ControlPlane::Create(job_.get(), registry_.get(), options.control));
   // The control plane owns the launcher's events; the data plane reports what it finds to the
   // registry, which tells it back (and everyone else) once.
   DataPlane::Options data = options.data;
+  data.failed_at_start = options.known_failed;
   FailureRegistry* registry = registry_.get();
   data.report_failure = [registry](Rank rank) {
     registry->Report(rank, detector::FailureSource::kTransport);
@@ -59,6 +63,17 @@ Status Runtime::Build(const Options& options) {
   RFT_ASSIGN_OR_RETURN(agreement_, agreement::AgreementService::Create(control_.get(), registry,
                                                                        [plane] { plane->Wake(); }));
   return Status::Ok();
+}
+
+Status Runtime::AddRanks(std::string_view nspace, uint32_t count) {
+  if (plane_ == nullptr) return OtherError("Runtime::AddRanks: the runtime is closed");
+  RFT_RETURN_IF_ERROR(job_->AddRanks(nspace, count));
+  const uint32_t size = job_->size();
+  // In the order failures flow: the registry first (a report about a new rank must not be
+  // dropped), then the detector, then the data plane, which completes what was reported.
+  RFT_RETURN_IF_ERROR(registry_->Grow(size));
+  RFT_RETURN_IF_ERROR(control_->AddRanks(size));
+  return plane_->AddRanks(size);
 }
 
 void Runtime::Close() {

@@ -34,6 +34,10 @@ class Runtime {
   struct Options {
     detector::ControlPlane::Options control;
     transport::DataPlane::Options data;
+    // Ranks known failed before the start: a replacement's job's failures, as its parents
+    // agreed them (docs/recovery.md). Recorded (FailureSource::kPropagated) before anything
+    // connects, so nothing connects to them.
+    RankSet known_failed;
   };
   // Options from the RFT_* environment (see rft_info); RFT_ERR_ARG naming the variable for a
   // bad value. `job` decides what depends on the node (e.g. blocking progress when the node is
@@ -57,6 +61,13 @@ class Runtime {
   // bootstrap stays joined until destruction, for last words to the launcher (e.g. Abort).
   // Idempotent; from the thread that created the runtime. plane() and control() are gone after.
   void Close();
+
+  // Replacements joined the job (docs/recovery.md): `count` processes of PMIx namespace
+  // `nspace`, spawned with Bootstrap::Spawn(join), take the next job ranks in every layer: the
+  // bootstrap, the registry, the control plane (detector included), the data plane. Every
+  // survivor calls it with the same namespaces in the same order, before any member of a
+  // communicator with the replacements sends. RFT_ERR_ARG as Bootstrap::AddRanks.
+  Status AddRanks(std::string_view nspace, uint32_t count);
 
   transport::Bootstrap& bootstrap() { return *job_; }
   detector::FailureRegistry& registry() { return *registry_; }

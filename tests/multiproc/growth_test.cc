@@ -1,6 +1,6 @@
-// Replacements joining a running job's detector (tests/multiproc/growth_worker.cc): the
-// survivors and the replacement watch each other without suspecting anyone, and later failures
-// on either side reach the other.
+// Replacements joining a running job (tests/multiproc/growth_worker.cc): the survivors and the
+// replacement exchange messages and watch each other without suspecting anyone, and later
+// failures on either side reach the other.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -26,6 +26,10 @@ TEST(GrowthTest, AReplacementJoinsTheDetectorAndFailuresCrossBothWays) {
   EXPECT_EQ(CountLines(r.output, "FAILED"), 0) << r.Report();
   for (const char* rank : {"0", "1", "3"}) {
     EXPECT_EQ(CountLines(r.output, std::string("rank ") + rank + " quiet after the growth"), 1)
+        << r.Report();
+    EXPECT_EQ(CountLines(r.output,
+                         std::string("rank ") + rank + " exchanged messages with the grown job"),
+              1)
         << r.Report();
   }
   EXPECT_EQ(CountLines(r.output, "rank 0 learned rank 1 failed"), 1) << r.Report();

@@ -129,7 +129,6 @@ Status DataPlane::ExchangeAndConnect() {
   // 2: only its parent's descendants may read it, 4: it sleeps when idle), its parent's pid,
   // the descriptor of its segment of same-node rings (-1: none), their capacity and the
   // descriptor of its wake-up eventfd (shm_path.cc), then its UCX worker address.
-  constexpr size_t kPrefix = 24;
   constexpr uint32_t kCmaUsable = 1, kCmaParentOnly = 2, kBlocks = 4;
   uint32_t flags = 0;
   if (options_.rendezvous != RendezvousProtocol::kUcx) {
@@ -147,7 +146,7 @@ Status DataPlane::ExchangeAndConnect() {
   if ((flags & kCmaUsable) != 0) RFT_RETURN_IF_ERROR(CreateRingSegment());
   if (options_.progress == ProgressMode::kBlock) flags |= kBlocks;
   const std::span<const std::byte> address = worker_->address();
-  std::vector<std::byte> mine(kPrefix + address.size());
+  std::vector<std::byte> mine(kRecordPrefix + address.size());
   const uint32_t pid = static_cast<uint32_t>(getpid());
   const uint32_t parent = static_cast<uint32_t>(getppid());
   const int32_t ring_fd = ring_fd_;
@@ -159,7 +158,7 @@ Status DataPlane::ExchangeAndConnect() {
   std::memcpy(mine.data() + 12, &ring_fd, 4);
   std::memcpy(mine.data() + 16, &ring_capacity, 4);
   std::memcpy(mine.data() + 20, &wake_fd, 4);
-  std::memcpy(mine.data() + kPrefix, address.data(), address.size());
+  std::memcpy(mine.data() + kRecordPrefix, address.data(), address.size());
   auto published = job_->ExchangeLive("rft.dataplane", mine);
   if (!published.ok()) return published.status();
 
@@ -174,13 +173,18 @@ Status DataPlane::ExchangeAndConnect() {
   cma_peers_.assign(size_, 0);
   pids_.assign(size_, 0);
   pidfds_.assign(size_, -1);
+  // A replacement reads its parents' records too, the dead ones' included: those it was told
+  // of are failed like the ones that ended during start-up.
+  for (Rank r : options_.failed_at_start) {
+    if (r < size_ && r != rank_) published->missing.Insert(r);
+  }
   for (Rank r = 0; r < size_; ++r) {
     if (published->missing.Contains(r)) continue;  // failed during start-up: reported below
     std::vector<std::byte>& theirs = published->values[r];
-    if (theirs.size() <= kPrefix) {
+    if (theirs.size() <= kRecordPrefix) {
       return OtherError("rank " + std::to_string(r) + " published " +
                         std::to_string(theirs.size()) + " bytes of data-plane address: expected " +
-                        "more than " + std::to_string(kPrefix));
+                        "more than " + std::to_string(kRecordPrefix));
     }
     uint32_t their_pid, their_flags, their_parent;
     std::memcpy(&their_pid, theirs.data(), 4);
@@ -204,7 +208,7 @@ Status DataPlane::ExchangeAndConnect() {
         cma_peers_[r] = 0;
       }
     }
-    addresses[r].assign(theirs.begin() + kPrefix, theirs.end());
+    addresses[r].assign(theirs.begin() + kRecordPrefix, theirs.end());
   }
   ucx::EndpointTable::Options table_options;
   table_options.connect_all_max = options_.connect_all_max;
@@ -603,7 +607,12 @@ void DataPlane::ProcessNotices() {
         continue;
       }
       const Rank rank = notice.id;
-      if (rank < size_ && rank != rank_ && !failure_completed_[rank]) {
+      if (rank >= size_) {
+        // Completed when the plane grows (AddRanks).
+        if (rank <= kMaxRank) failed_beyond_size_.Insert(rank);
+        continue;
+      }
+      if (rank != rank_ && !failure_completed_[rank]) {
         // What the peer sent before it died may still wait in the transport: received first,
         // so it is delivered rather than failed.
         DrainTransport();

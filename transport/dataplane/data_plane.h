@@ -87,6 +87,9 @@ class DataPlane : private ucx::PeerFailureSink {
     // callbacks: must not block. Failures found elsewhere (the launcher, the detector) come
     // only through ReportPeerFailed.
     std::function<void(Rank)> report_failure;
+    // Ranks known failed before the start (a replacement is told its job's failures): their
+    // published records are not connected to, and they are failed at once.
+    RankSet failed_at_start;
   };
   // Options from RFT_EAGER_LIMIT, RFT_PROGRESS (auto: block when `job` oversubscribes its
   // node) and RFT_RENDEZVOUS; RFT_ERR_ARG naming the variable for a bad value.
@@ -104,6 +107,15 @@ class DataPlane : private ucx::PeerFailureSink {
   Rank rank() const { return rank_; }
   uint32_t size() const { return size_; }
   const Options& options() const { return options_; }
+  // Replacements joined the job (docs/recovery.md): job ranks size()..new_size-1, which the
+  // bootstrap already holds (AddRanks). Reads their records (waiting for them up to
+  // RFT_PMIX_TIMEOUT: one that never published is reported failed) and connects through UCX.
+  // Nothing arrives from them before: the merge grows every survivor's data plane before any
+  // member of the merged communicator sends. Failures of the new ranks reported earlier are
+  // completed now. From the data-plane thread. RFT_ERR_ARG for a size not above size() or
+  // beyond the bootstrap's.
+  Status AddRanks(uint32_t new_size);
+
   // Whether large messages to and from `peer` use the same-node (CMA) rendezvous.
   bool UsesCmaWith(Rank peer) const { return peer < size_ && cma_peers_[peer]; }
   // Whether messages to `peer` go through a same-node ring (docs/shm.md).
@@ -421,6 +433,8 @@ class DataPlane : private ucx::PeerFailureSink {
   Bootstrap* job_;
   Options options_;
   Rank rank_ = 0;
+  // What ExchangeAndConnect publishes before the UCX address (pid, flags, parent, rings).
+  static constexpr size_t kRecordPrefix = 24;
   uint32_t size_ = 0;
   uint32_t job_token_ = 0;
   std::unique_ptr<ucx::UcxContext> ucx_context_;
@@ -433,6 +447,8 @@ class DataPlane : private ucx::PeerFailureSink {
   // [rank]: its failure was completed here (the endpoint table may know of it earlier: UCX's
   // error callback marks it there before our report is processed).
   std::vector<bool> failure_completed_;
+  // Failures reported for ranks beyond the size (a replacement this plane has not added yet).
+  RankSet failed_beyond_size_;
   // Peers this process reported failed after a transport error on an operation (logged once).
   std::vector<bool> transport_failed_;
   std::vector<uint8_t> cma_peers_;  // [rank]: large messages use the same-node rendezvous

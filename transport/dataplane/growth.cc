@@ -1,0 +1,69 @@
+// DataPlane's part in a growing job (docs/recovery.md): replacements joined as new job ranks.
+#include <cstring>
+
+#include "base/log.h"
+#include "transport/dataplane/data_plane.h"
+
+namespace rft::transport {
+namespace {
+
+// Moves every item of `old_lists[0, count)` into a fresh array of `new_count` lists, in order
+// (the lists link their items through sentinels inside them: they cannot be moved whole).
+template <typename T>
+std::unique_ptr<IntrusiveList<T>[]> GrowLists(std::unique_ptr<IntrusiveList<T>[]> old_lists,
+                                              uint32_t count, uint32_t new_count) {
+  auto lists = std::make_unique<IntrusiveList<T>[]>(new_count);
+  for (uint32_t r = 0; r < count; ++r) {
+    while (T* item = old_lists[r].front()) {
+      old_lists[r].erase(item);
+      lists[r].push_back(item);
+    }
+  }
+  return lists;
+}
+
+}  // namespace
+
+Status DataPlane::AddRanks(uint32_t new_size) {
+  const uint32_t old_size = size_;
+  if (new_size <= old_size || new_size > job_->size()) {
+    return ArgError("data plane: cannot grow from " + std::to_string(old_size) + " to " +
+                    std::to_string(new_size) +
+                    " ranks: expected a larger size, at most the job's " +
+                    std::to_string(job_->size()));
+  }
+  // The record ExchangeAndConnect publishes: pid and flags first, the UCX address after the
+  // prefix. Replacements are never same-node peers of their parents (Bootstrap::local_peers),
+  // so only the pid (for messages) and the address are used.
+  std::vector<std::vector<std::byte>> addresses(new_size - old_size);
+  RankSet unreachable;
+  for (Rank r = old_size; r < new_size; ++r) {
+    auto record = job_->Get(r, "rft.dataplane");
+    if (!record.ok() || record->size() <= kRecordPrefix) {
+      RFT_LOG_WARN("replacement rank %u: no data-plane record (%s)", r,
+                   record.ok() ? "too short" : record.status().ToString().c_str());
+      unreachable.Insert(r);
+      continue;
+    }
+    addresses[r - old_size].assign(record->begin() + kRecordPrefix, record->end());
+  }
+  peer_pending_ = GrowLists(std::move(peer_pending_), old_size, new_size);
+  ring_queue_ = GrowLists(std::move(ring_queue_), old_size, new_size);
+  ring_out_.resize(new_size);
+  failure_completed_.resize(new_size, false);
+  transport_failed_.resize(new_size, false);
+  cma_peers_.resize(new_size, 0);
+  pids_.resize(new_size, 0);
+  pidfds_.resize(new_size, -1);
+  RFT_RETURN_IF_ERROR(endpoints_->Grow(std::move(addresses), unreachable));
+  size_ = new_size;
+  for (Rank r : unreachable) Discovered(r);
+  // Failures of the new ranks that came before: completed now, in the usual way.
+  const RankSet early = failed_beyond_size_;
+  failed_beyond_size_ = RankSet();
+  for (Rank r : early) ReportPeerFailed(r);  // beyond new_size: kept again
+  ProcessNotices();
+  return Status::Ok();
+}
+
+}  // namespace rft::transport
