@@ -196,7 +196,9 @@ int Replace(Bootstrap& job, const char* program) {
   if (!failures.changed.wait_for(lock, kWait, [&] { return failures.failed.count(victim); })) {
     return Fail("no termination event for job rank " + std::to_string(victim));
   }
-  for (const TerminationEvent& event : failures.events) {
+  const std::vector<TerminationEvent> events = failures.events;
+  lock.unlock();  // the callback takes it under the bootstrap's lock, which DeadRanks takes
+  for (const TerminationEvent& event : events) {
     if (event.job_rank != victim || event.nspace != name || event.rank != 1) {
       return Fail("unexpected event: " + event.nspace + " rank " + std::to_string(event.rank) +
                   " (job rank " + std::to_string(event.job_rank) + ")");
@@ -204,7 +206,7 @@ int Replace(Bootstrap& job, const char* program) {
   }
   if (!job.DeadRanks().Contains(victim)) return Fail("DeadRanks lacks " + std::to_string(victim));
   std::printf("parent %u saw job rank %u end: %s\n", job.rank(), victim,
-              rft::transport::DescribeTermination(failures.events.front()).c_str());
+              rft::transport::DescribeTermination(events.front()).c_str());
   return 0;
 }
 

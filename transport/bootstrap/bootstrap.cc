@@ -37,8 +37,12 @@ Bootstrap::TerminationCallback g_callback;       // guarded by g_callback_mutex
 std::vector<TerminationEvent> g_events;          // every event so far, for late subscribers
 RankSet g_dead;                                  // job ranks the launcher said ended
 std::map<std::string, RankSet> g_ranks_by_host;  // the job ranks per node, read at Init
-RankSpace g_space;                               // the job's ranks across namespaces
-Rank g_self = 0;                                 // this process's job rank
+// The job's ranks across namespaces, and this process's job rank. A lock of their own, never
+// held while calling out: the subscriber runs under g_callback_mutex and may call back in.
+// Order: g_callback_mutex, then g_space_mutex.
+std::mutex g_space_mutex;
+RankSpace g_space;  // guarded by g_space_mutex
+Rank g_self = 0;    // guarded by g_space_mutex
 pmix_proc_t g_myproc;
 
 void OnEvent(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info_t info[],
@@ -67,7 +71,9 @@ void OnEvent(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info_
   if (status == PMIX_ERR_NODE_DOWN && !named) {
     // A whole node is gone and no process is named: every rank of this job on it failed.
     std::lock_guard<std::mutex> lock(g_callback_mutex);
+    std::unique_lock<std::mutex> space_lock(g_space_mutex);
     const RankSet ranks = RanksOnDownNode(g_ranks_by_host, host, g_self);
+    std::vector<TerminationEvent> events;
     if (ranks.empty()) {
       RFT_LOG_WARN("node-down event for \"%s\" names no process of this job and no node of it",
                    host.c_str());
@@ -77,9 +83,13 @@ void OnEvent(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info_
       event.nspace = block != nullptr ? block->nspace : std::string(g_myproc.nspace);
       event.rank = block != nullptr ? rank - block->first : rank;
       event.job_rank = rank;
-      g_events.push_back(event);
-      g_dead.Insert(rank);
-      if (g_callback) g_callback(event);
+      events.push_back(event);
+    }
+    space_lock.unlock();
+    for (const TerminationEvent& each : events) {
+      g_events.push_back(each);
+      g_dead.Insert(each.job_rank);
+      if (g_callback) g_callback(each);
     }
     if (cbfunc != nullptr) {
       cbfunc(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, cbdata);
@@ -95,9 +105,12 @@ void OnEvent(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info_
       affected != nullptr && affected->rank != PMIX_RANK_WILDCARD &&
       !(PMIX_CHECK_NSPACE(affected->nspace, g_myproc.nspace) && affected->rank == g_myproc.rank);
   if (about_a_peer) {
+    {
+      // A replacement's parents and siblings are in other namespaces of the same job.
+      std::lock_guard<std::mutex> lock(g_space_mutex);
+      event.job_rank = g_space.JobRankOf(event.nspace, event.rank);
+    }
     std::lock_guard<std::mutex> lock(g_callback_mutex);
-    // A replacement's parents and siblings are in other namespaces of the same job.
-    event.job_rank = g_space.JobRankOf(event.nspace, event.rank);
     g_events.push_back(event);
     if (event.job_rank != kInvalidRank) g_dead.Insert(event.job_rank);
     if (g_callback) g_callback(event);
@@ -160,7 +173,7 @@ StatusOr<std::unique_ptr<Bootstrap>> Bootstrap::Init() {
   if (status.ok() && join != nullptr) {
     status = bootstrap->JoinParentJob(join);
   } else if (status.ok()) {
-    std::lock_guard<std::mutex> lock(g_callback_mutex);
+    std::lock_guard<std::mutex> lock(g_space_mutex);
     g_space = RankSpace();
     status = g_space.Add(bootstrap->nspace_, bootstrap->size());
     g_self = bootstrap->rank_;
@@ -182,6 +195,9 @@ Bootstrap::~Bootstrap() {
     g_events.clear();
     g_dead = RankSet();
     g_ranks_by_host.clear();
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_space_mutex);
     g_space = RankSpace();
   }
   PMIx_Finalize(nullptr, 0);
@@ -250,28 +266,28 @@ Status Bootstrap::JoinParentJob(const char* join) {
   local_peers_ = std::move(local);
   joined_ = true;
   join_token_ = token;
-  std::lock_guard<std::mutex> lock(g_callback_mutex);
+  std::lock_guard<std::mutex> lock(g_space_mutex);
   g_space = std::move(*space);
   g_self = rank_;
   return Status::Ok();
 }
 
 void Bootstrap::ProcOf(Rank rank, pmix_proc_t* out) const {
-  std::lock_guard<std::mutex> lock(g_callback_mutex);
+  std::lock_guard<std::mutex> lock(g_space_mutex);
   const RankBlock* block = g_space.BlockOf(rank);
   RFT_CHECK(block != nullptr, "Bootstrap::ProcOf: a rank beyond the job");
   PMIX_PROC_LOAD(out, block->nspace.c_str(), rank - block->first);
 }
 
 Status Bootstrap::AddRanks(std::string_view nspace, uint32_t count) {
-  std::lock_guard<std::mutex> lock(g_callback_mutex);
+  std::lock_guard<std::mutex> lock(g_space_mutex);
   RFT_RETURN_IF_ERROR(g_space.Add(nspace, count));
   size_.store(g_space.size(), std::memory_order_release);
   return Status::Ok();
 }
 
 RankSpace Bootstrap::ranks() const {
-  std::lock_guard<std::mutex> lock(g_callback_mutex);
+  std::lock_guard<std::mutex> lock(g_space_mutex);
   return g_space;
 }
 
