@@ -40,6 +40,16 @@ StatusOr<ContextIds::Allocation> ContextIds::Take(const Proposal& combined) {
                     " communicators besides COMM_WORLD and COMM_SELF; free some first");
 }
 
+Status ContextIds::TakeExact(const Allocation& allocation) {
+  if (allocation.pair >= kPairs || IsTaken(allocation.pair)) {
+    return ArgError("communicator context pair " + std::to_string(allocation.pair) +
+                    ": expected a free pair below " + std::to_string(kPairs));
+  }
+  free_[allocation.pair / 64] &= ~(uint64_t{1} << (allocation.pair % 64));
+  epoch_ = std::max(epoch_, allocation.epoch);
+  return Status::Ok();
+}
+
 ContextIds::Proposal ContextIds::Reserve(uint32_t max_pairs) {
   Proposal reserved;
   reserved.free.fill(0);

@@ -73,6 +73,10 @@ class ContextIds {
   StatusOr<Allocation> TakeReserved(const Proposal& reserved, const Proposal& combined);
   // Gives a reservation back without taking anything (the creation failed).
   void CancelReservation(const Proposal& reserved);
+  // Takes exactly `allocation`, which others agreed on without this process (a replacement
+  // joining a communicator its spawners built, docs/recovery.md): its epoch becomes the highest
+  // used here. RFT_ERR_ARG for a pair out of range or taken already.
+  Status TakeExact(const Allocation& allocation);
   // Gives `pair` back; RFT_ERR_ARG for a predefined pair or one that is not taken.
   Status Release(uint32_t pair);
 

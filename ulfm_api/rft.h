@@ -213,6 +213,19 @@ int rft_comm_iagree(rft_comm_t comm, int* flag, rft_request_t* request);
  * order (failures during the call are excluded too). Works on a revoked communicator; equals
  * rft_comm_dup when nothing failed. Collective over the live members. */
 int rft_comm_shrink(rft_comm_t comm, rft_comm_t* newcomm);
+/* Recovery by replacement: like rft_comm_shrink, agrees on the failed members, then starts one
+ * process running `argv` (NULL-terminated: the program, then its arguments) for each through the
+ * launcher, and builds `*newcomm` with `comm`'s size: every survivor keeps its rank, each new
+ * process takes a failed member's rank. The new processes call rft_init as usual and find the
+ * communicator with rft_comm_get_parent. Collective over the live members; works on a revoked
+ * communicator; without failures nothing starts (a dup). RFT_ERR_PROC_FAILED when a process
+ * failed during it (shrink or spawn again); RFT_ERR_ARG at every member when one passed no
+ * program; RFT_ERR_OTHER when the launcher could not start them. */
+int rft_comm_spawn(rft_comm_t comm, const char* const argv[], rft_comm_t* newcomm);
+/* In a process started by rft_comm_spawn: the communicator it took its place in (its own
+ * RFT_COMM_WORLD holds the processes started with it). RFT_COMM_NULL in any other process. The
+ * caller frees it. */
+int rft_comm_get_parent(rft_comm_t* parent);
 /* The non-blocking form: `*newcomm` is set when the request completes (it must stay valid until
  * then; RFT_COMM_NULL before). Other communicators may be created meanwhile: each member sets
  * aside 64 free contexts for it, and in the rare case that the members' sets share none the

@@ -47,6 +47,8 @@ namespace {
 Session* g_session = nullptr;
 namespace {
 bool g_finalized = false;
+// A replacement's COMM_PARENT (rft_comm_get_parent), until the program frees it.
+rft_comm_t g_parent = RFT_COMM_NULL;
 rft_failure_callback_t g_failure_callback = nullptr;
 void* g_failure_user_data = nullptr;
 thread_local std::string g_last_error;
@@ -173,6 +175,7 @@ void RetireGroup(rft_group_t group) { Retire(group, &g_groups); }
 using rft::api::binding::g_failure_callback;
 using rft::api::binding::g_failure_user_data;
 using rft::api::binding::g_finalized;
+using rft::api::binding::g_parent;
 using rft::api::binding::g_session;
 using rft::api::binding::session;
 
@@ -224,6 +227,9 @@ extern "C" int rft_init(int*, char***, int requested_ft_level, int* provided) {
     handle->magic = kLiveHandle;
     comm->set_binding(handle);
   }
+  if (std::unique_ptr<Communicator> parent = g_session->TakeParent()) {
+    g_parent = NewComm(std::move(parent), &rft_errors_are_fatal_object);
+  }
   if (provided != nullptr) *provided = requested_ft_level;
   return Success();
 }
@@ -260,6 +266,7 @@ extern "C" int rft_finalize(void) {
   }
   delete g_session;
   g_session = nullptr;
+  g_parent = RFT_COMM_NULL;
   g_finalized = true;
   return Success();
 }
@@ -355,6 +362,7 @@ extern "C" int rft_comm_free(rft_comm_t* comm) {
   rft_errhandler_s* errhandler = handle->errhandler;
   const Status freed = g_session->Free(handle->owned);
   if (!freed.ok()) return Raise(handle, freed);
+  if (handle == g_parent) g_parent = RFT_COMM_NULL;
   handle->comm = nullptr;
   rft::api::binding::Release(errhandler);
   handle->errhandler = nullptr;
@@ -469,6 +477,25 @@ extern "C" int rft_comm_shrink(rft_comm_t comm, rft_comm_t* newcomm) {
   if (Status s = CheckComm(comm, "rft_comm_shrink"); !s.ok()) return Raise(comm, s);
   if (newcomm == nullptr) return Raise(comm, ArgError("rft_comm_shrink: newcomm is NULL"));
   return Created(comm, g_session->Shrink(*comm->comm), newcomm);
+}
+
+extern "C" int rft_comm_spawn(rft_comm_t comm, const char* const argv[], rft_comm_t* newcomm) {
+  if (Status s = CheckComm(comm, "rft_comm_spawn"); !s.ok()) return Raise(comm, s);
+  if (newcomm == nullptr) return Raise(comm, ArgError("rft_comm_spawn: newcomm is NULL"));
+  *newcomm = RFT_COMM_NULL;
+  // A member without a program still takes part: every member then fails with RFT_ERR_ARG.
+  std::vector<std::string> args;
+  for (size_t i = 0; argv != nullptr && argv[i] != nullptr; ++i) args.emplace_back(argv[i]);
+  return Created(comm, g_session->Spawn(*comm->comm, args), newcomm);
+}
+
+extern "C" int rft_comm_get_parent(rft_comm_t* parent) {
+  if (g_session == nullptr) {
+    return Raise(nullptr, ArgError("rft_comm_get_parent: call rft_init first"));
+  }
+  if (parent == nullptr) return Raise(nullptr, ArgError("rft_comm_get_parent: parent is NULL"));
+  *parent = g_parent;
+  return Success();
 }
 
 extern "C" int rft_comm_ishrink(rft_comm_t comm, rft_comm_t* newcomm, rft_request_t* request) {

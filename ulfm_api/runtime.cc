@@ -22,7 +22,18 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Create() {
   RFT_ASSIGN_OR_RETURN(job, Bootstrap::Init());
   Options options;
   RFT_ASSIGN_OR_RETURN(options, OptionsFromConfig(*job));
-  return Create(std::move(job), options);
+  std::optional<MergeRecord> record;
+  if (job->joined()) {
+    // Waits for it (up to RFT_PMIX_TIMEOUT): the spawner publishes it right after the spawn.
+    auto bytes = job->Get(job->spawner(), MergeRecordKey(job->nspace()));
+    if (!bytes.ok()) return bytes.status();
+    RFT_ASSIGN_OR_RETURN(record, DecodeMergeRecord(*bytes));
+    options.known_failed = record->failed;
+  }
+  std::unique_ptr<Runtime> runtime;
+  RFT_ASSIGN_OR_RETURN(runtime, Create(std::move(job), options));
+  runtime->merge_record_ = std::move(record);
+  return runtime;
 }
 
 StatusOr<std::unique_ptr<Runtime>> Runtime::Create(std::unique_ptr<Bootstrap> job,

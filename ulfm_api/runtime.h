@@ -18,6 +18,7 @@
 #define RFT_ULFM_API_RUNTIME_H_
 
 #include <memory>
+#include <optional>
 
 #include "agreement/agreement_service.h"
 #include "base/status.h"
@@ -25,6 +26,7 @@
 #include "detector/failure_registry.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/dataplane/data_plane.h"
+#include "ulfm_api/merge_record.h"
 #include "ulfm_api/revoke_service.h"
 
 namespace rft::api {
@@ -45,7 +47,8 @@ class Runtime {
   static StatusOr<Options> OptionsFromConfig(const transport::Bootstrap& job);
 
   // Joins the job (Bootstrap::Init) and builds everything with options from the environment.
-  // Collective over the job.
+  // Collective over the job. A replacement (Bootstrap::joined) first reads the merge record its
+  // spawner published (merge_record()) and starts with its failures known.
   static StatusOr<std::unique_ptr<Runtime>> Create();
   // Builds over a job this process already joined, taking it over. Collective over the job.
   static StatusOr<std::unique_ptr<Runtime>> Create(std::unique_ptr<transport::Bootstrap> job,
@@ -69,6 +72,10 @@ class Runtime {
   // communicator with the replacements sends. RFT_ERR_ARG as Bootstrap::AddRanks.
   Status AddRanks(std::string_view nspace, uint32_t count);
 
+  // For a replacement started by Create(): what its spawner published (the communicator it
+  // joins, the failures known); nullopt otherwise.
+  const std::optional<MergeRecord>& merge_record() const { return merge_record_; }
+
   transport::Bootstrap& bootstrap() { return *job_; }
   detector::FailureRegistry& registry() { return *registry_; }
   detector::ControlPlane& control() { return *control_; }
@@ -80,6 +87,7 @@ class Runtime {
   Runtime() = default;
   Status Build(const Options& options);
 
+  std::optional<MergeRecord> merge_record_;
   // Declared in creation order; Close() and the destructor end them in reverse.
   std::unique_ptr<transport::Bootstrap> job_;
   std::unique_ptr<detector::FailureRegistry> registry_;

@@ -40,8 +40,15 @@ Status Session::Start() {
   detector::FailureRegistry* registry = &runtime_->registry();
   DataPlane* plane = &runtime_->plane();
   const Rank me = plane->rank();
+  // A replacement's COMM_WORLD is the processes spawned with it (as MPI's spawned children's);
+  // the job it joined is its COMM_PARENT (JoinSpawners).
+  const transport::RankSpace space = runtime_->bootstrap().ranks();
+  const transport::RankBlock* own = space.BlockOf(me);
+  const Group world_group = runtime_->bootstrap().joined() && own != nullptr
+                                ? Group::Range(own->first, own->count)
+                                : Group::Range(0, plane->size());
   world_ = std::make_unique<Communicator>(
-      plane, registry, Group::Range(0, plane->size()),
+      plane, registry, world_group,
       ContextIds::Allocation{.pair = ContextIds::kWorldPair, .epoch = 0}, "COMM_WORLD");
   self_ = std::make_unique<Communicator>(
       plane, registry, Group::Range(me, 1),
@@ -70,6 +77,7 @@ Status Session::Start() {
       // touched on the control thread.
       auto told = std::make_shared<std::vector<bool>>(plane->size(), false);
       auto tell = [callback = options_.on_failure, told](Rank rank) {
+        if (rank >= told->size()) told->resize(rank + 1, false);  // the job grew
         if ((*told)[rank]) return;
         (*told)[rank] = true;
         callback(rank);
@@ -88,6 +96,7 @@ Status Session::Start() {
     return ProcFailedError("rank " + std::to_string(registry->Records().front().rank) +
                            " failed during start-up and the fault level is NONE");
   }
+  if (runtime_->merge_record().has_value()) return JoinSpawners();
   return Status::Ok();
 }
 

@@ -132,6 +132,21 @@ class Session {
   Status Ishrink(Communicator& comm, std::function<void(std::unique_ptr<Communicator>)> deliver,
                  Request** request);
 
+  // Recovery by replacement (docs/recovery.md, "The merge"). Collective over `comm`'s live
+  // members; works on a revoked communicator. One agreement decides the failed members and the
+  // new contexts (as Shrink); the lowest live member spawns one process running `argv` for each
+  // failed member through the launcher (PMIx_Spawn), and every survivor adds them to the job
+  // (Runtime::AddRanks). The result has `comm`'s size: every survivor keeps its rank, each
+  // replacement takes a failed member's, in order. A last agreement over it, the replacements
+  // included, confirms it. Without failures no process starts (a dup). RFT_ERR_ARG (at every
+  // member) when a member's `argv` is empty; RFT_ERR_PROC_FAILED when a participant failed on
+  // the way (shrink and spawn again); RFT_ERR_OTHER when the launcher could not spawn.
+  StatusOr<std::unique_ptr<Communicator>> Spawn(Communicator& comm,
+                                                const std::vector<std::string>& argv);
+  // In a replacement: the communicator its spawners built, which it joined at start-up; the
+  // caller takes it (then nullptr). nullptr in any other process.
+  std::unique_ptr<Communicator> TakeParent() { return std::move(parent_); }
+
   // A warning the program raised here (rft_warning): counted, the first kept, logged at once.
   void RaiseWarning(std::string_view message);
   uint64_t warnings() const { return warnings_; }
@@ -220,6 +235,17 @@ class Session {
   StatusOr<std::unique_ptr<Communicator>> ShrinkTo(Communicator& comm,
                                                    const agreement::Decision& decision,
                                                    const ContextIds::Proposal* reserved);
+  // The contexts a shrink-like decision combined: from a reservation (`reserved`) or, with
+  // null, the pairs free now. `what` names the creation in errors.
+  StatusOr<ContextIds::Allocation> TakeAgreedContexts(const agreement::Decision& decision,
+                                                      const ContextIds::Proposal* reserved,
+                                                      const std::string& what);
+  // In a replacement: builds the communicator its spawners published (Runtime::merge_record)
+  // and takes part in the agreement that confirms it (ConfirmMerge).
+  Status JoinSpawners();
+  // The last step of a spawn, at survivors and replacements alike: an agreement over the
+  // merged communicator, which every member enters only once it has added the replacements.
+  Status ConfirmMerge(Communicator& merged);
   // Joins `comm` to the agreement service at its first agreement here.
   Status JoinAgreement(Communicator& comm);
   // The agreement's fast path: an allreduce of the contributions on the data plane, with `tag`
@@ -280,6 +306,7 @@ class Session {
   std::string first_warning_;
   std::unique_ptr<Communicator> world_;
   std::unique_ptr<Communicator> self_;
+  std::unique_ptr<Communicator> parent_;  // a replacement's, until taken
   transport::ObjectPool<Request> requests_;
   // Requests of non-blocking collectives not yet finished (each owns its schedule).
   std::vector<Request*> active_collectives_;

@@ -223,21 +223,28 @@ Status Session::Ishrink(Communicator& comm,
   return StartCollective(std::move(schedule), request);
 }
 
-StatusOr<std::unique_ptr<Communicator>> Session::ShrinkTo(Communicator& comm,
-                                                          const Decision& decision,
-                                                          const ContextIds::Proposal* reserved) {
+StatusOr<ContextIds::Allocation> Session::TakeAgreedContexts(const Decision& decision,
+                                                             const ContextIds::Proposal* reserved,
+                                                             const std::string& what) {
   ContextIds::Proposal combined{};
   if (decision.value.bits.size() != combined.free.size()) {
     if (reserved != nullptr) contexts_.CancelReservation(*reserved);
-    return OtherError("shrink of " + comm.name() + ": the agreed context set has " +
+    return OtherError(what + ": the agreed context set has " +
                       std::to_string(decision.value.bits.size()) + " words; expected " +
                       std::to_string(combined.free.size()));
   }
   std::copy(decision.value.bits.begin(), decision.value.bits.end(), combined.free.begin());
   combined.epoch = decision.value.max;
+  return reserved != nullptr ? contexts_.TakeReserved(*reserved, combined)
+                             : contexts_.Take(combined);
+}
+
+StatusOr<std::unique_ptr<Communicator>> Session::ShrinkTo(Communicator& comm,
+                                                          const Decision& decision,
+                                                          const ContextIds::Proposal* reserved) {
   ContextIds::Allocation contexts;
-  RFT_ASSIGN_OR_RETURN(contexts, reserved != nullptr ? contexts_.TakeReserved(*reserved, combined)
-                                                     : contexts_.Take(combined));
+  RFT_ASSIGN_OR_RETURN(contexts,
+                       TakeAgreedContexts(decision, reserved, "shrink of " + comm.name()));
   std::vector<Rank> survivors;
   for (Rank member = 0; member < comm.size(); ++member) {
     if (!decision.failed.Contains(member)) survivors.push_back(comm.JobRank(member));

@@ -245,17 +245,28 @@ Status Bootstrap::ReadJobInfo() {
 }
 
 Status Bootstrap::JoinParentJob(const char* join) {
-  const std::string_view text(join);
-  const size_t slash = text.find('/');
+  std::string_view text(join);
+  auto number = [&text](uint32_t* out) {
+    const size_t slash = text.find('/');
+    const char* end = text.data() + std::min(slash, text.size());
+    const auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+    if (slash == std::string_view::npos || ec != std::errc() || ptr != end) return false;
+    text.remove_prefix(slash + 1);
+    return true;
+  };
   uint32_t token = 0;
-  const auto [end, ec] =
-      std::from_chars(text.data(), text.data() + std::min(slash, text.size()), token);
-  if (slash == std::string_view::npos || ec != std::errc() || end != text.data() + slash) {
-    return ArgError(std::string(kJoinEnv) +
-                    ": expected <job token>/<count:namespace;...> from the parent job");
+  uint32_t spawner = 0;
+  if (!number(&token) || !number(&spawner)) {
+    return ArgError(std::string(kJoinEnv) + "=\"" + join +
+                    "\": expected <job token>/<spawner's rank>/<count:namespace;...>");
   }
-  auto space = RankSpace::Decode(text.substr(slash + 1));
+  auto space = RankSpace::Decode(text);
   if (!space.ok()) return ArgError(std::string(kJoinEnv) + ": " + space.status().message());
+  if (spawner >= space->size()) {
+    return ArgError(std::string(kJoinEnv) + ": spawner rank " + std::to_string(spawner) +
+                    " is beyond the parents' " + std::to_string(space->size()) + " ranks");
+  }
+  spawner_ = spawner;
   const Rank first = space->size();
   RFT_RETURN_IF_ERROR(space->Add(nspace_, size()));
   const Rank pmix_rank = rank_;
@@ -561,8 +572,8 @@ StatusOr<std::string> Bootstrap::Spawn(const std::vector<std::string>& argv, uin
   char cwd[4096];
   if (getcwd(cwd, sizeof(cwd)) != nullptr) app.cwd = strdup(cwd);
   if (join) {
-    const std::string variable =
-        std::string(kJoinEnv) + "=" + std::to_string(job_token_) + "/" + ranks().Encode();
+    const std::string variable = std::string(kJoinEnv) + "=" + std::to_string(job_token_) + "/" +
+                                 std::to_string(rank_) + "/" + ranks().Encode();
     app.env = static_cast<char**>(calloc(2, sizeof(char*)));
     app.env[0] = strdup(variable.c_str());
   }

@@ -52,7 +52,7 @@ RankSet RanksOnDownNode(const std::map<std::string, RankSet>& ranks_by_host, std
                         Rank self);
 
 // The environment variable through which a spawned replacement learns the job it joins:
-// "<job token>/<RankSpace::Encode() of the parents' job>". It holds the job's secret token, so
+// "<job token>/<spawner's job rank>/<RankSpace::Encode() of the parents' job>". It holds the job's secret token, so
 // it goes only into the replacements' own environment (readable by their user alone).
 inline constexpr char kJoinEnv[] = "RFT_JOIN";
 
@@ -145,6 +145,8 @@ class Bootstrap {
   bool spawned() const { return spawned_; }
   // True when it was spawned to join an existing job as a replacement (kJoinEnv).
   bool joined() const { return joined_; }
+  // For a replacement: the job rank of the process that spawned it; kInvalidRank otherwise.
+  Rank spawner() const { return spawner_; }
 
   std::chrono::nanoseconds timeout() const { return timeout_; }
 
@@ -168,6 +170,7 @@ class Bootstrap {
   std::atomic<uint32_t> size_{0};
   bool joined_ = false;
   uint32_t join_token_ = 0;
+  Rank spawner_ = kInvalidRank;
   uint32_t job_token_ = 0;
   std::string nspace_;
   RankSet local_peers_;

@@ -1,0 +1,39 @@
+// rft::api::MergeRecord: what the survivors that spawn replacements tell them
+// (docs/recovery.md, "The merge"). The spawning survivor publishes it through PMIx under
+// MergeRecordKey(namespace of the replacements); each replacement reads it at start-up, before
+// anything connects: the failures its new job has seen, and the communicator it joins.
+#ifndef RFT_ULFM_API_MERGE_RECORD_H_
+#define RFT_ULFM_API_MERGE_RECORD_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/rank_set.h"
+#include "base/status.h"
+
+namespace rft::api {
+
+struct MergeRecord {
+  std::vector<Rank> members;  // the merged communicator's job ranks, by communicator rank
+  uint32_t pair = 0;          // its contexts (ContextIds::Allocation)
+  uint32_t epoch = 0;
+  RankSet failed;  // job ranks known failed, the dead members among them
+  friend bool operator==(const MergeRecord&, const MergeRecord&) = default;
+};
+
+std::string MergeRecordKey(std::string_view nspace);
+
+// Layout (little-endian u32s): member count, pair, epoch, failed-interval count, the members,
+// then each failed interval as first, last (exclusive).
+std::vector<std::byte> EncodeMergeRecord(const MergeRecord& record);
+// RFT_ERR_ARG naming what is wrong: a length that does not match the counts, a member or an
+// interval beyond kMaxRank, an empty or unordered interval, no members.
+StatusOr<MergeRecord> DecodeMergeRecord(std::span<const std::byte> bytes);
+
+}  // namespace rft::api
+
+#endif  // RFT_ULFM_API_MERGE_RECORD_H_
