@@ -265,6 +265,7 @@ Status ControlPlane::Exchange() {
   // A rank that ended or hung during start-up is failed from the first call on; a hung one is
   // killed (fail-stop), so that nobody goes on with a rank the others left out.
   for (Rank r : published->missing) {
+    if (registry_->IsFailed(r)) continue;  // known before (a replacement is told its job's)
     const bool silent = published->silent.Contains(r);
     RFT_LOG_WARN("rank %u %s during start-up: it is failed", r,
                  silent ? "did not publish its address" : "ended");

@@ -1,5 +1,7 @@
 // Recovery by replacement through the public API (tests/multiproc/spawn_worker.c): a killed
-// process's place in COMM_WORLD goes to a spawned one, and the program goes on at its size.
+// process's place in COMM_WORLD goes to a spawned one, and the program goes on at its size; and
+// the seed program that restores replacements from a buddy's checkpoint
+// (examples/respawn_solver.c).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -28,6 +30,61 @@ TEST(SpawnTest, AReplacementTakesTheKilledRanksPlace) {
                           "replacement has rank 2"}) {
     EXPECT_EQ(CountLines(r.output, std::string(who) + " of 4, sum 6"), 1) << who << r.Report();
   }
+}
+
+// examples/respawn_solver.c's members, each with the exact total: "total X (exact X)".
+int ExactTotals(const std::string& output) {
+  int exact = 0;
+  size_t at = 0;
+  while ((at = output.find("total ", at)) != std::string::npos) {
+    const size_t end = output.find('\n', at);
+    const std::string line = output.substr(at, end - at);
+    at = end;
+    const size_t open = line.find(" (exact ");
+    const size_t close = line.find(')', open);
+    if (open == std::string::npos || close == std::string::npos) continue;
+    if (line.substr(6, open - 6) == line.substr(open + 8, close - open - 8)) ++exact;
+  }
+  return exact;
+}
+
+ScenarioResult RunSolver(const std::vector<std::string>& rftrun_args,
+                         const std::vector<std::string>& solver_args) {
+  std::vector<std::string> args = {"-n", "4", "--ft", "--timeout", "90", "--get-stack-traces"};
+  args.insert(args.end(), rftrun_args.begin(), rftrun_args.end());
+  args.push_back(Runfile("examples/respawn_solver"));
+  args.insert(args.end(), solver_args.begin(), solver_args.end());
+  return RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(110), kEnv);
+}
+
+// The seed program: process 2 of 4 dies at iteration 300; a replacement takes its place and
+// restores its state from its buddy's checkpoint, and all four totals are exact.
+TEST(SpawnTest, TheRespawnSolverRestoresFromABuddyAndStaysExact) {
+  const auto r = RunSolver({}, {"--iterations", "600", "--victim", "2", "--die-at", "300"});
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();  // the victim's own SIGKILL
+  EXPECT_EQ(ExactTotals(r.output), 4) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "with 4 of 4 processes after 1 respawn(s)"), 3) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "(a replacement)"), 1) << r.Report();
+}
+
+// A second death inside the recovery (process 0, right after the first spawn returned): the
+// restore fails, the members spawn again on the merged communicator, and the totals stay exact.
+TEST(SpawnTest, ADeathDuringTheRestoreIsRecoveredToo) {
+  const auto r =
+      RunSolver({}, {"--iterations", "600", "--victim", "2", "--die-at", "300", "--victim2", "0"});
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();
+  EXPECT_EQ(ExactTotals(r.output), 4) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "(a replacement)"), 2) << r.Report();
+}
+
+// The launcher's kill at an instant the program does not know (inside an allreduce, a
+// checkpoint, an agreement): whenever it lands, the totals are exact.
+TEST(SpawnTest, TheRespawnSolverIsExactWheneverTheLauncherKills) {
+  const auto r = RunSolver({"--kill", "1@2"}, {"--iterations", "30000"});
+  EXPECT_EQ(r.exit_status, 0) << r.Report();  // a death rftrun caused leaves the status 0
+  const bool landed = CountLines(r.output, "injected by --kill") == 1;
+  EXPECT_EQ(ExactTotals(r.output), 4) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "(a replacement)"), landed ? 1 : 0) << r.Report();
 }
 
 }  // namespace
