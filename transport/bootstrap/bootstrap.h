@@ -52,8 +52,9 @@ RankSet RanksOnDownNode(const std::map<std::string, RankSet>& ranks_by_host, std
                         Rank self);
 
 // The environment variable through which a spawned replacement learns the job it joins:
-// "<job token>/<spawner's job rank>/<RankSpace::Encode() of the parents' job>". It holds the job's secret token, so
-// it goes only into the replacements' own environment (readable by their user alone).
+// "<job token>/<spawner's job rank>/<RankSpace::Encode() of the parents' job>". It holds the
+// job's secret token, so it goes only into the replacements' own environment (readable by their
+// user alone).
 inline constexpr char kJoinEnv[] = "RFT_JOIN";
 
 class Bootstrap {

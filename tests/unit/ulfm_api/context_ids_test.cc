@@ -193,5 +193,24 @@ TEST(ContextIdsTest, ReservationsWithNothingInCommonFailTheSameEverywhere) {
   EXPECT_EQ(a.pairs_taken(), 2u);
 }
 
+// A replacement takes the pair its spawners agreed on without it: afterwards that pair is taken
+// and its own allocations use higher epochs; a taken or out-of-range pair is refused.
+TEST(ContextIdsTest, AReplacementTakesTheAgreedPairExactly) {
+  ContextIds survivor, replacement;
+  const std::vector<ContextIds::Allocation> taken = Agree({&survivor});
+  ASSERT_EQ(taken.size(), 1u);
+  ASSERT_TRUE(replacement.TakeExact(taken[0]).ok());
+  EXPECT_TRUE(replacement.IsTaken(taken[0].pair));
+  EXPECT_EQ(replacement.epoch(), taken[0].epoch);
+  const std::vector<ContextIds::Allocation> next = Agree({&survivor, &replacement});
+  ASSERT_EQ(next.size(), 2u);
+  EXPECT_EQ(next[0].pair, next[1].pair);
+  EXPECT_NE(next[0].pair, taken[0].pair);
+  EXPECT_GT(next[0].epoch, taken[0].epoch);
+  EXPECT_EQ(replacement.TakeExact(taken[0]).code(), RFT_ERR_ARG);
+  EXPECT_EQ(replacement.TakeExact({.pair = ContextIds::kWorldPair, .epoch = 1}).code(),
+            RFT_ERR_ARG);
+  EXPECT_EQ(replacement.TakeExact({.pair = ContextIds::kPairs, .epoch = 1}).code(), RFT_ERR_ARG);
+}
 }  // namespace
 }  // namespace rft::api

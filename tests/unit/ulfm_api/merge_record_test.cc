@@ -1,0 +1,48 @@
+#include "ulfm_api/merge_record.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace rft::api {
+namespace {
+
+TEST(MergeRecordTest, RoundTrips) {
+  MergeRecord record{.members = {0, 1, 4, 3, 5}, .pair = 9, .epoch = 12, .failed = {2, 6, 7, 8}};
+  const std::vector<std::byte> bytes = EncodeMergeRecord(record);
+  auto decoded = DecodeMergeRecord(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(*decoded, record);
+  EXPECT_EQ(MergeRecordKey("rftrun.42.s1"), "rft.merge.rftrun.42.s1");
+}
+
+// It comes through PMIx from another process: every malformed form is refused, naming why.
+TEST(MergeRecordTest, RefusesMalformedRecordsNamingWhy) {
+  const MergeRecord record{.members = {0, 3}, .pair = 2, .epoch = 1, .failed = {1, 2}};
+  const std::vector<std::byte> good = EncodeMergeRecord(record);
+  for (size_t length = 0; length < good.size(); ++length) {
+    const auto decoded = DecodeMergeRecord(std::span(good.data(), length));
+    EXPECT_EQ(decoded.status().code(), RFT_ERR_ARG) << length;
+  }
+  std::vector<std::byte> longer = good;
+  longer.push_back(std::byte{0});
+  EXPECT_EQ(DecodeMergeRecord(longer).status().code(), RFT_ERR_ARG);
+
+  const MergeRecord empty{.members = {}, .pair = 2, .epoch = 1, .failed = {}};
+  EXPECT_EQ(DecodeMergeRecord(EncodeMergeRecord(empty)).status().code(), RFT_ERR_ARG);
+
+  std::vector<std::byte> bad_member = good;
+  for (size_t i = 16; i < 20; ++i) bad_member[i] = std::byte{0xff};  // kInvalidRank
+  const auto member = DecodeMergeRecord(bad_member);
+  EXPECT_NE(member.status().message().find("member 0"), std::string::npos)
+      << member.status().message();
+
+  std::vector<std::byte> reversed = good;  // the failed interval [1, 3) as [3, 1)
+  std::swap(reversed[24], reversed[28]);
+  const auto interval = DecodeMergeRecord(reversed);
+  EXPECT_NE(interval.status().message().find("failed interval"), std::string::npos)
+      << interval.status().message();
+}
+
+}  // namespace
+}  // namespace rft::api
