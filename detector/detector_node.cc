@@ -108,6 +108,14 @@ void DetectorNode::Grow(Rank new_size, int64_t now_ns, std::vector<NodeAction>* 
   for (const auto& [rank, source] : failed) {
     OnFailure(rank, source, leaving_, now_ns, out);  // kept again if still beyond the size
   }
+  const RankSet delivered = std::exchange(delivered_beyond_size_, RankSet());
+  for (Rank rank : delivered) {
+    if (rank < new_size) {
+      out->push_back(ReportFailure{rank, FailureSource::kPropagated});
+    } else {
+      delivered_beyond_size_.Insert(rank);
+    }
+  }
   auto requests = std::exchange(requests_before_growth_, {});
   for (const EarlyRequest& request : requests) {
     OnObserveRequest(request.from, request.generation, request.size, now_ns, out);
@@ -198,7 +206,9 @@ void DetectorNode::TakeBroadcastActions(std::vector<NodeAction>* out) {
       if (!leaving_) out->push_back(EndSelf{message.origin});
       continue;
     }
-    out->push_back(ReportFailure{static_cast<Rank>(message.subject), FailureSource::kPropagated});
+    const auto subject = static_cast<Rank>(message.subject);
+    if (subject >= broadcast_.size()) delivered_beyond_size_.Insert(subject);
+    out->push_back(ReportFailure{subject, FailureSource::kPropagated});
   }
   broadcast_out_.clear();
 }

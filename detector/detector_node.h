@@ -25,7 +25,8 @@
 //   first-word window from then on, an observed process that has not put here yet is excused
 //   again, and the former observer keeps getting heartbeats (HeartbeatRing). Observe requests
 //   from a larger ring, and failures of ranks beyond the size, that come before this process
-//   grows are kept and applied when it does.
+//   grows are kept and applied when it does; failures of such ranks it delivered are reported
+//   again then (ReportFailure), since the registry could not record them before.
 //
 // The driver passes the time in, performs the actions in order and feeds back what the registry
 // records (OnFailure). Not thread-safe: one driver thread owns an instance.
@@ -185,6 +186,9 @@ class DetectorNode {
   // News about ranks beyond the size, and requests from larger rings: applied at Grow.
   std::vector<EarlyRequest> requests_before_growth_;
   std::vector<std::pair<Rank, FailureSource>> failed_beyond_size_;
+  // Failures of ranks beyond the size delivered by the broadcast: the registry could not record
+  // them (it knows only the job's ranks), so they are reported again at Grow.
+  RankSet delivered_beyond_size_;
 };
 
 }  // namespace rft::detector

@@ -78,11 +78,17 @@ Status Runtime::Build(const Options& options) {
 
 Status Runtime::AddRanks(std::string_view nspace, uint32_t count) {
   if (plane_ == nullptr) return OtherError("Runtime::AddRanks: the runtime is closed");
+  const uint32_t old_size = job_->size();
   RFT_RETURN_IF_ERROR(job_->AddRanks(nspace, count));
   const uint32_t size = job_->size();
   // In the order failures flow: the registry first (a report about a new rank must not be
   // dropped), then the detector, then the data plane, which completes what was reported.
   RFT_RETURN_IF_ERROR(registry_->Grow(size));
+  // A replacement the launcher reported ended before it was of the job: its event had no job
+  // rank then.
+  for (Rank rank : job_->DeadRanks()) {
+    if (rank >= old_size) registry_->Report(rank, detector::FailureSource::kLauncher);
+  }
   RFT_RETURN_IF_ERROR(control_->AddRanks(size));
   return plane_->AddRanks(size);
 }

@@ -71,9 +71,8 @@ StatusOr<std::unique_ptr<Communicator>> Session::Spawn(Communicator& comm,
                                  .pair = contexts.pair,
                                  .epoch = contexts.epoch,
                                  .failed = runtime_->registry().Failed()};
-        Status put = job.Put(MergeRecordKey(*spawned), EncodeMergeRecord(record));
-        if (!put.ok()) return give_back(put);
-        word = "+" + *spawned;
+        const Status put = job.Put(MergeRecordKey(*spawned), EncodeMergeRecord(record));
+        word = put.ok() ? "+" + *spawned : "-" + put.message();
       } else {
         RFT_LOG_ERROR("%s: %s", what.c_str(), spawned.status().ToString().c_str());
         word = "-" + spawned.status().message();

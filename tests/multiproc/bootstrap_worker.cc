@@ -67,11 +67,21 @@ std::vector<std::byte> BlobOf(Rank rank) {
   return blob;
 }
 
+// The termination events this process heard, by job rank.
 struct Failures {
   std::mutex mutex;
   std::condition_variable changed;
   std::set<Rank> failed;
   std::vector<TerminationEvent> events;
+
+  rft::Status Listen(Bootstrap& job) {
+    return job.OnTermination([this](const TerminationEvent& event) {
+      std::lock_guard<std::mutex> lock(mutex);
+      failed.insert(event.job_rank);
+      events.push_back(event);
+      changed.notify_all();
+    });
+  }
 };
 
 void SleepForever() {
@@ -82,12 +92,7 @@ void SleepForever() {
 int WaitForVictims(Bootstrap& job, const RankSet& victims, bool abort_them,
                    const std::string& end) {
   Failures failures;
-  rft::Status status = job.OnTermination([&](const TerminationEvent& event) {
-    std::lock_guard<std::mutex> lock(failures.mutex);
-    failures.failed.insert(event.rank);
-    failures.events.push_back(event);
-    failures.changed.notify_all();
-  });
+  rft::Status status = failures.Listen(job);
   if (!status.ok()) return Fail(status.ToString());
   // One subscriber per process: a second one is refused, not silently put in the first's place.
   const rft::Status second = job.OnTermination([](const TerminationEvent&) {});
@@ -149,12 +154,7 @@ std::vector<std::byte> TokenBlob(uint32_t token) {
 int Replace(Bootstrap& job, const char* program) {
   const Rank n = job.size();
   Failures failures;
-  rft::Status status = job.OnTermination([&](const TerminationEvent& event) {
-    std::lock_guard<std::mutex> lock(failures.mutex);
-    failures.failed.insert(event.job_rank);
-    failures.events.push_back(event);
-    failures.changed.notify_all();
-  });
+  rft::Status status = failures.Listen(job);
   if (!status.ok()) return Fail(status.ToString());
   // What the replacements check: every parent's blob and the token.
   if (!(status = job.Put("test.parent", BlobOf(job.rank()))).ok()) return Fail(status.ToString());

@@ -11,12 +11,7 @@
 namespace rft::testing {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-// Sanitized processes on two shared cores: a 20 ms timeout would declare starved ones dead.
-const std::vector<std::string> kEnv = {"RFT_HEARTBEAT_PERIOD=10ms", "RFT_HEARTBEAT_TIMEOUT=1s"};
-#else
-const std::vector<std::string> kEnv = {};
-#endif
+const std::vector<std::string>& kEnv = DefaultsUnlessSanitized();
 
 TEST(GrowthTest, AReplacementJoinsTheDetectorAndFailuresCrossBothWays) {
   const auto r = RunCommand("tools/rftrun/rftrun",

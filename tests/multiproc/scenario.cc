@@ -141,6 +141,16 @@ ScenarioResult RunRftrun(const std::vector<std::string>& args, std::chrono::mill
   return RunCommand("tools/rftrun/rftrun", args, limit);
 }
 
+const std::vector<std::string>& DefaultsUnlessSanitized() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  static const std::vector<std::string> env = {"RFT_HEARTBEAT_PERIOD=10ms",
+                                               "RFT_HEARTBEAT_TIMEOUT=1s"};
+#else
+  static const std::vector<std::string> env;
+#endif
+  return env;
+}
+
 int CountLines(const std::string& output, const std::string& text) {
   int count = 0;
   std::istringstream lines(output);

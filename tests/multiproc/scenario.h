@@ -44,6 +44,11 @@ ScenarioResult RunRftrun(const std::vector<std::string>& args,
 // more ranks than this is oversubscribed (rather than assuming the 2 cores of CI machines).
 int UsableCpus();
 
+// The environment of scenarios that check rft's defaults in the plain build: none there; under
+// ASan or TSan (processes several times slower on 2 shared cores, where a 20 ms heartbeat
+// timeout declares starved ones dead) a 10 ms period and a 1 s timeout.
+const std::vector<std::string>& DefaultsUnlessSanitized();
+
 // Number of lines of `output` containing `text`.
 int CountLines(const std::string& output, const std::string& text);
 

@@ -12,11 +12,7 @@
 namespace rft::testing {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-const std::vector<std::string> kEnv = {"RFT_HEARTBEAT_PERIOD=10ms", "RFT_HEARTBEAT_TIMEOUT=1s"};
-#else
-const std::vector<std::string> kEnv = {};
-#endif
+const std::vector<std::string>& kEnv = DefaultsUnlessSanitized();
 
 TEST(SpawnTest, AReplacementTakesTheKilledRanksPlace) {
   const auto r = RunCommand("tools/rftrun/rftrun",

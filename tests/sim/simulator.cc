@@ -385,7 +385,9 @@ void Simulator::HandleActions(Rank rank, size_t start, uint16_t delivery_hops) {
 
 void Simulator::Learn(Rank rank, Rank failed, FailureSource source) {
   Process& p = processes_[rank];
-  if (failed >= processes_.size() || failed == rank || p.known.Contains(failed)) return;
+  // Like the real registry, it records only ranks of the job it knows: a rank beyond its size
+  // (a replacement it has not grown by yet) is ignored.
+  if (failed >= p.node.size() || failed == rank || p.known.Contains(failed)) return;
   p.known.Insert(failed);
   p.learned.emplace_back(failed, now_ns_);
   const size_t start = out_.size();

@@ -20,7 +20,7 @@
 //   if it is still running; the first one declares the failure.
 // - Each process has a registry (the set of failures it knows). The node's ReportFailure records
 //   there, and recording a rank for the first time feeds it back to the node (OnFailure), as the
-//   real registry's listener does.
+//   real registry's listener does. Like the real one, it ignores ranks beyond its node's size.
 //
 // The simulator records ground truth for property checks: every suspicion with whether the
 // suspect was still running and how long since its last put landed at the suspecter, per

@@ -291,9 +291,22 @@ void Bootstrap::ProcOf(Rank rank, pmix_proc_t* out) const {
 }
 
 Status Bootstrap::AddRanks(std::string_view nspace, uint32_t count) {
-  std::lock_guard<std::mutex> lock(g_space_mutex);
-  RFT_RETURN_IF_ERROR(g_space.Add(nspace, count));
-  size_.store(g_space.size(), std::memory_order_release);
+  Rank first;
+  {
+    std::lock_guard<std::mutex> lock(g_space_mutex);
+    first = g_space.size();
+    RFT_RETURN_IF_ERROR(g_space.Add(nspace, count));
+    size_.store(g_space.size(), std::memory_order_release);
+  }
+  // Terminations of these processes reported before they were of the job: theirs now
+  // (DeadRanks; the subscriber was told of them without a job rank).
+  std::lock_guard<std::mutex> lock(g_callback_mutex);
+  for (TerminationEvent& event : g_events) {
+    if (event.job_rank == kInvalidRank && event.nspace == nspace && event.rank < count) {
+      event.job_rank = first + event.rank;
+      g_dead.Insert(event.job_rank);
+    }
+  }
   return Status::Ok();
 }
 

@@ -137,7 +137,8 @@ class Bootstrap {
   StatusOr<std::string> Spawn(const std::vector<std::string>& argv, uint32_t nprocs,
                               bool join = false);
   // The `count` processes of `nspace` (spawned with join) take the next job ranks. Every
-  // process of the job adds the same namespaces in the same order. RFT_ERR_ARG as RankSpace::Add.
+  // process of the job adds the same namespaces in the same order. Those of them the launcher
+  // reported ended before are in DeadRanks() from then on. RFT_ERR_ARG as RankSpace::Add.
   Status AddRanks(std::string_view nspace, uint32_t count);
   // The job's rank blocks so far.
   RankSpace ranks() const;
