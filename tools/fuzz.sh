@@ -37,9 +37,10 @@ declare -A sources=(
   [peer_record]="detector/peer_record.cc $base_status"
   [cpu_list]="transport/bootstrap/cpu_placement.cc $base_status"
   [era_message]="agreement/era_message.cc agreement/era_node.cc base/rank_set.cc $base_status"
+  [merge_record]="ulfm_api/merge_record.cc transport/bootstrap/rank_space.cc base/rank_set.cc $base_status"
 )
 all_targets=(wire_header rendezvous broadcast heartbeat config log_level rank_set rftrun_options
-  peer_record cpu_list era_message)
+  peer_record cpu_list era_message merge_record)
 
 if (($# > 0)); then
   targets=("$@")
@@ -56,7 +57,7 @@ build() {
   local target=$1 bin="$out/bin/$1_fuzz"
   local -a srcs
   read -r -a srcs <<<"fuzz/${target}_fuzz.cc ${sources[$target]}"
-  if [[ -x "$bin" ]] && [[ -z "$(find fuzz base agreement detector transport tools/rftrun \
+  if [[ -x "$bin" ]] && [[ -z "$(find fuzz base agreement detector transport tools/rftrun ulfm_api \
     \( -name '*.cc' -o -name '*.h' \) -newer "$bin" -print -quit)" ]]; then
     return 0
   fi

@@ -66,4 +66,19 @@ StatusOr<MergeRecord> DecodeMergeRecord(std::span<const std::byte> bytes) {
   return record;
 }
 
+Status CheckMergeRecordFits(const MergeRecord& record, uint32_t job_size) {
+  for (Rank member : record.members) {
+    if (member >= job_size) {
+      return ArgError("merge record: member " + std::to_string(member) +
+                      " is not a rank of the job of " + std::to_string(job_size));
+    }
+  }
+  if (!record.failed.empty() && record.failed.intervals().back().last > job_size) {
+    return ArgError("merge record: failed rank " +
+                    std::to_string(record.failed.intervals().back().last - 1) +
+                    " is not a rank of the job of " + std::to_string(job_size));
+  }
+  return Status::Ok();
+}
+
 }  // namespace rft::api

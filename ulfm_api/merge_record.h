@@ -33,6 +33,10 @@ std::vector<std::byte> EncodeMergeRecord(const MergeRecord& record);
 // RFT_ERR_ARG naming what is wrong: a length that does not match the counts, a member or an
 // interval beyond kMaxRank, an empty or unordered interval, no members.
 StatusOr<MergeRecord> DecodeMergeRecord(std::span<const std::byte> bytes);
+// RFT_ERR_ARG naming the rank when a member or a failed rank is not below `job_size`: a record
+// the replacement must not act on (it would report billions of failures, or join ranks that do
+// not exist).
+Status CheckMergeRecordFits(const MergeRecord& record, uint32_t job_size);
 
 }  // namespace rft::api
 

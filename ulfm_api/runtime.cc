@@ -28,6 +28,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Create() {
     auto bytes = job->Get(job->spawner(), MergeRecordKey(job->nspace()));
     if (!bytes.ok()) return bytes.status();
     RFT_ASSIGN_OR_RETURN(record, DecodeMergeRecord(*bytes));
+    RFT_RETURN_IF_ERROR(CheckMergeRecordFits(*record, job->size()));
     options.known_failed = record->failed;
   }
   std::unique_ptr<Runtime> runtime;

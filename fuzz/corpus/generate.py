@@ -160,12 +160,35 @@ def era_message():
     }
 
 
+def merge_record():
+    # First byte even: a merge record; odd: a job-rank space (RFT_JOIN's blocks).
+    def record(members, pair=2, epoch=3, failed=()):
+        body = struct.pack("<IIII", len(members), pair, epoch, len(failed))
+        body += b"".join(struct.pack("<I", m) for m in members)
+        body += b"".join(struct.pack("<II", a, b) for a, b in failed)
+        return bytes([0]) + body
+    return {
+        "record_valid": record([0, 1, 4, 3], failed=[(2, 3)]),
+        "record_no_members": record([]),
+        "record_member_not_a_rank": record([0, 0xFFFFFFFF]),
+        "record_interval_reversed": record([0, 1], failed=[(3, 1)]),
+        "record_intervals_out_of_order": record([0, 1], failed=[(5, 6), (1, 2)]),
+        "record_truncated": record([0, 1], failed=[(2, 3)])[:-2],
+        "space_valid": b"\x01" + b"4:rftrun.42;1:rftrun.42.s1;2:rftrun.42.s2",
+        "space_empty_namespace": b"\x01" + b"4:",
+        "space_not_a_count": b"\x01" + b"x:job",
+        "space_trailing_separator": b"\x01" + b"4:job;",
+        "space_duplicate": b"\x01" + b"4:job;4:job",
+        "space_too_large": b"\x01" + b"4294967295:job;2:other",
+    }
+
+
 def main():
     for target, seeds in [("wire_header", wire_header()), ("rendezvous", rendezvous()),
                           ("broadcast", broadcast()), ("heartbeat", heartbeat()),
                           ("config", config()), ("log_level", log_level()),
                           ("rank_set", rank_set()), ("rftrun_options", rftrun_options()),
-                          ("era_message", era_message())]:
+                          ("era_message", era_message()), ("merge_record", merge_record())]:
         directory = os.path.join(HERE, target)
         shutil.rmtree(directory, ignore_errors=True)
         os.makedirs(directory)

@@ -44,5 +44,14 @@ TEST(MergeRecordTest, RefusesMalformedRecordsNamingWhy) {
       << interval.status().message();
 }
 
+TEST(MergeRecordTest, FitsOnlyAJobThatHoldsEveryRankItNames) {
+  const MergeRecord record{.members = {0, 5}, .pair = 2, .epoch = 1, .failed = {1, 7}};
+  EXPECT_TRUE(CheckMergeRecordFits(record, 8).ok());
+  const Status failed = CheckMergeRecordFits(record, 7);
+  EXPECT_NE(failed.message().find("failed rank 7"), std::string::npos) << failed.message();
+  const Status member = CheckMergeRecordFits(record, 5);
+  EXPECT_NE(member.message().find("member 5"), std::string::npos) << member.message();
+}
+
 }  // namespace
 }  // namespace rft::api
