@@ -29,6 +29,8 @@ Status ControlPlane::AddRanks(uint32_t new_size) {
   // Read here, not on the control thread: PMIx may wait for a record, and heartbeats may not.
   std::vector<std::optional<PeerRecord>> records(new_size - old_size);
   for (Rank r = old_size; r < new_size; ++r) {
+    // One the launcher reported ended has nothing to connect to: no wait for its record.
+    if (registry_->IsFailed(r)) continue;
     auto bytes = job_->Get(r, "rft.control");
     if (!bytes.ok()) {
       RFT_LOG_WARN("replacement rank %u: %s", r, bytes.status().ToString().c_str());

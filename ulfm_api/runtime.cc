@@ -91,7 +91,7 @@ Status Runtime::AddRanks(std::string_view nspace, uint32_t count) {
     if (rank >= old_size) registry_->Report(rank, detector::FailureSource::kLauncher);
   }
   RFT_RETURN_IF_ERROR(control_->AddRanks(size));
-  return plane_->AddRanks(size);
+  return plane_->AddRanks(size, registry_->Failed());
 }
 
 void Runtime::Close() {

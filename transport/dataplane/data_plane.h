@@ -112,9 +112,9 @@ class DataPlane : private ucx::PeerFailureSink {
   // RFT_PMIX_TIMEOUT: one that never published is reported failed) and connects through UCX.
   // Nothing arrives from them before: the merge grows every survivor's data plane before any
   // member of the merged communicator sends. Failures of the new ranks reported earlier are
-  // completed now. From the data-plane thread. RFT_ERR_ARG for a size not above size() or
-  // beyond the bootstrap's.
-  Status AddRanks(uint32_t new_size);
+  // completed now. Those in `known_failed` are not waited for. From the data-plane thread.
+  // RFT_ERR_ARG for a size not above size() or beyond the bootstrap's.
+  Status AddRanks(uint32_t new_size, const RankSet& known_failed = RankSet());
 
   // Whether large messages to and from `peer` use the same-node (CMA) rendezvous.
   bool UsesCmaWith(Rank peer) const { return peer < size_ && cma_peers_[peer]; }

@@ -24,7 +24,7 @@ std::unique_ptr<IntrusiveList<T>[]> GrowLists(std::unique_ptr<IntrusiveList<T>[]
 
 }  // namespace
 
-Status DataPlane::AddRanks(uint32_t new_size) {
+Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
   const uint32_t old_size = size_;
   if (new_size <= old_size || new_size > job_->size()) {
     return ArgError("data plane: cannot grow from " + std::to_string(old_size) + " to " +
@@ -38,6 +38,10 @@ Status DataPlane::AddRanks(uint32_t new_size) {
   std::vector<std::vector<std::byte>> addresses(new_size - old_size);
   RankSet unreachable;
   for (Rank r = old_size; r < new_size; ++r) {
+    if (known_failed.Contains(r)) {  // nothing to connect to: no wait for its record
+      unreachable.Insert(r);
+      continue;
+    }
     auto record = job_->Get(r, "rft.dataplane");
     if (!record.ok() || record->size() <= kRecordPrefix) {
       RFT_LOG_WARN("replacement rank %u: no data-plane record (%s)", r,

@@ -32,8 +32,11 @@ TEST(ThreadStateTest, ReadsTheStateOfAThread) {
 TEST(ThreadStateTest, AnyRunnableThreadIsSeenAndSleepingOrStoppedOnesAreNot) {
   int ready[2];
   ASSERT_EQ(pipe(ready), 0);
+  int asleep[2];
+  ASSERT_EQ(pipe(asleep), 0);
   const pid_t sleeper = fork();
   if (sleeper == 0) {
+    (void)!write(asleep[1], "x", 1);
     for (;;) pause();
   }
   const pid_t spinner = fork();
@@ -55,6 +58,12 @@ TEST(ThreadStateTest, AnyRunnableThreadIsSeenAndSleepingOrStoppedOnesAreNot) {
     if (!seen) usleep(1000);
   }
   EXPECT_TRUE(seen) << "the spinning thread was never seen runnable";
+  // The sleeper must have run up to its pause() first: on a loaded machine (CI, with the
+  // spinner holding a core) a child not scheduled yet is runnable, which is exactly the
+  // starvation the probe excuses (seen in CI: 5 of 20 samples).
+  ASSERT_EQ(read(asleep[0], &byte, 1), 1);
+  for (int i = 0; i < 5000 && ThreadState(sleeper, sleeper) != 'S'; ++i) usleep(1000);
+  ASSERT_EQ(ThreadState(sleeper, sleeper), 'S') << "the sleeper never went to sleep";
   // A sanitizer's background thread may wake now and then: most samples must see it asleep.
   int sleeping_seen_running = 0;
   for (int i = 0; i < 20; ++i) {
@@ -74,8 +83,7 @@ TEST(ThreadStateTest, AnyRunnableThreadIsSeenAndSleepingOrStoppedOnesAreNot) {
     waitpid(child, nullptr, 0);
   }
   EXPECT_FALSE(AnyThreadRunnableOrInIo(spinner));
-  close(ready[0]);
-  close(ready[1]);
+  for (int fd : {ready[0], ready[1], asleep[0], asleep[1]}) close(fd);
 }
 
 TEST(ThreadStateTest, AStoppedProcessIsTAndAGoneOneUnknown) {
