@@ -2,7 +2,10 @@
  * rftrun --ft -n 4. Every step waits on the program's own protocol, never on a timer:
  * 1. A barrier; every other process tells rank 2 it left it, and rank 2 then kills itself. The
  *    survivors' next barrier fails (PROC_FAILED): each knows of the failure before it spawns.
- * 2. The survivors call rft_comm_spawn on COMM_WORLD with this program and "replacement".
+ * 2. The survivors call rft_comm_spawn on COMM_WORLD with this program and "replacement --die":
+ *    that replacement kills itself before rft_init, so the spawn fails with RFT_ERR_PROC_FAILED
+ *    at every survivor (promptly: nobody waits for what it never publishes). They spawn again
+ *    with "replacement".
  * 3. The replacement finds the merged communicator with rft_comm_get_parent; every member
  *    checks its rank and size, and an allreduce over the merged communicator sums the ranks.
  * 4. Passing no program is refused at every member (RFT_ERR_ARG), and a spawn without failures
@@ -49,6 +52,7 @@ static void UseMerged(rft_comm_t merged, const char* program, const char* who) {
 }
 
 int main(int argc, char** argv) {
+  if (argc > 2 && strcmp(argv[2], "--die") == 0) raise(SIGKILL); /* a replacement dying at birth */
   CHECK_OK(rft_init(&argc, &argv, RFT_FT_NOTIFY, NULL));
   rft_comm_t parent = RFT_COMM_NULL;
   CHECK_OK(rft_comm_get_parent(&parent));
@@ -85,6 +89,10 @@ int main(int argc, char** argv) {
   CHECK_CODE(rft_barrier(RFT_COMM_WORLD), RFT_ERR_PROC_FAILED);
 
   rft_comm_t merged = RFT_COMM_NULL;
+  const char* dying[] = {argv[0], "replacement", "--die", NULL};
+  CHECK_CODE(rft_comm_spawn(RFT_COMM_WORLD, dying, &merged), RFT_ERR_PROC_FAILED);
+  CHECK(merged == RFT_COMM_NULL, "a failed spawn gave a communicator");
+  printf("survivor %d: the spawn whose replacement died failed\n", rank);
   const char* args[] = {argv[0], "replacement", NULL};
   CHECK_OK(rft_comm_spawn(RFT_COMM_WORLD, args, &merged));
   CHECK_OK(rft_comm_set_errhandler(merged, RFT_ERRORS_RETURN));

@@ -452,16 +452,26 @@ StatusOr<std::vector<std::byte>> Bootstrap::Get(Rank rank, std::string_view key)
   const std::string k(key);
   pmix_status_t rc;
   // A value another namespace (a replacement, its parents) has not committed yet is answered
-  // NOT-FOUND at once, where one of this namespace would be waited for: ask again until then.
+  // NOT-FOUND at once, where one of this namespace is waited for: ask again until then. Either
+  // way a process that ended will never publish: the wait goes in slices of at most a second,
+  // and stops when the launcher says it ended.
   auto pause = std::chrono::microseconds(100);
   for (;;) {
-    TimeoutInfo timeout(deadline.remaining());
+    TimeoutInfo timeout(
+        std::min<std::chrono::nanoseconds>(deadline.remaining(), std::chrono::seconds(1)));
     rc = PMIx_Get(&proc, k.c_str(), timeout.get(), 1, &value);
-    if (rc != PMIX_ERR_NOT_FOUND || deadline.expired()) break;
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(10'000));
+    const bool unanswered = rc == PMIX_ERR_NOT_FOUND || rc == PMIX_ERR_TIMEOUT;
+    if (!unanswered || deadline.expired()) break;
+    if (DeadRanks().Contains(rank)) {
+      return ProcFailedError("PMIx_Get(rank " + std::to_string(rank) + ", " + k +
+                             "): the process ended without publishing it");
+    }
+    if (rc == PMIX_ERR_NOT_FOUND) {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(10'000));
+    }
   }
-  if (rc == PMIX_ERR_NOT_FOUND) {
+  if (rc == PMIX_ERR_NOT_FOUND || rc == PMIX_ERR_TIMEOUT) {
     return TimeoutError("PMIx_Get(rank " + std::to_string(rank) + ", " + k +
                         "): not published within RFT_PMIX_TIMEOUT");
   }

@@ -97,7 +97,8 @@ class Bootstrap {
   // success or a timeout). RFT_ERR_ARG for an empty set, a rank beyond the job or a set
   // without this process.
   Status Fence(bool collect_data, const RankSet& ranks);
-  // `rank`'s value under `key`; RFT_ERR_TIMEOUT after RFT_PMIX_TIMEOUT.
+  // `rank`'s value under `key`, waited for: RFT_ERR_TIMEOUT after RFT_PMIX_TIMEOUT, and
+  // RFT_ERR_PROC_FAILED as soon as the launcher reports the process ended without it.
   StatusOr<std::vector<std::byte>> Get(Rank rank, std::string_view key);
 
   // Every rank publishes `mine` under `key` and reads everyone's, without waiting for ranks
