@@ -81,7 +81,8 @@ StatusOr<std::unique_ptr<Communicator>> Session::Spawn(Communicator& comm,
       if (told.ok()) told = job.Commit();
       if (!told.ok()) return give_back(told);
     } else {
-      // Bounded by RFT_PMIX_TIMEOUT: a leader that died before telling leaves a timeout here.
+      // A leader that died before telling ends this with RFT_ERR_PROC_FAILED once the launcher
+      // reports it (Bootstrap::Get); one that hangs, with RFT_ERR_TIMEOUT after RFT_PMIX_TIMEOUT.
       auto got = job.Get(comm.JobRank(leader), SpawnKey(contexts));
       if (!got.ok()) return give_back(got.status());
       word.assign(reinterpret_cast<const char*>(got->data()), got->size());

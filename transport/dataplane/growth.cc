@@ -1,5 +1,6 @@
 // DataPlane's part in a growing job (docs/recovery.md): replacements joined as new job ranks.
 #include <cstring>
+#include <utility>
 
 #include "base/log.h"
 #include "transport/dataplane/data_plane.h"
@@ -34,7 +35,7 @@ Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
   }
   // The record ExchangeAndConnect publishes: pid and flags first, the UCX address after the
   // prefix. Replacements are never same-node peers of their parents (Bootstrap::local_peers),
-  // so only the pid (for messages) and the address are used.
+  // so only the address is used.
   std::vector<std::vector<std::byte>> addresses(new_size - old_size);
   RankSet unreachable;
   for (Rank r = old_size; r < new_size; ++r) {
@@ -63,9 +64,9 @@ Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
   size_ = new_size;
   for (Rank r : unreachable) Discovered(r);
   // Failures of the new ranks that came before: completed now, in the usual way.
-  const RankSet early = failed_beyond_size_;
-  failed_beyond_size_ = RankSet();
-  for (Rank r : early) ReportPeerFailed(r);  // beyond new_size: kept again
+  for (Rank r : std::exchange(failed_beyond_size_, RankSet())) {
+    ReportPeerFailed(r);  // beyond new_size: kept again by ProcessNotices
+  }
   ProcessNotices();
   return Status::Ok();
 }

@@ -20,26 +20,25 @@ StatusOr<std::unique_ptr<EndpointTable>> EndpointTable::Create(
     return ArgError("endpoint table: rank " + std::to_string(self) + " outside a job of " +
                     std::to_string(addresses.size()));
   }
-  std::unique_ptr<EndpointTable> table(new EndpointTable(worker, self, sink, std::move(options)));
-  RFT_RETURN_IF_ERROR(table->Append(std::move(addresses)));
+  std::unique_ptr<EndpointTable> table(
+      new EndpointTable(worker, self, sink, options.connect_all_max));
+  RFT_RETURN_IF_ERROR(table->Append(std::move(addresses), options.failed));
   table->ConnectFrom(0);
   return table;
 }
 
 Status EndpointTable::Grow(std::vector<std::vector<std::byte>> addresses, const RankSet& failed) {
   const auto first = static_cast<Rank>(peers_.size());
-  options_.failed = options_.failed.Union(failed);
-  RFT_RETURN_IF_ERROR(Append(std::move(addresses)));
+  RFT_RETURN_IF_ERROR(Append(std::move(addresses), failed));
   ConnectFrom(first);
   return Status::Ok();
 }
 
-Status EndpointTable::Append(std::vector<std::vector<std::byte>> addresses) {
+Status EndpointTable::Append(std::vector<std::vector<std::byte>> addresses, const RankSet& failed) {
   const auto first = static_cast<Rank>(peers_.size());
   for (size_t i = 0; i < addresses.size(); ++i) {
     const Rank r = first + static_cast<Rank>(i);
-    if (addresses[i].empty() && !(options_.failed.Contains(r) && r != self_)) {
-      peers_.resize(first);
+    if (addresses[i].empty() && !(failed.Contains(r) && r != self_)) {
       return ArgError("endpoint table: rank " + std::to_string(r) + " published no UCX address");
     }
   }
@@ -49,7 +48,7 @@ Status EndpointTable::Append(std::vector<std::vector<std::byte>> addresses) {
     peer.rank = first + static_cast<Rank>(i);
     peer.address = std::move(addresses[i]);
     peer.error_target = std::make_unique<ErrorTarget>(ErrorTarget{this, peer.rank});
-    if (options_.failed.Contains(peer.rank) && peer.rank != self_) {
+    if (failed.Contains(peer.rank) && peer.rank != self_) {
       peer.failed = true;
       failed_ranks_.Insert(peer.rank);
     }
@@ -58,7 +57,7 @@ Status EndpointTable::Append(std::vector<std::vector<std::byte>> addresses) {
 }
 
 void EndpointTable::ConnectFrom(Rank first) {
-  if (peers_.size() > options_.connect_all_max) return;  // on first use
+  if (peers_.size() > connect_all_max_) return;  // on first use
   for (Rank r = first; r < peers_.size(); ++r) {
     Peer& peer = peers_[r];
     if (peer.failed) continue;

@@ -104,10 +104,11 @@ class EndpointTable {
     std::unique_ptr<ErrorTarget> error_target;
   };
 
-  EndpointTable(UcxWorker* worker, Rank self, PeerFailureSink* sink, Options options)
-      : worker_(worker), self_(self), sink_(sink), options_(std::move(options)) {}
-  // Appends `addresses` as the next ranks, marking those in options_.failed.
-  Status Append(std::vector<std::vector<std::byte>> addresses);
+  EndpointTable(UcxWorker* worker, Rank self, PeerFailureSink* sink, uint32_t connect_all_max)
+      : worker_(worker), self_(self), sink_(sink), connect_all_max_(connect_all_max) {}
+  // Appends `addresses` as the next ranks, marking those in `failed` (their address may be
+  // empty).
+  Status Append(std::vector<std::vector<std::byte>> addresses, const RankSet& failed);
   // Connects the peers from `first` on (within connect_all_max), failing the unreachable.
   void ConnectFrom(Rank first);
   Status Connect(Peer& peer);
@@ -119,8 +120,8 @@ class EndpointTable {
   UcxWorker* worker_;
   Rank self_;
   PeerFailureSink* sink_;
-  Options options_;
-  std::vector<Peer> peers_;  // error callbacks hold ErrorTargets, not &peers_[r]: it may grow
+  uint32_t connect_all_max_;  // Options::connect_all_max
+  std::vector<Peer> peers_;   // error callbacks hold ErrorTargets, not &peers_[r]: it may grow
   RankSet failed_ranks_;
 };
 
