@@ -40,20 +40,24 @@ Status ControlPlane::AddRanks(uint32_t new_size) {
     if (!record.ok()) return record.status();
     records[r - old_size] = std::move(*record);
   }
+  // After the bootstrap grew: it has learnt where the new ranks run.
+  const RankSet here = job_->node_peers();
   Status grown;
-  RunOnControlThreadAndWait([&] { grown = Grow(new_size, std::move(records)); });
+  RunOnControlThreadAndWait([&] { grown = Grow(new_size, std::move(records), here); });
   return grown;
 }
 
-Status ControlPlane::Grow(uint32_t new_size, std::vector<std::optional<PeerRecord>> records) {
+Status ControlPlane::Grow(uint32_t new_size, std::vector<std::optional<PeerRecord>> records,
+                          const RankSet& here) {
   if (endpoints_ == nullptr) return OtherError("control plane: grown after its end");
   const uint32_t old_size = size();
   std::vector<std::vector<std::byte>> addresses(new_size - old_size);
   RankSet unpublished;
   region_descriptors_.resize(new_size);
   death_watch_segments_.resize(new_size);
-  pids_.resize(new_size, 0);  // not same-node peers: no /proc view (docs/recovery.md)
+  pids_.resize(new_size, 0);
   remote_.resize(new_size);
+  std::vector<std::string> sockets(new_size);
   for (Rank r = old_size; r < new_size; ++r) {
     std::optional<PeerRecord>& record = records[r - old_size];
     if (!record.has_value() || registry_->IsFailed(r)) {
@@ -62,9 +66,20 @@ Status ControlPlane::Grow(uint32_t new_size, std::vector<std::optional<PeerRecor
     }
     region_descriptors_[r] = std::move(record->region_descriptor);
     addresses[r - old_size] = std::move(record->worker_address);
+    // Same node: /proc tells a starved replacement from a hung one (Starved), and a dead one.
+    if (here.Contains(r)) {
+      pids_[r] = static_cast<pid_t>(record->pid);
+      sockets[r] = std::move(record->control_socket);
+      same_node_.Insert(r);
+    }
   }
   RFT_RETURN_IF_ERROR(endpoints_->Grow(std::move(addresses), unpublished));
   size_.store(new_size, std::memory_order_release);
+  if (local_ != nullptr) local_->Grow(new_size);
+  ConnectLocalPeers(sockets);
+  for (Rank r = old_size; r < new_size; ++r) {
+    if (same_node_.Contains(r)) AttachLocalRegion(r);
+  }
   const size_t start = actions_.size();
   node_.Grow(new_size, MonotonicNanos(), &actions_);
   Execute(start);

@@ -14,8 +14,12 @@ constexpr size_t kLocalBatch = 64;
 }  // namespace
 
 void ControlPlane::OpenLocalChannel() {
-  if (job_->local_peers().size() < 2) return;  // nobody to talk to on this node
-  auto channel = transport::LocalDatagramChannel::Open(job_->job_tag(), job_token_, self_, size_);
+  same_node_ = job_->node_peers();
+  if (same_node_.size() < 2) return;  // nobody to talk to on this node
+  // Named after the job's first namespace, not this process's: a replacement and its parents
+  // share the names' prefix, as they share the token (LocalDatagramChannel::Connect checks it).
+  const uint32_t tag = transport::NspaceTag(job_->ranks().blocks().front().nspace);
+  auto channel = transport::LocalDatagramChannel::Open(tag, job_token_, self_, size_);
   if (!channel.ok()) {
     RFT_LOG_INFO("same-node control messages go through UCX: %s",
                  channel.status().ToString().c_str());
@@ -26,7 +30,7 @@ void ControlPlane::OpenLocalChannel() {
 
 void ControlPlane::ConnectLocalPeers(const std::vector<std::string>& sockets) {
   if (local_ == nullptr) return;
-  for (Rank peer : job_->local_peers()) {
+  for (Rank peer : same_node_) {
     if (peer == self_ || peer >= sockets.size() || sockets[peer].empty()) continue;
     if (!local_->Connect(peer, sockets[peer])) {
       RFT_LOG_INFO("control messages to rank %u go through UCX: its socket %s is not reachable",
@@ -76,7 +80,7 @@ bool ControlPlane::PumpLocal() {
 }
 
 bool ControlPlane::LocalPeerEnded(Rank rank) const {
-  if (!job_->local_peers().Contains(rank) || rank >= pids_.size() || pids_[rank] <= 0) {
+  if (!same_node_.Contains(rank) || rank >= pids_.size() || pids_[rank] <= 0) {
     return false;
   }
   const char state = internal::ThreadState(pids_[rank], pids_[rank]);

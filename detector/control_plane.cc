@@ -232,23 +232,25 @@ void ControlPlane::AttachLocalRegions() {
   // (3 of 4 ranks killing themselves at once): its shared-memory segment is gone and UCX 1.13's
   // ucp_ep_rkey_unpack crashes in its own error path. An attachment made now keeps the segment
   // whatever becomes of its owner. Other nodes' regions attach on first use (no shared memory).
-  for (Rank peer : job_->local_peers()) {
-    // One that ended since it published (killed during the start-up) has no segment left to
-    // attach, and UCX's failed attach is the crash-prone path (TSan also flags it).
-    if (peer == self_ || missing_at_start_.Contains(peer) || remote_[peer] != nullptr ||
-        region_descriptors_[peer].empty() || LocalPeerEnded(peer)) {
-      continue;
-    }
-    auto ep = endpoints_->Get(peer);
-    if (!ep.ok()) continue;
-    auto region =
-        transport::ucx::RemoteRegion::Attach(worker_.get(), *ep, region_descriptors_[peer]);
-    if (region.ok()) {
-      remote_[peer] = std::move(*region);
-    } else {
-      RFT_LOG_INFO("heartbeat region of rank %u not attached at start-up: %s", peer,
-                   region.status().ToString().c_str());
-    }
+  for (Rank peer : same_node_) AttachLocalRegion(peer);
+}
+
+void ControlPlane::AttachLocalRegion(Rank peer) {
+  // One that ended since it published (killed during the start-up) has no segment left to
+  // attach, and UCX's failed attach is the crash-prone path (TSan also flags it).
+  if (peer == self_ || peer >= size() || missing_at_start_.Contains(peer) ||
+      registry_->IsFailed(peer) || remote_[peer] != nullptr || region_descriptors_[peer].empty() ||
+      LocalPeerEnded(peer)) {
+    return;
+  }
+  auto ep = endpoints_->Get(peer);
+  if (!ep.ok()) return;
+  auto region = transport::ucx::RemoteRegion::Attach(worker_.get(), *ep, region_descriptors_[peer]);
+  if (region.ok()) {
+    remote_[peer] = std::move(*region);
+  } else {
+    RFT_LOG_INFO("heartbeat region of rank %u not attached at once: %s", peer,
+                 region.status().ToString().c_str());
   }
 }
 
@@ -489,7 +491,7 @@ void ControlPlane::Execute(size_t start) {
 }
 
 bool ControlPlane::Starved(Rank rank) {
-  if (!job_->local_peers().Contains(rank) || pids_[rank] <= 0) return false;  // no /proc view
+  if (!same_node_.Contains(rank) || pids_[rank] <= 0) return false;  // no /proc view
   return internal::AnyThreadRunnableOrInIo(pids_[rank]);
 }
 

@@ -196,7 +196,9 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   void TearDownWorker();
   Status Exchange();
   // AddRanks's part on the control thread: the new ranks' records (nullopt: never published).
-  Status Grow(uint32_t new_size, std::vector<std::optional<PeerRecord>> records);
+  // `here`: the job ranks on this node (Bootstrap::node_peers).
+  Status Grow(uint32_t new_size, std::vector<std::optional<PeerRecord>> records,
+              const RankSet& here);
   // The ranks the start-up fence spans: those of the start-up exchange that are still there;
   // for a replacement, only those of its own namespace (its parents are not starting).
   RankSet StartUpFenceRanks() const;
@@ -260,6 +262,8 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   void OpenLocalChannel();
   // Connects to the same-node peers that published a socket.
   void ConnectLocalPeers(const std::vector<std::string>& sockets);
+  // Attaches the heartbeat region of same-node `peer` now, while it lives.
+  void AttachLocalRegion(Rank peer);
   // Sends through the local channel when it reaches `to`; false when UCX must carry it.
   bool SendLocal(Rank to, std::span<const std::byte> header, std::span<const std::byte> payload);
   // Receives what waits on the socket, sends what waited for room, and reports the peers found
@@ -338,6 +342,10 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // while the table's destructor runs).
   bool tearing_down_ = false;
   std::vector<pid_t> pids_;  // [rank], from the exchange
+  // The ranks on this node, of every namespace (Bootstrap::node_peers), as far as this
+  // process has connected to them: their /proc entries, sockets and regions are in reach.
+  // Control thread.
+  RankSet same_node_;
   std::atomic<bool> stop_{false};
   // AnnounceDeparture's hand-off to the control thread.
   std::atomic<bool> departure_requested_{false};

@@ -178,6 +178,11 @@ int Replace(Bootstrap& job, const char* program) {
   const std::string name(reinterpret_cast<const char*>(nspace->data()), nspace->size());
   if (!(status = job.AddRanks(name, 2)).ok()) return Fail(status.ToString());
   if (job.size() != n + 2) return Fail("size after AddRanks " + std::to_string(job.size()));
+  // rftrun runs every namespace on this node.
+  if (job.node_peers() != RankSet::Range(0, n + 2) || job.local_peers() != RankSet::Range(0, n)) {
+    return Fail("after AddRanks: node peers " + job.node_peers().ToString() + ", local peers " +
+                job.local_peers().ToString());
+  }
   const rft::Status again = job.AddRanks(name, 2);
   if (again.code() != RFT_ERR_ARG)
     return Fail("the same namespace added twice: " + again.ToString());
@@ -219,6 +224,11 @@ int Replacement(Bootstrap& job) {
   const Rank parents = space.blocks()[0].count;
   if (job.size() != parents + 2 || job.rank() < parents) {
     return Fail("job rank " + std::to_string(job.rank()) + " of " + std::to_string(job.size()));
+  }
+  if (job.node_peers() != RankSet::Range(0, parents + 2) ||
+      job.local_peers() != RankSet::Range(parents, parents + 2)) {
+    return Fail("node peers " + job.node_peers().ToString() + ", local peers " +
+                job.local_peers().ToString());
   }
   rft::Status status = job.Put("test.child", BlobOf(job.rank()));
   if (status.ok()) status = job.Commit();

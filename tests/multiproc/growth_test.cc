@@ -27,6 +27,14 @@ TEST(GrowthTest, AReplacementJoinsTheDetectorAndFailuresCrossBothWays) {
               1)
         << r.Report();
   }
+  // The replacement and its parents take the same-node rendezvous exactly when the parents do
+  // between themselves (Bootstrap::node_peers).
+  const std::string path = CountLines(r.output, "rank 0 reaches 1 by cma") == 1 ? "cma" : "ucx";
+  for (const char* pair :
+       {"1 reaches 0", "0 reaches 3", "1 reaches 3", "3 reaches 0", "3 reaches 1"}) {
+    EXPECT_EQ(CountLines(r.output, std::string("rank ") + pair + " by " + path), 1)
+        << pair << r.Report();
+  }
   EXPECT_EQ(CountLines(r.output, "rank 0 learned rank 1 failed"), 1) << r.Report();
   EXPECT_EQ(CountLines(r.output, "rank 3 learned rank 1 failed"), 1) << r.Report();
   EXPECT_EQ(CountLines(r.output, "rank 0 learned replacement 3 failed"), 1) << r.Report();

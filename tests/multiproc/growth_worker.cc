@@ -117,6 +117,12 @@ int Traffic(DataPlane& plane, Rank me) {
     }
   }
   std::printf("rank %u exchanged messages with the grown job\n", me);
+  // The launcher puts everyone on this node: each pair takes the same large-message path,
+  // across namespaces as within one (growth_test compares the lines).
+  for (Rank peer : kLive) {
+    if (peer == me) continue;
+    std::printf("rank %u reaches %u by %s\n", me, peer, plane.UsesCmaWith(peer) ? "cma" : "ucx");
+  }
   std::fflush(stdout);
   return 0;
 }
@@ -141,6 +147,9 @@ int Parent(std::unique_ptr<Bootstrap> init, const char* program) {
   auto nspace = Await(job, 0, "test.nspace");
   CHECK_OK(nspace.status());
   CHECK_OK((*runtime)->AddRanks(*nspace, 1));
+  CHECK(job.node_peers().Contains(kReplacement) && !job.local_peers().Contains(kReplacement),
+        "after the growth: node peers " << job.node_peers().ToString() << ", local peers "
+                                        << job.local_peers().ToString());
   CHECK((*runtime)->control().size() == 4 && plane.size() == 4 && registry->size() == 4,
         "sizes after the growth: control " << (*runtime)->control().size() << ", data "
                                            << plane.size() << ", registry " << registry->size());
@@ -187,6 +196,8 @@ int Replacement(std::unique_ptr<Bootstrap> init) {
   CHECK_OK(runtime.status());
   Bootstrap& job = (*runtime)->bootstrap();
   FailureRegistry* registry = &(*runtime)->registry();
+  CHECK(job.node_peers() == (RankSet{0, 1, 2, kReplacement}),
+        "the replacement's node peers " << job.node_peers().ToString());
   CHECK_OK(Say(job, "test.started"));
   CHECK_OK(Await(job, 0, "test.grown.0").status());
   CHECK_OK(Await(job, 1, "test.grown.1").status());

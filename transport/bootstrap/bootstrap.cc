@@ -178,6 +178,10 @@ StatusOr<std::unique_ptr<Bootstrap>> Bootstrap::Init() {
     status = g_space.Add(bootstrap->nspace_, bootstrap->size());
     g_self = bootstrap->rank_;
   }
+  if (status.ok()) {
+    std::lock_guard<std::mutex> lock(bootstrap->node_peers_mutex_);
+    bootstrap->node_peers_ = bootstrap->node_peers_.Union(bootstrap->local_peers_);
+  }
   // Listen from the start: a peer that dies during start-up must be known to the exchanges
   // (they stop waiting for it) and to subscribers that come later (they get it replayed).
   if (status.ok()) status = bootstrap->RegisterEventHandler();
@@ -267,6 +271,15 @@ Status Bootstrap::JoinParentJob(const char* join) {
                     " is beyond the parents' " + std::to_string(space->size()) + " ranks");
   }
   spawner_ = spawner;
+  // The parents on this node (read before this namespace joins the space: none of them is).
+  RankSet parents_here;
+  for (const RankBlock& block : space->blocks()) {
+    parents_here = parents_here.Union(LocalRanksOf(block));
+  }
+  {
+    std::lock_guard<std::mutex> lock(node_peers_mutex_);
+    node_peers_ = node_peers_.Union(parents_here);
+  }
   const Rank first = space->size();
   RFT_RETURN_IF_ERROR(space->Add(nspace_, size()));
   const Rank pmix_rank = rank_;
@@ -298,16 +311,55 @@ Status Bootstrap::AddRanks(std::string_view nspace, uint32_t count) {
     RFT_RETURN_IF_ERROR(g_space.Add(nspace, count));
     size_.store(g_space.size(), std::memory_order_release);
   }
-  // Terminations of these processes reported before they were of the job: theirs now
-  // (DeadRanks; the subscriber was told of them without a job rank).
-  std::lock_guard<std::mutex> lock(g_callback_mutex);
-  for (TerminationEvent& event : g_events) {
-    if (event.job_rank == kInvalidRank && event.nspace == nspace && event.rank < count) {
-      event.job_rank = first + event.rank;
-      g_dead.Insert(event.job_rank);
+  {
+    // Terminations of these processes reported before they were of the job: theirs now
+    // (DeadRanks; the subscriber was told of them without a job rank).
+    std::lock_guard<std::mutex> lock(g_callback_mutex);
+    for (TerminationEvent& event : g_events) {
+      if (event.job_rank == kInvalidRank && event.nspace == nspace && event.rank < count) {
+        event.job_rank = first + event.rank;
+        g_dead.Insert(event.job_rank);
+      }
     }
   }
+  // Where they run, asked outside every lock (PMIx may wait for the launcher).
+  const RankBlock block{.nspace = std::string(nspace), .first = first, .count = count};
+  ReadNodeMap(block);
+  const RankSet here = LocalRanksOf(block);
+  std::lock_guard<std::mutex> lock(node_peers_mutex_);
+  node_peers_ = node_peers_.Union(here);
   return Status::Ok();
+}
+
+RankSet Bootstrap::node_peers() const {
+  std::lock_guard<std::mutex> lock(node_peers_mutex_);
+  return node_peers_;
+}
+
+RankSet Bootstrap::LocalRanksOf(const RankBlock& block) const {
+  pmix_proc_t job;
+  PMIX_PROC_LOAD(&job, block.nspace.c_str(), PMIX_RANK_WILDCARD);
+  TimeoutInfo timeout(timeout_);
+  pmix_value_t* value = nullptr;
+  const pmix_status_t rc = PMIx_Get(&job, PMIX_LOCAL_PEERS, timeout.get(), 1, &value);
+  RankSet ranks;
+  if (rc == PMIX_SUCCESS && value != nullptr && value->type == PMIX_STRING &&
+      value->data.string != nullptr) {
+    auto parsed = RankSet::Parse("{" + std::string(value->data.string) + "}");
+    if (parsed.ok()) {
+      for (Rank r : *parsed) {
+        if (r < block.count) ranks.Insert(block.first + r);
+      }
+    }
+  }
+  if (value != nullptr) PMIX_VALUE_RELEASE(value);
+  if (rc != PMIX_SUCCESS) {
+    RFT_LOG_INFO(
+        "the launcher does not say which processes of %s run on this node (%s): they "
+        "are treated as remote",
+        block.nspace.c_str(), PMIx_Error_string(rc));
+  }
+  return ranks;
 }
 
 RankSpace Bootstrap::ranks() const {
@@ -519,11 +571,10 @@ RankSet RanksOnDownNode(const std::map<std::string, RankSet>& ranks_by_host, std
   return ranks;
 }
 
-void Bootstrap::ReadNodeMap() {
+void Bootstrap::ReadNodeMap(const RankBlock& block) {
   // Best effort: without it a node-down event that names no process is logged, not expanded.
   char* nodes = nullptr;
-  if (PMIx_Resolve_nodes(nspace_.c_str(), &nodes) != PMIX_SUCCESS || nodes == nullptr) return;
-  const Rank first = rank_ - g_myproc.rank;  // the job rank of this namespace's rank 0
+  if (PMIx_Resolve_nodes(block.nspace.c_str(), &nodes) != PMIX_SUCCESS || nodes == nullptr) return;
   std::map<std::string, RankSet> ranks_by_host;
   std::string list(nodes);
   std::free(nodes);
@@ -535,18 +586,24 @@ void Bootstrap::ReadNodeMap() {
     if (node.empty()) continue;
     pmix_proc_t* procs = nullptr;
     size_t count = 0;
-    if (PMIx_Resolve_peers(node.c_str(), nspace_.c_str(), &procs, &count) != PMIX_SUCCESS) {
+    if (PMIx_Resolve_peers(node.c_str(), block.nspace.c_str(), &procs, &count) != PMIX_SUCCESS) {
       continue;
     }
-    for (size_t i = 0; i < count; ++i) ranks_by_host[node].Insert(first + procs[i].rank);
+    for (size_t i = 0; i < count; ++i) {
+      if (procs[i].rank < block.count) ranks_by_host[node].Insert(block.first + procs[i].rank);
+    }
     PMIX_PROC_FREE(procs, count);
   }
   std::lock_guard<std::mutex> lock(g_callback_mutex);
-  g_ranks_by_host = std::move(ranks_by_host);
+  for (auto& [node, ranks] : ranks_by_host) {
+    g_ranks_by_host[node] = g_ranks_by_host[node].Union(ranks);
+  }
 }
 
 Status Bootstrap::RegisterEventHandler() {
-  ReadNodeMap();
+  // Every block so far: a replacement's parents are of the job too.
+  const RankSpace space = ranks();  // kept: a range-for over a temporary's member dangles
+  for (const RankBlock& block : space.blocks()) ReadNodeMap(block);
   std::vector<pmix_status_t> codes(TerminationEventCodes().begin(), TerminationEventCodes().end());
   pmix_info_t info;
   PMIX_INFO_LOAD(&info, PMIX_EVENT_HDLR_NAME, "rft.termination", PMIX_STRING);

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -79,9 +80,14 @@ class Bootstrap {
   // A public 32-bit digest of the namespace: names this job's files (e.g. in /dev/shm) so the
   // launcher can remove what a crash left. Not a secret.
   uint32_t job_tag() const { return NspaceTag(nspace_); }
-  // Job ranks; including this process. Only those of this process's own namespace: a
-  // replacement and its parents do not see each other as local (docs/recovery.md).
+  // Job ranks; including this process. Only those of this process's own namespace, fixed at
+  // Init: what is laid out for the node at start-up (rings, the death watch) is sized by it.
   const RankSet& local_peers() const { return local_peers_; }
+  // The job ranks on this node across every namespace of the job: local_peers(), and the
+  // processes of the other namespaces the launcher places here (PMIX_LOCAL_PEERS of each): a
+  // replacement's parents, a survivor's replacements (docs/recovery.md). It grows with
+  // AddRanks, which may run beside readers: a copy.
+  RankSet node_peers() const;
   // The processes of this node cannot each have a core of their own (the launcher says so,
   // or their CPU masks do): progress loops must block, not spin.
   bool oversubscribed() const { return oversubscribed_; }
@@ -161,7 +167,11 @@ class Bootstrap {
   // CPU mask and the local ranks' masks decide (cpu_placement.h).
   Status ShareStartupFacts();
   Status RegisterEventHandler();
-  void ReadNodeMap();
+  // Adds `block`'s processes to the node map that expands node-down events (best effort).
+  void ReadNodeMap(const RankBlock& block);
+  // `block`'s processes on this node as job ranks: empty, and logged, when the launcher does not
+  // say.
+  RankSet LocalRanksOf(const RankBlock& block) const;
   // PMIx_Fence over `procs` (nullptr: the whole job).
   Status FenceOver(bool collect_data, const ::pmix_proc* procs, size_t count);
   // With kJoinEnv set: the job's blocks, this process's job rank and the job's token.
@@ -177,6 +187,8 @@ class Bootstrap {
   uint32_t job_token_ = 0;
   std::string nspace_;
   RankSet local_peers_;
+  mutable std::mutex node_peers_mutex_;
+  RankSet node_peers_;  // guarded by node_peers_mutex_
   bool oversubscribed_ = false;
   bool oversubscribed_known_ = false;
   bool spawned_ = false;

@@ -65,6 +65,10 @@ class LocalDatagramChannel {
   // another path for it.
   bool Connect(Rank peer, const std::string& name);
   bool Reaches(Rank peer) const { return peer < peers_.size() && peers_[peer].fd >= 0; }
+  // The job grew to `size` ranks (replacements): they can be connected to.
+  void Grow(uint32_t size) {
+    if (size > peers_.size()) peers_.resize(size);
+  }
 
   enum class Outcome {
     kSent,    // in the peer's kernel queue

@@ -129,7 +129,6 @@ Status DataPlane::ExchangeAndConnect() {
   // 2: only its parent's descendants may read it, 4: it sleeps when idle), its parent's pid,
   // the descriptor of its segment of same-node rings (-1: none), their capacity and the
   // descriptor of its wake-up eventfd (shm_path.cc), then its UCX worker address.
-  constexpr uint32_t kCmaUsable = 1, kCmaParentOnly = 2, kBlocks = 4;
   uint32_t flags = 0;
   if (options_.rendezvous != RendezvousProtocol::kUcx) {
     const StatusOr<bool> probe = ProbeCma();
@@ -145,6 +144,7 @@ Status DataPlane::ExchangeAndConnect() {
   }
   if ((flags & kCmaUsable) != 0) RFT_RETURN_IF_ERROR(CreateRingSegment());
   if (options_.progress == ProgressMode::kBlock) flags |= kBlocks;
+  record_flags_ = flags;
   const std::span<const std::byte> address = worker_->address();
   std::vector<std::byte> mine(kRecordPrefix + address.size());
   const uint32_t pid = static_cast<uint32_t>(getpid());
@@ -178,6 +178,7 @@ Status DataPlane::ExchangeAndConnect() {
   for (Rank r : options_.failed_at_start) {
     if (r < size_ && r != rank_) published->missing.Insert(r);
   }
+  const RankSet same_node = job_->node_peers();  // a replacement's parents among them
   for (Rank r = 0; r < size_; ++r) {
     if (published->missing.Contains(r)) continue;  // failed during start-up: reported below
     std::vector<std::byte>& theirs = published->values[r];
@@ -195,19 +196,7 @@ Status DataPlane::ExchangeAndConnect() {
     std::memcpy(&ring_offers[r].wake_fd, theirs.data() + 20, 4);
     ring_offers[r].blocks = (their_flags & kBlocks) != 0;
     pids_[r] = static_cast<pid_t>(their_pid);
-    // Both ends must be able to use it and share a node (the launcher says which ranks do);
-    // where Yama lets only a parent's descendants read, both must have the same parent.
-    const bool parent_only = ((flags | their_flags) & kCmaParentOnly) != 0;
-    cma_peers_[r] = (flags & kCmaUsable) != 0 && (their_flags & kCmaUsable) != 0 &&
-                    job_->local_peers().Contains(r) && (!parent_only || their_parent == parent);
-    if (cma_peers_[r]) {
-      pidfds_[r] = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(their_pid), 0));
-      if (pidfds_[r] < 0) {
-        RFT_LOG_INFO("no same-node rendezvous with rank %u: pidfd_open(%u): %s", r, their_pid,
-                     std::strerror(errno));
-        cma_peers_[r] = 0;
-      }
-    }
+    DecideCma(r, their_pid, their_flags, their_parent, same_node.Contains(r));
     addresses[r].assign(theirs.begin() + kRecordPrefix, theirs.end());
   }
   ucx::EndpointTable::Options table_options;
@@ -231,6 +220,23 @@ Status DataPlane::ExchangeAndConnect() {
     if (options_.report_failure) options_.report_failure(r);
   }
   return Status::Ok();
+}
+
+bool DataPlane::DecideCma(Rank peer, uint32_t pid, uint32_t flags, uint32_t parent,
+                          bool same_node) {
+  // Both ends must be able to use it and share a node (the launcher says which ranks do);
+  // where Yama lets only a parent's descendants read, both must have the same parent.
+  const bool parent_only = ((record_flags_ | flags) & kCmaParentOnly) != 0;
+  cma_peers_[peer] = (record_flags_ & kCmaUsable) != 0 && (flags & kCmaUsable) != 0 && same_node &&
+                     (!parent_only || parent == static_cast<uint32_t>(getppid()));
+  if (!cma_peers_[peer]) return false;
+  pidfds_[peer] = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+  if (pidfds_[peer] < 0) {
+    RFT_LOG_INFO("no same-node rendezvous with rank %u: pidfd_open(%u): %s", peer, pid,
+                 std::strerror(errno));
+    cma_peers_[peer] = 0;
+  }
+  return cma_peers_[peer] != 0;
 }
 
 Status DataPlane::CreateContext(uint32_t context_id, Context** context) {

@@ -287,6 +287,9 @@ class DataPlane : private ucx::PeerFailureSink {
   // Exchanges worker addresses and what the same-node rendezvous needs (pid, whether it can
   // be used) with every rank; connects.
   Status ExchangeAndConnect();
+  // Whether large messages to `peer` take the same-node rendezvous, from its published pid,
+  // flags and parent's pid and where it runs (`same_node`); opens its pidfd when they do.
+  bool DecideCma(Rank peer, uint32_t pid, uint32_t flags, uint32_t parent, bool same_node);
 
   Context* FindContext(uint32_t context_id) const {
     return context_id < contexts_.size() ? contexts_[context_id].get() : nullptr;
@@ -435,6 +438,10 @@ class DataPlane : private ucx::PeerFailureSink {
   Rank rank_ = 0;
   // What ExchangeAndConnect publishes before the UCX address (pid, flags, parent, rings).
   static constexpr size_t kRecordPrefix = 24;
+  // The record's flags: it takes part in the same-node rendezvous, only its parent's
+  // descendants may read it, it sleeps when idle.
+  static constexpr uint32_t kCmaUsable = 1, kCmaParentOnly = 2, kBlocks = 4;
+  uint32_t record_flags_ = 0;  // this process's, as published
   uint32_t size_ = 0;
   uint32_t job_token_ = 0;
   std::unique_ptr<ucx::UcxContext> ucx_context_;

@@ -88,8 +88,11 @@ bool DataPlane::AttachRingTo(Rank peer, int fd, uint32_t capacity, int wake_fd, 
       capacity / 4 < kWireHeaderSize + std::max(options_.eager_limit, kInlinePayloadMax)) {
     return false;
   }
+  // The reader keeps one ring per rank of its own namespace's local peers, at the index of the
+  // writer among them: only a peer of this process's namespace has one for it (a replacement
+  // and its parents take the rendezvous, not the rings).
   const std::optional<size_t> index = job_->local_peers().IndexOf(rank_);
-  if (!index.has_value()) return false;
+  if (!index.has_value() || !job_->local_peers().Contains(peer)) return false;
   const int mine = static_cast<int>(syscall(SYS_pidfd_getfd, pidfds_[peer], fd, 0));
   if (mine < 0) {
     RFT_LOG_INFO("no same-node ring to rank %u: pidfd_getfd: %s", peer, std::strerror(errno));
