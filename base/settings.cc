@@ -27,6 +27,15 @@ constexpr SettingSpec kSettings[] = {
         .default_text = "y",
         .doc = "Prefix each log line with the process's rank.",
     },
+    // base: tests.
+    {
+        .name = "RFT_FAULT_INJECT",
+        .kind = Kind::kString,
+        .default_text = "",
+        .doc = "For tests: named points of the recovery paths where the given job rank ends "
+               "itself with SIGKILL, as <point>@<job rank>[,...] (base/fault_injection.h lists "
+               "the points). Empty: none.",
+    },
     // transport/bootstrap.
     {
         .name = "RFT_PMIX_TIMEOUT",

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "base/fault_injection.h"
+
 namespace rft::api {
 
 using detector::ControlPlane;
@@ -12,6 +14,7 @@ using transport::DataPlane;
 
 StatusOr<Runtime::Options> Runtime::OptionsFromConfig(const Bootstrap& job) {
   Options options;
+  RFT_RETURN_IF_ERROR(fault::ArmFromConfig());
   RFT_ASSIGN_OR_RETURN(options.control, ControlPlane::OptionsFromConfig());
   RFT_ASSIGN_OR_RETURN(options.data, DataPlane::OptionsFromConfig(job));
   return options;

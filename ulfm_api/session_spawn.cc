@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "base/fault_injection.h"
 #include "base/log.h"
 #include "ulfm_api/merge_record.h"
 #include "ulfm_api/session.h"
@@ -66,6 +67,7 @@ StatusOr<std::unique_ptr<Communicator>> Session::Spawn(Communicator& comm,
     std::string word;  // SpawnKey's value
     if (comm.rank() == leader) {
       auto spawned = job.Spawn(argv, count, /*join=*/true);
+      if (spawned.ok() && fault::Armed("spawn.launched", job.rank())) fault::Die("spawn.launched");
       if (spawned.ok()) {
         const MergeRecord record{.members = members,
                                  .pair = contexts.pair,
@@ -125,6 +127,13 @@ Status Session::JoinSpawners() {
 
 Status Session::ConfirmMerge(Communicator& merged) {
   uint32_t flag = 1;
+  if (fault::Armed("merge.confirming", plane().rank())) {
+    // Its part started on the agreement service (as rft_comm_iagree's), then the end: the
+    // others decide without it or with its contribution, and uniformly either way.
+    Request* request = nullptr;
+    (void)Iagree(merged, &flag, &request);
+    fault::Die("merge.confirming");
+  }
   return Agree(merged, &flag);
 }
 

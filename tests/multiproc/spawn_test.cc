@@ -53,15 +53,16 @@ int ExactTotals(const std::string& output) {
 }
 
 ScenarioResult RunSolver(const std::vector<std::string>& rftrun_args,
-                         const std::vector<std::string>& solver_args) {
+                         const std::vector<std::string>& solver_args,
+                         const std::string& fault = "") {
   std::vector<std::string> args = {"-n", "4", "--ft", "--timeout", "90", "--get-stack-traces"};
   args.insert(args.end(), rftrun_args.begin(), rftrun_args.end());
   args.push_back(Runfile("examples/respawn_solver"));
   args.insert(args.end(), solver_args.begin(), solver_args.end());
-  // A 1 s heartbeat timeout, as the other solver tests: survivors and replacements are not
-  // same-node peers to each other yet, so a starved one is not excused (docs/recovery.md).
-  return RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(110),
-                    {"RFT_HEARTBEAT_PERIOD=10ms", "RFT_HEARTBEAT_TIMEOUT=1s"});
+  // A 1 s heartbeat timeout, as the other solver tests.
+  std::vector<std::string> env = {"RFT_HEARTBEAT_PERIOD=10ms", "RFT_HEARTBEAT_TIMEOUT=1s"};
+  if (!fault.empty()) env.push_back("RFT_FAULT_INJECT=" + fault);
+  return RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(110), env);
 }
 
 // The seed program: process 2 of 4 dies at iteration 300; a replacement takes its place and
@@ -82,6 +83,54 @@ TEST(SpawnTest, ADeathDuringTheRestoreIsRecoveredToo) {
   EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();
   EXPECT_EQ(ExactTotals(r.output), 4) << r.Report();
   EXPECT_EQ(CountLines(r.output, "(a replacement)"), 2) << r.Report();
+}
+
+// The spawner (process 0) dies once the launcher started the replacement and before it
+// publishes anything: the others' spawn fails with PROC_FAILED when the launcher reports its end,
+// the orphaned replacement's rft_init fails the same way, and the next spawn replaces both dead
+// processes (0 and 2 are not buddies: both checkpoints survive).
+TEST(SpawnTest, ASpawnerDyingBeforeItPublishesIsRecovered) {
+  const auto r = RunSolver({}, {"--iterations", "600", "--victim", "2", "--die-at", "300"},
+                           "spawn.launched@0");
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();  // the victims' own SIGKILLs
+  EXPECT_EQ(CountLines(r.output, "fault injected at spawn.launched"), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "respawn_solver: init: RFT_ERR_PROC_FAILED"), 1) << r.Report();
+  EXPECT_EQ(ExactTotals(r.output), 4) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "(a replacement)"), 2) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "with 4 of 4 processes"), 4) << r.Report();
+  EXPECT_LT(r.seconds, 30.0) << r.Report();  // nobody waited RFT_PMIX_TIMEOUT per step
+}
+
+// A survivor (process 0, the spawner) dies inside the confirming agreement, after starting its
+// part: every other member sees the same outcome, and the program recovers from there with
+// exact totals, whatever that outcome was.
+TEST(SpawnTest, ASurvivorDyingInsideTheConfirmingAgreementIsRecovered) {
+  const auto r = RunSolver({}, {"--iterations", "600", "--victim", "2", "--die-at", "300"},
+                           "merge.confirming@0");
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();  // the victims' own SIGKILLs
+  EXPECT_EQ(CountLines(r.output, "fault injected at merge.confirming"), 1) << r.Report();
+  EXPECT_EQ(ExactTotals(r.output), 4) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "(a replacement)"), 2) << r.Report();
+  EXPECT_LT(r.seconds, 30.0) << r.Report();
+}
+
+// The replacement itself (job rank 4, the first spawned) dies inside the confirming agreement:
+// the survivors spawn again for the same place.
+TEST(SpawnTest, AReplacementDyingInsideTheConfirmingAgreementIsReplacedAgain) {
+  const auto r = RunSolver({}, {"--iterations", "600", "--victim", "2", "--die-at", "300"},
+                           "merge.confirming@4");
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();  // the victims' own SIGKILLs
+  EXPECT_EQ(CountLines(r.output, "fault injected at merge.confirming"), 1) << r.Report();
+  EXPECT_EQ(ExactTotals(r.output), 4) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "(a replacement)"), 1) << r.Report();
+  EXPECT_LT(r.seconds, 30.0) << r.Report();
+}
+
+// A malformed RFT_FAULT_INJECT fails rft_init naming it, at every process.
+TEST(SpawnTest, AMalformedFaultInjectionFailsInit) {
+  const auto r = RunSolver({}, {"--iterations", "10"}, "spawn.launch@0");
+  EXPECT_NE(r.exit_status, 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "RFT_FAULT_INJECT entry \"spawn.launch@0\""), 4) << r.Report();
 }
 
 // The launcher's kill at an instant the program does not know (inside an allreduce, a

@@ -1,0 +1,36 @@
+// rft::fault: named points in the recovery paths where a test makes one process die, so that a
+// failure lands exactly between two steps of a protocol. A timer or the launcher's kill cannot
+// place it there; tests of the "spawner dies before it publishes" kind need exactly that.
+//
+// RFT_FAULT_INJECT="<point>@<job rank>[,<point>@<job rank>...]" arms them (docs/configuration.md);
+// unset, every point is a load and a branch on a path that runs once per recovery, never on a
+// message's path. The points (each documented where it fires):
+//   spawn.launched    the spawning survivor, after the launcher started the replacements and
+//                     before it publishes the merge record and their namespace.
+//   merge.confirming  any member of a merged communicator (survivor or replacement), after it
+//                     started its part of the confirming agreement.
+#ifndef RFT_BASE_FAULT_INJECTION_H_
+#define RFT_BASE_FAULT_INJECTION_H_
+
+#include <string_view>
+
+#include "base/rank_set.h"
+#include "base/status.h"
+
+namespace rft::fault {
+
+// Arms the points `text` names (the variable's syntax above), replacing what was armed;
+// RFT_ERR_ARG naming the bad entry and what was expected (an unknown point, a rank that is not
+// a number). Empty disarms all.
+Status Arm(std::string_view text);
+// Arms from RFT_FAULT_INJECT (unset: nothing).
+Status ArmFromConfig();
+
+// Whether `point` is armed for job rank `rank`.
+bool Armed(std::string_view point, Rank rank);
+// Says which point fired on stderr and ends this process with SIGKILL, as a crash would.
+[[noreturn]] void Die(std::string_view point);
+
+}  // namespace rft::fault
+
+#endif  // RFT_BASE_FAULT_INJECTION_H_
