@@ -18,6 +18,10 @@
 //   agree_deadline  rft_comm_agree_deadline (10 s, every member in time)
 //   shrink_after_failure   with --shrink-after-failure (rftrun --ft): the last rank is dead and
 //                 known; rft_comm_shrink of COMM_WORLD (which excludes it) and a free
+//   spawn_after_failure   with --spawn-after-failure (rftrun --ft): the last rank is dead and
+//                 known; rft_comm_spawn of a replacement for it, until every survivor holds the
+//                 confirmed merged communicator (at most 20 rounds); "ratio" = spawn / a shrink of
+//                 the same communicator, timed in the same rounds
 //   revoke        rank 0 revokes a duplicate of COMM_WORLD while the others wait in a receive on
 //                 it: time from the revoke until the last one returned (one node: one clock)
 #include <signal.h>
@@ -272,15 +276,89 @@ void ShrinkAfterFailure(long iters) {
   Check(rft_comm_free(&survivors), "free");
 }
 
+// The number of members of `comm` known failed.
+int KnownFailed(rft_comm_t comm) {
+  rft_group_t failed;
+  int known = 0;
+  Check(rft_comm_get_failed(comm, &failed), "get_failed");
+  Check(rft_group_size(failed, &known), "group_size");
+  Check(rft_group_free(&failed), "group_free");
+  return known;
+}
+
+// --spawn-after-failure (rftrun --ft): the last rank dies as for --shrink-after-failure. Then,
+// each round, the survivors shrink the current communicator (timed: the reference of the same
+// round) and spawn a replacement for its dead member (timed until rft_comm_spawn returns with the
+// merged communicator confirmed). The replacement (this program with --replacement) takes a
+// barrier with them and ends itself, so the next round starts from a failure again. A spawn
+// starts a process: rounds cost tens of milliseconds, hence at most 20 of them.
+void SpawnAfterFailure(long iters, char* program) {
+  Check(rft_comm_set_errhandler(RFT_COMM_WORLD, RFT_ERRORS_RETURN), "errhandler");
+  const int rc = rft_barrier(RFT_COMM_WORLD);
+  if (rc != RFT_SUCCESS && rc != RFT_ERR_PROC_FAILED) Check(rc, "barrier");
+  if (g_rank == g_size - 1) raise(SIGKILL);
+  while (KnownFailed(RFT_COMM_WORLD) == 0) usleep(100);
+  rft_comm_t survivors;
+  Check(rft_comm_shrink(RFT_COMM_WORLD, &survivors), "shrink");
+  char replacement_flag[] = "--replacement";
+  char* args[] = {program, replacement_flag, nullptr};
+  const long rounds = std::min(iters, 20L);
+  std::vector<double> spawns, shrinks;
+  rft_comm_t current = RFT_COMM_WORLD;
+  for (long i = 0; i < rounds; ++i) {
+    Check(rft_barrier(survivors), "barrier");
+    int64_t start = rft::MonotonicNanos();
+    rft_comm_t shrunk;
+    Check(rft_comm_shrink(current, &shrunk), "shrink");
+    shrinks.push_back(static_cast<double>(rft::MonotonicNanos() - start) / 1e3);
+    Check(rft_comm_free(&shrunk), "free");
+    Check(rft_barrier(survivors), "barrier");
+    start = rft::MonotonicNanos();
+    rft_comm_t merged;
+    Check(rft_comm_spawn(current, args, &merged), "spawn");
+    spawns.push_back(static_cast<double>(rft::MonotonicNanos() - start) / 1e3);
+    if (current != RFT_COMM_WORLD) Check(rft_comm_free(&current), "free");
+    current = merged;
+    Check(rft_comm_set_errhandler(current, RFT_ERRORS_RETURN), "errhandler");
+    Check(rft_barrier(current), "barrier with the replacement");
+    while (KnownFailed(current) == 0) usleep(100);  // it ends itself after the barrier
+  }
+  const double mine[3] = {Median(spawns), Percentile(spawns, 99), Median(shrinks)};
+  double slowest[3];
+  Check(rft_allreduce(mine, slowest, 3, RFT_DOUBLE, RFT_MAX, survivors), "allreduce");
+  char json[64], text[64];
+  std::snprintf(json, sizeof json, ",\"shrink_us\":%.3f,\"ratio\":%.2f", slowest[2],
+                slowest[0] / slowest[2]);
+  std::snprintf(text, sizeof text, "shrink %.3f us, spawn/shrink %.1f", slowest[2],
+                slowest[0] / slowest[2]);
+  Report("spawn_after_failure", -1, rounds, slowest[0], slowest[1], json, text);
+  if (current != RFT_COMM_WORLD) Check(rft_comm_free(&current), "free");
+  Check(rft_comm_free(&survivors), "free");
+}
+
+// A replacement of --spawn-after-failure: joined (rft_init confirmed the merge), it meets the
+// survivors once and ends itself, the next round's failure.
+[[noreturn]] void BeReplacement() {
+  rft_comm_t parent;
+  Check(rft_comm_get_parent(&parent), "get_parent");
+  Check(rft_barrier(parent), "barrier with the survivors");
+  raise(SIGKILL);
+  for (;;) pause();
+}
+
 int main(int argc, char** argv) {
   long iters = 2000;
   int reps = 5;
-  bool shrink_after_failure = false;
+  bool shrink_after_failure = false, spawn_after_failure = false, replacement = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--json") == 0) {
       g_json = true;
     } else if (std::strcmp(argv[i], "--shrink-after-failure") == 0) {
       shrink_after_failure = true;
+    } else if (std::strcmp(argv[i], "--spawn-after-failure") == 0) {
+      spawn_after_failure = true;
+    } else if (std::strcmp(argv[i], "--replacement") == 0) {
+      replacement = true;
     } else if (std::strcmp(argv[i], "--iters") == 0 && i + 1 < argc) {
       iters = std::atol(argv[++i]);
     } else if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
@@ -288,7 +366,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: rft_bench_coll [--iters N] [--reps R] [--json] "
-                   "[--shrink-after-failure]\n");
+                   "[--shrink-after-failure | --spawn-after-failure]\n");
       return 2;
     }
   }
@@ -299,6 +377,12 @@ int main(int argc, char** argv) {
   Check(rft_init(&argc, &argv, RFT_FT_NOTIFY, nullptr), "init");
   Check(rft_comm_rank(RFT_COMM_WORLD, &g_rank), "rank");
   Check(rft_comm_size(RFT_COMM_WORLD, &g_size), "size");
+  if (replacement) BeReplacement();
+  if (spawn_after_failure) {
+    SpawnAfterFailure(iters, argv[0]);
+    Check(rft_finalize(), "finalize");
+    return 0;
+  }
   if (shrink_after_failure) {
     ShrinkAfterFailure(iters);
     Check(rft_finalize(), "finalize");

@@ -143,5 +143,19 @@ TEST(SpawnTest, TheRespawnSolverIsExactWheneverTheLauncherKills) {
   EXPECT_EQ(CountLines(r.output, "(a replacement)"), landed ? 1 : 0) << r.Report();
 }
 
+// rft_bench_coll --spawn-after-failure runs its rounds to the end and reports them (the figures
+// themselves are for docs/performance.md, not for a test).
+TEST(SpawnTest, TheSpawnBenchmarkRunsItsRounds) {
+  const auto r = RunCommand("tools/rftrun/rftrun",
+                            {"-n", "3", "--ft", "--timeout", "60", Runfile("bench/rft_bench_coll"),
+                             "--spawn-after-failure", "--iters", "3", "--json"},
+                            std::chrono::seconds(90), kEnv);
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();  // the dead rank and replacements end so
+  EXPECT_EQ(CountLines(r.output, "{\"bench\":\"spawn_after_failure\",\"n\":3,\"iters\":3,"), 1)
+      << r.Report();
+  EXPECT_EQ(CountLines(r.output, "\"ratio\":"), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "rft_bench_coll: "), 0) << r.Report();  // no failed call
+}
+
 }  // namespace
 }  // namespace rft::testing
