@@ -85,45 +85,41 @@ TEST(SpawnTest, ADeathDuringTheRestoreIsRecoveredToo) {
   EXPECT_EQ(CountLines(r.output, "(a replacement)"), 2) << r.Report();
 }
 
+// The respawn solver with process 2 dead at iteration 300 and `fault` (RFT_FAULT_INJECT) on top:
+// the fault fired once, the victims' own SIGKILLs are the job's status, the four totals are exact
+// and `replacements` of the final members are spawned ones; nobody waited RFT_PMIX_TIMEOUT.
+ScenarioResult ExpectRecoveredFrom(const std::string& fault, int replacements) {
+  const auto r = RunSolver({}, {"--iterations", "600", "--victim", "2", "--die-at", "300"}, fault);
+  const std::string point = fault.substr(0, fault.find('@'));
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "fault injected at " + point), 1) << r.Report();
+  EXPECT_EQ(ExactTotals(r.output), 4) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "(a replacement)"), replacements) << r.Report();
+  EXPECT_LT(r.seconds, 30.0) << r.Report();
+  return r;
+}
+
 // The spawner (process 0) dies once the launcher started the replacement and before it
 // publishes anything: the others' spawn fails with PROC_FAILED when the launcher reports its end,
 // the orphaned replacement's rft_init fails the same way, and the next spawn replaces both dead
 // processes (0 and 2 are not buddies: both checkpoints survive).
 TEST(SpawnTest, ASpawnerDyingBeforeItPublishesIsRecovered) {
-  const auto r = RunSolver({}, {"--iterations", "600", "--victim", "2", "--die-at", "300"},
-                           "spawn.launched@0");
-  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();  // the victims' own SIGKILLs
-  EXPECT_EQ(CountLines(r.output, "fault injected at spawn.launched"), 1) << r.Report();
+  const auto r = ExpectRecoveredFrom("spawn.launched@0", 2);
   EXPECT_EQ(CountLines(r.output, "respawn_solver: init: RFT_ERR_PROC_FAILED"), 1) << r.Report();
-  EXPECT_EQ(ExactTotals(r.output), 4) << r.Report();
-  EXPECT_EQ(CountLines(r.output, "(a replacement)"), 2) << r.Report();
   EXPECT_EQ(CountLines(r.output, "with 4 of 4 processes"), 4) << r.Report();
-  EXPECT_LT(r.seconds, 30.0) << r.Report();  // nobody waited RFT_PMIX_TIMEOUT per step
 }
 
 // A survivor (process 0, the spawner) dies inside the confirming agreement, after starting its
 // part: every other member sees the same outcome, and the program recovers from there with
 // exact totals, whatever that outcome was.
 TEST(SpawnTest, ASurvivorDyingInsideTheConfirmingAgreementIsRecovered) {
-  const auto r = RunSolver({}, {"--iterations", "600", "--victim", "2", "--die-at", "300"},
-                           "merge.confirming@0");
-  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();  // the victims' own SIGKILLs
-  EXPECT_EQ(CountLines(r.output, "fault injected at merge.confirming"), 1) << r.Report();
-  EXPECT_EQ(ExactTotals(r.output), 4) << r.Report();
-  EXPECT_EQ(CountLines(r.output, "(a replacement)"), 2) << r.Report();
-  EXPECT_LT(r.seconds, 30.0) << r.Report();
+  ExpectRecoveredFrom("merge.confirming@0", 2);
 }
 
 // The replacement itself (job rank 4, the first spawned) dies inside the confirming agreement:
 // the survivors spawn again for the same place.
 TEST(SpawnTest, AReplacementDyingInsideTheConfirmingAgreementIsReplacedAgain) {
-  const auto r = RunSolver({}, {"--iterations", "600", "--victim", "2", "--die-at", "300"},
-                           "merge.confirming@4");
-  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();  // the victims' own SIGKILLs
-  EXPECT_EQ(CountLines(r.output, "fault injected at merge.confirming"), 1) << r.Report();
-  EXPECT_EQ(ExactTotals(r.output), 4) << r.Report();
-  EXPECT_EQ(CountLines(r.output, "(a replacement)"), 1) << r.Report();
-  EXPECT_LT(r.seconds, 30.0) << r.Report();
+  ExpectRecoveredFrom("merge.confirming@4", 1);
 }
 
 // A malformed RFT_FAULT_INJECT fails rft_init naming it, at every process.
