@@ -240,6 +240,29 @@ void Revoke(int reps) {
   Report("revoke", -1, reps, Median(reach), Percentile(reach, 99));
 }
 
+// The number of members of `comm` known failed.
+int KnownFailed(rft_comm_t comm) {
+  rft_group_t failed;
+  int known = 0;
+  Check(rft_comm_get_failed(comm, &failed), "get_failed");
+  Check(rft_group_size(failed, &known), "group_size");
+  Check(rft_group_free(&failed), "group_free");
+  return known;
+}
+
+// The start of the after-failure benchmarks: the last rank dies once every rank is past a
+// barrier, and the others return once they know it. Returns the survivors, shrunk from COMM_WORLD.
+rft_comm_t LoseLastRank() {
+  Check(rft_comm_set_errhandler(RFT_COMM_WORLD, RFT_ERRORS_RETURN), "errhandler");
+  const int rc = rft_barrier(RFT_COMM_WORLD);
+  if (rc != RFT_SUCCESS && rc != RFT_ERR_PROC_FAILED) Check(rc, "barrier");
+  if (g_rank == g_size - 1) raise(SIGKILL);
+  while (KnownFailed(RFT_COMM_WORLD) == 0) usleep(100);
+  rft_comm_t survivors;
+  Check(rft_comm_shrink(RFT_COMM_WORLD, &survivors), "shrink");
+  return survivors;
+}
+
 }  // namespace
 
 // --shrink-after-failure (rftrun --ft): the last rank dies once every rank is past a barrier;
@@ -247,19 +270,7 @@ void Revoke(int reps) {
 // that has to exclude the dead member, on the agreement service) and free the result; the
 // slowest survivor's median.
 void ShrinkAfterFailure(long iters) {
-  Check(rft_comm_set_errhandler(RFT_COMM_WORLD, RFT_ERRORS_RETURN), "errhandler");
-  const int rc = rft_barrier(RFT_COMM_WORLD);
-  if (rc != RFT_SUCCESS && rc != RFT_ERR_PROC_FAILED) Check(rc, "barrier");
-  if (g_rank == g_size - 1) raise(SIGKILL);
-  for (int known = 0; known == 0;) {
-    rft_group_t failed;
-    Check(rft_comm_get_failed(RFT_COMM_WORLD, &failed), "get_failed");
-    Check(rft_group_size(failed, &known), "group_size");
-    Check(rft_group_free(&failed), "group_free");
-    if (known == 0) usleep(100);
-  }
-  rft_comm_t survivors;
-  Check(rft_comm_shrink(RFT_COMM_WORLD, &survivors), "shrink");
+  rft_comm_t survivors = LoseLastRank();
   std::vector<double> samples;
   for (long i = 0; i < iters; ++i) {
     Check(rft_barrier(survivors), "barrier");
@@ -276,16 +287,6 @@ void ShrinkAfterFailure(long iters) {
   Check(rft_comm_free(&survivors), "free");
 }
 
-// The number of members of `comm` known failed.
-int KnownFailed(rft_comm_t comm) {
-  rft_group_t failed;
-  int known = 0;
-  Check(rft_comm_get_failed(comm, &failed), "get_failed");
-  Check(rft_group_size(failed, &known), "group_size");
-  Check(rft_group_free(&failed), "group_free");
-  return known;
-}
-
 // --spawn-after-failure (rftrun --ft): the last rank dies as for --shrink-after-failure. Then,
 // each round, the survivors shrink the current communicator (timed: the reference of the same
 // round) and spawn a replacement for its dead member (timed until rft_comm_spawn returns with the
@@ -293,13 +294,7 @@ int KnownFailed(rft_comm_t comm) {
 // barrier with them and ends itself, so the next round starts from a failure again. A spawn
 // starts a process: rounds cost tens of milliseconds, hence at most 20 of them.
 void SpawnAfterFailure(long iters, char* program) {
-  Check(rft_comm_set_errhandler(RFT_COMM_WORLD, RFT_ERRORS_RETURN), "errhandler");
-  const int rc = rft_barrier(RFT_COMM_WORLD);
-  if (rc != RFT_SUCCESS && rc != RFT_ERR_PROC_FAILED) Check(rc, "barrier");
-  if (g_rank == g_size - 1) raise(SIGKILL);
-  while (KnownFailed(RFT_COMM_WORLD) == 0) usleep(100);
-  rft_comm_t survivors;
-  Check(rft_comm_shrink(RFT_COMM_WORLD, &survivors), "shrink");
+  rft_comm_t survivors = LoseLastRank();
   char replacement_flag[] = "--replacement";
   char* args[] = {program, replacement_flag, nullptr};
   const long rounds = std::min(iters, 20L);

@@ -178,10 +178,7 @@ StatusOr<std::unique_ptr<Bootstrap>> Bootstrap::Init() {
     status = g_space.Add(bootstrap->nspace_, bootstrap->size());
     g_self = bootstrap->rank_;
   }
-  if (status.ok()) {
-    std::lock_guard<std::mutex> lock(bootstrap->node_peers_mutex_);
-    bootstrap->node_peers_ = bootstrap->node_peers_.Union(bootstrap->local_peers_);
-  }
+  if (status.ok()) bootstrap->AddNodePeers(bootstrap->local_peers_);
   // Listen from the start: a peer that dies during start-up must be known to the exchanges
   // (they stop waiting for it) and to subscribers that come later (they get it replayed).
   if (status.ok()) status = bootstrap->RegisterEventHandler();
@@ -272,14 +269,7 @@ Status Bootstrap::JoinParentJob(const char* join) {
   }
   spawner_ = spawner;
   // The parents on this node (read before this namespace joins the space: none of them is).
-  RankSet parents_here;
-  for (const RankBlock& block : space->blocks()) {
-    parents_here = parents_here.Union(LocalRanksOf(block));
-  }
-  {
-    std::lock_guard<std::mutex> lock(node_peers_mutex_);
-    node_peers_ = node_peers_.Union(parents_here);
-  }
+  for (const RankBlock& block : space->blocks()) AddNodePeers(LocalRanksOf(block));
   const Rank first = space->size();
   RFT_RETURN_IF_ERROR(space->Add(nspace_, size()));
   const Rank pmix_rank = rank_;
@@ -325,15 +315,18 @@ Status Bootstrap::AddRanks(std::string_view nspace, uint32_t count) {
   // Where they run, asked outside every lock (PMIx may wait for the launcher).
   const RankBlock block{.nspace = std::string(nspace), .first = first, .count = count};
   ReadNodeMap(block);
-  const RankSet here = LocalRanksOf(block);
-  std::lock_guard<std::mutex> lock(node_peers_mutex_);
-  node_peers_ = node_peers_.Union(here);
+  AddNodePeers(LocalRanksOf(block));
   return Status::Ok();
 }
 
 RankSet Bootstrap::node_peers() const {
   std::lock_guard<std::mutex> lock(node_peers_mutex_);
   return node_peers_;
+}
+
+void Bootstrap::AddNodePeers(const RankSet& ranks) {
+  std::lock_guard<std::mutex> lock(node_peers_mutex_);
+  node_peers_ = node_peers_.Union(ranks);
 }
 
 RankSet Bootstrap::LocalRanksOf(const RankBlock& block) const {

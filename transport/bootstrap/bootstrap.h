@@ -172,6 +172,8 @@ class Bootstrap {
   // `block`'s processes on this node as job ranks: empty, and logged, when the launcher does not
   // say.
   RankSet LocalRanksOf(const RankBlock& block) const;
+  // Adds `ranks` to node_peers() (under its lock: readers may be at it).
+  void AddNodePeers(const RankSet& ranks);
   // PMIx_Fence over `procs` (nullptr: the whole job).
   Status FenceOver(bool collect_data, const ::pmix_proc* procs, size_t count);
   // With kJoinEnv set: the job's blocks, this process's job rank and the job's token.

@@ -125,10 +125,7 @@ DataPlane::~DataPlane() {
 }
 
 Status DataPlane::ExchangeAndConnect() {
-  // What each rank publishes: its pid, flags (1: it takes part in the same-node rendezvous,
-  // 2: only its parent's descendants may read it, 4: it sleeps when idle), its parent's pid,
-  // the descriptor of its segment of same-node rings (-1: none), their capacity and the
-  // descriptor of its wake-up eventfd (shm_path.cc), then its UCX worker address.
+  // What each rank publishes: its RecordPrefix, then its UCX worker address.
   uint32_t flags = 0;
   if (options_.rendezvous != RendezvousProtocol::kUcx) {
     const StatusOr<bool> probe = ProbeCma();
@@ -144,32 +141,21 @@ Status DataPlane::ExchangeAndConnect() {
   }
   if ((flags & kCmaUsable) != 0) RFT_RETURN_IF_ERROR(CreateRingSegment());
   if (options_.progress == ProgressMode::kBlock) flags |= kBlocks;
-  record_flags_ = flags;
+  own_record_ = {.pid = static_cast<uint32_t>(getpid()),
+                 .flags = flags,
+                 .parent = static_cast<uint32_t>(getppid()),
+                 .ring_fd = ring_fd_,
+                 .ring_capacity = static_cast<uint32_t>(ring_capacity_),
+                 .wake_fd = reports_.fd()};
   const std::span<const std::byte> address = worker_->address();
   std::vector<std::byte> mine(kRecordPrefix + address.size());
-  const uint32_t pid = static_cast<uint32_t>(getpid());
-  const uint32_t parent = static_cast<uint32_t>(getppid());
-  const int32_t ring_fd = ring_fd_;
-  const uint32_t ring_capacity = static_cast<uint32_t>(ring_capacity_);
-  const int32_t wake_fd = reports_.fd();
-  std::memcpy(mine.data(), &pid, 4);
-  std::memcpy(mine.data() + 4, &flags, 4);
-  std::memcpy(mine.data() + 8, &parent, 4);
-  std::memcpy(mine.data() + 12, &ring_fd, 4);
-  std::memcpy(mine.data() + 16, &ring_capacity, 4);
-  std::memcpy(mine.data() + 20, &wake_fd, 4);
+  EncodeRecordPrefix(own_record_, mine.data());
   std::memcpy(mine.data() + kRecordPrefix, address.data(), address.size());
   auto published = job_->ExchangeLive("rft.dataplane", mine);
   if (!published.ok()) return published.status();
 
   std::vector<std::vector<std::byte>> addresses(size_);
-  struct RingOffer {
-    int32_t fd = -1;
-    uint32_t capacity = 0;
-    int32_t wake_fd = -1;
-    bool blocks = false;
-  };
-  std::vector<RingOffer> ring_offers(size_);
+  std::vector<RecordPrefix> records(size_);
   cma_peers_.assign(size_, 0);
   pids_.assign(size_, 0);
   pidfds_.assign(size_, -1);
@@ -187,16 +173,9 @@ Status DataPlane::ExchangeAndConnect() {
                         std::to_string(theirs.size()) + " bytes of data-plane address: expected " +
                         "more than " + std::to_string(kRecordPrefix));
     }
-    uint32_t their_pid, their_flags, their_parent;
-    std::memcpy(&their_pid, theirs.data(), 4);
-    std::memcpy(&their_flags, theirs.data() + 4, 4);
-    std::memcpy(&their_parent, theirs.data() + 8, 4);
-    std::memcpy(&ring_offers[r].fd, theirs.data() + 12, 4);
-    std::memcpy(&ring_offers[r].capacity, theirs.data() + 16, 4);
-    std::memcpy(&ring_offers[r].wake_fd, theirs.data() + 20, 4);
-    ring_offers[r].blocks = (their_flags & kBlocks) != 0;
-    pids_[r] = static_cast<pid_t>(their_pid);
-    DecideCma(r, their_pid, their_flags, their_parent, same_node.Contains(r));
+    records[r] = DecodeRecordPrefix(theirs.data());
+    pids_[r] = static_cast<pid_t>(records[r].pid);
+    DecideCma(r, records[r], same_node.Contains(r));
     addresses[r].assign(theirs.begin() + kRecordPrefix, theirs.end());
   }
   ucx::EndpointTable::Options table_options;
@@ -210,8 +189,9 @@ Status DataPlane::ExchangeAndConnect() {
   // the peer does the other way (order is kept per direction).
   for (Rank r = 0; r < size_; ++r) {
     if (r == rank_ || !cma_peers_[r] || published->missing.Contains(r)) continue;
-    const RingOffer& offer = ring_offers[r];
-    AttachRingTo(r, offer.fd, offer.capacity, offer.wake_fd, offer.blocks);
+    const RecordPrefix& offer = records[r];
+    AttachRingTo(r, offer.ring_fd, offer.ring_capacity, offer.wake_fd,
+                 (offer.flags & kBlocks) != 0);
   }
   // Both: this plane must fail them whether or not the registry already knew (then it would
   // not dispatch them again, and this plane may not be listening yet).
@@ -222,17 +202,36 @@ Status DataPlane::ExchangeAndConnect() {
   return Status::Ok();
 }
 
-bool DataPlane::DecideCma(Rank peer, uint32_t pid, uint32_t flags, uint32_t parent,
-                          bool same_node) {
+void DataPlane::EncodeRecordPrefix(const RecordPrefix& prefix, std::byte* out) {
+  const uint32_t words[] = {prefix.pid,           prefix.flags,
+                            prefix.parent,        static_cast<uint32_t>(prefix.ring_fd),
+                            prefix.ring_capacity, static_cast<uint32_t>(prefix.wake_fd)};
+  static_assert(sizeof(words) == kRecordPrefix);
+  std::memcpy(out, words, kRecordPrefix);
+}
+
+DataPlane::RecordPrefix DataPlane::DecodeRecordPrefix(const std::byte* in) {
+  uint32_t words[kRecordPrefix / 4];
+  std::memcpy(words, in, kRecordPrefix);
+  return {.pid = words[0],
+          .flags = words[1],
+          .parent = words[2],
+          .ring_fd = static_cast<int32_t>(words[3]),
+          .ring_capacity = words[4],
+          .wake_fd = static_cast<int32_t>(words[5])};
+}
+
+bool DataPlane::DecideCma(Rank peer, const RecordPrefix& record, bool same_node) {
   // Both ends must be able to use it and share a node (the launcher says which ranks do);
   // where Yama lets only a parent's descendants read, both must have the same parent.
-  const bool parent_only = ((record_flags_ | flags) & kCmaParentOnly) != 0;
-  cma_peers_[peer] = (record_flags_ & kCmaUsable) != 0 && (flags & kCmaUsable) != 0 && same_node &&
-                     (!parent_only || parent == static_cast<uint32_t>(getppid()));
+  const uint32_t both = own_record_.flags & record.flags;
+  const bool parent_only = ((own_record_.flags | record.flags) & kCmaParentOnly) != 0;
+  cma_peers_[peer] = (both & kCmaUsable) != 0 && same_node &&
+                     (!parent_only || record.parent == own_record_.parent);
   if (!cma_peers_[peer]) return false;
-  pidfds_[peer] = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+  pidfds_[peer] = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(record.pid), 0));
   if (pidfds_[peer] < 0) {
-    RFT_LOG_INFO("no same-node rendezvous with rank %u: pidfd_open(%u): %s", peer, pid,
+    RFT_LOG_INFO("no same-node rendezvous with rank %u: pidfd_open(%u): %s", peer, record.pid,
                  std::strerror(errno));
     cma_peers_[peer] = 0;
   }

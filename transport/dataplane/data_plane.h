@@ -287,9 +287,21 @@ class DataPlane : private ucx::PeerFailureSink {
   // Exchanges worker addresses and what the same-node rendezvous needs (pid, whether it can
   // be used) with every rank; connects.
   Status ExchangeAndConnect();
-  // Whether large messages to `peer` take the same-node rendezvous, from its published pid,
-  // flags and parent's pid and where it runs (`same_node`); opens its pidfd when they do.
-  bool DecideCma(Rank peer, uint32_t pid, uint32_t flags, uint32_t parent, bool same_node);
+  // What each rank publishes before its UCX worker address (ExchangeAndConnect), as
+  // kRecordPrefix bytes of 32-bit words in this order.
+  struct RecordPrefix {
+    uint32_t pid = 0;
+    uint32_t flags = 0;    // kCmaUsable | kCmaParentOnly | kBlocks
+    uint32_t parent = 0;   // its parent's pid
+    int32_t ring_fd = -1;  // the descriptor of its segment of same-node rings (-1: none)
+    uint32_t ring_capacity = 0;
+    int32_t wake_fd = -1;  // the descriptor of its wake-up eventfd (shm_path.cc)
+  };
+  static void EncodeRecordPrefix(const RecordPrefix& prefix, std::byte* out);
+  static RecordPrefix DecodeRecordPrefix(const std::byte* in);
+  // Whether large messages to `peer` take the same-node rendezvous, from its published
+  // `record` and where it runs (`same_node`); opens its pidfd when they do.
+  bool DecideCma(Rank peer, const RecordPrefix& record, bool same_node);
 
   Context* FindContext(uint32_t context_id) const {
     return context_id < contexts_.size() ? contexts_[context_id].get() : nullptr;
@@ -436,12 +448,11 @@ class DataPlane : private ucx::PeerFailureSink {
   Bootstrap* job_;
   Options options_;
   Rank rank_ = 0;
-  // What ExchangeAndConnect publishes before the UCX address (pid, flags, parent, rings).
-  static constexpr size_t kRecordPrefix = 24;
+  static constexpr size_t kRecordPrefix = 24;  // RecordPrefix's six words
   // The record's flags: it takes part in the same-node rendezvous, only its parent's
   // descendants may read it, it sleeps when idle.
   static constexpr uint32_t kCmaUsable = 1, kCmaParentOnly = 2, kBlocks = 4;
-  uint32_t record_flags_ = 0;  // this process's, as published
+  RecordPrefix own_record_;  // this process's, as published
   uint32_t size_ = 0;
   uint32_t job_token_ = 0;
   std::unique_ptr<ucx::UcxContext> ucx_context_;

@@ -1,5 +1,4 @@
 // DataPlane's part in a growing job (docs/recovery.md): replacements joined as new job ranks.
-#include <cstring>
 #include <utility>
 
 #include "base/log.h"
@@ -37,10 +36,7 @@ Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
   // the prefix. A replacement on this node takes the same-node rendezvous (DecideCma), never
   // the rings: those are laid out at start-up for one namespace's processes.
   std::vector<std::vector<std::byte>> addresses(new_size - old_size);
-  struct SameNodeFacts {
-    uint32_t pid = 0, flags = 0, parent = 0;
-  };
-  std::vector<SameNodeFacts> facts(new_size - old_size);
+  std::vector<RecordPrefix> records(new_size - old_size);
   const RankSet same_node = job_->node_peers();  // the bootstrap grew first
   RankSet unreachable;
   for (Rank r = old_size; r < new_size; ++r) {
@@ -55,10 +51,7 @@ Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
       unreachable.Insert(r);
       continue;
     }
-    SameNodeFacts& theirs = facts[r - old_size];
-    std::memcpy(&theirs.pid, record->data(), 4);
-    std::memcpy(&theirs.flags, record->data() + 4, 4);
-    std::memcpy(&theirs.parent, record->data() + 8, 4);
+    records[r - old_size] = DecodeRecordPrefix(record->data());
     addresses[r - old_size].assign(record->begin() + kRecordPrefix, record->end());
   }
   peer_pending_ = GrowLists(std::move(peer_pending_), old_size, new_size);
@@ -70,10 +63,9 @@ Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
   pids_.resize(new_size, 0);
   pidfds_.resize(new_size, -1);
   for (Rank r = old_size; r < new_size; ++r) {
-    const SameNodeFacts& theirs = facts[r - old_size];
     if (unreachable.Contains(r)) continue;
-    pids_[r] = static_cast<pid_t>(theirs.pid);
-    DecideCma(r, theirs.pid, theirs.flags, theirs.parent, same_node.Contains(r));
+    pids_[r] = static_cast<pid_t>(records[r - old_size].pid);
+    DecideCma(r, records[r - old_size], same_node.Contains(r));
   }
   RFT_RETURN_IF_ERROR(endpoints_->Grow(std::move(addresses), unreachable));
   size_ = new_size;
