@@ -87,6 +87,18 @@ constexpr SettingSpec kSettings[] = {
                "killed while writing cannot block its receiver, and 8-byte messages take about "
                "half UCX's time). n: through UCX's shared-memory transports.",
     },
+    {
+        .name = "RFT_TRANSPORT",
+        .kind = Kind::kEnum,
+        .default_text = "auto",
+        .doc = "Which path carries the data plane's messages between processes that no "
+               "same-node ring joins. verbs: the verbs backend (RDMA SEND for eager messages, "
+               "RDMA READ for the rendezvous) with every peer; start-up fails naming a rank "
+               "without a usable port (RFT_NET_DEVICE). ucx: UCX's active messages. auto: verbs "
+               "with each peer that found a usable port as this process did, UCX with the "
+               "others. Replacements always use UCX.",
+        .choices = "auto|ucx|verbs",
+    },
     // transport/verbs.
     {
         .name = "RFT_NET_DEVICE",

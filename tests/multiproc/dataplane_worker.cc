@@ -380,6 +380,16 @@ int main(int argc, char** argv) {
     bare_plane = std::move(*created);
   }
   rft::transport::DataPlane& plane = runtime != nullptr ? runtime->plane() : *bare_plane;
+  {
+    // Which path each peer's messages take: the soft-RoCE checks look for verbs here.
+    uint32_t rings = 0, verbs = 0;
+    for (rft::Rank peer = 0; peer < plane.size(); ++peer) {
+      rings += plane.UsesRingTo(peer) ? 1 : 0;
+      verbs += plane.UsesVerbsTo(peer) ? 1 : 0;
+    }
+    std::printf("rank %u: paths to %u peers: %u ring, %u verbs\n", plane.rank(), plane.size() - 1,
+                rings, verbs);
+  }
   int rc = 0;
   if (mode == "rules") {
     rc = Rules(job, plane);

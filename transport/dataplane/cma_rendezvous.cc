@@ -99,7 +99,8 @@ void DataPlane::EncodeCmaRequest(Request* request) {
 
 void DataPlane::HandleCmaRequest(const WireHeader& header, std::span<const std::byte> payload) {
   RendezvousDescriptor descriptor;
-  if (!cma_peers_[header.source] || !DecodeRendezvousDescriptor(payload, &descriptor)) {
+  const bool readable = cma_peers_[header.source] || path_[header.source] == Path::kVerbs;
+  if (!readable || !DecodeRendezvousDescriptor(payload, &descriptor)) {
     drops_.Record(DecodeError::kBadPayload);  // not a peer we agreed to read from, or garbage
     return;
   }
@@ -115,6 +116,8 @@ void DataPlane::HandleCmaRequest(const WireHeader& header, std::span<const std::
 
 void DataPlane::ReadCma(Request* request, Rank source, int32_t tag,
                         const RendezvousDescriptor& descriptor) {
+  // The same rule as the sender's (Isend): CMA with a peer of this node, else verbs.
+  if (!cma_peers_[source]) return ReadVerbs(request, source, tag, descriptor);
   const size_t count = std::min<uint64_t>(descriptor.length, request->capacity);
   request->status.count = count;
   request->status.message_length = descriptor.length;
@@ -184,7 +187,7 @@ void DataPlane::SendCmaDone(Rank source, const RendezvousDescriptor& descriptor,
   EncodeRendezvousDone({.cookie = descriptor.cookie, .sequence = descriptor.sequence},
                        std::span<std::byte, kRendezvousDoneSize>(
                            send->bytes.data() + kWireHeaderSize, kRendezvousDoneSize));
-  if (RingSendControl(source, send, send->bytes.size(), receive)) return;
+  if (DirectSendControl(source, send, send->bytes.size(), receive)) return;
   ucp_request_param_t param;
   param.op_attr_mask =
       UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;

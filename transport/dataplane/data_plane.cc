@@ -15,6 +15,7 @@
 #include "base/config.h"
 #include "base/log.h"
 #include "transport/dataplane/data_plane_internal.h"
+#include "transport/dataplane/verbs_path.h"
 
 namespace rft::transport {
 
@@ -40,6 +41,11 @@ StatusOr<DataPlane::Options> DataPlane::OptionsFromConfig(const Bootstrap& job) 
   auto rings = config::GetBool("RFT_SHM_RINGS");
   if (!rings.ok()) return rings.status();
   options.shm_rings = *rings;
+  auto transport = config::GetString("RFT_TRANSPORT");
+  if (!transport.ok()) return transport.status();
+  options.transport = *transport == "ucx"     ? NetworkTransport::kUcx
+                      : *transport == "verbs" ? NetworkTransport::kVerbs
+                                              : NetworkTransport::kAuto;
   return options;
 }
 
@@ -63,8 +69,9 @@ StatusOr<std::unique_ptr<DataPlane>> DataPlane::Create(Bootstrap* job, const Opt
 Status DataPlane::Start() {
   RFT_RETURN_IF_ERROR(reports_.Open());
   peer_pending_ = std::make_unique<IntrusiveList<PeerLink>[]>(size_);
-  ring_queue_ = std::make_unique<IntrusiveList<RingLink>[]>(size_);
+  direct_queue_ = std::make_unique<IntrusiveList<RingLink>[]>(size_);
   ring_out_.resize(size_);
+  path_.assign(size_, Path::kUcx);
   failure_completed_.assign(size_, false);
   transport_failed_.assign(size_, false);
 
@@ -77,6 +84,7 @@ Status DataPlane::Start() {
   RFT_RETURN_IF_ERROR(CreateTruncatingDatatype());
   RFT_RETURN_IF_ERROR(worker_->SetActiveMessageHandler(internal::kDataAmId, &OnActiveMessage, this,
                                                        UCP_AM_FLAG_WHOLE_MSG));
+  RFT_RETURN_IF_ERROR(OpenVerbs());
   return ExchangeAndConnect();
 }
 
@@ -109,6 +117,7 @@ DataPlane::~DataPlane() {
   // hand their requests back to the pools (abandoning them before made the pools' counts
   // underflow and their check abort).
   worker_.reset();
+  CloseVerbs();
   // Done messages UCX never sent (their peer failed and the close cancelled nothing).
   if (control_sends_.in_use() > 0) control_sends_.AbandonInUse();
   if (requests_.in_use() > 0) {
@@ -141,21 +150,29 @@ Status DataPlane::ExchangeAndConnect() {
   }
   if ((flags & kCmaUsable) != 0) RFT_RETURN_IF_ERROR(CreateRingSegment());
   if (options_.progress == ProgressMode::kBlock) flags |= kBlocks;
+  if (verbs_ != nullptr) flags |= kVerbs;
   own_record_ = {.pid = static_cast<uint32_t>(getpid()),
                  .flags = flags,
                  .parent = static_cast<uint32_t>(getppid()),
                  .ring_fd = ring_fd_,
                  .ring_capacity = static_cast<uint32_t>(ring_capacity_),
                  .wake_fd = reports_.fd()};
+  // The record: the prefix, the QP addresses for every rank when it offers verbs, then the UCX
+  // worker address.
   const std::span<const std::byte> address = worker_->address();
-  std::vector<std::byte> mine(kRecordPrefix + address.size());
+  const std::vector<std::byte> verbs_part = VerbsRecordPart();
+  std::vector<std::byte> mine(kRecordPrefix + verbs_part.size() + address.size());
   EncodeRecordPrefix(own_record_, mine.data());
-  std::memcpy(mine.data() + kRecordPrefix, address.data(), address.size());
+  if (!verbs_part.empty()) {
+    std::memcpy(mine.data() + kRecordPrefix, verbs_part.data(), verbs_part.size());
+  }
+  std::memcpy(mine.data() + kRecordPrefix + verbs_part.size(), address.data(), address.size());
   auto published = job_->ExchangeLive("rft.dataplane", mine);
   if (!published.ok()) return published.status();
 
   std::vector<std::vector<std::byte>> addresses(size_);
   std::vector<RecordPrefix> records(size_);
+  std::vector<std::span<const std::byte>> verbs_parts(size_);
   cma_peers_.assign(size_, 0);
   pids_.assign(size_, 0);
   pidfds_.assign(size_, -1);
@@ -176,7 +193,17 @@ Status DataPlane::ExchangeAndConnect() {
     records[r] = DecodeRecordPrefix(theirs.data());
     pids_[r] = static_cast<pid_t>(records[r].pid);
     DecideCma(r, records[r], same_node.Contains(r));
-    addresses[r].assign(theirs.begin() + kRecordPrefix, theirs.end());
+    // The records of one start all hold parts for the same job size.
+    const size_t part = (records[r].flags & kVerbs) != 0 ? VerbsPartBytes(size_) : 0;
+    if (theirs.size() <= kRecordPrefix + part) {
+      return OtherError("rank " + std::to_string(r) + " published " +
+                        std::to_string(theirs.size()) + " bytes of data-plane record: expected " +
+                        "more than " + std::to_string(kRecordPrefix + part) +
+                        " with its QP addresses");
+    }
+    verbs_parts[r] = std::span<const std::byte>(theirs).subspan(kRecordPrefix, part);
+    addresses[r].assign(theirs.begin() + static_cast<std::ptrdiff_t>(kRecordPrefix + part),
+                        theirs.end());
   }
   ucx::EndpointTable::Options table_options;
   table_options.connect_all_max = options_.connect_all_max;
@@ -193,6 +220,8 @@ Status DataPlane::ExchangeAndConnect() {
     AttachRingTo(r, offer.ring_fd, offer.ring_capacity, offer.wake_fd,
                  (offer.flags & kBlocks) != 0);
   }
+  // Verbs where both ends offer it, after the rings (a ring wins on one node).
+  RFT_RETURN_IF_ERROR(ConnectVerbs(records, verbs_parts, published->missing));
   // Both: this plane must fail them whether or not the registry already knew (then it would
   // not dispatch them again, and this plane may not be listening yet).
   for (Rank r : published->missing) {
@@ -316,6 +345,8 @@ void DataPlane::UnlinkFromPeer(Request* request) {
 
 void DataPlane::Complete(Request* request, rft_error_t error) {
   UnlinkFromPeer(request);
+  if (request->verbs_mr != nullptr) [[unlikely]]
+    ReleaseVerbsRegistration(request);
   request->status.error = request->revoked && error == RFT_SUCCESS ? RFT_ERR_REVOKED : error;
   request->complete = true;
 }
@@ -349,17 +380,25 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
     Complete(request, ep.status().code());
     return Status::Ok();  // the request carries the error, like any other send to a failed peer
   }
-  // Same node and large: only a descriptor travels; the receiver reads the data
-  // (cma_rendezvous.cc).
-  const bool cma = bytes > options_.eager_limit && cma_peers_[dest];
+  // Large, to a peer of this node (CMA) or over verbs: only a descriptor travels; the receiver
+  // reads the data (cma_rendezvous.cc, verbs_path.cc).
+  const Path path = path_[dest];
+  const bool large = bytes > options_.eager_limit;
+  const bool cma = large && cma_peers_[dest];
+  const bool own_rendezvous = cma || (large && path == Path::kVerbs);
   EncodeDataHeader(*context, context_id, tag,
-                   cma ? MessageType::kRendezvousRequest : MessageType::kEager,
-                   cma ? kRendezvousDescriptorSize : bytes,
+                   own_rendezvous ? MessageType::kRendezvousRequest : MessageType::kEager,
+                   own_rendezvous ? kRendezvousDescriptorSize : bytes,
                    std::span<std::byte, kWireHeaderSize>(request->header.data(), kWireHeaderSize));
-  if (ring_out_[dest] != nullptr) {
-    // A same-node peer with a ring: everything to it goes there, in order (shm_path.cc).
-    if (cma) EncodeCmaRequest(request);
-    RingSend(request);
+  if (path != Path::kUcx) {
+    // A ring (same node) or verbs: everything to the peer goes there, in order (shm_path.cc).
+    if (cma) {
+      EncodeCmaRequest(request);
+    } else if (own_rendezvous && !EncodeVerbsRequest(request)) {
+      Complete(request, RFT_ERR_OTHER);  // the registration failed: logged, nothing was sent
+      return Status::Ok();
+    }
+    DirectSend(request);
     return Status::Ok();
   }
 
@@ -508,11 +547,11 @@ bool DataPlane::SendNow(const void* buffer, size_t bytes, Rank dest, int32_t tag
   alignas(8) std::array<std::byte, kWireHeaderSize + kInlinePayloadMax> message;
   EncodeDataHeader(*context, context_id, tag, MessageType::kEager, bytes,
                    std::span<std::byte, kWireHeaderSize>(message.data(), kWireHeaderSize));
-  if (ring_out_[dest] != nullptr) {
+  if (path_[dest] != Path::kUcx) {
     // Behind anything queued for it, or not at all (Isend then queues it, in order).
-    return ring_queue_[dest].empty() &&
-           RingWrite(dest, std::span<const std::byte>(message.data(), kWireHeaderSize),
-                     std::span<const std::byte>(static_cast<const std::byte*>(buffer), bytes));
+    return direct_queue_[dest].empty() &&
+           DirectWrite(dest, std::span<const std::byte>(message.data(), kWireHeaderSize),
+                       std::span<const std::byte>(static_cast<const std::byte*>(buffer), bytes));
   }
   if (bytes > 0) std::memcpy(message.data() + kWireHeaderSize, buffer, bytes);
   ucp_request_param_t param;
@@ -552,13 +591,14 @@ unsigned DataPlane::Progress() {
   // and the drain's extra empty pass was measurable in the 8-byte latency.
   unsigned events = ucp_worker_progress(worker_->get());
   if (!rings_in_.empty()) events += ProgressRings();
+  if (verbs_ != nullptr) events += ProgressVerbs();
   if (reports_.HasItems()) ProcessNotices();
   return events;
 }
 
 Status DataPlane::Idle(int timeout_ms) {
   if (options_.progress == ProgressMode::kPoll) return Status::Ok();
-  if (!ring_backlog_.empty()) {
+  if (!direct_backlog_.empty()) {
     // Sends wait for room in a peer's ring, and nothing wakes this process when the peer makes
     // room: yield the core instead of sleeping.
     sched_yield();
@@ -574,9 +614,13 @@ Status DataPlane::Idle(int timeout_ms) {
   }
   // Writers are told to wake this process only once UCX is armed (arming fails when UCX has
   // events pending: then no sleep), so that they pay for the wake-up only while it sleeps.
-  const Status slept =
-      worker_->WaitForEvents(timeout_ms, reports_.fd(), [this] { return PrepareToSleep(); });
+  // The verbs completion channel and device events wake it too.
+  const int wake_fds[] = {reports_.fd(), verbs_wake_fds_[0], verbs_wake_fds_[1]};
+  const Status slept = worker_->WaitForEvents(
+      timeout_ms, std::span<const int>(wake_fds, verbs_ != nullptr ? 3 : 1),
+      [this] { return PrepareToSleep() && (verbs_ == nullptr || VerbsReadyToSleep()); });
   Awake();
+  if (verbs_ != nullptr) VerbsAwake();
   reports_.ClearWakeups();
   return slept;
 }
@@ -597,6 +641,7 @@ void DataPlane::DrainTransport() {
   for (int pass = 0; pass < kDrainPasses; ++pass) {
     unsigned events = ucp_worker_progress(worker_->get());
     if (!rings_in_.empty()) events += ProgressRings();
+    if (verbs_ != nullptr) events += ProgressVerbs();
     if (events == 0) break;
   }
 }
@@ -631,7 +676,9 @@ void DataPlane::FailPeer(Rank rank) {
   failing_peer_ = true;
   failure_completed_[rank] = true;
   endpoints_->MarkFailed(rank);
-  DropRingQueue(rank);  // what waited for room in its ring: completed below
+  DropDirectQueue(rank);  // what waited for room on its direct path: completed below
+  // No RDMA of it touches this process's memory from here on; its reads end as flushed.
+  if (verbs_ != nullptr) DisconnectVerbs(rank);
   // Everything that depended on `rank` completes with PROC_FAILED. An operation UCX still runs
   // (a rendezvous fetch into the receive buffer, a rendezvous send reading the send buffer)
   // goes back to the caller only once UCX called back: fragments the dead peer sent before
@@ -643,7 +690,7 @@ void DataPlane::FailPeer(Rank rank) {
     if (request->kind == RequestKind::kReceive && request->posted.linked()) {
       FindContext(request->context_id)->queue.Cancel(&request->posted);
       CompleteReceive(request, rank, request->tag, RFT_ERR_PROC_FAILED);
-    } else if (request->ucx_request != nullptr) {
+    } else if (request->ucx_request != nullptr || request->verbs_reading) {
       UnlinkFromPeer(request);
       in_ucx.push_back(request);
     } else {
@@ -672,12 +719,22 @@ void DataPlane::FailPeer(Rank rank) {
   const Deadline released_by = Deadline::After(kUcxReleaseBound);
   auto released = [&in_ucx] {
     for (const Request* request : in_ucx) {
-      if (request->ucx_request != nullptr) return false;
+      if (request->ucx_request != nullptr || request->verbs_reading) return false;
     }
     return true;
   };
-  while (!released() && !released_by.expired()) worker_->Progress();
+  while (!released() && !released_by.expired()) {
+    worker_->Progress();
+    if (verbs_ != nullptr) ProgressVerbs();
+  }
   for (Request* request : in_ucx) {
+    if (request->verbs_reading) {
+      RFT_LOG_WARN(
+          "rank %u failed: its QP did not flush an RDMA read of %zu bytes in %lld ms; "
+          "completing the receive anyway",
+          rank, request->status.message_length, static_cast<long long>(kUcxReleaseBound.count()));
+      AbandonVerbsRead(request);
+    }
     if (request->ucx_request != nullptr) {
       RFT_LOG_WARN("rank %u failed: UCX kept a %s of %zu bytes past %lld ms; completing it anyway",
                    rank, request->kind == RequestKind::kSend ? "send" : "receive",

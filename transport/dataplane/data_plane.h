@@ -68,6 +68,15 @@ enum class RendezvousProtocol : uint8_t {
   kUcx,   // UCX's rendezvous everywhere
 };
 
+// Which network path carries messages between nodes (RFT_TRANSPORT; docs/verbs.md).
+enum class NetworkTransport : uint8_t {
+  kAuto,   // verbs with every peer that found a verbs port too, UCX with the others
+  kUcx,    // UCX's active messages and rendezvous
+  kVerbs,  // verbs with every peer; start-up fails naming a rank that has no usable port
+};
+
+struct VerbsPath;  // verbs_path.h: the data plane's verbs backend
+
 class DataPlane : private ucx::PeerFailureSink {
  public:
   struct Options {
@@ -77,6 +86,7 @@ class DataPlane : private ucx::PeerFailureSink {
     // Same-node peers that use the same-node rendezvous get every message through a ring per
     // ordered pair in shared memory instead of UCX (RFT_SHM_RINGS; shm_path.cc, docs/shm.md).
     bool shm_rings = true;
+    NetworkTransport transport = NetworkTransport::kAuto;
     // Context ids are below this (the API layer allocates them densely); messages for a
     // larger id are dropped and counted.
     uint32_t max_contexts = 65536;
@@ -92,7 +102,8 @@ class DataPlane : private ucx::PeerFailureSink {
     RankSet failed_at_start;
   };
   // Options from RFT_EAGER_LIMIT, RFT_PROGRESS (auto: block when `job` oversubscribes its
-  // node) and RFT_RENDEZVOUS; RFT_ERR_ARG naming the variable for a bad value.
+  // node), RFT_RENDEZVOUS, RFT_SHM_RINGS and RFT_TRANSPORT; RFT_ERR_ARG naming the variable for
+  // a bad value.
   static StatusOr<Options> OptionsFromConfig(const Bootstrap& job);
 
   // Creates the UCX worker, exchanges addresses through `job` (a collective over the job) and
@@ -120,6 +131,8 @@ class DataPlane : private ucx::PeerFailureSink {
   bool UsesCmaWith(Rank peer) const { return peer < size_ && cma_peers_[peer]; }
   // Whether messages to `peer` go through a same-node ring (docs/shm.md).
   bool UsesRingTo(Rank peer) const { return peer < size_ && ring_out_[peer] != nullptr; }
+  // Whether messages to `peer` go through the verbs backend (docs/verbs.md).
+  bool UsesVerbsTo(Rank peer) const { return peer < size_ && path_[peer] == Path::kVerbs; }
 
   // Starts sending `bytes` bytes at `buffer` to `dest` with `tag` (>= 0) in `context_id`. The
   // buffer must stay untouched until the request completes. A failed `dest` gives a request
@@ -291,7 +304,7 @@ class DataPlane : private ucx::PeerFailureSink {
   // kRecordPrefix bytes of 32-bit words in this order.
   struct RecordPrefix {
     uint32_t pid = 0;
-    uint32_t flags = 0;    // kCmaUsable | kCmaParentOnly | kBlocks
+    uint32_t flags = 0;    // kCmaUsable | kCmaParentOnly | kBlocks | kVerbs
     uint32_t parent = 0;   // its parent's pid
     int32_t ring_fd = -1;  // the descriptor of its segment of same-node rings (-1: none)
     uint32_t ring_capacity = 0;
@@ -418,28 +431,73 @@ class DataPlane : private ucx::PeerFailureSink {
   bool AttachRingTo(Rank peer, int fd, uint32_t capacity, int wake_fd, bool blocks);
   // Writes `first` + `second` into `peer`'s ring now, waking it if it sleeps; false when full.
   bool RingWrite(Rank peer, std::span<const std::byte> first, std::span<const std::byte> second);
-  // A send to a ring peer: written now or queued behind what waits already.
-  void RingSend(Request* request);
+  // The direct paths, a ring or verbs (path_[peer] != kUcx), share the queue of messages that
+  // wait for room in order. Writes `first` + `second` on `peer`'s path now; false when there is
+  // no room (or the peer failed: its failure completes what waits).
+  bool DirectWrite(Rank peer, std::span<const std::byte> first, std::span<const std::byte> second) {
+    if (path_[peer] == Path::kRing) return RingWrite(peer, first, second);
+    return VerbsWrite(peer, first, second);
+  }
+  // A send to a peer with a direct path: written now or queued behind what waits already.
+  void DirectSend(Request* request);
   // Writes `request`'s record (a rendezvous request, or an eager header and payload) now.
-  bool RingWriteSend(const Request& request);
-  // The same for a control message; false if `peer` takes no ring (UCX then).
-  bool RingSendControl(Rank peer, ControlSend* send, size_t bytes, Request* receive);
+  bool DirectWriteSend(const Request& request);
+  // The same for a control message; false if `peer` has no direct path (UCX then).
+  bool DirectSendControl(Rank peer, ControlSend* send, size_t bytes, Request* receive);
   // What a control message does once it left (written, sent by UCX) or its peer failed: the
   // receive it holds completes, and it goes back to the pool.
   void FinishControlSend(ControlSend* send);
-  // Writes what the ring queues hold while there is room; delivers what the incoming rings
+  // Writes what the direct queues hold while there is room; delivers what the incoming rings
   // hold. The number of messages delivered.
   unsigned ProgressRings();
-  void FlushRingQueues();
-  // Drops `peer`'s ring queue (it failed): control messages finish, sends stay linked to the
+  void FlushDirectQueues();
+  // Drops `peer`'s direct queue (it failed): control messages finish, sends stay linked to the
   // peer for FailPeer.
-  void DropRingQueue(Rank peer);
+  void DropDirectQueue(Rank peer);
   // Idle in block mode: tells writers to wake this process; false (and nothing to undo) when a
   // ring holds a message already. Awake() after the sleep.
   bool PrepareToSleep();
   void Awake();
   bool AnyRingHasData();
   void CloseRings();
+
+  // The verbs backend (verbs_path.cc, docs/verbs.md). Opens the port and the eager channel when
+  // options_.transport allows and one is found, and offers it in own_record_ (kVerbs).
+  Status OpenVerbs();
+  // What this process appends to its record after the prefix: a QP address for every rank
+  // (empty unless it offers verbs).
+  std::vector<std::byte> VerbsRecordPart() const;
+  // Connects to each published peer that offers verbs too (`records[r]`, and `parts[r]` its
+  // QP addresses) and sends to it through verbs unless a ring is there. Ranks in `missing`
+  // published nothing. RFT_ERR_ARG for RFT_TRANSPORT=verbs when a peer offers none.
+  Status ConnectVerbs(const std::vector<RecordPrefix>& records,
+                      const std::vector<std::span<const std::byte>>& parts, const RankSet& missing);
+  // The bytes of a QP address part for a job of `size` ranks.
+  static size_t VerbsPartBytes(uint32_t size);
+  bool VerbsWrite(Rank peer, std::span<const std::byte> first, std::span<const std::byte> second);
+  // Registers a large send's buffer and writes its request-to-send's descriptor (with the rkey)
+  // after its header; false (nothing registered) when registration fails.
+  bool EncodeVerbsRequest(Request* request);
+  // Starts the RDMA READ of the message `descriptor` names from `source` into the receive.
+  void ReadVerbs(Request* request, Rank source, int32_t tag,
+                 const RendezvousDescriptor& descriptor);
+  void OnVerbsRead(uint32_t token, bool ok);
+  // Ends the read `token` names: the registration goes, and the receive completes (a done
+  // message is sent unless the sender failed).
+  void FinishVerbsRead(uint32_t token, bool ok);
+  unsigned ProgressVerbs();
+  // `peer` failed: its QP stops (no RDMA touches this process for it any more) and what it
+  // had outstanding completes as flushed.
+  void DisconnectVerbs(Rank peer);
+  // A send's registration, once its request completes.
+  void ReleaseVerbsRegistration(Request* request);
+  // A receive whose read never ended gives it up: its completion, if it comes, is ignored.
+  void AbandonVerbsRead(Request* request);
+  // Block mode: arms the CQ; false when a completion came meanwhile (no sleep).
+  bool VerbsReadyToSleep();
+  void VerbsAwake();
+  // Before the requests are abandoned: the QPs, then every registration still held.
+  void CloseVerbs();
 
   // Waits until `ready()` or the deadline; progresses (and sleeps in block mode) meanwhile.
   template <class Ready>
@@ -451,7 +509,9 @@ class DataPlane : private ucx::PeerFailureSink {
   static constexpr size_t kRecordPrefix = 24;  // RecordPrefix's six words
   // The record's flags: it takes part in the same-node rendezvous, only its parent's
   // descendants may read it, it sleeps when idle.
-  static constexpr uint32_t kCmaUsable = 1, kCmaParentOnly = 2, kBlocks = 4;
+  // kVerbs: it offers the verbs backend, and its record carries a QP address for every rank
+  // after the prefix (verbs_path.cc).
+  static constexpr uint32_t kCmaUsable = 1, kCmaParentOnly = 2, kBlocks = 4, kVerbs = 8;
   RecordPrefix own_record_;  // this process's, as published
   uint32_t size_ = 0;
   uint32_t job_token_ = 0;
@@ -489,11 +549,17 @@ class DataPlane : private ucx::PeerFailureSink {
   void* ring_segment_ = nullptr;
   size_t ring_segment_bytes_ = 0;
   size_t ring_capacity_ = 0;
-  std::vector<std::unique_ptr<RingPeer>> ring_out_;        // [rank]: nullptr unless it takes a ring
-  std::vector<Rank> ring_in_ranks_;                        // the writer of each of rings_in_
-  std::vector<shm::RingReader> rings_in_;                  // from each other rank of the node
-  std::unique_ptr<IntrusiveList<RingLink>[]> ring_queue_;  // [rank]: writes waiting for room
-  std::vector<Rank> ring_backlog_;                         // ranks whose queue is not empty
+  std::vector<std::unique_ptr<RingPeer>> ring_out_;  // [rank]: nullptr unless it takes a ring
+  std::vector<Rank> ring_in_ranks_;                  // the writer of each of rings_in_
+  std::vector<shm::RingReader> rings_in_;            // from each other rank of the node
+  // How messages to a rank travel: the per-peer table the send path looks up.
+  enum class Path : uint8_t { kUcx, kRing, kVerbs };
+  std::vector<Path> path_;  // [rank]
+  // [rank]: writes waiting for room on its direct path (ring or verbs), in order.
+  std::unique_ptr<IntrusiveList<RingLink>[]> direct_queue_;
+  std::vector<Rank> direct_backlog_;  // ranks whose queue is not empty
+  std::unique_ptr<VerbsPath> verbs_;  // nullptr unless this process offered verbs
+  int verbs_wake_fds_[2] = {-1, -1};  // its completion channel and device event fds
   // How long Idle looks at the rings before it sleeps (block mode).
   static constexpr int64_t kIdleSpinNs = 3'000;
   ObjectPool<Request> requests_;

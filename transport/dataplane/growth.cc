@@ -52,11 +52,18 @@ Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
       continue;
     }
     records[r - old_size] = DecodeRecordPrefix(record->data());
+    // A replacement never offers verbs (it joins the job's QPs late): the rest is its address.
+    if ((records[r - old_size].flags & kVerbs) != 0) {
+      RFT_LOG_WARN("replacement rank %u offers verbs, which replacements never do", r);
+      unreachable.Insert(r);
+      continue;
+    }
     addresses[r - old_size].assign(record->begin() + kRecordPrefix, record->end());
   }
   peer_pending_ = GrowLists(std::move(peer_pending_), old_size, new_size);
-  ring_queue_ = GrowLists(std::move(ring_queue_), old_size, new_size);
+  direct_queue_ = GrowLists(std::move(direct_queue_), old_size, new_size);
   ring_out_.resize(new_size);
+  path_.resize(new_size, Path::kUcx);  // replacements talk through UCX (docs/verbs.md)
   failure_completed_.resize(new_size, false);
   transport_failed_.resize(new_size, false);
   cma_peers_.resize(new_size, 0);

@@ -73,6 +73,12 @@ struct Request {
   // number, which tells this use of the request from earlier ones).
   bool awaiting_cma_done = false;
   uint64_t cma_sequence = 0;
+  // The verbs rendezvous: a send's registration of its buffer for the receiver's RDMA READ
+  // (released when it completes), and a receive's read still running (its entry in the plane's
+  // read table).
+  void* verbs_mr = nullptr;  // ibv_mr*
+  bool verbs_reading = false;
+  uint32_t verbs_read = 0;
   // A send still pending when its context was revoked: it completes with RFT_ERR_REVOKED once
   // the transport let go of its buffer (the receiver discards it, or had taken it).
   bool revoked = false;

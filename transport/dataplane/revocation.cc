@@ -30,7 +30,7 @@ void DataPlane::SendRevocation(Rank peer, uint32_t context_id, uint32_t epoch, u
   header.length = 0;
   header.job_token = job_token_;
   EncodeHeader(header, std::span<std::byte, kWireHeaderSize>(send->bytes.data(), kWireHeaderSize));
-  if (RingSendControl(peer, send, kWireHeaderSize, nullptr)) return;
+  if (DirectSendControl(peer, send, kWireHeaderSize, nullptr)) return;
   ucp_request_param_t param;
   param.op_attr_mask =
       UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;

@@ -125,6 +125,7 @@ bool DataPlane::AttachRingTo(Rank peer, int fd, uint32_t capacity, int wake_fd, 
     out->sleeping = &static_cast<RingSegmentControl*>(control)->sleeping;
   }
   ring_out_[peer] = std::move(out);
+  path_[peer] = Path::kRing;
   return true;
 }
 
@@ -144,21 +145,21 @@ bool DataPlane::RingWrite(Rank peer, std::span<const std::byte> first,
   return true;
 }
 
-bool DataPlane::RingWriteSend(const Request& request) {
+bool DataPlane::DirectWriteSend(const Request& request) {
   // A rendezvous request is its header and descriptor; an eager message its header and the
   // caller's bytes.
   const std::span<const std::byte> header(
       request.header.data(),
       request.awaiting_cma_done ? kWireHeaderSize + kRendezvousDescriptorSize : kWireHeaderSize);
-  if (request.awaiting_cma_done) return RingWrite(request.peer, header, {});
-  return RingWrite(
+  if (request.awaiting_cma_done) return DirectWrite(request.peer, header, {});
+  return DirectWrite(
       request.peer, header,
       std::span<const std::byte>(static_cast<const std::byte*>(request.buffer), request.capacity));
 }
 
-void DataPlane::RingSend(Request* request) {
+void DataPlane::DirectSend(Request* request) {
   const Rank peer = request->peer;
-  if (ring_queue_[peer].empty() && RingWriteSend(*request)) [[likely]] {
+  if (direct_queue_[peer].empty() && DirectWriteSend(*request)) [[likely]] {
     if (request->awaiting_cma_done) {
       LinkToPeer(request, peer);  // the receiver's done message completes it
     } else {
@@ -166,22 +167,22 @@ void DataPlane::RingSend(Request* request) {
     }
     return;
   }
-  if (ring_queue_[peer].empty()) ring_backlog_.push_back(peer);
+  if (direct_queue_[peer].empty()) direct_backlog_.push_back(peer);
   request->ring_link.request = request;
   request->ring_link.control = nullptr;
-  ring_queue_[peer].push_back(&request->ring_link);
+  direct_queue_[peer].push_back(&request->ring_link);
   LinkToPeer(request, peer);  // a failure of the peer completes it
 }
 
-bool DataPlane::RingSendControl(Rank peer, ControlSend* send, size_t bytes, Request* receive) {
-  if (!UsesRingTo(peer)) return false;
+bool DataPlane::DirectSendControl(Rank peer, ControlSend* send, size_t bytes, Request* receive) {
+  if (peer >= size_ || path_[peer] == Path::kUcx) return false;
   const std::span<const std::byte> message(send->bytes.data(), bytes);
-  if (ring_queue_[peer].empty() && RingWrite(peer, message, {})) {
+  if (direct_queue_[peer].empty() && DirectWrite(peer, message, {})) {
     send->receive = receive;
     FinishControlSend(send);
     return true;
   }
-  if (ring_queue_[peer].empty()) ring_backlog_.push_back(peer);
+  if (direct_queue_[peer].empty()) direct_backlog_.push_back(peer);
   if (receive != nullptr) {
     UnlinkFromPeer(receive);  // the done message owns it now, as when UCX queues it
     send->receive = receive;
@@ -189,7 +190,7 @@ bool DataPlane::RingSendControl(Rank peer, ControlSend* send, size_t bytes, Requ
   send->length = bytes;
   send->ring_link.request = nullptr;
   send->ring_link.control = send;
-  ring_queue_[peer].push_back(&send->ring_link);
+  direct_queue_[peer].push_back(&send->ring_link);
   return true;
 }
 
@@ -198,14 +199,14 @@ void DataPlane::FinishControlSend(ControlSend* send) {
   control_sends_.Release(send);
 }
 
-void DataPlane::FlushRingQueues() {
-  for (size_t i = 0; i < ring_backlog_.size();) {
-    const Rank peer = ring_backlog_[i];
-    IntrusiveList<RingLink>& queue = ring_queue_[peer];
+void DataPlane::FlushDirectQueues() {
+  for (size_t i = 0; i < direct_backlog_.size();) {
+    const Rank peer = direct_backlog_[i];
+    IntrusiveList<RingLink>& queue = direct_queue_[peer];
     while (RingLink* link = queue.front()) {
       if (link->control != nullptr) {
         auto* send = static_cast<ControlSend*>(link->control);
-        if (!RingWrite(peer, std::span<const std::byte>(send->bytes.data(), send->length), {})) {
+        if (!DirectWrite(peer, std::span<const std::byte>(send->bytes.data(), send->length), {})) {
           break;
         }
         queue.erase(link);
@@ -213,14 +214,14 @@ void DataPlane::FlushRingQueues() {
         continue;
       }
       Request* request = link->request;
-      if (!RingWriteSend(*request)) break;
+      if (!DirectWriteSend(*request)) break;
       queue.erase(link);
       // The done message completes a rendezvous.
       if (!request->awaiting_cma_done) Complete(request, RFT_SUCCESS);
     }
     if (queue.empty()) {
-      ring_backlog_[i] = ring_backlog_.back();
-      ring_backlog_.pop_back();
+      direct_backlog_[i] = direct_backlog_.back();
+      direct_backlog_.pop_back();
     } else {
       ++i;
     }
@@ -228,8 +229,8 @@ void DataPlane::FlushRingQueues() {
 }
 
 unsigned DataPlane::ProgressRings() {
-  if (!ring_backlog_.empty()) [[unlikely]]
-    FlushRingQueues();
+  if (!direct_backlog_.empty()) [[unlikely]]
+    FlushDirectQueues();
   unsigned delivered = 0;
   for (size_t i = 0; i < rings_in_.size(); ++i) {
     shm::RingReader& ring = rings_in_[i];
@@ -260,15 +261,15 @@ unsigned DataPlane::ProgressRings() {
   return delivered;
 }
 
-void DataPlane::DropRingQueue(Rank peer) {
-  if (ring_queue_ == nullptr || peer >= size_) return;
-  IntrusiveList<RingLink>& queue = ring_queue_[peer];
+void DataPlane::DropDirectQueue(Rank peer) {
+  if (direct_queue_ == nullptr || peer >= size_) return;
+  IntrusiveList<RingLink>& queue = direct_queue_[peer];
   while (RingLink* link = queue.front()) {
     queue.erase(link);
     // A send stays linked to the peer: FailPeer completes it.
     if (link->control != nullptr) FinishControlSend(static_cast<ControlSend*>(link->control));
   }
-  std::erase(ring_backlog_, peer);
+  std::erase(direct_backlog_, peer);
 }
 
 bool DataPlane::PrepareToSleep() {

@@ -74,15 +74,23 @@ unsigned UcxWorker::Progress() {
   return total;
 }
 
-Status UcxWorker::WaitForEvents(int timeout_ms, int wake_fd,
+Status UcxWorker::WaitForEvents(int timeout_ms, std::span<const int> wake_fds,
                                 const std::function<bool()>& before_sleep) {
+  if (wake_fds.size() > kMaxWakeFds) {
+    return ArgError("UCX wait with " + std::to_string(wake_fds.size()) +
+                    " descriptors to wake on: at most " + std::to_string(kMaxWakeFds));
+  }
   // Arming fails with UCS_ERR_BUSY when events are pending: the caller progresses them.
   const ucs_status_t status = ucp_worker_arm(worker_);
   if (status == UCS_ERR_BUSY) return Status::Ok();
   if (status != UCS_OK) return UcxError("ucp_worker_arm", status);
   if (before_sleep && !before_sleep()) return Status::Ok();
-  pollfd pfds[2] = {{event_fd_, POLLIN, 0}, {wake_fd, POLLIN, 0}};
-  const int ready = poll(pfds, wake_fd >= 0 ? 2 : 1, timeout_ms);
+  pollfd pfds[1 + kMaxWakeFds] = {{event_fd_, POLLIN, 0}};
+  nfds_t count = 1;
+  for (int fd : wake_fds) {
+    if (fd >= 0) pfds[count++] = {fd, POLLIN, 0};
+  }
+  const int ready = poll(pfds, count, timeout_ms);
   if (ready < 0 && errno != EINTR) {
     return OtherError(std::string("poll on the UCX event fd: ") + std::strerror(errno));
   }

@@ -70,10 +70,12 @@ class UcxWorker {
   unsigned Progress();
   // Sleeps until the worker has something to progress or `timeout_ms` passed (-1: no limit).
   // Returns at once when events are already pending. RFT_ERR_OTHER on a UCX failure.
-  // `wake_fd` (optional) is polled too, so another thread can interrupt the sleep (the data
-  // plane's failure news); the caller drains it. `before_sleep` (optional) runs once the
-  // worker is armed, just before the sleep; false skips the sleep (the caller has work).
-  Status WaitForEvents(int timeout_ms, int wake_fd = -1,
+  // `wake_fds` (at most kMaxWakeFds) are polled too, so that another thread or another
+  // transport can interrupt the sleep (the data plane's failure news, the verbs completion
+  // channel); the caller drains them. `before_sleep` (optional) runs once the worker is armed,
+  // just before the sleep; false skips the sleep (the caller has work).
+  static constexpr size_t kMaxWakeFds = 3;
+  Status WaitForEvents(int timeout_ms, std::span<const int> wake_fds = {},
                        const std::function<bool()>& before_sleep = nullptr);
 
  private:

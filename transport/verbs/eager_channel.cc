@@ -15,8 +15,9 @@ namespace rft::verbs {
 namespace {
 
 // A work request id: its kind in the top two bits (an error completion carries only the id and
-// the QP, not the opcode), a send's peer in bits 32..61 (so a send completion needs no QPN
-// lookup), the slot in the low 32.
+// the QP, not the opcode), a send's or read's peer in bits 32..61 (so its completion needs no
+// QPN lookup), the slot or the read's token in the low 32.
+constexpr uint64_t kReadId = 0;
 constexpr uint64_t kRecvId = 1ull << 62;
 constexpr uint64_t kSendSlotId = 2ull << 62;  // from a slot freed at its completion
 constexpr uint64_t kSendFreeId = 3ull << 62;  // inline or empty: no slot to free
@@ -119,14 +120,15 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   for (uint32_t i = 0; i < c->receive_slots_; ++i) RFT_RETURN_IF_ERROR(c->PostReceive(i));
 
   RcQpOptions options;
-  options.max_send_wr = per_peer;
+  const uint32_t send_queue = per_peer + kReadsPerPeer;
+  options.max_send_wr = send_queue;
   options.cq = c->cq_;
   options.srq = c->srq_;
   options.max_inline_data = config.max_inline_data;
   options.signal_all = false;
   // Half the queue: a completion every few SENDs is cheap, and entries come back long before a
   // burst would find the queue full.
-  const SendQueueSignals signals(per_peer, std::max(1u, per_peer / 2));
+  const SendQueueSignals signals(send_queue, std::max(1u, per_peer / 2));
   c->max_inline_ = UINT32_MAX;
   c->peers_.reserve(size);
   c->active_.reserve(size);
@@ -216,7 +218,8 @@ void EagerChannel::MarkActive(Rank peer) {
   active_.push_back(peer);
 }
 
-StatusOr<SendResult> EagerChannel::Send(Rank peer, std::span<const std::byte> payload) {
+StatusOr<SendResult> EagerChannel::Send(Rank peer, std::span<const std::byte> first,
+                                        std::span<const std::byte> second) {
   if (peer >= peers_.size() || peer == self_) {
     return ArgError("eager send to " + PeerName(peer) + ": not a peer of rank " +
                     std::to_string(self_) + " in a job of " + std::to_string(peers_.size()));
@@ -227,23 +230,34 @@ StatusOr<SendResult> EagerChannel::Send(Rank peer, std::span<const std::byte> pa
                            ")");
   }
   if (!p.connected) return ArgError("eager send to " + PeerName(peer) + ": not connected");
-  if (payload.size() > max_payload()) {
-    return ArgError("eager send to " + PeerName(peer) + ": " + std::to_string(payload.size()) +
+  const size_t total = first.size() + second.size();
+  if (total > max_payload()) {
+    return ArgError("eager send to " + PeerName(peer) + ": " + std::to_string(total) +
                     " bytes, at most " + std::to_string(max_payload()) + " fit a slot");
   }
-  const uint32_t length = static_cast<uint32_t>(payload.size());
+  const uint32_t length = static_cast<uint32_t>(total);
   // Inline, the bytes are copied into the work request as it is posted: when nothing waits
-  // ahead of it, the message needs no slot and no copy of its own.
-  if (length <= max_inline_ && p.count == 0 && p.signals.has_room() && p.window.credits() > 0) {
+  // ahead of it, the message needs no slot and no copy of its own (a gathered one is joined on
+  // the stack first: the QPs take one scatter/gather entry).
+  if (length <= max_inline_ && length <= kMaxGatheredInline && p.count == 0 &&
+      p.signals.has_room() && p.window.credits() > 0) {
+    alignas(8) std::byte joined[kMaxGatheredInline];
+    const std::byte* data = first.data();
+    if (!second.empty()) {
+      if (!first.empty()) std::memcpy(joined, first.data(), first.size());
+      std::memcpy(joined + first.size(), second.data(), second.size());
+      data = joined;
+    }
     p.window.Enqueue();
     p.window.TryDispatch();
-    RFT_RETURN_IF_ERROR(Post(peer, payload.data(), length, kNoSlot, EagerKind::kData));
+    RFT_RETURN_IF_ERROR(Post(peer, data, length, kNoSlot, EagerKind::kData));
     return SendResult::kPosted;
   }
   if (free_send_.empty()) return SendResult::kFull;
   const uint32_t index = free_send_.back();
   free_send_.pop_back();
-  if (length > 0) std::memcpy(slot(index), payload.data(), length);
+  if (!first.empty()) std::memcpy(slot(index), first.data(), first.size());
+  if (!second.empty()) std::memcpy(slot(index) + first.size(), second.data(), second.size());
   p.waiting[(p.head + p.count) % p.waiting.size()] = Waiting{index, length};
   ++p.count;
   p.window.Enqueue();
@@ -252,6 +266,54 @@ StatusOr<SendResult> EagerChannel::Send(Rank peer, std::span<const std::byte> pa
   ++p.stats.queued;
   MarkActive(peer);
   return SendResult::kQueued;
+}
+
+StatusOr<bool> EagerChannel::Read(Rank peer, void* local, uint32_t lkey, uint64_t remote_address,
+                                  uint32_t rkey, uint32_t length, uint32_t token) {
+  if (peer >= peers_.size() || peer == self_ || !peers_[peer].connected) {
+    return ArgError("RDMA read from " + PeerName(peer) + ": not a connected peer");
+  }
+  Peer& p = peers_[peer];
+  if (p.failed != nullptr) {
+    return ProcFailedError("RDMA read from " + PeerName(peer) + ": its QP failed (" + p.failed +
+                           ")");
+  }
+  if (!p.signals.has_room()) return false;
+  p.signals.Take(/*must=*/true);  // its completion is what the caller waits for
+  ibv_sge sge;
+  sge.addr = reinterpret_cast<uintptr_t>(local);
+  sge.length = length;
+  sge.lkey = lkey;
+  ibv_send_wr wr;
+  std::memset(&wr, 0, sizeof(wr));
+  wr.wr_id = kReadId | (static_cast<uint64_t>(peer) << 32) | token;
+  wr.sg_list = length > 0 ? &sge : nullptr;
+  wr.num_sge = length > 0 ? 1 : 0;
+  wr.opcode = IBV_WR_RDMA_READ;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = remote_address;
+  wr.wr.rdma.rkey = rkey;
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(p.qp->qp(), &wr, &bad); rc != 0) {
+    return CallFailed("ibv_post_send of an RDMA read of " + std::to_string(length) +
+                          " bytes from " + PeerName(peer),
+                      rc);
+  }
+  return true;
+}
+
+void EagerChannel::Disconnect(Rank peer) {
+  if (peer >= peers_.size() || peer == self_ || peers_[peer].qp == nullptr) return;
+  Peer& p = peers_[peer];
+  if (p.failed != nullptr) return;
+  ibv_qp_attr attr;
+  std::memset(&attr, 0, sizeof(attr));
+  attr.qp_state = IBV_QPS_ERR;
+  if (int rc = ibv_modify_qp(p.qp->qp(), &attr, IBV_QP_STATE); rc != 0) {
+    RFT_LOG_WARN("verbs: moving the QP of %s to the error state failed (%s)",
+                 PeerName(peer).c_str(), std::strerror(rc));
+  }
+  Fail(peer, "reported failed");
 }
 
 Status EagerChannel::Post(Rank peer, const std::byte* data, uint32_t length, uint32_t slot_index,
@@ -354,6 +416,17 @@ Status EagerChannel::Handle(const ibv_wc& wc) {
   }
   const Rank peer = static_cast<Rank>((wc.wr_id >> 32) & kPeerMask);
   Peer& p = peers_[peer];
+  if (kind == kReadId) {
+    const bool ok = wc.status == IBV_WC_SUCCESS;
+    if (!ok) {
+      Fail(peer, ibv_wc_status_str(wc.status));
+    } else if (p.failed == nullptr && !p.signals.Completed()) {
+      return OtherError("eager channel: a read completion for " + PeerName(peer) +
+                        " that no signaled work request awaited");
+    }
+    if (on_read_) on_read_(index, ok);
+    return Status::Ok();
+  }
   if (kind == kSendSlotId) free_send_.push_back(index);
   if (wc.status != IBV_WC_SUCCESS) {
     // A failed QP completes unsignaled sends too, so the count is not kept past the first
@@ -404,7 +477,7 @@ Status EagerChannel::Receive(Rank peer, uint32_t index, const ibv_wc& wc) {
   return Status::Ok();
 }
 
-StatusOr<bool> EagerChannel::WaitForCompletion(int timeout_ms) {
+StatusOr<bool> EagerChannel::ArmForSleep() {
   if (!armed_) {
     if (int rc = ibv_req_notify_cq(cq_, 0); rc != 0) return CallFailed("ibv_req_notify_cq", rc);
     armed_ = true;
@@ -412,13 +485,10 @@ StatusOr<bool> EagerChannel::WaitForCompletion(int timeout_ms) {
   // A completion that came before the CQ was armed raises no event: look once more.
   StatusOr<int> polled = Progress();
   if (!polled.ok()) return polled.status();
-  if (*polled > 0) return true;
-  pollfd fds[2] = {{.fd = completion_channel_->fd, .events = POLLIN, .revents = 0},
-                   {.fd = context_->async_fd(), .events = POLLIN, .revents = 0}};
-  if (poll(fds, 2, timeout_ms) < 0) {
-    if (errno == EINTR) return false;
-    return CallFailed("poll on the completion channel", errno);
-  }
+  return *polled == 0;
+}
+
+bool EagerChannel::TakeEvents(bool async_readable) {
   bool woken = false;
   ibv_cq* cq = nullptr;
   void* cq_context = nullptr;
@@ -433,9 +503,22 @@ StatusOr<bool> EagerChannel::WaitForCompletion(int timeout_ms) {
     ibv_ack_cq_events(cq_, unacked_events_);
     unacked_events_ = 0;
   }
-  if ((fds[1].revents & POLLIN) != 0 && PollAsyncEvents() > 0) woken = true;
+  if (async_readable && PollAsyncEvents() > 0) woken = true;
   if (woken) ++wakeups_;
   return woken;
+}
+
+StatusOr<bool> EagerChannel::WaitForCompletion(int timeout_ms) {
+  StatusOr<bool> idle = ArmForSleep();
+  if (!idle.ok()) return idle.status();
+  if (!*idle) return true;
+  pollfd fds[2] = {{.fd = completion_channel_->fd, .events = POLLIN, .revents = 0},
+                   {.fd = context_->async_fd(), .events = POLLIN, .revents = 0}};
+  if (poll(fds, 2, timeout_ms) < 0) {
+    if (errno == EINTR) return false;
+    return CallFailed("poll on the completion channel", errno);
+  }
+  return TakeEvents((fds[1].revents & POLLIN) != 0);
 }
 
 int EagerChannel::PollAsyncEvents() {

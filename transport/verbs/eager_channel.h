@@ -96,6 +96,9 @@ class EagerChannel {
   // A work completion with an error on `peer`'s QP (retry exceeded, a flush): called once per
   // peer, with ibv_wc_status_str's text.
   using FailureCallback = std::function<void(Rank peer, std::string_view status)>;
+  // An RDMA READ started by Read ended: `ok` when its data is in place; false when the QP
+  // failed first (the peer is reported through the failure callback as well).
+  using ReadCallback = std::function<void(uint32_t token, bool ok)>;
 
   // QPs to every rank of 0..size-1 but `self`, not yet connected, and the SRQ's slots posted.
   // `context` must outlive the channel. Errors name the call or the value that was wrong.
@@ -124,7 +127,28 @@ class EagerChannel {
   // from a send slot it is copied into), else copies it into a send slot and queues it behind
   // the peer's earlier messages. RFT_ERR_PROC_FAILED naming the peer once its QP failed;
   // RFT_ERR_ARG for a bad peer or a payload over max_payload().
-  StatusOr<SendResult> Send(Rank peer, std::span<const std::byte> payload);
+  StatusOr<SendResult> Send(Rank peer, std::span<const std::byte> payload) {
+    return Send(peer, payload, {});
+  }
+  // The same for a message in two pieces (a header and its payload), gathered into one.
+  StatusOr<SendResult> Send(Rank peer, std::span<const std::byte> first,
+                            std::span<const std::byte> second);
+
+  // Zero-copy rendezvous: starts an RDMA READ of `length` bytes at `remote_address` in `peer`'s
+  // memory (registered there under `rkey`) into `local` (registered here under `lkey`); the
+  // read callback gets `token` when it ends. False (nothing posted) while the peer's send queue
+  // is full: offer it again after Progress. RFT_ERR_PROC_FAILED once the peer's QP failed.
+  StatusOr<bool> Read(Rank peer, void* local, uint32_t lkey, uint64_t remote_address,
+                      uint32_t rkey, uint32_t length, uint32_t token);
+  void set_read_callback(ReadCallback on_read) { on_read_ = std::move(on_read); }
+  // Reads a peer may have outstanding at once (each takes a send queue entry of its own).
+  static constexpr uint32_t kReadsPerPeer = 4;
+
+  // The layer above decided `peer` failed (the job's failure registry): its QP moves to the
+  // error state, so that no RDMA for it touches this process's memory any more and what is
+  // outstanding on it completes as flushed at the next Progress; the failure callback is called
+  // as for an error completion, once.
+  void Disconnect(Rank peer);
 
   // Polls the CQ: delivers messages, reposts their slots, takes returned credits, reports
   // failed peers, posts queued sends and due credit messages. The number of completions
@@ -144,6 +168,13 @@ class EagerChannel {
   // `timeout_ms` passes (-1: no limit). Returns whether something came; Progress handles the
   // completions.
   StatusOr<bool> WaitForCompletion(int timeout_ms);
+  // The same in two halves, for a caller that sleeps on more descriptors (the data plane's
+  // poll beside UCX's): ArmForSleep arms the CQ and polls once more, false when that found
+  // something (handled: do not sleep); then sleep on completion_fd() and the context's
+  // async_fd(), and call TakeEvents after, which returns whether an event came.
+  StatusOr<bool> ArmForSleep();
+  bool TakeEvents(bool async_readable);
+  int completion_fd() const { return completion_channel_->fd; }
   uint64_t wakeups() const { return wakeups_; }  // WaitForCompletion calls that were woken
 
   // Reads the device's asynchronous events (async_event.h). An event on a peer's QP (QP fatal,
@@ -209,11 +240,14 @@ class EagerChannel {
   Rank PeerOfQp(uint32_t qpn) const;
 
   static constexpr uint32_t kNoSlot = UINT32_MAX;
+  // The largest message in two pieces posted inline: joined on the stack first.
+  static constexpr uint32_t kMaxGatheredInline = 512;
 
   const Rank self_;
   const EagerConfig config_;
   MessageCallback on_message_;
   FailureCallback on_failure_;
+  ReadCallback on_read_;
   VerbsContext* context_ = nullptr;
   DeviceStats device_stats_;
   ibv_comp_channel* completion_channel_ = nullptr;

@@ -10,6 +10,8 @@ void EncodeRendezvousDescriptor(const RendezvousDescriptor& descriptor,
   StoreLittleEndian<uint64_t>(out, 8, descriptor.length);
   StoreLittleEndian<uint64_t>(out, 16, descriptor.cookie);
   StoreLittleEndian<uint64_t>(out, 24, descriptor.sequence);
+  StoreLittleEndian<uint32_t>(out, 32, descriptor.rkey);
+  StoreLittleEndian<uint32_t>(out, 36, 0);  // reserved
 }
 
 bool DecodeRendezvousDescriptor(std::span<const std::byte> payload, RendezvousDescriptor* out) {
@@ -18,6 +20,7 @@ bool DecodeRendezvousDescriptor(std::span<const std::byte> payload, RendezvousDe
   out->length = LoadLittleEndian<uint64_t>(payload, 8);
   out->cookie = LoadLittleEndian<uint64_t>(payload, 16);
   out->sequence = LoadLittleEndian<uint64_t>(payload, 24);
+  out->rkey = LoadLittleEndian<uint32_t>(payload, 32);
   return true;
 }
 

@@ -1,9 +1,10 @@
-// Payloads of rft's own same-node rendezvous (docs/wire_format.md, "Rendezvous").
+// Payloads of rft's own rendezvous (docs/wire_format.md, "Rendezvous").
 //
-// A large message between two processes of one node travels as a kRendezvousRequest whose
-// payload says where the data is in the sender's address space; the receiver copies it with
-// one process_vm_readv (cross-memory attach) straight into the matched buffer and answers with
-// a kRendezvousDone carrying the request's cookie, which completes the send.
+// A large message travels as a kRendezvousRequest whose payload says where the data is in the
+// sender's address space; the receiver copies it straight into the matched buffer (one
+// process_vm_readv between processes of one node, an RDMA READ under the descriptor's rkey over
+// verbs) and answers with a kRendezvousDone carrying the request's cookie, which completes the
+// send.
 #ifndef RFT_TRANSPORT_WIRE_RENDEZVOUS_H_
 #define RFT_TRANSPORT_WIRE_RENDEZVOUS_H_
 
@@ -19,9 +20,12 @@ struct RendezvousDescriptor {
   uint64_t length = 0;    // the message's length in bytes
   uint64_t cookie = 0;    // names the send request to the sender; echoed by the done message
   uint64_t sequence = 0;  // tells a reused request from its earlier life
+  // The verbs rendezvous: the key under which the sender registered the data for remote reads
+  // (0 for a same-node request, which reads by address).
+  uint32_t rkey = 0;
   bool operator==(const RendezvousDescriptor&) const = default;
 };
-inline constexpr size_t kRendezvousDescriptorSize = 32;
+inline constexpr size_t kRendezvousDescriptorSize = 40;
 
 // kRendezvousDone payload; the header's flags say whether the receiver read the data.
 struct RendezvousDone {

@@ -1,0 +1,373 @@
+// The data plane's verbs backend (docs/verbs.md): messages to peers of other nodes through
+// libibverbs instead of UCX.
+//
+// Every process that finds a usable port (RFT_NET_DEVICE, else the nearest) opens an eager
+// channel (transport/verbs/eager_channel.h: RC QPs, a shared receive queue, credits) with one
+// QP per rank, and publishes the QPs' addresses in its data-plane record. Two processes that
+// both offer verbs connect and send each other every message through it, as the same-node
+// rings do: the direct queue keeps their order when the channel is full, and a message arrives
+// through the plane's one receive path (OnActiveMessage). A message above the eager limit
+// travels as the rendezvous request of cma_rendezvous.cc with an rkey in its descriptor: the
+// receiver reads the data with an RDMA READ straight into the matched receive buffer and
+// answers with the done message, which completes the send. Both buffers are registered for the
+// transfer only.
+//
+// Failures: an error completion or a fatal asynchronous event fails the peer through the
+// registry (Discovered), as UCX's error callback does. When the plane fails a peer, its QP is
+// moved to the error state first, so that no RDMA touches this process's memory for it any
+// more; a read still running ends as flushed, and only then is its receive completed.
+#include "transport/dataplane/verbs_path.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "base/byte_order.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "transport/dataplane/data_plane.h"
+#include "transport/dataplane/data_plane_internal.h"
+#include "transport/verbs/device.h"
+#include "transport/verbs/qp_address.h"
+
+namespace rft::transport {
+namespace {
+
+// One RDMA READ carries a whole message; larger ones fail both ends with RFT_ERR_OTHER (a READ
+// in pieces is still to build).
+constexpr uint64_t kMaxVerbsRead = 1ull << 30;
+
+}  // namespace
+
+Status DataPlane::OpenVerbs() {
+  if (options_.transport == NetworkTransport::kUcx) return Status::Ok();
+  const bool required = options_.transport == NetworkTransport::kVerbs;
+  // Not offered: said at info level for auto, an error when verbs was asked for.
+  auto unavailable = [&](const std::string& why) {
+    if (required) return ArgError("RFT_TRANSPORT=verbs: " + why + "; expected auto or ucx here");
+    RFT_LOG_INFO("verbs backend off: %s", why.c_str());
+    return Status::Ok();
+  };
+  if (job_->joined()) {
+    // A replacement joins after the QPs were made: it talks to everyone through UCX.
+    RFT_LOG_INFO("verbs backend off: a replacement uses UCX (docs/verbs.md)");
+    return Status::Ok();
+  }
+  if (size_ < 2) return Status::Ok();
+  StatusOr<std::vector<verbs::VerbsDevice>> devices = verbs::ListDevices();
+  if (!devices.ok()) return unavailable(devices.status().message());
+  if (devices->empty()) return unavailable("no verbs device on this host");
+  StatusOr<std::string> requested = config::GetString("RFT_NET_DEVICE");
+  if (!requested.ok()) return requested.status();
+  StatusOr<verbs::Endpoint> endpoint = verbs::SelectPort(*devices, *requested);
+  if (!endpoint.ok()) return unavailable(endpoint.status().message());
+  StatusOr<std::unique_ptr<verbs::VerbsContext>> context =
+      verbs::VerbsContext::Open(*endpoint, 4096);
+  if (!context.ok()) return unavailable(context.status().message());
+
+  auto path = std::make_unique<VerbsPath>();
+  path->context = std::move(*context);
+  verbs::EagerConfig config;
+  // A slot holds a header and up to the eager limit: every rank has the same limit
+  // (RFT_EAGER_LIMIT), so every rank has the same slots, which Connect checks.
+  config.slot_size = (options_.eager_limit + kWireHeaderSize + 63) / 64 * 64;
+  auto on_message = [this](Rank, std::span<const std::byte> message) {
+    // What a UCX active message with the header first carries: the same receive path
+    // (unexpected data is copied out, since the slot goes back).
+    ucp_am_recv_param_t param{};
+    param.recv_attr = 0;
+    OnActiveMessage(this, nullptr, 0, const_cast<std::byte*>(message.data()), message.size(),
+                    &param);
+  };
+  auto on_failure = [this](Rank peer, std::string_view status) {
+    RFT_LOG_INFO("verbs: rank %u: %.*s", peer, static_cast<int>(status.size()), status.data());
+    Discovered(peer);
+  };
+  StatusOr<std::unique_ptr<verbs::EagerChannel>> channel = verbs::EagerChannel::Create(
+      *path->context, rank_, size_, config, std::move(on_message), std::move(on_failure));
+  if (!channel.ok()) return unavailable(channel.status().message());
+  path->channel = std::move(*channel);
+  path->channel->set_read_callback([this](uint32_t token, bool ok) { OnVerbsRead(token, ok); });
+  path->channel_size = size_;
+  verbs_wake_fds_[0] = path->channel->completion_fd();
+  verbs_wake_fds_[1] = path->context->async_fd();
+  RFT_LOG_INFO("verbs backend: %s port %d (%s)", endpoint->device.c_str(), endpoint->port,
+               endpoint->link_layer.c_str());
+  verbs_ = std::move(path);
+  return Status::Ok();
+}
+
+size_t DataPlane::VerbsPartBytes(uint32_t size) {
+  return 4 + static_cast<size_t>(size) * verbs::kQpAddressSize;
+}
+
+std::vector<std::byte> DataPlane::VerbsRecordPart() const {
+  if (verbs_ == nullptr) return {};
+  std::vector<std::byte> part(VerbsPartBytes(size_));
+  StoreLittleEndian<uint32_t>(part, 0, size_);
+  for (Rank p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    const std::vector<std::byte> record = verbs::EncodeQpAddress(verbs_->channel->address(p));
+    std::memcpy(part.data() + 4 + p * verbs::kQpAddressSize, record.data(), record.size());
+  }
+  return part;
+}
+
+Status DataPlane::ConnectVerbs(const std::vector<RecordPrefix>& records,
+                               const std::vector<std::span<const std::byte>>& parts,
+                               const RankSet& missing) {
+  RankSet offering;  // the ranks that connect through verbs, this one included
+  for (Rank r = 0; r < size_; ++r) {
+    if (missing.Contains(r)) continue;
+    const bool offers = r == rank_ ? verbs_ != nullptr : (records[r].flags & kVerbs) != 0;
+    if (offers) {
+      offering.Insert(r);
+    } else if (options_.transport == NetworkTransport::kVerbs) {
+      return ArgError("RFT_TRANSPORT=verbs: rank " + std::to_string(r) +
+                      " has no usable verbs port (its log says why); expected one on every rank, "
+                      "or RFT_TRANSPORT=auto");
+    }
+  }
+  if (verbs_ == nullptr || offering.size() < 2) return Status::Ok();
+  for (Rank r : offering) {
+    if (r == rank_) continue;
+    const std::span<const std::byte> part = parts[r];
+    if (part.size() != VerbsPartBytes(size_) || LoadLittleEndian<uint32_t>(part, 0) != size_) {
+      return OtherError("rank " + std::to_string(r) + "'s QP addresses are not for a job of " +
+                        std::to_string(size_) + " ranks");
+    }
+    StatusOr<verbs::QpAddress> address = verbs::DecodeQpAddress(
+        part.subspan(4 + rank_ * verbs::kQpAddressSize, verbs::kQpAddressSize));
+    if (!address.ok()) {
+      return OtherError("rank " + std::to_string(r) +
+                        "'s QP address: " + address.status().message());
+    }
+    RFT_RETURN_IF_ERROR(verbs_->channel->Connect(r, *address));
+    if (path_[r] == Path::kUcx) path_[r] = Path::kVerbs;  // a ring wins on one node
+  }
+  // A SEND that reaches a QP not yet ready to receive is dropped and retried only a few times
+  // (RcTiming): no rank sends before every one of them has connected.
+  return job_->Fence(false, offering);
+}
+
+bool DataPlane::VerbsWrite(Rank peer, std::span<const std::byte> first,
+                           std::span<const std::byte> second) {
+  StatusOr<verbs::SendResult> sent = verbs_->channel->Send(peer, first, second);
+  if (sent.ok()) return *sent != verbs::SendResult::kFull;
+  if (sent.status().code() != RFT_ERR_PROC_FAILED) {
+    // The path to it broke in a way no retry mends: fail-stop, as for a broken connection.
+    RFT_LOG_ERROR("verbs send to rank %u: %s; it is reported failed", peer,
+                  sent.status().ToString().c_str());
+    Discovered(peer);
+  }
+  return false;  // waits in the direct queue until the failure completes it
+}
+
+bool DataPlane::EncodeVerbsRequest(Request* request) {
+  // Read-only access for the peer's READ: no write permission is asked of the caller's pages.
+  ibv_mr* mr =
+      ibv_reg_mr(verbs_->context->pd(), request->buffer, request->capacity, IBV_ACCESS_REMOTE_READ);
+  if (mr == nullptr) {
+    RFT_LOG_ERROR(
+        "send of %zu bytes to rank %u: ibv_reg_mr of the buffer failed (%s); the send "
+        "fails with RFT_ERR_OTHER",
+        request->capacity, request->peer, std::strerror(errno));
+    return false;
+  }
+  request->verbs_mr = mr;
+  request->awaiting_cma_done = true;
+  request->cma_sequence = ++cma_sequence_;
+  const RendezvousDescriptor descriptor{
+      .address = reinterpret_cast<uint64_t>(request->buffer),
+      .length = request->capacity,
+      .cookie = reinterpret_cast<uint64_t>(request),
+      .sequence = request->cma_sequence,
+      .rkey = mr->rkey,
+  };
+  EncodeRendezvousDescriptor(
+      descriptor, std::span<std::byte, kRendezvousDescriptorSize>(
+                      request->header.data() + kWireHeaderSize, kRendezvousDescriptorSize));
+  return true;
+}
+
+void DataPlane::ReleaseVerbsRegistration(Request* request) {
+  ibv_dereg_mr(static_cast<ibv_mr*>(request->verbs_mr));
+  request->verbs_mr = nullptr;
+}
+
+void DataPlane::ReadVerbs(Request* request, Rank source, int32_t tag,
+                          const RendezvousDescriptor& descriptor) {
+  const uint64_t count = std::min<uint64_t>(descriptor.length, request->capacity);
+  request->status.source = source;
+  request->status.tag = tag;
+  request->status.count = count;
+  request->status.message_length = descriptor.length;
+  if (endpoints_->failed(source) || verbs_ == nullptr || source >= verbs_->channel_size) {
+    CompleteReceive(request, source, tag, RFT_ERR_PROC_FAILED);
+    return;
+  }
+  auto read_failed = [&](const std::string& why) {
+    RFT_LOG_ERROR("receive of %llu bytes from rank %u: %s; both ends get RFT_ERR_OTHER",
+                  static_cast<unsigned long long>(descriptor.length), source, why.c_str());
+    request->status.count = 0;
+    CompleteReceive(request, source, tag, RFT_ERR_OTHER);
+    SendCmaDone(source, descriptor, kRendezvousReadFailed);
+  };
+  if (count > kMaxVerbsRead) {
+    return read_failed("an RDMA read over " + std::to_string(kMaxVerbsRead) +
+                       " bytes is not supported yet");
+  }
+  request->status.error = descriptor.length > request->capacity ? RFT_ERR_TRUNCATE : RFT_SUCCESS;
+  if (count == 0) return SendCmaDone(source, descriptor, 0, request);
+  ibv_mr* mr = ibv_reg_mr(verbs_->context->pd(), request->buffer, count, IBV_ACCESS_LOCAL_WRITE);
+  if (mr == nullptr) {
+    return read_failed(std::string("ibv_reg_mr of the receive buffer failed (") +
+                       std::strerror(errno) + ")");
+  }
+  if (verbs_->free_reads.empty()) {
+    verbs_->free_reads.push_back(static_cast<uint32_t>(verbs_->reads.size()));
+    verbs_->reads.emplace_back();
+  }
+  const uint32_t token = verbs_->free_reads.back();
+  verbs_->free_reads.pop_back();
+  VerbsRead& read = verbs_->reads[token];
+  read = VerbsRead{.request = request,
+                   .mr = mr,
+                   .source = source,
+                   .tag = tag,
+                   .descriptor = descriptor,
+                   .length = static_cast<uint32_t>(count),
+                   .in_use = true};
+  request->verbs_reading = true;
+  request->verbs_read = token;
+  if (!request->peer_link.linked()) {
+    request->peer = source;  // a wildcard receive now depends on this sender
+    LinkToPeer(request, source);
+  }
+  StatusOr<bool> posted = verbs_->channel->Read(
+      source, request->buffer, mr->lkey, descriptor.address, descriptor.rkey, read.length, token);
+  if (posted.ok()) {
+    if (!*posted) verbs_->read_backlog.push_back(token);  // the send queue is full: see Progress
+    return;
+  }
+  if (posted.status().code() != RFT_ERR_PROC_FAILED) {
+    RFT_LOG_ERROR("receive from rank %u: %s; it is reported failed", source,
+                  posted.status().ToString().c_str());
+  }
+  FinishVerbsRead(token, false);
+  Discovered(source);
+}
+
+void DataPlane::OnVerbsRead(uint32_t token, bool ok) {
+  if (verbs_ == nullptr || token >= verbs_->reads.size() || !verbs_->reads[token].in_use) {
+    return;  // not one of ours: the channel checked the QP, so this cannot happen
+  }
+  FinishVerbsRead(token, ok);
+}
+
+void DataPlane::FinishVerbsRead(uint32_t token, bool ok) {
+  VerbsRead& read = verbs_->reads[token];
+  ibv_dereg_mr(read.mr);
+  Request* request = read.request;
+  const Rank source = read.source;
+  const int32_t tag = read.tag;
+  const RendezvousDescriptor descriptor = read.descriptor;
+  read = VerbsRead{};
+  verbs_->free_reads.push_back(token);
+  if (request == nullptr) return;  // abandoned: its receive completed already
+  request->verbs_reading = false;
+  if (!ok) {
+    // The QP failed (the peer died, or was failed here and its QP flushed): the data is lost.
+    CompleteReceive(request, source, tag, RFT_ERR_PROC_FAILED);
+    return;
+  }
+  SendCmaDone(source, descriptor, 0, request);
+}
+
+void DataPlane::AbandonVerbsRead(Request* request) {
+  if (verbs_ == nullptr || !request->verbs_reading) return;
+  // The registration stays until the read's completion, which may still come.
+  verbs_->reads[request->verbs_read].request = nullptr;
+  request->verbs_reading = false;
+}
+
+unsigned DataPlane::ProgressVerbs() {
+  VerbsPath& path = *verbs_;
+  StatusOr<int> handled = path.channel->Progress();
+  if (!handled.ok()) {
+    // Only a peer that broke the channel's protocol gets here; the channel named it.
+    RFT_LOG_ERROR("verbs: %s", handled.status().ToString().c_str());
+    return 0;
+  }
+  if (!path.read_backlog.empty()) [[unlikely]] {
+    std::vector<uint32_t> waiting;
+    waiting.swap(path.read_backlog);
+    for (uint32_t token : waiting) {
+      VerbsRead& read = path.reads[token];
+      if (read.request == nullptr) {
+        FinishVerbsRead(token, false);  // abandoned while it waited
+        continue;
+      }
+      StatusOr<bool> posted =
+          path.channel->Read(read.source, read.request->buffer, read.mr->lkey,
+                             read.descriptor.address, read.descriptor.rkey, read.length, token);
+      if (posted.ok() && !*posted) {
+        path.read_backlog.push_back(token);
+      } else if (!posted.ok()) {
+        const Rank source = read.source;
+        FinishVerbsRead(token, false);
+        Discovered(source);
+      }
+    }
+  }
+  if (++path.calls_since_async >= VerbsPath::kAsyncEvery) {
+    path.calls_since_async = 0;
+    path.channel->PollAsyncEvents();
+  }
+  return static_cast<unsigned>(*handled);
+}
+
+void DataPlane::DisconnectVerbs(Rank peer) {
+  if (peer >= verbs_->channel_size) return;
+  verbs_->channel->Disconnect(peer);
+  // Reads that never got onto the wire end here; the posted ones end as flushed.
+  std::erase_if(verbs_->read_backlog, [&](uint32_t token) {
+    if (verbs_->reads[token].source != peer) return false;
+    FinishVerbsRead(token, false);
+    return true;
+  });
+}
+
+bool DataPlane::VerbsReadyToSleep() {
+  StatusOr<bool> idle = verbs_->channel->ArmForSleep();
+  if (!idle.ok()) {
+    RFT_LOG_ERROR("verbs: %s", idle.status().ToString().c_str());
+    return false;  // no sleep: polling goes on
+  }
+  return *idle;  // false: a completion came meanwhile, and Progress has work
+}
+
+void DataPlane::VerbsAwake() {
+  // The CQ's events disarm it and keep its fd readable until taken; device events are read.
+  verbs_->channel->TakeEvents(/*async_readable=*/true);
+}
+
+void DataPlane::CloseVerbs() {
+  if (verbs_ == nullptr) return;
+  verbs_->channel.reset();  // the QPs first: no RDMA after this
+  // Sends the caller never completed still hold their registrations (the PD cannot go with
+  // them).
+  for (Rank r = 0; r < size_; ++r) {
+    for (PeerLink* link = peer_pending_[r].front(); link != nullptr;
+         link = peer_pending_[r].next(link)) {
+      if (link->request->verbs_mr != nullptr) ReleaseVerbsRegistration(link->request);
+    }
+  }
+  for (VerbsRead& read : verbs_->reads) {
+    if (read.in_use) ibv_dereg_mr(read.mr);
+  }
+  verbs_.reset();
+}
+
+}  // namespace rft::transport

@@ -1,0 +1,50 @@
+// The data plane's verbs backend (docs/verbs.md): what DataPlane holds when it talks to some
+// peers through libibverbs instead of UCX. Private to transport/dataplane; only verbs_path.cc
+// and the plane's destructor see inside, so data_plane.h does not include libibverbs.
+#ifndef RFT_TRANSPORT_DATAPLANE_VERBS_PATH_H_
+#define RFT_TRANSPORT_DATAPLANE_VERBS_PATH_H_
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "base/rank_set.h"
+#include "transport/dataplane/request.h"
+#include "transport/verbs/eager_channel.h"
+#include "transport/verbs/verbs_context.h"
+#include "transport/wire/rendezvous.h"
+
+namespace rft::transport {
+
+// An RDMA READ of a rendezvous into a matched receive, from its post to its completion.
+struct VerbsRead {
+  Request* request = nullptr;  // nullptr once abandoned (its receive completed without it)
+  ibv_mr* mr = nullptr;        // the receive buffer's registration
+  Rank source = 0;
+  int32_t tag = 0;
+  RendezvousDescriptor descriptor;
+  uint32_t length = 0;  // the bytes read (the receive's capacity may be smaller)
+  bool in_use = false;
+};
+
+struct VerbsPath {
+  std::unique_ptr<verbs::VerbsContext> context;
+  std::unique_ptr<verbs::EagerChannel> channel;
+  uint32_t channel_size = 0;  // the job's size when the QPs were made: later ranks use UCX
+  // The reads in flight, indexed by the token the channel hands back; `free_reads` the unused
+  // indices. Grows when all are in use (a read is a large message: rare next to eager ones).
+  std::vector<VerbsRead> reads;
+  std::vector<uint32_t> free_reads;
+  // Reads that found their peer's send queue full, posted again by Progress in order.
+  std::vector<uint32_t> read_backlog;
+  // Progress calls since the device's asynchronous events were last read (poll mode: nothing
+  // wakes the process for them).
+  uint32_t calls_since_async = 0;
+  static constexpr uint32_t kAsyncEvery = 4096;
+};
+
+}  // namespace rft::transport
+
+#endif  // RFT_TRANSPORT_DATAPLANE_VERBS_PATH_H_
