@@ -2,6 +2,7 @@
 // ranks on 2 cores (blocking progress), and failure completion when a peer is killed.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,36 @@ TEST(DataPlaneTest, ABadRendezvousProtocolIsRefusedByName) {
   EXPECT_NE(r.exit_status, 0) << r.Report();
   EXPECT_NE(r.output.find("RFT_RENDEZVOUS"), std::string::npos) << r.Report();
   EXPECT_NE(r.output.find("rdma"), std::string::npos) << r.Report();
+}
+
+// RFT_TRANSPORT (docs/verbs.md). This host has no verbs device (the soft-RoCE guest runs the
+// verbs checks, tools/softroce/selftest.sh): auto and ucx fall back to UCX and keep the rules,
+// and verbs, which asks for the backend on every rank, fails start-up saying why.
+TEST(DataPlaneTest, TheTransportSettingFallsBackOrFailsByName) {
+  std::error_code error;
+  const bool has_devices = std::filesystem::exists("/sys/class/infiniband", error) &&
+                           !std::filesystem::is_empty("/sys/class/infiniband", error);
+  for (const char* transport : {"auto", "ucx"}) {
+    const auto r = RunWorker(
+        2, {"rules"},
+        {std::string("RFT_TRANSPORT=") + transport, "RFT_SHM_RINGS=n", "RFT_RENDEZVOUS=ucx"});
+    ASSERT_EQ(r.exit_status, 0) << transport << "\n" << r.Report();
+    const std::string paths = has_devices && std::string(transport) == "auto"
+                                  ? "paths to 1 peers: 0 ring, 1 verbs"
+                                  : "paths to 1 peers: 0 ring, 0 verbs";
+    EXPECT_EQ(CountLines(r.output, paths), 2) << transport << "\n" << r.Report();
+  }
+  const auto r = RunWorker(2, {"rules"}, {"RFT_TRANSPORT=verbs"});
+  if (has_devices) {
+    EXPECT_EQ(r.exit_status, 0) << r.Report();
+  } else {
+    EXPECT_NE(r.exit_status, 0) << r.Report();
+    EXPECT_GE(CountLines(r.output, "RFT_TRANSPORT=verbs: no verbs device on this host"), 1)
+        << r.Report();
+  }
+  const auto bad = RunWorker(1, {"rules"}, {"RFT_TRANSPORT=rdma"});
+  EXPECT_NE(bad.exit_status, 0) << bad.Report();
+  EXPECT_NE(bad.output.find("RFT_TRANSPORT"), std::string::npos) << bad.Report();
 }
 
 class MeshTest : public ::testing::TestWithParam<int> {};

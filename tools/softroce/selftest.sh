@@ -2,8 +2,8 @@
 # Checks the soft-RoCE harness end to end: a guest boots with an active rxe0, verbs traffic
 # flows in one guest (perftest) and between two, UCX's rc transport works over rxe, and the
 # command's exit status comes out, and rft's own verbs programs (rft_info, the verbs backend's
-# loopback check, its RC mesh and its eager channel between rftrun's ranks, from the `bazel
-# build` this stage follows) see and use rxe0. Prints
+# loopback check, its RC mesh and its eager channel between rftrun's ranks, and the data plane
+# over the verbs backend, from the `bazel build` this stage follows) see and use rxe0. Prints
 # one line per check and, last, "softroce: N passed, N failed". A guest that cannot boot fails
 # every check that needs it: nothing passes without having run.
 set -uo pipefail
@@ -70,7 +70,8 @@ check_binary() {
 if command -v bazel >/dev/null 2>&1; then
   if ! (cd "$root" && bazel build --color=no --curses=no --noshow_progress //tools/rft_info \
     //tools/rftrun //transport/verbs:loopback_check //transport/verbs:mesh_check \
-    //transport/verbs:channel_check //transport/verbs:async_check) >"$out" 2>&1; then
+    //transport/verbs:channel_check //transport/verbs:async_check \
+    //tests/multiproc:dataplane_worker) >"$out" 2>&1; then
     echo "softroce: building rft's programs failed; the checks that need them will fail:"
     tail -n 20 "$out" | sed 's/^/  /'
   fi
@@ -146,6 +147,30 @@ check_binary verbs-async 0 \
   "$(printf '%s\n' '^verbs async: port down seen after [0-9]+ ms$' \
     '^verbs async: port up seen after [0-9]+ ms$' '^verbs async: port events ok ')" \
   bazel-bin/transport/verbs/async_check 'async_check "$SOFTROCE_NETDEV"'
+
+# The data plane over the verbs backend (RFT_TRANSPORT=verbs): the same worker and checks as on
+# UCX (tests/multiproc/dataplane_test.cc), with the same-node rings and CMA off so that every
+# peer is reached through verbs (each rank says so). rules: matching, wildcards, truncation,
+# probes, cancel, and the eager/rendezvous boundary sizes (the RDMA READ rendezvous); mesh: three
+# ranks sleeping on the completion channel (four ranks' worth of work on two CPUs); failure: rank
+# 1 is killed with operations of both sizes pending on it, and the survivors' complete with
+# RFT_ERR_PROC_FAILED through the failure registry.
+dataplane_env="export RFT_TRANSPORT=verbs RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx $ucx_env"
+dataplane_bins="bazel-bin/tools/rftrun/rftrun bazel-bin/tests/multiproc/dataplane_worker"
+check_binary dataplane-verbs-rules 0 \
+  "$(printf '%s\n' '^\[0\] rank 0: paths to 1 peers: 0 ring, 1 verbs$' \
+    '^\[1\] rank 1: paths to 1 peers: 0 ring, 1 verbs$' '^\[0\] rules ok n=2' '^\[1\] rules ok n=2')" \
+  "$dataplane_bins" "$dataplane_env; rftrun -n 2 dataplane_worker rules"
+check_binary dataplane-verbs-mesh 0 \
+  "$(printf '%s\n' '^\[2\] rank 2: paths to 2 peers: 0 ring, 2 verbs$' \
+    '^\[0\] mesh ok n=3 blocking=1' '^\[1\] mesh ok n=3 blocking=1' '^\[2\] mesh ok n=3 blocking=1')" \
+  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block; rftrun -n 3 dataplane_worker mesh"
+check_binary dataplane-verbs-failure 0 \
+  "$(printf '%s\n' '^\[3\] rank 3: paths to 3 peers: 0 ring, 3 verbs$' \
+    '^\[0\] failure completed in .* survivors ok without rank 1$' \
+    '^\[2\] failure completed in .* survivors ok without rank 1$' \
+    '^\[3\] failure completed in .* survivors ok without rank 1$')" \
+  "$dataplane_bins" "$dataplane_env; rftrun --ft -n 4 dataplane_worker failure --victim 1"
 
 echo "softroce: $passed passed, $failed failed"
 ((failed == 0))

@@ -193,13 +193,11 @@ Status DataPlane::ExchangeAndConnect() {
     records[r] = DecodeRecordPrefix(theirs.data());
     pids_[r] = static_cast<pid_t>(records[r].pid);
     DecideCma(r, records[r], same_node.Contains(r));
-    // The records of one start all hold parts for the same job size.
-    const size_t part = (records[r].flags & kVerbs) != 0 ? VerbsPartBytes(size_) : 0;
-    if (theirs.size() <= kRecordPrefix + part) {
-      return OtherError("rank " + std::to_string(r) + " published " +
-                        std::to_string(theirs.size()) + " bytes of data-plane record: expected " +
-                        "more than " + std::to_string(kRecordPrefix + part) +
-                        " with its QP addresses");
+    size_t part = 0;
+    if ((records[r].flags & kVerbs) != 0) {
+      StatusOr<size_t> bytes = VerbsPartOf(r, theirs);
+      if (!bytes.ok()) return bytes.status();
+      part = *bytes;
     }
     verbs_parts[r] = std::span<const std::byte>(theirs).subspan(kRecordPrefix, part);
     addresses[r].assign(theirs.begin() + static_cast<std::ptrdiff_t>(kRecordPrefix + part),

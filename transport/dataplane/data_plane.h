@@ -474,6 +474,9 @@ class DataPlane : private ucx::PeerFailureSink {
                       const std::vector<std::span<const std::byte>>& parts, const RankSet& missing);
   // The bytes of a QP address part for a job of `size` ranks.
   static size_t VerbsPartBytes(uint32_t size);
+  // The bytes of the QP address part in `rank`'s published `record` (whose prefix has kVerbs),
+  // which the UCX address follows; an error naming the rank when it does not fit.
+  static StatusOr<size_t> VerbsPartOf(Rank rank, std::span<const std::byte> record);
   bool VerbsWrite(Rank peer, std::span<const std::byte> first, std::span<const std::byte> second);
   // Registers a large send's buffer and writes its request-to-send's descriptor (with the rkey)
   // after its header; false (nothing registered) when registration fails.

@@ -102,6 +102,22 @@ size_t DataPlane::VerbsPartBytes(uint32_t size) {
   return 4 + static_cast<size_t>(size) * verbs::kQpAddressSize;
 }
 
+StatusOr<size_t> DataPlane::VerbsPartOf(Rank rank, std::span<const std::byte> record) {
+  // The part starts with the job size it was made for: a replacement reads its parents'
+  // records, made when the job was smaller.
+  if (record.size() < kRecordPrefix + 4) {
+    return OtherError("rank " + std::to_string(rank) + "'s data-plane record ends before its " +
+                      "QP addresses");
+  }
+  const uint32_t ranks = LoadLittleEndian<uint32_t>(record, kRecordPrefix);
+  if (ranks < 2 || ranks > kMaxRank || kRecordPrefix + VerbsPartBytes(ranks) >= record.size()) {
+    return OtherError("rank " + std::to_string(rank) + "'s data-plane record: QP addresses for " +
+                      std::to_string(ranks) + " ranks do not fit its " +
+                      std::to_string(record.size()) + " bytes");
+  }
+  return VerbsPartBytes(ranks);
+}
+
 std::vector<std::byte> DataPlane::VerbsRecordPart() const {
   if (verbs_ == nullptr) return {};
   std::vector<std::byte> part(VerbsPartBytes(size_));
@@ -117,6 +133,8 @@ std::vector<std::byte> DataPlane::VerbsRecordPart() const {
 Status DataPlane::ConnectVerbs(const std::vector<RecordPrefix>& records,
                                const std::vector<std::span<const std::byte>>& parts,
                                const RankSet& missing) {
+  // One rank has no peer; a replacement never offers verbs (OpenVerbs), whatever was asked.
+  if (size_ < 2 || job_->joined()) return Status::Ok();
   RankSet offering;  // the ranks that connect through verbs, this one included
   for (Rank r = 0; r < size_; ++r) {
     if (missing.Contains(r)) continue;

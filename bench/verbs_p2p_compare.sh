@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Runs rft's data plane (rft_bench_p2p) over the verbs backend beside perftest and ucx_perftest
+# on the same device in one invocation, and prints the medians and ratios as JSON lines plus a
+# table. Made for a soft-RoCE guest (docs/verbs.md), where only ratios mean anything:
+#
+#   verbs_p2p_compare.sh [--reps R] [--iters N] [--device rxe0] [--gid 1] [--address IP]
+#
+# rftrun and rft_bench_p2p are taken from this script's directory, then PATH. Each rep runs, in
+# this order (interleaved, so that a slow stretch of an emulated guest hits every side alike):
+#   ib_send_lat 8 B and ib_read_bw 1 MiB (perftest, server and client in this machine);
+#   ucx_perftest tag_lat 8 B and tag_bw 1 MiB over UCX's rc transport on the device;
+#   rft_bench_p2p --sizes 8,1048576 under rftrun -n 2 with RFT_TRANSPORT=verbs, then =ucx (the
+#   data plane over UCX's rc, for the same comparison inside rft).
+# Same-node rings and CMA are off, so that the two ranks talk through the device. Figures are
+# medians over the reps: one-way latency (perftest's t_typical, UCX's typical, rft's p50) and
+# bandwidth in MB/s (perftest's average, UCX's and rft's). Exit 1 when a measurement is missing.
+set -uo pipefail
+reps=3 iters=2000 device=rxe0 gid=1 address=${SOFTROCE_IP:-127.0.0.1}
+usage() {
+  sed -n '6p' "$0" | sed 's/^#  */usage: /' >&2
+  exit 2
+}
+while (($# > 0)); do
+  case $1 in
+    --reps | --iters | --device | --gid | --address) (($# > 1)) || usage ;;&
+    --reps) reps=$2 ;;
+    --iters) iters=$2 ;;
+    --device) device=$2 ;;
+    --gid) gid=$2 ;;
+    --address) address=$2 ;;
+    *) usage ;;
+  esac
+  shift 2
+done
+[[ "$reps" =~ ^[1-9][0-9]*$ && "$iters" =~ ^[1-9][0-9]*$ ]] || usage
+PATH=$(cd "$(dirname "$0")" && pwd):$PATH
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+results=$work/results  # lines: "NAME VALUE"
+port=$((19000 + RANDOM % 1000))
+missing=0
+ucx_rc="UCX_TLS=rc,self UCX_NET_DEVICES=$device:1 UCX_UD_ETH_DGID_CHECK=n"
+
+# client_server NAME PROGRAM ARGS...: runs PROGRAM as a server and, retrying until it listens
+# (an emulated guest starts programs slowly), as its client; the client's log is
+# $work/NAME.log. A fresh port per run keeps one run's lingering socket from the next.
+client_server() {
+  local name=$1 server
+  shift
+  port=$((port + 1))
+  "$@" -p "$port" >"$work/server.log" 2>&1 &
+  server=$!
+  for _ in $(seq 1 20); do
+    timeout 300 "$@" -p "$port" "$address" >"$work/$name.log" 2>&1 && break
+    sleep 1
+  done
+  kill "$server" 2>/dev/null
+  wait "$server" 2>/dev/null
+}
+
+# record NAME VALUE: keeps a number; anything else is a missing measurement, with the log.
+record() {
+  if [[ "$2" =~ ^[0-9]+(\.[0-9]*)?$ ]]; then
+    echo "$1 $2" >>"$results"
+  else
+    echo "verbs_p2p_compare: $1: no figure ('$2'); its log:" >&2
+    tail -n 15 "$work/$1.log" 2>/dev/null | sed 's/^/  /' >&2
+    missing=1
+  fi
+}
+
+# The column of perftest's table whose header matches PATTERN, in the row of SIZE.
+perftest_column() {
+  awk -v size="$1" -v pattern="$2" '
+    $0 ~ pattern && !col { for (i = 1; i <= NF; i++) if ($i ~ pattern) col = i; next }
+    col && $1 == size { print $col; exit }' "$3"
+}
+
+rft_p2p() {  # TRANSPORT: appends "rft_TRANSPORT_lat" and "rft_TRANSPORT_bw"
+  local name=rft_$1
+  if ! env RFT_TRANSPORT="$1" RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx $ucx_rc \
+    rftrun -n 2 --no-tag-output --timeout 300 rft_bench_p2p --sizes 8,1048576 --json \
+    >"$work/$name.log" 2>&1; then
+    record "${name}_lat" "failed"
+    return
+  fi
+  record "${name}_lat" "$(awk -F'"p50_us": *' '/"p2p_latency"/ && /"size": *8,/ {
+    split($2, v, /[,}]/); print v[1]; exit }' "$work/$name.log")"
+  record "${name}_bw" "$(awk -F'"mb_s": *' '/"p2p_bandwidth"/ && /"size": *1048576,/ {
+    split($2, v, /[,}]/); print v[1]; exit }' "$work/$name.log")"
+}
+
+for ((rep = 1; rep <= reps; rep++)); do
+  client_server ib_send_lat ib_send_lat -d "$device" -x "$gid" -s 8 -n "$iters"
+  record ib_send_lat "$(perftest_column 8 '^t_(typical|median)' "$work/ib_send_lat.log")"
+  client_server ib_read_bw ib_read_bw -d "$device" -x "$gid" -s 1048576 -n 200
+  record ib_read_bw "$(perftest_column 1048576 'BW.average' "$work/ib_read_bw.log")"
+  client_server ucx_tag_lat env $ucx_rc ucx_perftest -t tag_lat -s 8 -n "$iters"
+  record ucx_tag_lat "$(awk '/^Final/ { print $3 }' "$work/ucx_tag_lat.log")"
+  client_server ucx_tag_bw env $ucx_rc ucx_perftest -t tag_bw -s 1048576 -n 200
+  record ucx_tag_bw "$(awk '/^Final/ { print $6 }' "$work/ucx_tag_bw.log")"
+  rft_p2p verbs
+  rft_p2p ucx
+done
+
+median() {  # NAME: the median of its values, or nothing
+  awk -v name="$1" '
+    $1 == name {
+      for (i = n++; i > 0 && v[i - 1] > $2 + 0; i--) v[i] = v[i - 1]
+      v[i] = $2 + 0
+    }
+    END { if (n) print (n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) }' "$results"
+}
+each() { awk -v name="$1" '$1 == name { printf " %s", $2 }' "$results"; }
+
+# line BENCH SIZE FIELD RFT REF: a JSON line and a table row for rft-verbs against REF.
+line() {
+  local bench=$1 size=$2 field=$3 rft=$4 ref=$5 a b ratio
+  a=$(median "$rft")
+  b=$(median "$ref")
+  [[ -n "$a" && -n "$b" ]] || return
+  ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", a / b }')
+  printf '{"bench":"%s","transport":"verbs","n":2,"size":%s,"reps":%s,"%s":%s,"ref":"%s","ref_%s":%s,"ratio":%s}\n' \
+    "$bench" "$size" "$reps" "$field" "$a" "$ref" "$field" "$b" "$ratio"
+  printf '%-14s %8s %-9s %10s %-14s %10s %7s   %s |%s\n' "$bench" "$size" "$rft" "$a" "$ref" "$b" \
+    "$ratio" "$(each "$rft")" "$(each "$ref")" >>"$work/table"
+}
+printf '# rft data plane over verbs beside perftest and UCX rc on %s: %s reps, medians\n' \
+  "$device" "$reps" >"$work/table"
+line p2p_latency 8 p50_us rft_verbs_lat ib_send_lat
+line p2p_latency 8 p50_us rft_verbs_lat ucx_tag_lat
+line p2p_latency 8 p50_us rft_verbs_lat rft_ucx_lat
+line p2p_bandwidth 1048576 mb_s rft_verbs_bw ib_read_bw
+line p2p_bandwidth 1048576 mb_s rft_verbs_bw ucx_tag_bw
+line p2p_bandwidth 1048576 mb_s rft_verbs_bw rft_ucx_bw
+cat "$work/table"
+exit "$missing"
