@@ -9,7 +9,7 @@
 # this order (interleaved, so that a slow stretch of an emulated guest hits every side alike):
 #   ib_send_lat 8 B and ib_read_bw 1 MiB (perftest, server and client in this machine);
 #   ucx_perftest tag_lat 8 B and tag_bw 1 MiB over UCX's rc transport on the device;
-#   rft_bench_p2p --sizes 8,1048576 under rftrun -n 2 with RFT_TRANSPORT=verbs, then =ucx (the
+#   rft_bench_p2p 8 B and 1 MiB under rftrun -n 2 with RFT_TRANSPORT=verbs, then =ucx (the
 #   data plane over UCX's rc, for the same comparison inside rft).
 # Same-node rings and CMA are off, so that the two ranks talk through the device. Figures are
 # medians over the reps: one-way latency (perftest's t_typical, UCX's typical, rft's p50) and
@@ -76,18 +76,27 @@ perftest_column() {
     col && $1 == size { print $col; exit }' "$3"
 }
 
+# rft_bench_p2p under rftrun: one run for the 8-byte latency (--iters ITERS) and one for the
+# 1 MiB bandwidth (--iters 10: windows of 64 messages, 640 MiB through the emulated device).
 rft_p2p() {  # TRANSPORT: appends "rft_TRANSPORT_lat" and "rft_TRANSPORT_bw"
   local name=rft_$1
-  if ! env RFT_TRANSPORT="$1" RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx $ucx_rc \
-    rftrun -n 2 --no-tag-output --timeout 300 rft_bench_p2p --sizes 8,1048576 --json \
-    >"$work/$name.log" 2>&1; then
-    record "${name}_lat" "failed"
-    return
+  run_rft() {  # SIZE ITERS
+    env RFT_TRANSPORT="$1" RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx $ucx_rc \
+      rftrun -n 2 --no-tag-output --timeout 600 rft_bench_p2p --sizes "$2" --iters "$3" --json \
+      >"$work/$name.log" 2>&1
+  }
+  if run_rft "$1" 8 "$iters"; then
+    record "${name}_lat" "$(awk -F'"p50_us": *' '/"p2p_latency"/ && /"size": *8,/ {
+      split($2, v, /[,}]/); print v[1]; exit }' "$work/$name.log")"
+  else
+    record "${name}_lat" failed
   fi
-  record "${name}_lat" "$(awk -F'"p50_us": *' '/"p2p_latency"/ && /"size": *8,/ {
-    split($2, v, /[,}]/); print v[1]; exit }' "$work/$name.log")"
-  record "${name}_bw" "$(awk -F'"mb_s": *' '/"p2p_bandwidth"/ && /"size": *1048576,/ {
-    split($2, v, /[,}]/); print v[1]; exit }' "$work/$name.log")"
+  if run_rft "$1" 1048576 10; then
+    record "${name}_bw" "$(awk -F'"mb_s": *' '/"p2p_bandwidth"/ && /"size": *1048576,/ {
+      split($2, v, /[,}]/); print v[1]; exit }' "$work/$name.log")"
+  else
+    record "${name}_bw" failed
+  fi
 }
 
 for ((rep = 1; rep <= reps; rep++)); do

@@ -146,6 +146,20 @@ TEST(DataPlaneTest, ABadShmRingsValueIsRefusedByName) {
   EXPECT_NE(r.output.find("maybe"), std::string::npos) << r.Report();
 }
 
+// A receive that matches the rendezvous request of a sender that has died since fails with
+// PROC_FAILED: here the same-node read (process_vm_readv) finds the process gone; in the
+// soft-RoCE guest the RDMA READ finds its QP dead (tools/softroce/selftest.sh). UCX's own
+// rendezvous is left out: with no failure registry (this worker has none) its fetch from a
+// dead peer of this node waits for UCX's keepalive, tens of seconds; in a job the registry
+// fails it as soon as the launcher reports the death. rftrun --ft reports the rank that raised
+// SIGKILL as a crash (137).
+TEST(DataPlaneTest, AReadFromADeadSenderFailsTheReceive) {
+  const auto r = RunWorker(2, {"read-death"}, {"RFT_RENDEZVOUS=cma"}, {"--ft"});
+  EXPECT_EQ(r.exit_status, 137) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "read-death ok: PROC_FAILED after"), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "FAILED:"), 0) << r.Report();
+}
+
 TEST(DataPlaneTest, APeersFailureCompletesItsOperationsAndSurvivorsGoOn) {
   const auto r = RunWorker(4, {"failure", "--victim", "2"}, {}, {"--ft"});
   ASSERT_EQ(r.exit_status, 0) << r.Report();

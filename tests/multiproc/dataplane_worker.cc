@@ -12,6 +12,8 @@
 //                the sender progresses again
 //   teardown     (n = 2) rank 0 destroys its data plane with operations in flight to a
 //                stopped rank 1: it returns within its bound, without aborting
+//   read-death   (n = 2; rftrun --ft) a receive that matches the rendezvous request of a
+//                sender that died since fails with RFT_ERR_PROC_FAILED (the read finds it gone)
 //   failure --victim V  (n >= 3; rftrun --ft) operations pending on V when it is
 //                killed (V has the launcher kill it once every survivor posted them)
 //                complete with RFT_ERR_PROC_FAILED, what V sent before is still
@@ -126,10 +128,12 @@ int CmaDone(Bootstrap& job, DataPlane& plane) {
 int Mesh(Bootstrap& job, DataPlane& plane) {
   const Rank n = job.size();
   const Rank me = job.rank();
-  // Each sender sends kPerPeer messages to each peer, sizes cycling through both paths.
+  // Each sender sends kPerPeer messages to each peer, sizes cycling through both paths: more than
+  // a path holds at once (the verbs channel's 16 credits and 18 send slots per peer, a ring's
+  // room), so that some wait in the direct queue, in order, until the receiver drains.
   const std::vector<size_t> sizes = {
       0, 8, 1000, plane.options().eager_limit, plane.options().eager_limit + 1, 200000};
-  constexpr uint32_t kPerPeer = 12;
+  constexpr uint32_t kPerPeer = 48;
   std::vector<std::vector<char>> outgoing;
   std::vector<Request*> sends;
   for (Rank peer = 0; peer < n; ++peer) {
@@ -351,13 +355,57 @@ int Teardown(Bootstrap& job, std::unique_ptr<DataPlane>& plane) {
   return 0;
 }
 
+// Rank 1 announces a large message to rank 0 (only the rendezvous request travels) and, once
+// rank 0 has it, kills itself. Rank 0 waits until the launcher reports rank 1 ended, without
+// progressing the data plane, so that nothing has told the plane yet; then it receives the
+// message: the plane matches the request and reads the data from a process that is gone (an
+// RDMA READ on a dead QP, a process_vm_readv of a missing pid, a UCX fetch), and the receive
+// must end with RFT_ERR_PROC_FAILED, not hang or succeed. The data plane alone, with no failure
+// registry: the read is the only witness.
+int ReadFromTheDead(Bootstrap& job, DataPlane& plane) {
+  constexpr int32_t kLargeTag = 40, kDieTag = 41;
+  const size_t large = plane.options().eager_limit * 8 + 100;
+  std::vector<char> data = Pattern(large, 1, 40);
+  if (job.rank() == 1) {
+    Request* send = nullptr;
+    CHECK_OK(plane.Isend(data.data(), large, 0, kLargeTag, kContext, &send));
+    char go = 0;
+    CHECK_OK(plane.Recv(&go, 1, 0, kDieTag, kContext, nullptr));
+    raise(SIGKILL);
+  }
+  const Deadline within = Deadline::After(std::chrono::seconds(20));
+  bool found = false;
+  while (!found) {
+    CHECK(!within.expired(), "rank 1's rendezvous request did not come within 20 s");
+    CHECK_OK(plane.Iprobe(1, kLargeTag, kContext, &found, nullptr));
+  }
+  const char go = 1;
+  CHECK_OK(plane.Send(&go, 1, 1, kDieTag, kContext));
+  while (!job.DeadRanks().Contains(1)) {
+    CHECK(!within.expired(), "the launcher did not report rank 1 ended within 20 s");
+    usleep(1000);
+  }
+  std::vector<char> in(large);
+  Request* receive = nullptr;
+  const int64_t start = MonotonicNanos();
+  CHECK_OK(plane.Irecv(in.data(), in.size(), 1, kLargeTag, kContext, &receive));
+  MessageStatus status;
+  const rft::Status waited = plane.Wait(&receive, &status, within);
+  const double ms = static_cast<double>(MonotonicNanos() - start) / 1e6;
+  CHECK(waited.code() == RFT_ERR_PROC_FAILED,
+        "the read from the dead rank 1 ended with " << waited.ToString());
+  std::printf("read-death ok: PROC_FAILED after %.1f ms\n", ms);
+  return 0;
+}
+
 }  // namespace
 }  // namespace rft::testing
 
 int main(int argc, char** argv) {
   using namespace rft::testing;
   setvbuf(stdout, nullptr, _IOLBF, 0);
-  if (argc < 2) return Fail("usage: rules | mesh | cma-done | teardown | failure --victim V");
+  if (argc < 2)
+    return Fail("usage: rules | mesh | cma-done | read-death | teardown | failure --victim V");
   const std::string mode = argv[1];
   auto joined = rft::transport::Bootstrap::Init();
   if (!joined.ok()) return Fail(joined.status().ToString());
@@ -399,10 +447,13 @@ int main(int argc, char** argv) {
     rc = Failure(job, plane, static_cast<rft::Rank>(std::atoi(argv[3])));
   } else if (mode == "cma-done") {
     rc = CmaDone(job, plane);
+  } else if (mode == "read-death") {
+    rc = ReadFromTheDead(job, plane);
+    if (rc == 0) return 0;  // rank 1 is gone: no final fence
   } else if (mode == "teardown") {
     return Teardown(job, bare_plane);
   } else {
-    return Fail("usage: rules | mesh | cma-done | teardown | failure --victim V");
+    return Fail("usage: rules | mesh | cma-done | read-death | teardown | failure --victim V");
   }
   if (rc != 0) return rc;
   if (mode != "failure") {

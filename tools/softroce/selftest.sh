@@ -171,6 +171,15 @@ check_binary dataplane-verbs-failure 0 \
     '^\[2\] failure completed in .* survivors ok without rank 1$' \
     '^\[3\] failure completed in .* survivors ok without rank 1$')" \
   "$dataplane_bins" "$dataplane_env; rftrun --ft -n 4 dataplane_worker failure --victim 1"
+# The RDMA READ of a rendezvous whose sender died after announcing it: the READ fails on the
+# dead QP and the receive ends with RFT_ERR_PROC_FAILED, with no failure registry to say so
+# first (137: rftrun reports the rank that raised SIGKILL as a crash).
+check_binary dataplane-verbs-read-death 0 \
+  "$(printf '%s\n' '^\[0\] rank 0: paths to 1 peers: 0 ring, 1 verbs$' \
+    '^\[0\] read-death ok: PROC_FAILED after [0-9.]+ ms$')" \
+  "$dataplane_bins" \
+  "$dataplane_env; rftrun --ft -n 2 dataplane_worker read-death; status=\$?
+   echo \"rftrun exit status \$status\"; [ \"\$status\" = 137 ]"
 
 echo "softroce: $passed passed, $failed failed"
 ((failed == 0))

@@ -590,6 +590,10 @@ unsigned DataPlane::Progress() {
   unsigned events = ucp_worker_progress(worker_->get());
   if (!rings_in_.empty()) events += ProgressRings();
   if (verbs_ != nullptr) events += ProgressVerbs();
+  // After the paths took their completions (room in a ring, credits and slots of the verbs
+  // channel): what waits for room goes out, in order.
+  if (!direct_backlog_.empty()) [[unlikely]]
+    FlushDirectQueues();
   if (reports_.HasItems()) ProcessNotices();
   return events;
 }
@@ -640,6 +644,7 @@ void DataPlane::DrainTransport() {
     unsigned events = ucp_worker_progress(worker_->get());
     if (!rings_in_.empty()) events += ProgressRings();
     if (verbs_ != nullptr) events += ProgressVerbs();
+    if (!direct_backlog_.empty()) FlushDirectQueues();
     if (events == 0) break;
   }
 }

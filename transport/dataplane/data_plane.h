@@ -1,7 +1,12 @@
-// The data plane: tagged point-to-point messages between the processes of a job over UCX, with
-// rft's own MPI tag matching and failure completion.
+// The data plane: tagged point-to-point messages between the processes of a job, with rft's own
+// MPI tag matching and failure completion.
 //
-// Every message is one UCX active message: rft's 32-byte header (transport/wire) as the AM
+// Each peer is reached by one path, chosen at start-up (path_): UCX's active messages, a
+// same-node ring (shm_path.cc, docs/shm.md), or the verbs backend (verbs_path.cc,
+// docs/verbs.md; RFT_TRANSPORT). The ring and verbs paths carry the same records as UCX (header
+// first) and the same rendezvous (the receiver reads the data: process_vm_readv or RDMA READ).
+//
+// Over UCX every message is one active message: rft's 32-byte header (transport/wire) as the AM
 // header, the user's bytes as the AM data. Up to the eager limit (RFT_EAGER_LIMIT) UCX sends
 // the data inline. Above it, between processes of one node, rft's own rendezvous sends a
 // request-to-send naming the data's address, and the receiver copies it with one
@@ -447,9 +452,9 @@ class DataPlane : private ucx::PeerFailureSink {
   // What a control message does once it left (written, sent by UCX) or its peer failed: the
   // receive it holds completes, and it goes back to the pool.
   void FinishControlSend(ControlSend* send);
-  // Writes what the direct queues hold while there is room; delivers what the incoming rings
-  // hold. The number of messages delivered.
+  // Delivers what the incoming rings hold; the number of messages delivered.
   unsigned ProgressRings();
+  // Writes what the direct queues (rings and verbs) hold while there is room.
   void FlushDirectQueues();
   // Drops `peer`'s direct queue (it failed): control messages finish, sends stay linked to the
   // peer for FailPeer.

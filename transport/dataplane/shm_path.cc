@@ -3,6 +3,8 @@
 // is written into a ring that this process alone writes and that peer alone reads, instead of
 // UCX's shared FIFO, which a writer killed mid-copy blocks for every peer. A message that finds
 // its ring full waits in that peer's queue, in order; what follows it to that peer waits behind.
+// That queue (the direct queue) serves the verbs path too (verbs_path.cc): DirectWrite writes
+// on whichever of the two the peer takes.
 //
 // Each process's segment is a memfd: a control page (whether the process sleeps in Idle), then
 // one incoming ring per rank of the node. Peers map it through pidfd_getfd on the descriptor
@@ -229,8 +231,6 @@ void DataPlane::FlushDirectQueues() {
 }
 
 unsigned DataPlane::ProgressRings() {
-  if (!direct_backlog_.empty()) [[unlikely]]
-    FlushDirectQueues();
   unsigned delivered = 0;
   for (size_t i = 0; i < rings_in_.size(); ++i) {
     shm::RingReader& ring = rings_in_[i];

@@ -84,9 +84,10 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   const uint32_t send_slots = peers * per_peer;
   const uint32_t slots = c->receive_slots_ + send_slots;
 
-  // Every receive slot and every send queue entry may complete before the next poll (a failed
-  // QP completes its unsignaled sends too).
-  const int cq_entries = static_cast<int>(c->receive_slots_ + peers * per_peer);
+  // Every receive slot and every send queue entry (sends, credit messages and reads) may
+  // complete before the next poll (a failed QP completes its unsignaled sends too).
+  const uint32_t send_queue = per_peer + kReadsPerPeer;
+  const int cq_entries = static_cast<int>(c->receive_slots_ + peers * send_queue);
   // The CQ reports to a completion channel, so that a caller with nothing to do can sleep on
   // its fd (WaitForCompletion) instead of polling; a caller that polls never arms it.
   c->completion_channel_ = ibv_create_comp_channel(context.pd()->context);
@@ -120,7 +121,6 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   for (uint32_t i = 0; i < c->receive_slots_; ++i) RFT_RETURN_IF_ERROR(c->PostReceive(i));
 
   RcQpOptions options;
-  const uint32_t send_queue = per_peer + kReadsPerPeer;
   options.max_send_wr = send_queue;
   options.cq = c->cq_;
   options.srq = c->srq_;
