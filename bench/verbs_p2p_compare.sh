@@ -69,10 +69,13 @@ record() {
   fi
 }
 
-# The column of perftest's table whose header matches PATTERN, in the row of SIZE.
+# perftest's figure in the row of SIZE: the column whose header matches PATTERN (ib_send_lat's
+# header is one word per column), or, with a number for PATTERN, that column (ib_read_bw's
+# "BW peak[MB/sec] BW average[MB/sec]" headers are two words each: the average is column 4).
 perftest_column() {
   awk -v size="$1" -v pattern="$2" '
-    $0 ~ pattern && !col { for (i = 1; i <= NF; i++) if ($i ~ pattern) col = i; next }
+    pattern ~ /^[0-9]+$/ { col = pattern }
+    /#bytes/ && !col { for (i = 1; i <= NF; i++) if ($i ~ pattern) col = i; next }
     col && $1 == size { print $col; exit }' "$3"
 }
 
@@ -103,7 +106,7 @@ for ((rep = 1; rep <= reps; rep++)); do
   client_server ib_send_lat ib_send_lat -d "$device" -x "$gid" -s 8 -n "$iters"
   record ib_send_lat "$(perftest_column 8 '^t_(typical|median)' "$work/ib_send_lat.log")"
   client_server ib_read_bw ib_read_bw -d "$device" -x "$gid" -s 1048576 -n 200
-  record ib_read_bw "$(perftest_column 1048576 'BW.average' "$work/ib_read_bw.log")"
+  record ib_read_bw "$(perftest_column 1048576 4 "$work/ib_read_bw.log")"
   client_server ucx_tag_lat env $ucx_rc ucx_perftest -t tag_lat -s 8 -n "$iters"
   record ucx_tag_lat "$(awk '/^Final/ { print $3 }' "$work/ucx_tag_lat.log")"
   client_server ucx_tag_bw env $ucx_rc ucx_perftest -t tag_bw -s 1048576 -n 200
