@@ -83,7 +83,7 @@ StatusOr<bool> DataPlane::ProbeCma() const {
   return true;
 }
 
-void DataPlane::EncodeCmaRequest(Request* request) {
+void DataPlane::EncodeCmaRequest(Request* request, uint32_t rkey) {
   request->awaiting_cma_done = true;
   request->cma_sequence = ++cma_sequence_;
   const RendezvousDescriptor descriptor{
@@ -91,6 +91,7 @@ void DataPlane::EncodeCmaRequest(Request* request) {
       .length = request->capacity,
       .cookie = reinterpret_cast<uint64_t>(request),
       .sequence = request->cma_sequence,
+      .rkey = rkey,
   };
   EncodeRendezvousDescriptor(
       descriptor, std::span<std::byte, kRendezvousDescriptorSize>(

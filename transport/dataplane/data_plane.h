@@ -385,7 +385,8 @@ class DataPlane : private ucx::PeerFailureSink {
   // the user may; an error when it cannot be used.
   StatusOr<bool> ProbeCma() const;
   // Writes a request-to-send's descriptor after the send's header.
-  void EncodeCmaRequest(Request* request);
+  // `rkey`: the verbs rendezvous's registration of the data (EncodeVerbsRequest); 0 on one node.
+  void EncodeCmaRequest(Request* request, uint32_t rkey = 0);
   void HandleCmaRequest(const WireHeader& header, std::span<const std::byte> payload);
   void HandleCmaDone(const WireHeader& header, std::span<const std::byte> payload);
   // Copies the message `descriptor` names from `source` into the receive and completes it.

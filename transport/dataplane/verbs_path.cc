@@ -194,18 +194,7 @@ bool DataPlane::EncodeVerbsRequest(Request* request) {
     return false;
   }
   request->verbs_mr = mr;
-  request->awaiting_cma_done = true;
-  request->cma_sequence = ++cma_sequence_;
-  const RendezvousDescriptor descriptor{
-      .address = reinterpret_cast<uint64_t>(request->buffer),
-      .length = request->capacity,
-      .cookie = reinterpret_cast<uint64_t>(request),
-      .sequence = request->cma_sequence,
-      .rkey = mr->rkey,
-  };
-  EncodeRendezvousDescriptor(
-      descriptor, std::span<std::byte, kRendezvousDescriptorSize>(
-                      request->header.data() + kWireHeaderSize, kRendezvousDescriptorSize));
+  EncodeCmaRequest(request, mr->rkey);
   return true;
 }
 
