@@ -43,7 +43,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   RendezvousDescriptor descriptor{kPoison, kPoison, kPoison, kPoison};
   const bool descriptor_ok = DecodeRendezvousDescriptor(payload, &descriptor);
-  FUZZ_CHECK(descriptor_ok == (size == kRendezvousDescriptorSize));
+  const bool reserved_zero = size == kRendezvousDescriptorSize && data[36] == 0 && data[37] == 0 &&
+                             data[38] == 0 && data[39] == 0;
+  FUZZ_CHECK(descriptor_ok == reserved_zero);
   if (!descriptor_ok) {
     FUZZ_CHECK((descriptor == RendezvousDescriptor{kPoison, kPoison, kPoison, kPoison}));
   } else {
@@ -51,6 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(descriptor.length == ReadLe64(data + 8));
     FUZZ_CHECK(descriptor.cookie == ReadLe64(data + 16));
     FUZZ_CHECK(descriptor.sequence == ReadLe64(data + 24));
+    FUZZ_CHECK(descriptor.rkey == (ReadLe64(data + 32) & 0xffffffff));
     std::byte again[kRendezvousDescriptorSize];
     EncodeRendezvousDescriptor(descriptor, std::span<std::byte, kRendezvousDescriptorSize>(again));
     FUZZ_CHECK(std::memcmp(again, data, size) == 0);

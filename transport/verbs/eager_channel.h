@@ -138,8 +138,8 @@ class EagerChannel {
   // memory (registered there under `rkey`) into `local` (registered here under `lkey`); the
   // read callback gets `token` when it ends. False (nothing posted) while the peer's send queue
   // is full: offer it again after Progress. RFT_ERR_PROC_FAILED once the peer's QP failed.
-  StatusOr<bool> Read(Rank peer, void* local, uint32_t lkey, uint64_t remote_address,
-                      uint32_t rkey, uint32_t length, uint32_t token);
+  StatusOr<bool> Read(Rank peer, void* local, uint32_t lkey, uint64_t remote_address, uint32_t rkey,
+                      uint32_t length, uint32_t token);
   void set_read_callback(ReadCallback on_read) { on_read_ = std::move(on_read); }
   // Reads a peer may have outstanding at once (each takes a send queue entry of its own).
   static constexpr uint32_t kReadsPerPeer = 4;

@@ -15,7 +15,10 @@ void EncodeRendezvousDescriptor(const RendezvousDescriptor& descriptor,
 }
 
 bool DecodeRendezvousDescriptor(std::span<const std::byte> payload, RendezvousDescriptor* out) {
-  if (payload.size() != kRendezvousDescriptorSize) return false;
+  // The reserved word must be zero: a future use of it is then never misread as this format.
+  if (payload.size() != kRendezvousDescriptorSize || LoadLittleEndian<uint32_t>(payload, 36) != 0) {
+    return false;
+  }
   out->address = LoadLittleEndian<uint64_t>(payload, 0);
   out->length = LoadLittleEndian<uint64_t>(payload, 8);
   out->cookie = LoadLittleEndian<uint64_t>(payload, 16);

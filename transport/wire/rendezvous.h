@@ -42,7 +42,7 @@ enum RendezvousDoneFlags : uint16_t {
 
 void EncodeRendezvousDescriptor(const RendezvousDescriptor& descriptor,
                                 std::span<std::byte, kRendezvousDescriptorSize> out);
-// False (and `*out` untouched) unless `payload` is exactly a descriptor.
+// False (and `*out` untouched) unless `payload` is exactly a descriptor, its reserved word 0.
 bool DecodeRendezvousDescriptor(std::span<const std::byte> payload, RendezvousDescriptor* out);
 
 void EncodeRendezvousDone(const RendezvousDone& done,

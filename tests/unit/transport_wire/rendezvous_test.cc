@@ -38,6 +38,16 @@ TEST(RendezvousDescriptorTest, RandomValuesRoundTrip) {
   }
 }
 
+TEST(RendezvousDescriptorTest, ANonZeroReservedWordIsRejected) {
+  RendezvousDescriptor descriptor{.address = 1, .length = 2, .cookie = 3, .sequence = 4, .rkey = 5};
+  std::array<std::byte, kRendezvousDescriptorSize> bytes;
+  EncodeRendezvousDescriptor(descriptor, bytes);
+  EXPECT_EQ(bytes[32], std::byte{5});
+  bytes[38] = std::byte{1};
+  RendezvousDescriptor decoded;
+  EXPECT_FALSE(DecodeRendezvousDescriptor(bytes, &decoded));
+}
+
 TEST(RendezvousDescriptorTest, EveryOtherSizeIsRejectedAndLeavesTheOutputAlone) {
   std::vector<std::byte> bytes(kRendezvousDescriptorSize + 8, std::byte{0x5A});
   for (size_t size = 0; size <= bytes.size(); ++size) {
