@@ -24,13 +24,13 @@ def header(version=1, type_=1, flags=0, source=1, context=0, epoch=0, tag=7, len
 def wire_header():
     prefix = struct.pack("<II", JOB_TOKEN, JOB_SIZE)
     eager = b"hello"
-    descriptor = struct.pack("<QQQQ", 0x7F0000001000, 1 << 20, 42, 1)
+    descriptor = struct.pack("<QQQQII", 0x7F0000001000, 1 << 20, 42, 1, 0x1234, 0)
     done = struct.pack("<QQ", 42, 1)
     return {
         "eager_valid": prefix + header(length=len(eager)) + eager,
         "eager_empty_valid": prefix + header(),
         "rendezvous_request_valid": prefix + header(type_=2, context=3, epoch=2,
-                                                    length=32) + descriptor,
+                                                    length=40) + descriptor,
         "rendezvous_done_valid": prefix + header(type_=3, flags=1, tag=0, length=16) + done,
         "control_valid": prefix + header(type_=4, source=3, tag=0),
         "too_short": prefix + header()[:20],
@@ -46,11 +46,13 @@ def wire_header():
 
 def rendezvous():
     return {
-        "descriptor_valid": struct.pack("<QQQQ", 0x7F0000001000, 1 << 20, 42, 1),
+        "descriptor_valid": struct.pack("<QQQQII", 0x7F0000001000, 1 << 20, 42, 1, 0x1234, 0),
+        "descriptor_reserved_nonzero": struct.pack("<QQQQII", 2**64 - 1, 2**64 - 1, 2**64 - 1,
+                                                   2**64 - 1, 0x71, 0x71),
         "done_valid": struct.pack("<QQ", 42, 1),
         "empty": b"",
-        "short_descriptor": bytes(31),
-        "long_descriptor": bytes(33),
+        "short_descriptor": bytes(39),
+        "long_descriptor": bytes(41),
     }
 
 
