@@ -117,8 +117,6 @@ void DataPlane::HandleCmaRequest(const WireHeader& header, std::span<const std::
 
 void DataPlane::ReadCma(Request* request, Rank source, int32_t tag,
                         const RendezvousDescriptor& descriptor) {
-  // The same rule as the sender's (Isend): CMA with a peer of this node, else verbs.
-  if (!cma_peers_[source]) return ReadVerbs(request, source, tag, descriptor);
   const size_t count = std::min<uint64_t>(descriptor.length, request->capacity);
   request->status.count = count;
   request->status.message_length = descriptor.length;
@@ -126,6 +124,8 @@ void DataPlane::ReadCma(Request* request, Rank source, int32_t tag,
     CompleteReceive(request, source, tag, RFT_ERR_PROC_FAILED);
     return;
   }
+  // The same rule as the sender's (Isend): CMA with a peer of this node, else verbs.
+  if (!cma_peers_[source]) return ReadVerbs(request, source, tag, descriptor);
   const int error = ReadFromProcess(pids_[source], request->buffer, descriptor.address, count);
   // Checked after the read: if the sender had ended, its pid may belong to another process by
   // now, and whatever was read (or refused) came from that one.

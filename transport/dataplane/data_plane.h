@@ -487,9 +487,13 @@ class DataPlane : private ucx::PeerFailureSink {
   // Registers a large send's buffer and writes its request-to-send's descriptor (with the rkey)
   // after its header; false (nothing registered) when registration fails.
   bool EncodeVerbsRequest(Request* request);
-  // Starts the RDMA READ of the message `descriptor` names from `source` into the receive.
+  // Starts the RDMA READ of the message `descriptor` names from `source` into the receive
+  // (from ReadCma, which set its counts and checked the sender).
   void ReadVerbs(Request* request, Rank source, int32_t tag,
                  const RendezvousDescriptor& descriptor);
+  // Posts the read `token` names: into the backlog when the peer's send queue is full; ended
+  // (PROC_FAILED, the peer reported) when the post fails.
+  void PostVerbsRead(uint32_t token);
   void OnVerbsRead(uint32_t token, bool ok);
   // Ends the read `token` names: the registration goes, and the receive completes (a done
   // message is sent unless the sender failed).

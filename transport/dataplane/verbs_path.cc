@@ -205,12 +205,11 @@ void DataPlane::ReleaseVerbsRegistration(Request* request) {
 
 void DataPlane::ReadVerbs(Request* request, Rank source, int32_t tag,
                           const RendezvousDescriptor& descriptor) {
-  const uint64_t count = std::min<uint64_t>(descriptor.length, request->capacity);
+  // ReadCma set the counts and failed the receive if the sender is known failed.
+  const uint64_t count = request->status.count;
   request->status.source = source;
   request->status.tag = tag;
-  request->status.count = count;
-  request->status.message_length = descriptor.length;
-  if (endpoints_->failed(source) || verbs_ == nullptr || source >= verbs_->channel_size) {
+  if (verbs_ == nullptr || source >= verbs_->channel_size) {
     CompleteReceive(request, source, tag, RFT_ERR_PROC_FAILED);
     return;
   }
@@ -252,12 +251,19 @@ void DataPlane::ReadVerbs(Request* request, Rank source, int32_t tag,
     request->peer = source;  // a wildcard receive now depends on this sender
     LinkToPeer(request, source);
   }
-  StatusOr<bool> posted = verbs_->channel->Read(
-      source, request->buffer, mr->lkey, descriptor.address, descriptor.rkey, read.length, token);
+  PostVerbsRead(token);
+}
+
+void DataPlane::PostVerbsRead(uint32_t token) {
+  const VerbsRead& read = verbs_->reads[token];
+  StatusOr<bool> posted =
+      verbs_->channel->Read(read.source, read.request->buffer, read.mr->lkey,
+                            read.descriptor.address, read.descriptor.rkey, read.length, token);
   if (posted.ok()) {
     if (!*posted) verbs_->read_backlog.push_back(token);  // the send queue is full: see Progress
     return;
   }
+  const Rank source = read.source;
   if (posted.status().code() != RFT_ERR_PROC_FAILED) {
     RFT_LOG_ERROR("receive from rank %u: %s; it is reported failed", source,
                   posted.status().ToString().c_str());
@@ -311,20 +317,10 @@ unsigned DataPlane::ProgressVerbs() {
     std::vector<uint32_t> waiting;
     waiting.swap(path.read_backlog);
     for (uint32_t token : waiting) {
-      VerbsRead& read = path.reads[token];
-      if (read.request == nullptr) {
+      if (path.reads[token].request == nullptr) {
         FinishVerbsRead(token, false);  // abandoned while it waited
-        continue;
-      }
-      StatusOr<bool> posted =
-          path.channel->Read(read.source, read.request->buffer, read.mr->lkey,
-                             read.descriptor.address, read.descriptor.rkey, read.length, token);
-      if (posted.ok() && !*posted) {
-        path.read_backlog.push_back(token);
-      } else if (!posted.ok()) {
-        const Rank source = read.source;
-        FinishVerbsRead(token, false);
-        Discovered(source);
+      } else {
+        PostVerbsRead(token);
       }
     }
   }
