@@ -7,8 +7,8 @@
 //   mesh         (n >= 2) every rank sends every other rank a stream of eager and
 //                rendezvous messages; receivers check content and per-sender order, half of
 //                them through ANY_SOURCE receives
-//   cma-done     (n = 2) a same-node receive whose done message cannot leave (the sender's
-//                FIFO is full and the sender is in a fence) stays pending, and completes once
+//   cma-done     (n = 2) a same-node or verbs receive whose done message cannot leave (the
+//                path is full and the sender is in a fence) stays pending, and completes once
 //                the sender progresses again
 //   teardown     (n = 2) rank 0 destroys its data plane with operations in flight to a
 //                stopped rank 1: it returns within its bound, without aborting
@@ -55,18 +55,19 @@ std::vector<char> Pattern(size_t size, Rank source, uint32_t seq) {
   return TestBytes(size, source * 1000 + seq);
 }
 
-// Rank 0 sends rank 1 a message large enough for the same-node rendezvous, then sits in a
-// fence, where it does not progress the data plane. Rank 1 fills rank 0's shared-memory FIFO
-// with small messages until one has to wait, then receives the large one: its done message
-// queues behind them, so the receive must stay pending, or a receiver that then blocked
-// outside rft would hold the sender's send forever. After the fence both complete.
+// Rank 0 sends rank 1 a message large enough for rft's own rendezvous (same-node or RDMA
+// READ), then sits in a fence, where it does not progress the data plane. Rank 1 fills its path
+// to rank 0 (the shared-memory FIFO, or the verbs channel's credits) with small messages until
+// one has to wait, then receives the large one: its done message queues behind them, so the
+// receive must stay pending, or a receiver that then blocked outside rft would hold the
+// sender's send forever. After the fence both complete.
 int CmaDone(Bootstrap& job, DataPlane& plane) {
   constexpr int32_t kLarge = 20, kFlood = 21, kFloodEnd = 22;
   constexpr uint32_t kMaxFlood = 1 << 20;
   CHECK(job.size() == 2, "cma-done needs n = 2, not " << job.size());
   const Rank me = job.rank();
-  if (!plane.UsesCmaWith(1 - me)) {
-    std::printf("cma-done skipped: no same-node rendezvous between the ranks\n");
+  if (!plane.UsesCmaWith(1 - me) && !plane.UsesVerbsTo(1 - me)) {
+    std::printf("cma-done skipped: neither the same-node rendezvous nor verbs between the ranks\n");
     return 0;
   }
   const size_t large = plane.options().eager_limit * 4 + 3;
@@ -84,7 +85,8 @@ int CmaDone(Bootstrap& job, DataPlane& plane) {
     }
     const Status sent = plane.Wait(&send, nullptr, Deadline::After(std::chrono::seconds(20)));
     CHECK(sent.ok(), "the large send: " << sent.ToString());
-    std::printf("cma-done ok rank=0 flooded=%u\n", flooded);
+    std::printf("cma-done ok rank=0 flooded=%u path=%s\n", flooded,
+                plane.UsesVerbsTo(1) ? "verbs" : (plane.UsesRingTo(1) ? "ring" : "ucx"));
     return 0;
   }
   MessageStatus status;
@@ -103,7 +105,7 @@ int CmaDone(Bootstrap& job, DataPlane& plane) {
     for (int i = 0; i < 3 && !done; ++i) CHECK_OK(plane.Test(&flood.back(), &done, nullptr));
     full = !done;
   }
-  CHECK(full, "rank 0's FIFO took " << flood.size() << " messages without filling");
+  CHECK(full, "rank 0's path took " << flood.size() << " messages without filling");
   std::vector<char> in(large);
   Request* receive = nullptr;
   CHECK_OK(plane.Irecv(in.data(), large, 0, kLarge, kContext, &receive));

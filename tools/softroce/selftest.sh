@@ -171,6 +171,13 @@ check_binary dataplane-verbs-failure 0 \
     '^\[2\] failure completed in .* survivors ok without rank 1$' \
     '^\[3\] failure completed in .* survivors ok without rank 1$')" \
   "$dataplane_bins" "$dataplane_env; rftrun --ft -n 4 dataplane_worker failure --victim 1"
+# A receive whose done message cannot leave (rank 1 used up its credits towards rank 0, which
+# sits in a fence) stays pending until the done message is on the wire: the channel must not
+# queue it and count it as sent.
+check_binary dataplane-verbs-done 0 \
+  "$(printf '%s\n' '^\[0\] cma-done ok rank=0 flooded=[0-9]+ path=verbs$' \
+    '^\[1\] cma-done ok rank=1 flooded=')" \
+  "$dataplane_bins" "$dataplane_env; rftrun -n 2 dataplane_worker cma-done"
 # The RDMA READ of a rendezvous whose sender died after announcing it: the READ fails on the
 # dead QP and the receive ends with RFT_ERR_PROC_FAILED, with no failure registry to say so
 # first (137: rftrun reports the rank that raised SIGKILL as a crash).

@@ -171,8 +171,11 @@ Status DataPlane::ConnectVerbs(const std::vector<RecordPrefix>& records,
 
 bool DataPlane::VerbsWrite(Rank peer, std::span<const std::byte> first,
                            std::span<const std::byte> second) {
-  StatusOr<verbs::SendResult> sent = verbs_->channel->Send(peer, first, second);
-  if (sent.ok()) return *sent != verbs::SendResult::kFull;
+  // Only a message on the wire counts as written: one the channel queued would go out only from
+  // a later Progress, and the done message of a receive that completed meanwhile would wait for
+  // a receiver that may have blocked outside rft (a fence), holding the sender's send.
+  StatusOr<verbs::SendResult> sent = verbs_->channel->SendNow(peer, first, second);
+  if (sent.ok()) return *sent == verbs::SendResult::kPosted;
   if (sent.status().code() != RFT_ERR_PROC_FAILED) {
     // The path to it broke in a way no retry mends: fail-stop, as for a broken connection.
     RFT_LOG_ERROR("verbs send to rank %u: %s; it is reported failed", peer,

@@ -219,7 +219,7 @@ void EagerChannel::MarkActive(Rank peer) {
 }
 
 StatusOr<SendResult> EagerChannel::Send(Rank peer, std::span<const std::byte> first,
-                                        std::span<const std::byte> second) {
+                                        std::span<const std::byte> second, bool queue) {
   if (peer >= peers_.size() || peer == self_) {
     return ArgError("eager send to " + PeerName(peer) + ": not a peer of rank " +
                     std::to_string(self_) + " in a job of " + std::to_string(peers_.size()));
@@ -253,7 +253,11 @@ StatusOr<SendResult> EagerChannel::Send(Rank peer, std::span<const std::byte> fi
     RFT_RETURN_IF_ERROR(Post(peer, data, length, kNoSlot, EagerKind::kData));
     return SendResult::kPosted;
   }
-  if (free_send_.empty()) return SendResult::kFull;
+  // Without a queue, only a message Flush will post at once is taken.
+  if (free_send_.empty() ||
+      (!queue && (p.count > 0 || !p.signals.has_room() || p.window.credits() == 0))) {
+    return SendResult::kFull;
+  }
   const uint32_t index = free_send_.back();
   free_send_.pop_back();
   if (!first.empty()) std::memcpy(slot(index), first.data(), first.size());

@@ -86,7 +86,8 @@ struct EagerConfig {
 enum class SendResult {
   kPosted,  // on the wire (its bytes were copied; the caller's buffer is free)
   kQueued,  // copied, waiting for credits; it goes out in order from Progress
-  kFull,    // every send slot is taken: nothing was kept; offer it again after Progress
+  kFull,    // nothing was kept (every send slot is taken, or SendNow could not post): offer it
+            // again after Progress
 };
 
 class EagerChannel {
@@ -132,7 +133,16 @@ class EagerChannel {
   }
   // The same for a message in two pieces (a header and its payload), gathered into one.
   StatusOr<SendResult> Send(Rank peer, std::span<const std::byte> first,
-                            std::span<const std::byte> second);
+                            std::span<const std::byte> second) {
+    return Send(peer, first, second, /*queue=*/true);
+  }
+  // Posts now or keeps nothing (kFull): for a caller with a queue of its own, whose sends count
+  // as done only once on the wire. A message queued here goes out only from a later Progress,
+  // which a process blocked outside the library never calls (docs/verbs.md).
+  StatusOr<SendResult> SendNow(Rank peer, std::span<const std::byte> first,
+                               std::span<const std::byte> second) {
+    return Send(peer, first, second, /*queue=*/false);
+  }
 
   // Zero-copy rendezvous: starts an RDMA READ of `length` bytes at `remote_address` in `peer`'s
   // memory (registered there under `rkey`) into `local` (registered here under `lkey`); the
@@ -203,6 +213,9 @@ class EagerChannel {
   const PeerStats& stats(Rank peer) const { return peers_[peer].stats; }
 
  private:
+  StatusOr<SendResult> Send(Rank peer, std::span<const std::byte> first,
+                            std::span<const std::byte> second, bool queue);
+
   struct Waiting {
     uint32_t slot;
     uint32_t length;
