@@ -110,6 +110,18 @@ constexpr SettingSpec kSettings[] = {
                "near the CPUs the process may run on (hwloc), then the rest, each in the order "
                "libibverbs lists them.",
     },
+    {
+        .name = "RFT_REGISTRATION_CACHE",
+        .kind = Kind::kSize,
+        .default_text = "1g",
+        .doc = "Memory the verbs rendezvous keeps registered between transfers, so that a "
+               "buffer sent from or received into again is not registered again (up to 64 "
+               "ranges; the least recently used goes first). A range is dropped when its "
+               "memory is unmapped (UCX's memory hooks). 0: every transfer registers its "
+               "buffer and deregisters it after.",
+        .min = 0,
+        .max = int64_t{1} << 40,
+    },
     // detector.
     {
         .name = "RFT_HEARTBEAT_PERIOD",

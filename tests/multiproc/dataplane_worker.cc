@@ -10,6 +10,8 @@
 //   cma-done     (n = 2) a same-node or verbs receive whose done message cannot leave (the
 //                path is full and the sender is in a fence) stays pending, and completes once
 //                the sender progresses again
+//   reg-cache    (n = 2, verbs) the same buffers sent from and received into again, then unmapped
+//                and mapped again at the same address: found registered, then not
 //   teardown     (n = 2) rank 0 destroys its data plane with operations in flight to a
 //                stopped rank 1: it returns within its bound, without aborting
 //   read-death   (n = 2; rftrun --ft) a receive that matches the rendezvous request of a
@@ -19,9 +21,11 @@
 //                complete with RFT_ERR_PROC_FAILED, what V sent before is still
 //                received, ANY_SOURCE receives stay pending, and the survivors go on
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -400,6 +404,64 @@ int ReadFromTheDead(Bootstrap& job, DataPlane& plane) {
   return 0;
 }
 
+// The verbs rendezvous's registration cache against memory that is unmapped and mapped again
+// at the same address (other pages): rank 0 sends from one mapping, rank 1 receives into one,
+// kSends times each (found registered after the first), then each end remaps its buffer with
+// new contents and the transfer runs again. A registration of the old pages used after the
+// remap would send the old bytes, or read into pages the receiver no longer sees: the contents
+// are checked every time.
+int RegistrationCacheCheck(Bootstrap& job, DataPlane& plane) {
+  constexpr int32_t kTag = 30;
+  constexpr int kSends = 5;
+  CHECK(job.size() == 2, "reg-cache needs n = 2, not " << job.size());
+  const Rank me = job.rank();
+  if (!plane.UsesVerbsTo(1 - me)) {
+    std::printf("reg-cache skipped: no verbs between the ranks\n");
+    return 0;
+  }
+  const size_t length = plane.options().eager_limit * 8 + 5;
+  const size_t mapped = (length + 4095) / 4096 * 4096;
+  // Anonymous pages of its own, at `at` when not null (failing rather than elsewhere).
+  auto map = [&](void* at) -> char* {
+    const int fixed = at == nullptr ? 0 : MAP_FIXED_NOREPLACE;
+    void* got =
+        mmap(at, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | fixed, -1, 0);
+    return got == MAP_FAILED || (at != nullptr && got != at) ? nullptr : static_cast<char*>(got);
+  };
+  char* buffer = map(nullptr);
+  CHECK(buffer != nullptr, "mmap of " << mapped << " bytes: " << std::strerror(errno));
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) {
+      // The same address, new pages: the cached registration must not be used.
+      CHECK(munmap(buffer, mapped) == 0, "munmap: " << std::strerror(errno));
+      CHECK(map(buffer) == buffer,
+            "mmap again at " << static_cast<void*>(buffer) << ": " << std::strerror(errno));
+    }
+    const std::vector<char> expected = Pattern(length, 0, 40 + round);
+    for (int i = 0; i < kSends; ++i) {
+      if (me == 0) {
+        std::memcpy(buffer, expected.data(), length);
+        CHECK_OK(plane.Send(buffer, length, 1, kTag, kContext));
+      } else {
+        std::memset(buffer, 0, length);
+        CHECK_OK(plane.Recv(buffer, length, 0, kTag, kContext, nullptr));
+        CHECK(std::memcmp(buffer, expected.data(), length) == 0,
+              "round " << round << " transfer " << i << ": the receive buffer holds other bytes");
+      }
+    }
+  }
+  const DataPlane::RegistrationCounts counts = plane.registration_counts();
+  munmap(buffer, mapped);
+  CHECK(counts.invalidations >= 1 && counts.hits >= 2 * (kSends - 1),
+        "registration cache: hits=" << counts.hits << " misses=" << counts.misses
+                                    << " invalidations=" << counts.invalidations);
+  std::printf("reg-cache ok rank=%u hits=%llu misses=%llu invalidations=%llu\n", me,
+              static_cast<unsigned long long>(counts.hits),
+              static_cast<unsigned long long>(counts.misses),
+              static_cast<unsigned long long>(counts.invalidations));
+  return 0;
+}
+
 }  // namespace
 }  // namespace rft::testing
 
@@ -407,7 +469,8 @@ int main(int argc, char** argv) {
   using namespace rft::testing;
   setvbuf(stdout, nullptr, _IOLBF, 0);
   if (argc < 2)
-    return Fail("usage: rules | mesh | cma-done | read-death | teardown | failure --victim V");
+    return Fail(
+        "usage: rules | mesh | cma-done | reg-cache | read-death | teardown | failure --victim V");
   const std::string mode = argv[1];
   auto joined = rft::transport::Bootstrap::Init();
   if (!joined.ok()) return Fail(joined.status().ToString());
@@ -449,13 +512,16 @@ int main(int argc, char** argv) {
     rc = Failure(job, plane, static_cast<rft::Rank>(std::atoi(argv[3])));
   } else if (mode == "cma-done") {
     rc = CmaDone(job, plane);
+  } else if (mode == "reg-cache") {
+    rc = RegistrationCacheCheck(job, plane);
   } else if (mode == "read-death") {
     rc = ReadFromTheDead(job, plane);
     if (rc == 0) return 0;  // rank 1 is gone: no final fence
   } else if (mode == "teardown") {
     return Teardown(job, bare_plane);
   } else {
-    return Fail("usage: rules | mesh | cma-done | read-death | teardown | failure --victim V");
+    return Fail(
+        "usage: rules | mesh | cma-done | reg-cache | read-death | teardown | failure --victim V");
   }
   if (rc != 0) return rc;
   if (mode != "failure") {

@@ -178,6 +178,13 @@ check_binary dataplane-verbs-done 0 \
   "$(printf '%s\n' '^\[0\] cma-done ok rank=0 flooded=[0-9]+ path=verbs$' \
     '^\[1\] cma-done ok rank=1 flooded=')" \
   "$dataplane_bins" "$dataplane_env; rftrun -n 2 dataplane_worker cma-done"
+# The rendezvous's registration cache: buffers sent from and received into again are found
+# registered; unmapped and mapped again at the same address, they are registered anew (the
+# contents are checked, so a stale registration fails the check).
+check_binary dataplane-verbs-registration-cache 0 \
+  "$(printf '%s\n' '^\[0\] reg-cache ok rank=0 hits=[0-9]+ misses=[0-9]+ invalidations=[1-9]' \
+    '^\[1\] reg-cache ok rank=1 hits=[0-9]+ misses=[0-9]+ invalidations=[1-9]')" \
+  "$dataplane_bins" "$dataplane_env; rftrun -n 2 dataplane_worker reg-cache"
 # The RDMA READ of a rendezvous whose sender died after announcing it: the READ fails on the
 # dead QP and the receive ends with RFT_ERR_PROC_FAILED, with no failure registry to say so
 # first (137: rftrun reports the rank that raised SIGKILL as a crash).

@@ -46,6 +46,9 @@ StatusOr<DataPlane::Options> DataPlane::OptionsFromConfig(const Bootstrap& job) 
   options.transport = *transport == "ucx"     ? NetworkTransport::kUcx
                       : *transport == "verbs" ? NetworkTransport::kVerbs
                                               : NetworkTransport::kAuto;
+  auto registration_cache = config::GetSize("RFT_REGISTRATION_CACHE");
+  if (!registration_cache.ok()) return registration_cache.status();
+  options.registration_cache = *registration_cache;
   return options;
 }
 

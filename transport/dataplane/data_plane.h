@@ -92,6 +92,8 @@ class DataPlane : private ucx::PeerFailureSink {
     // ordered pair in shared memory instead of UCX (RFT_SHM_RINGS; shm_path.cc, docs/shm.md).
     bool shm_rings = true;
     NetworkTransport transport = NetworkTransport::kAuto;
+    // Bytes the verbs rendezvous keeps registered between transfers (RFT_REGISTRATION_CACHE).
+    size_t registration_cache = size_t{1} << 30;
     // Context ids are below this (the API layer allocates them densely); messages for a
     // larger id are dropped and counted.
     uint32_t max_contexts = 65536;
@@ -138,6 +140,15 @@ class DataPlane : private ucx::PeerFailureSink {
   bool UsesRingTo(Rank peer) const { return peer < size_ && ring_out_[peer] != nullptr; }
   // Whether messages to `peer` go through the verbs backend (docs/verbs.md).
   bool UsesVerbsTo(Rank peer) const { return peer < size_ && path_[peer] == Path::kVerbs; }
+  // The verbs rendezvous's registration cache (docs/verbs.md): buffers found registered,
+  // buffers registered, and cached ranges dropped because their memory was unmapped. Zeros
+  // without verbs.
+  struct RegistrationCounts {
+    uint64_t hits = 0;
+    uint64_t misses = 0;
+    uint64_t invalidations = 0;
+  };
+  RegistrationCounts registration_counts() const;
 
   // Starts sending `bytes` bytes at `buffer` to `dest` with `tag` (>= 0) in `context_id`. The
   // buffer must stay untouched until the request completes. A failed `dest` gives a request
@@ -470,6 +481,10 @@ class DataPlane : private ucx::PeerFailureSink {
   // The verbs backend (verbs_path.cc, docs/verbs.md). Opens the port and the eager channel when
   // options_.transport allows and one is found, and offers it in own_record_ (kVerbs).
   Status OpenVerbs();
+  // The rendezvous's registration cache, listening to UCX's memory hooks for unmapped memory
+  // (nothing is cached when the hooks cannot be set); closing unhooks it and deregisters all.
+  void OpenRegistrationCache(VerbsPath& path);
+  void CloseRegistrationCache(VerbsPath& path);
   // What this process appends to its record after the prefix: a QP address for every rank
   // (empty unless it offers verbs).
   std::vector<std::byte> VerbsRecordPart() const;
@@ -484,8 +499,9 @@ class DataPlane : private ucx::PeerFailureSink {
   // which the UCX address follows; an error naming the rank when it does not fit.
   static StatusOr<size_t> VerbsPartOf(Rank rank, std::span<const std::byte> record);
   bool VerbsWrite(Rank peer, std::span<const std::byte> first, std::span<const std::byte> second);
-  // Registers a large send's buffer and writes its request-to-send's descriptor (with the rkey)
-  // after its header; false (nothing registered) when registration fails.
+  // Registers a large send's buffer (or finds it registered) and writes its request-to-send's
+  // descriptor (with the rkey) after its header; false (nothing registered) when registration
+  // fails.
   bool EncodeVerbsRequest(Request* request);
   // Starts the RDMA READ of the message `descriptor` names from `source` into the receive
   // (from ReadCma, which set its counts and checked the sender).
@@ -495,7 +511,7 @@ class DataPlane : private ucx::PeerFailureSink {
   // (PROC_FAILED, the peer reported) when the post fails.
   void PostVerbsRead(uint32_t token);
   void OnVerbsRead(uint32_t token, bool ok);
-  // Ends the read `token` names: the registration goes, and the receive completes (a done
+  // Ends the read `token` names: the registration is released, and the receive completes (a done
   // message is sent unless the sender failed).
   void FinishVerbsRead(uint32_t token, bool ok);
   unsigned ProgressVerbs();

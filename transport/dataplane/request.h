@@ -76,7 +76,8 @@ struct Request {
   // The verbs rendezvous: a send's registration of its buffer for the receiver's RDMA READ
   // (released when it completes), and a receive's read still running (its entry in the plane's
   // read table).
-  void* verbs_mr = nullptr;  // ibv_mr*
+  void* verbs_mr = nullptr;  // ibv_mr* of the send buffer, while the receiver may read it
+  int verbs_mr_entry = -1;   // its registration cache entry (RegistrationCache::Lease)
   bool verbs_reading = false;
   uint32_t verbs_read = 0;
   // A send still pending when its context was revoked: it completes with RFT_ERR_REVOKED once

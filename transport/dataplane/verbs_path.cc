@@ -9,14 +9,16 @@
 // through the plane's one receive path (OnActiveMessage). A message above the eager limit
 // travels as the rendezvous request of cma_rendezvous.cc with an rkey in its descriptor: the
 // receiver reads the data with an RDMA READ straight into the matched receive buffer and
-// answers with the done message, which completes the send. Both buffers are registered for the
-// transfer only.
+// answers with the done message, which completes the send. Both buffers' registrations are
+// kept for the next transfers (registration_cache.h), until their memory is unmapped.
 //
 // Failures: an error completion or a fatal asynchronous event fails the peer through the
 // registry (Discovered), as UCX's error callback does. When the plane fails a peer, its QP is
 // moved to the error state first, so that no RDMA touches this process's memory for it any
 // more; a read still running ends as flushed, and only then is its receive completed.
 #include "transport/dataplane/verbs_path.h"
+
+#include <ucm/api/ucm.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -37,6 +39,24 @@ namespace {
 // One RDMA READ carries a whole message; larger ones fail both ends with RFT_ERR_OTHER (a READ
 // in pieces is still to build).
 constexpr uint64_t kMaxVerbsRead = 1ull << 30;
+
+// UCX's memory hook: called in the unmapping thread, before the memory goes.
+void OnUnmapped(ucm_event_type_t, ucm_event_t* event, void* cache) {
+  static_cast<verbs::RegistrationCache*>(cache)->Unmapped(event->vm_unmapped.address,
+                                                          event->vm_unmapped.size);
+}
+// After UCX's own handlers (its registration caches use 1000): the order does not matter here.
+constexpr int kUnmapHookPriority = 1001;
+
+StatusOr<verbs::RegistrationCache::Registration> RegisterMemory(ibv_pd* pd, void* address,
+                                                                size_t length, int access) {
+  ibv_mr* mr = ibv_reg_mr(pd, address, length, access);
+  if (mr == nullptr) {
+    return OtherError("ibv_reg_mr of " + std::to_string(length) + " bytes failed (" +
+                      std::strerror(errno) + ")");
+  }
+  return verbs::RegistrationCache::Registration{mr, mr->lkey, mr->rkey};
+}
 
 }  // namespace
 
@@ -90,12 +110,51 @@ Status DataPlane::OpenVerbs() {
   path->channel = std::move(*channel);
   path->channel->set_read_callback([this](uint32_t token, bool ok) { OnVerbsRead(token, ok); });
   path->channel_size = size_;
+  OpenRegistrationCache(*path);
   verbs_wake_fds_[0] = path->channel->completion_fd();
   verbs_wake_fds_[1] = path->context->async_fd();
   RFT_LOG_INFO("verbs backend: %s port %d (%s)", endpoint->device.c_str(), endpoint->port,
                endpoint->link_layer.c_str());
   verbs_ = std::move(path);
   return Status::Ok();
+}
+
+void DataPlane::OpenRegistrationCache(VerbsPath& path) {
+  ibv_pd* pd = path.context->pd();
+  auto make = [pd](size_t bytes) {
+    return std::make_unique<verbs::RegistrationCache>(
+        bytes,
+        [pd](void* address, size_t length, int access) {
+          return RegisterMemory(pd, address, length, access);
+        },
+        [](void* handle) { ibv_dereg_mr(static_cast<ibv_mr*>(handle)); });
+  };
+  path.registrations = make(options_.registration_cache);
+  if (options_.registration_cache == 0) return;
+  // Caching is safe only while every unmap is reported: without the hook, nothing is kept.
+  const ucs_status_t hooked = ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, kUnmapHookPriority,
+                                                    OnUnmapped, path.registrations.get());
+  if (hooked == UCS_OK) {
+    path.unmap_hook = true;
+    return;
+  }
+  RFT_LOG_INFO("verbs: no registration cache: UCX's memory hooks are off (%s)",
+               ucs_status_string(hooked));
+  path.registrations = make(0);
+}
+
+void DataPlane::CloseRegistrationCache(VerbsPath& path) {
+  if (path.unmap_hook) {
+    ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, OnUnmapped, path.registrations.get());
+    path.unmap_hook = false;
+  }
+  path.registrations.reset();  // deregisters what it kept
+}
+
+DataPlane::RegistrationCounts DataPlane::registration_counts() const {
+  if (verbs_ == nullptr) return {};
+  const verbs::RegistrationCache::Stats stats = verbs_->registrations->stats();
+  return {.hits = stats.hits, .misses = stats.misses, .invalidations = stats.invalidations};
 }
 
 size_t DataPlane::VerbsPartBytes(uint32_t size) {
@@ -187,23 +246,24 @@ bool DataPlane::VerbsWrite(Rank peer, std::span<const std::byte> first,
 
 bool DataPlane::EncodeVerbsRequest(Request* request) {
   // Read-only access for the peer's READ: no write permission is asked of the caller's pages.
-  ibv_mr* mr =
-      ibv_reg_mr(verbs_->context->pd(), request->buffer, request->capacity, IBV_ACCESS_REMOTE_READ);
-  if (mr == nullptr) {
-    RFT_LOG_ERROR(
-        "send of %zu bytes to rank %u: ibv_reg_mr of the buffer failed (%s); the send "
-        "fails with RFT_ERR_OTHER",
-        request->capacity, request->peer, std::strerror(errno));
+  StatusOr<verbs::RegistrationCache::Lease> lease =
+      verbs_->registrations->Acquire(request->buffer, request->capacity, IBV_ACCESS_REMOTE_READ);
+  if (!lease.ok()) {
+    RFT_LOG_ERROR("send of %zu bytes to rank %u: %s; the send fails with RFT_ERR_OTHER",
+                  request->capacity, request->peer, lease.status().message().c_str());
     return false;
   }
-  request->verbs_mr = mr;
-  EncodeCmaRequest(request, mr->rkey);
+  request->verbs_mr = lease->registration.handle;
+  request->verbs_mr_entry = lease->entry;
+  EncodeCmaRequest(request, lease->registration.rkey);
   return true;
 }
 
 void DataPlane::ReleaseVerbsRegistration(Request* request) {
-  ibv_dereg_mr(static_cast<ibv_mr*>(request->verbs_mr));
+  verbs_->registrations->Release(
+      {.registration = {.handle = request->verbs_mr}, .entry = request->verbs_mr_entry});
   request->verbs_mr = nullptr;
+  request->verbs_mr_entry = verbs::RegistrationCache::kUncached;
 }
 
 void DataPlane::ReadVerbs(Request* request, Rank source, int32_t tag,
@@ -229,11 +289,9 @@ void DataPlane::ReadVerbs(Request* request, Rank source, int32_t tag,
   }
   request->status.error = descriptor.length > request->capacity ? RFT_ERR_TRUNCATE : RFT_SUCCESS;
   if (count == 0) return SendCmaDone(source, descriptor, 0, request);
-  ibv_mr* mr = ibv_reg_mr(verbs_->context->pd(), request->buffer, count, IBV_ACCESS_LOCAL_WRITE);
-  if (mr == nullptr) {
-    return read_failed(std::string("ibv_reg_mr of the receive buffer failed (") +
-                       std::strerror(errno) + ")");
-  }
+  StatusOr<verbs::RegistrationCache::Lease> lease =
+      verbs_->registrations->Acquire(request->buffer, count, IBV_ACCESS_LOCAL_WRITE);
+  if (!lease.ok()) return read_failed("the receive buffer: " + lease.status().message());
   if (verbs_->free_reads.empty()) {
     verbs_->free_reads.push_back(static_cast<uint32_t>(verbs_->reads.size()));
     verbs_->reads.emplace_back();
@@ -242,7 +300,7 @@ void DataPlane::ReadVerbs(Request* request, Rank source, int32_t tag,
   verbs_->free_reads.pop_back();
   VerbsRead& read = verbs_->reads[token];
   read = VerbsRead{.request = request,
-                   .mr = mr,
+                   .lease = *lease,
                    .source = source,
                    .tag = tag,
                    .descriptor = descriptor,
@@ -260,7 +318,7 @@ void DataPlane::ReadVerbs(Request* request, Rank source, int32_t tag,
 void DataPlane::PostVerbsRead(uint32_t token) {
   const VerbsRead& read = verbs_->reads[token];
   StatusOr<bool> posted =
-      verbs_->channel->Read(read.source, read.request->buffer, read.mr->lkey,
+      verbs_->channel->Read(read.source, read.request->buffer, read.lease.registration.lkey,
                             read.descriptor.address, read.descriptor.rkey, read.length, token);
   if (posted.ok()) {
     if (!*posted) verbs_->read_backlog.push_back(token);  // the send queue is full: see Progress
@@ -284,7 +342,7 @@ void DataPlane::OnVerbsRead(uint32_t token, bool ok) {
 
 void DataPlane::FinishVerbsRead(uint32_t token, bool ok) {
   VerbsRead& read = verbs_->reads[token];
-  ibv_dereg_mr(read.mr);
+  verbs_->registrations->Release(read.lease);
   Request* request = read.request;
   const Rank source = read.source;
   const int32_t tag = read.tag;
@@ -371,8 +429,9 @@ void DataPlane::CloseVerbs() {
     }
   }
   for (VerbsRead& read : verbs_->reads) {
-    if (read.in_use) ibv_dereg_mr(read.mr);
+    if (read.in_use) verbs_->registrations->Release(read.lease);
   }
+  CloseRegistrationCache(*verbs_);
   verbs_.reset();
 }
 

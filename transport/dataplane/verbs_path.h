@@ -13,6 +13,7 @@
 #include "base/rank_set.h"
 #include "transport/dataplane/request.h"
 #include "transport/verbs/eager_channel.h"
+#include "transport/verbs/registration_cache.h"
 #include "transport/verbs/verbs_context.h"
 #include "transport/wire/rendezvous.h"
 
@@ -21,7 +22,7 @@ namespace rft::transport {
 // An RDMA READ of a rendezvous into a matched receive, from its post to its completion.
 struct VerbsRead {
   Request* request = nullptr;  // nullptr once abandoned (its receive completed without it)
-  ibv_mr* mr = nullptr;        // the receive buffer's registration
+  verbs::RegistrationCache::Lease lease;  // the receive buffer's registration
   Rank source = 0;
   int32_t tag = 0;
   RendezvousDescriptor descriptor;
@@ -32,6 +33,10 @@ struct VerbsRead {
 struct VerbsPath {
   std::unique_ptr<verbs::VerbsContext> context;
   std::unique_ptr<verbs::EagerChannel> channel;
+  // Both ends' rendezvous buffers, registered once (registration_cache.h); told of unmapped
+  // memory by UCX's memory hooks while `unmap_hook` is set (verbs_path.cc).
+  std::unique_ptr<verbs::RegistrationCache> registrations;
+  bool unmap_hook = false;
   uint32_t channel_size = 0;  // the job's size when the QPs were made: later ranks use UCX
   // The reads in flight, indexed by the token the channel hands back; `free_reads` the unused
   // indices. Grows when all are in use (a read is a large message: rare next to eager ones).
