@@ -62,6 +62,9 @@ StatusOr<ControlPlane::Options> ControlPlane::OptionsFromConfig() {
   options.heartbeat.period_ns = period->count();
   options.heartbeat.timeout_ns = timeout->count();
   options.progress_thread = *thread;
+  auto transport = config::GetString("RFT_TRANSPORT");
+  if (!transport.ok()) return transport.status();
+  options.verbs_heartbeats = *transport != "ucx";
   if (options.heartbeat.timeout_ns <= 2 * options.heartbeat.period_ns) {
     return ArgError("RFT_HEARTBEAT_TIMEOUT of " + std::to_string(timeout->count() / 1000) +
                     " us: expected more than twice RFT_HEARTBEAT_PERIOD (" +
@@ -162,7 +165,8 @@ Status ControlPlane::SetUpWorker() {
   worker_ = std::move(*worker);
   RFT_RETURN_IF_ERROR(worker_->SetActiveMessageHandler(kControlAmId, &OnActiveMessage, this,
                                                        UCP_AM_FLAG_WHOLE_MSG));
-  OpenLocalChannel();  // bound before the exchange publishes its name
+  OpenLocalChannel();     // bound before the exchange publishes its name
+  OpenVerbsHeartbeats();  // likewise its QPs
   RFT_RETURN_IF_ERROR(Exchange());
   const bool watching = death_watch_ != nullptr;
   if (watching) {
@@ -260,6 +264,7 @@ Status ControlPlane::Exchange() {
   mine.region_descriptor = slots_->descriptor();
   if (death_watch_ != nullptr) mine.death_watch_segment = death_watch_->name();
   if (local_ != nullptr) mine.control_socket = local_->name();
+  if (verbs_heartbeats_ != nullptr) mine.heartbeat_qps = verbs_heartbeats_->RecordPart();
   const std::span<const std::byte> address = worker_->address();
   mine.worker_address.assign(address.begin(), address.end());
   auto published = job_->ExchangeLive("rft.control", EncodePeerRecord(mine));
@@ -286,6 +291,7 @@ Status ControlPlane::Exchange() {
 
   std::vector<std::vector<std::byte>> addresses(size_);
   std::vector<std::string> sockets(size_);
+  std::vector<std::vector<std::byte>> heartbeat_qps(size_);
   region_descriptors_.resize(size_);
   death_watch_segments_.assign(size_, std::string());
   pids_.assign(size_, 0);
@@ -299,8 +305,12 @@ Status ControlPlane::Exchange() {
     death_watch_segments_[r] = std::move(record->death_watch_segment);
     addresses[r] = std::move(record->worker_address);
     sockets[r] = std::move(record->control_socket);
+    heartbeat_qps[r] = std::move(record->heartbeat_qps);
   }
   ConnectLocalPeers(sockets);
+  // Before the start-up fence that follows: no rank writes a heartbeat before every QP to it is
+  // ready to take it.
+  ConnectVerbsHeartbeats(heartbeat_qps);
   transport::ucx::EndpointTable::Options table_options;
   table_options.failed = published->missing;
   auto table = transport::ucx::EndpointTable::Create(worker_.get(), self_, std::move(addresses),
@@ -435,6 +445,7 @@ void ControlPlane::HandleWork() {
 void ControlPlane::HandleTimer() {
   const int64_t now = MonotonicNanos();
   if (!node_.started() || now < node_.next_timer_ns()) return;
+  if (verbs_heartbeats_ != nullptr) PollVerbsHeartbeats();
   // The slots are written by peers' puts: read them as atomic words.
   auto read_slot = [&](uint64_t offset) {
     return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(slots_->data() + offset))
@@ -495,6 +506,46 @@ bool ControlPlane::Starved(Rank rank) {
   return internal::AnyThreadRunnableOrInIo(pids_[rank]);
 }
 
+void ControlPlane::OpenVerbsHeartbeats() {
+  // A replacement joins after the QPs were made, and its job's records have none for it.
+  if (!options_.verbs_heartbeats || job_->joined() || size_ < 2) return;
+  std::string why_not;
+  auto opened =
+      VerbsHeartbeats::Open(self_, size_, std::span(slots_->data(), slots_->size()), &why_not);
+  if (!opened.ok()) {
+    RFT_LOG_WARN("heartbeats through UCX only: %s", opened.status().ToString().c_str());
+  } else if (*opened == nullptr) {
+    RFT_LOG_DEBUG("heartbeats through UCX only: %s", why_not.c_str());
+  } else {
+    verbs_heartbeats_ = std::move(*opened);
+  }
+}
+
+void ControlPlane::ConnectVerbsHeartbeats(const std::vector<std::vector<std::byte>>& parts) {
+  if (verbs_heartbeats_ == nullptr) return;
+  uint32_t connected = 0;
+  for (Rank r = 0; r < parts.size(); ++r) {
+    if (r == self_ || parts[r].empty()) continue;  // it puts and takes through UCX
+    const Status status = verbs_heartbeats_->Connect(r, parts[r]);
+    if (!status.ok()) {
+      RFT_LOG_WARN("heartbeats to rank %u through UCX: %s", r, status.ToString().c_str());
+      continue;
+    }
+    ++connected;
+  }
+  RFT_LOG_INFO("heartbeats by RDMA WRITE to %u of %u peers", connected, size() - 1);
+}
+
+void ControlPlane::PollVerbsHeartbeats() {
+  verbs_heartbeats_->Poll([this](Rank peer, std::string_view status) {
+    // What UCX's error callback says of a peer it cannot reach: the registry judges (a peer
+    // that departed is not failed).
+    RFT_LOG_INFO("heartbeat write to rank %u: %.*s", peer, static_cast<int>(status.size()),
+                 status.data());
+    registry_->Report(peer, FailureSource::kTransport);
+  });
+}
+
 bool ControlPlane::PutHeartbeat(Rank observer, uint64_t word, uint64_t slot_offset) {
   if (observer >= size_ || endpoints_ == nullptr) return true;
   // The endpoint table may hold a peer failed that the registry does not: a departed peer's end
@@ -505,6 +556,14 @@ bool ControlPlane::PutHeartbeat(Rank observer, uint64_t word, uint64_t slot_offs
   if (registry_->IsFailed(observer) || endpoints_->failed_ranks().Contains(observer)) {
     remote_[observer].reset();
     return true;
+  }
+  if (verbs_heartbeats_ != nullptr && verbs_heartbeats_->connected(observer)) {
+    const bool posted = verbs_heartbeats_->Put(observer, slot_offset, word);
+    if (posted) {
+      heartbeats_put_.fetch_add(1, std::memory_order_relaxed);
+      heartbeats_written_.fetch_add(1, std::memory_order_relaxed);
+    }
+    return posted;
   }
   if (remote_[observer] == nullptr) {
     auto ep = endpoints_->Get(observer);
@@ -540,6 +599,10 @@ void ControlPlane::SayFarewell() {
   while (remote_[observer] != nullptr && remote_[observer]->word_in_flight() &&
          !deadline.expired()) {
     worker_->Progress();
+  }
+  // A write is on the wire once posted; its completion says the observer's HCA took it.
+  while (verbs_heartbeats_ != nullptr && !verbs_heartbeats_->idle() && !deadline.expired()) {
+    PollVerbsHeartbeats();
   }
 }
 

@@ -54,6 +54,7 @@
 #include "detector/detector_node.h"
 #include "detector/failure_registry.h"
 #include "detector/peer_record.h"
+#include "detector/verbs_heartbeats.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/datagram/local_datagram.h"
 #include "transport/ucx/endpoint_table.h"
@@ -117,6 +118,9 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
     // The ranks leave the start-up fence at different times: the first heartbeat of the rank
     // observed from the start is awaited this long, plus the timeout (DetectorNode::Options).
     int64_t first_word_timeout_ns = 1'000'000'000;
+    // Heartbeats by RDMA WRITE where the host has a verbs port (verbs_heartbeats.h); false
+    // (RFT_TRANSPORT=ucx): through UCX's put only.
+    bool verbs_heartbeats = true;
   };
   // From RFT_HEARTBEAT_PERIOD, RFT_HEARTBEAT_TIMEOUT and RFT_PROGRESS_THREAD; RFT_ERR_ARG
   // naming the variable for a bad value or a timeout not above twice the period.
@@ -179,6 +183,10 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   const Options& options() const { return options_; }
   // Counters, readable from any thread.
   uint64_t heartbeats_put() const { return heartbeats_put_.load(std::memory_order_relaxed); }
+  // Of those, the ones written by RDMA WRITE through the heartbeat QPs (verbs_heartbeats.h).
+  uint64_t heartbeats_written() const {
+    return heartbeats_written_.load(std::memory_order_relaxed);
+  }
   uint64_t suspicions() const { return suspicions_.load(std::memory_order_relaxed); }
   uint64_t late_ticks() const { return late_ticks_.load(std::memory_order_relaxed); }
   // Ticks at which a silent observed process was excused as starved, not hung.
@@ -237,6 +245,12 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // False while an earlier put to `observer` is still in flight (try again after progress);
   // true once posted, or when there is nothing to put to.
   bool PutHeartbeat(Rank observer, uint64_t word, uint64_t slot_offset);
+  // Opens the heartbeat QPs (before the exchange publishes them), unless options or the host
+  // say no; connects to the peers that published theirs.
+  void OpenVerbsHeartbeats();
+  void ConnectVerbsHeartbeats(const std::vector<std::vector<std::byte>>& parts);
+  // Takes the heartbeat writes' completions: a failed one reports its observer.
+  void PollVerbsHeartbeats();
   // Tells the observer this process ends cleanly (a farewell word in its slot), so that its
   // silence is not taken for a failure while the others finish too.
   void SayFarewell();
@@ -281,6 +295,9 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   std::unique_ptr<transport::ucx::UcxContext> context_;
   std::unique_ptr<transport::ucx::UcxWorker> worker_;
   std::unique_ptr<transport::ucx::LocalRegion> slots_;  // this process's heartbeat slot
+  // Heartbeats by RDMA WRITE into the same slots; null without verbs. After slots_: its QPs
+  // and registration go first.
+  std::unique_ptr<VerbsHeartbeats> verbs_heartbeats_;
   std::unique_ptr<transport::ucx::EndpointTable> endpoints_;
   std::vector<std::vector<std::byte>> region_descriptors_;  // [rank]
   std::vector<std::string> death_watch_segments_;           // [rank]; empty: none
@@ -359,6 +376,7 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   std::vector<std::thread> killers_;               // launcher aborts in flight (they block)
 
   std::atomic<uint64_t> heartbeats_put_{0};
+  std::atomic<uint64_t> heartbeats_written_{0};
   std::atomic<uint64_t> suspicions_{0};
   std::atomic<uint64_t> late_ticks_{0};
   std::atomic<uint64_t> starved_ticks_{0};

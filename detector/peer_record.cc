@@ -6,23 +6,27 @@
 
 namespace rft::detector {
 namespace {
-constexpr size_t kFixedSize = 16;
+constexpr size_t kFixedSize = 20;
 // Longer than any name DeathWatch or LocalDatagramChannel makes; a bound so a bad record cannot
 // ask for much.
 constexpr size_t kMaxSegmentName = 255;
 constexpr size_t kMaxSocketName = 107;  // sockaddr_un's path, less the abstract name's NUL
+// 16 bytes and a QP address of 48 for each of up to 2^20 ranks.
+constexpr size_t kMaxHeartbeatQps = 16 + (size_t{48} << 20);
 }  // namespace
 
 std::vector<std::byte> EncodePeerRecord(const PeerRecord& record) {
   const uint32_t descriptor_size = static_cast<uint32_t>(record.region_descriptor.size());
   const uint32_t name_size = static_cast<uint32_t>(record.death_watch_segment.size());
   const uint32_t socket_size = static_cast<uint32_t>(record.control_socket.size());
-  std::vector<std::byte> bytes(kFixedSize + descriptor_size + name_size + socket_size +
+  const uint32_t qps_size = static_cast<uint32_t>(record.heartbeat_qps.size());
+  std::vector<std::byte> bytes(kFixedSize + descriptor_size + name_size + socket_size + qps_size +
                                record.worker_address.size());
   StoreLittleEndian<uint32_t>(bytes, 0, record.pid);
   StoreLittleEndian<uint32_t>(bytes, 4, descriptor_size);
   StoreLittleEndian<uint32_t>(bytes, 8, name_size);
   StoreLittleEndian<uint32_t>(bytes, 12, socket_size);
+  StoreLittleEndian<uint32_t>(bytes, 16, qps_size);
   std::byte* out = bytes.data() + kFixedSize;
   if (descriptor_size > 0) std::memcpy(out, record.region_descriptor.data(), descriptor_size);
   out += descriptor_size;
@@ -30,6 +34,8 @@ std::vector<std::byte> EncodePeerRecord(const PeerRecord& record) {
   out += name_size;
   if (socket_size > 0) std::memcpy(out, record.control_socket.data(), socket_size);
   out += socket_size;
+  if (qps_size > 0) std::memcpy(out, record.heartbeat_qps.data(), qps_size);
+  out += qps_size;
   if (!record.worker_address.empty()) {
     std::memcpy(out, record.worker_address.data(), record.worker_address.size());
   }
@@ -48,6 +54,7 @@ StatusOr<PeerRecord> DecodePeerRecord(std::span<const std::byte> bytes, uint32_t
   const uint32_t descriptor_size = LoadLittleEndian<uint32_t>(bytes, 4);
   const uint32_t name_size = LoadLittleEndian<uint32_t>(bytes, 8);
   const uint32_t socket_size = LoadLittleEndian<uint32_t>(bytes, 12);
+  const uint32_t qps_size = LoadLittleEndian<uint32_t>(bytes, 16);
   if (name_size > kMaxSegmentName) {
     return OtherError(who + "a death-watch segment name of " + std::to_string(name_size) +
                       " bytes: expected at most " + std::to_string(kMaxSegmentName));
@@ -56,14 +63,19 @@ StatusOr<PeerRecord> DecodePeerRecord(std::span<const std::byte> bytes, uint32_t
     return OtherError(who + "a control socket name of " + std::to_string(socket_size) +
                       " bytes: expected at most " + std::to_string(kMaxSocketName));
   }
+  if (qps_size > kMaxHeartbeatQps) {
+    return OtherError(who + "heartbeat QP addresses of " + std::to_string(qps_size) +
+                      " bytes: expected at most " + std::to_string(kMaxHeartbeatQps));
+  }
   const size_t rest = bytes.size() - kFixedSize;
-  // 64-bit sums: three u32 lengths cannot wrap.
-  if (static_cast<uint64_t>(descriptor_size) + name_size + socket_size >= rest) {
-    return OtherError(who + std::to_string(bytes.size()) + " bytes with a " +
-                      std::to_string(descriptor_size) + "-byte region descriptor, a " +
-                      std::to_string(name_size) + "-byte segment name and a " +
-                      std::to_string(socket_size) +
-                      "-byte socket name: expected them and a worker address to fit");
+  // 64-bit sums: four u32 lengths cannot wrap.
+  if (static_cast<uint64_t>(descriptor_size) + name_size + socket_size + qps_size >= rest) {
+    return OtherError(
+        who + std::to_string(bytes.size()) + " bytes with a " + std::to_string(descriptor_size) +
+        "-byte region descriptor, a " + std::to_string(name_size) + "-byte segment name, a " +
+        std::to_string(socket_size) + "-byte socket name and " + std::to_string(qps_size) +
+        " bytes of heartbeat QP addresses: expected them and a worker address to "
+        "fit");
   }
   const std::byte* in = bytes.data() + kFixedSize;
   record.region_descriptor.assign(in, in + descriptor_size);
@@ -72,6 +84,8 @@ StatusOr<PeerRecord> DecodePeerRecord(std::span<const std::byte> bytes, uint32_t
   in += name_size;
   record.control_socket.assign(reinterpret_cast<const char*>(in), socket_size);
   in += socket_size;
+  record.heartbeat_qps.assign(in, in + qps_size);
+  in += qps_size;
   record.worker_address.assign(in, bytes.data() + bytes.size());
   return record;
 }

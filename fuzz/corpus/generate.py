@@ -185,12 +185,32 @@ def merge_record():
     }
 
 
+def peer_record():
+    def record(pid=4242, descriptor=b"\1\2\3", segment=b"", socket=b"", qps=b"",
+               address=b"\x09\x08\x07", lengths=None):
+        sizes = lengths or (len(descriptor), len(segment), len(socket), len(qps))
+        return struct.pack("<IIIII", pid, *sizes) + descriptor + segment + socket + qps + address
+    qps = struct.pack("<IQI", 2, 0x7F0000002000, 0x55) + bytes(2 * 48)
+    return {
+        "valid_minimal": record(),
+        "valid_with_segment_and_socket": record(segment=b"/rft-0000abcd-3",
+                                                socket=b"rft.control.42.3"),
+        "valid_with_heartbeat_qps": record(qps=qps),
+        "no_address": record(address=b""),
+        "short": record()[:11],
+        "huge_lengths": record(lengths=(2**32 - 1, 2**32 - 1, 2**32 - 1, 2**32 - 1)),
+        "segment_name_too_long": record(segment=b"s" * 256),
+        "heartbeat_qps_overrun": record(qps=qps, lengths=(3, 0, 0, len(qps) + 3)),
+    }
+
+
 def main():
     for target, seeds in [("wire_header", wire_header()), ("rendezvous", rendezvous()),
                           ("broadcast", broadcast()), ("heartbeat", heartbeat()),
                           ("config", config()), ("log_level", log_level()),
                           ("rank_set", rank_set()), ("rftrun_options", rftrun_options()),
-                          ("era_message", era_message()), ("merge_record", merge_record())]:
+                          ("era_message", era_message()), ("merge_record", merge_record()),
+                          ("peer_record", peer_record())]:
         directory = os.path.join(HERE, target)
         shutil.rmtree(directory, ignore_errors=True)
         os.makedirs(directory)

@@ -118,8 +118,9 @@ int Quiet(Bootstrap& job, FailureRegistry& registry, ControlPlane& control, doub
   CHECK(control.suspicions() == 0 && registry.count() == 0,
         control.suspicions() << " suspicions, " << registry.count() << " failures without a fault");
   CHECK_OK(job.Fence(false));
-  std::printf("quiet ok rank=%u heartbeats=%llu\n", job.rank(),
-              static_cast<unsigned long long>(put));
+  std::printf("quiet ok rank=%u heartbeats=%llu by_rdma_write=%llu\n", job.rank(),
+              static_cast<unsigned long long>(put),
+              static_cast<unsigned long long>(control.heartbeats_written()));
   return 0;
 }
 

@@ -2,10 +2,11 @@
 # Checks the soft-RoCE harness end to end: a guest boots with an active rxe0, verbs traffic
 # flows in one guest (perftest) and between two, UCX's rc transport works over rxe, and the
 # command's exit status comes out, and rft's own verbs programs (rft_info, the verbs backend's
-# loopback check, its RC mesh and its eager channel between rftrun's ranks, and the data plane
-# over the verbs backend, from the `bazel build` this stage follows) see and use rxe0. Prints
-# one line per check and, last, "softroce: N passed, N failed". A guest that cannot boot fails
-# every check that needs it: nothing passes without having run.
+# loopback check, its RC mesh and its eager channel between rftrun's ranks, the data plane over
+# the verbs backend, and the detector's heartbeats by RDMA WRITE, from the `bazel build` this
+# stage follows) see and use rxe0. Prints one line per check and, last, "softroce: N passed, N
+# failed". A guest that cannot boot fails every check that needs it: nothing passes without
+# having run.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 run=$here/softroce.sh
@@ -194,6 +195,24 @@ check_binary dataplane-verbs-read-death 0 \
   "$dataplane_bins" \
   "$dataplane_env; rftrun --ft -n 2 dataplane_worker read-death; status=\$?
    echo \"rftrun exit status \$status\"; [ \"\$status\" = 137 ]"
+
+# Heartbeats by RDMA WRITE (detector/verbs_heartbeats.h): the control plane's own QPs write
+# every heartbeat word into the observer's slot. quiet: three ranks for 2 s, every heartbeat
+# written through a QP and no suspicion (a write that did not land would be one); stop: a
+# stopped rank's silence is found by its observer (source=heartbeat) and it is killed.
+detector_env="export $ucx_env RFT_HEARTBEAT_PERIOD=20ms RFT_HEARTBEAT_TIMEOUT=1s RFT_LOG_LEVEL=info"
+detector_bins="bazel-bin/tools/rftrun/rftrun bazel-bin/tests/multiproc/detector_worker"
+check_binary detector-verbs-heartbeats 0 \
+  "$(printf '%s\n' '^\[0\] \[rft:0\] info: heartbeats by RDMA WRITE to 2 of 2 peers$' \
+    '^\[0\] quiet ok rank=0 heartbeats=[1-9][0-9]* by_rdma_write=[1-9]' \
+    '^\[1\] quiet ok rank=1 heartbeats=[1-9][0-9]* by_rdma_write=[1-9]' \
+    '^\[2\] quiet ok rank=2 heartbeats=[1-9][0-9]* by_rdma_write=[1-9]')" \
+  "$detector_bins" "$detector_env; rftrun --ft -n 3 detector_worker quiet --seconds 2"
+check_binary detector-verbs-heartbeat-stop 0 \
+  "$(printf '%s\n' '^\[1\] \[rft:1\] info: heartbeats by RDMA WRITE to 2 of 2 peers$' \
+    'fault ok rank=[01] victim=2 source=heartbeat' \
+    '^\[0\] fault ok rank=0 victim=2 ' '^\[1\] fault ok rank=1 victim=2 ')" \
+  "$detector_bins" "$detector_env; rftrun --ft -n 3 detector_worker fault stop --victim 2"
 
 echo "softroce: $passed passed, $failed failed"
 ((failed == 0))

@@ -1,0 +1,164 @@
+#include "detector/verbs_heartbeats.h"
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "base/byte_order.h"
+#include "base/config.h"
+#include "transport/verbs/device.h"
+#include "transport/verbs/qp_address.h"
+
+namespace rft::detector {
+namespace {
+
+// The record part's header: rank count, slots address, rkey.
+constexpr size_t kPartHeader = 4 + 8 + 4;
+// Writes per QP awaiting their completion: a period's word and a hand-over word (heartbeat_ring.h).
+constexpr uint32_t kInFlightPerPeer = 2;
+
+size_t PartBytes(uint32_t size) { return kPartHeader + size * verbs::kQpAddressSize; }
+
+}  // namespace
+
+StatusOr<std::unique_ptr<VerbsHeartbeats>> VerbsHeartbeats::Open(Rank self, uint32_t size,
+                                                                 std::span<std::byte> slots,
+                                                                 std::string* why_not) {
+  StatusOr<std::vector<verbs::VerbsDevice>> devices = verbs::ListDevices();
+  if (!devices.ok() || devices->empty()) {
+    *why_not = devices.ok() ? "no verbs device on this host" : devices.status().message();
+    return std::unique_ptr<VerbsHeartbeats>();
+  }
+  StatusOr<std::string> requested = config::GetString("RFT_NET_DEVICE");
+  if (!requested.ok()) return requested.status();
+  StatusOr<verbs::Endpoint> endpoint = verbs::SelectPort(*devices, *requested);
+  if (!endpoint.ok()) {
+    *why_not = endpoint.status().message();
+    return std::unique_ptr<VerbsHeartbeats>();
+  }
+  auto heartbeats = std::unique_ptr<VerbsHeartbeats>(new VerbsHeartbeats());
+  heartbeats->self_ = self;
+  // The context's buffer stages words for a device that cannot send them inline.
+  StatusOr<std::unique_ptr<verbs::VerbsContext>> context =
+      verbs::VerbsContext::Open(*endpoint, size * kInFlightPerPeer * sizeof(uint64_t),
+                                static_cast<int>(size * kInFlightPerPeer + 16));
+  if (!context.ok()) return context.status();
+  heartbeats->context_ = std::move(*context);
+  heartbeats->slots_mr_ = ibv_reg_mr(heartbeats->context_->pd(), slots.data(), slots.size(),
+                                     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  if (heartbeats->slots_mr_ == nullptr) {
+    return OtherError(std::string("ibv_reg_mr of the heartbeat slots failed (") +
+                      std::strerror(errno) + ")");
+  }
+  heartbeats->peers_.resize(size);
+  verbs::RcQpOptions options;
+  options.max_send_wr = kInFlightPerPeer;
+  options.max_recv_wr = 1;
+  options.max_inline_data = sizeof(uint64_t);
+  for (Rank r = 0; r < size; ++r) {
+    if (r == self) continue;
+    StatusOr<std::unique_ptr<verbs::RcQp>> qp = verbs::RcQp::Create(*heartbeats->context_, options);
+    if (!qp.ok()) return qp.status();
+    heartbeats->peers_[r].qp = std::move(*qp);
+  }
+  return heartbeats;
+}
+
+VerbsHeartbeats::~VerbsHeartbeats() {
+  peers_.clear();  // the QPs before the registration they may still write into
+  if (slots_mr_ != nullptr) ibv_dereg_mr(slots_mr_);
+}
+
+std::vector<std::byte> VerbsHeartbeats::RecordPart() const {
+  const uint32_t size = static_cast<uint32_t>(peers_.size());
+  std::vector<std::byte> part(PartBytes(size));
+  StoreLittleEndian<uint32_t>(part, 0, size);
+  StoreLittleEndian<uint64_t>(part, 4, reinterpret_cast<uintptr_t>(slots_mr_->addr));
+  StoreLittleEndian<uint32_t>(part, 12, slots_mr_->rkey);
+  for (Rank r = 0; r < size; ++r) {
+    if (r == self_) continue;
+    const std::vector<std::byte> address = verbs::EncodeQpAddress(peers_[r].qp->address());
+    std::memcpy(part.data() + kPartHeader + r * verbs::kQpAddressSize, address.data(),
+                address.size());
+  }
+  return part;
+}
+
+Status VerbsHeartbeats::Connect(Rank peer, std::span<const std::byte> part) {
+  const uint32_t size = static_cast<uint32_t>(peers_.size());
+  auto bad = [&](const std::string& what) {
+    return OtherError("rank " + std::to_string(peer) + "'s heartbeat QP addresses: " + what);
+  };
+  if (peer >= size || peer == self_) return bad("not a peer of this job");
+  if (part.size() != PartBytes(size) || LoadLittleEndian<uint32_t>(part, 0) != size) {
+    return bad(std::to_string(part.size()) + " bytes, not those of a job of " +
+               std::to_string(size) + " ranks");
+  }
+  StatusOr<verbs::QpAddress> address = verbs::DecodeQpAddress(
+      part.subspan(kPartHeader + self_ * verbs::kQpAddressSize, verbs::kQpAddressSize));
+  if (!address.ok()) return bad(address.status().message());
+  Peer& p = peers_[peer];
+  RFT_RETURN_IF_ERROR(p.qp->Connect(*address));
+  p.slots_address = LoadLittleEndian<uint64_t>(part, 4);
+  p.slots_rkey = LoadLittleEndian<uint32_t>(part, 12);
+  p.connected = true;
+  return Status::Ok();
+}
+
+bool VerbsHeartbeats::Put(Rank observer, uint64_t offset, uint64_t word) {
+  Peer& p = peers_[observer];
+  if (!p.connected || p.failed || p.in_flight == kInFlightPerPeer) return false;
+  ibv_sge sge;
+  sge.length = sizeof(word);
+  ibv_send_wr wr;
+  std::memset(&wr, 0, sizeof(wr));
+  wr.wr_id = observer;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = p.slots_address + offset;
+  wr.wr.rdma.rkey = p.slots_rkey;
+  if (p.qp->max_inline_data() >= sizeof(word)) {
+    sge.addr = reinterpret_cast<uintptr_t>(&word);  // copied as it is posted
+    sge.lkey = 0;
+    wr.send_flags |= IBV_SEND_INLINE;
+  } else {
+    // One staging word per write in flight to this observer, taken in turn (a QP's writes
+    // complete in order, so the older one is free when a turn comes round).
+    const uint32_t turn = p.staging_turn++ % kInFlightPerPeer;
+    std::byte* staging =
+        context_->buffer().data() + (observer * kInFlightPerPeer + turn) * sizeof(uint64_t);
+    std::memcpy(staging, &word, sizeof(word));
+    sge.addr = reinterpret_cast<uintptr_t>(staging);
+    sge.lkey = context_->mr()->lkey;
+  }
+  ibv_send_wr* bad = nullptr;
+  if (ibv_post_send(p.qp->qp(), &wr, &bad) != 0) return false;
+  ++p.in_flight;
+  ++outstanding_;
+  ++writes_;
+  return true;
+}
+
+void VerbsHeartbeats::Poll(const std::function<void(Rank, std::string_view)>& failed) {
+  ibv_wc wcs[16];
+  int n;
+  while ((n = ibv_poll_cq(context_->cq(), 16, wcs)) > 0) {
+    for (int i = 0; i < n; ++i) {
+      const Rank peer = static_cast<Rank>(wcs[i].wr_id);
+      if (peer >= peers_.size()) continue;
+      Peer& p = peers_[peer];
+      if (p.in_flight > 0) {
+        --p.in_flight;
+        --outstanding_;
+      }
+      if (wcs[i].status != IBV_WC_SUCCESS && !p.failed) {
+        p.failed = true;
+        failed(peer, ibv_wc_status_str(wcs[i].status));
+      }
+    }
+  }
+}
+
+}  // namespace rft::detector
