@@ -111,6 +111,15 @@ constexpr SettingSpec kSettings[] = {
                "libibverbs lists them.",
     },
     {
+        .name = "RFT_VERBS_READ_SIZE",
+        .kind = Kind::kSize,
+        .default_text = "1g",
+        .doc = "Largest RDMA READ the verbs rendezvous posts (the port's largest message bounds "
+               "it too); a longer message is read in pieces of this size, up to 4 in flight.",
+        .min = 4096,
+        .max = int64_t{1} << 31,
+    },
+    {
         .name = "RFT_REGISTRATION_CACHE",
         .kind = Kind::kSize,
         .default_text = "1g",

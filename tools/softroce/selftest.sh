@@ -172,6 +172,14 @@ check_binary dataplane-verbs-failure 0 \
     '^\[2\] failure completed in .* survivors ok without rank 1$' \
     '^\[3\] failure completed in .* survivors ok without rank 1$')" \
   "$dataplane_bins" "$dataplane_env; rftrun --ft -n 4 dataplane_worker failure --victim 1"
+# Messages read in pieces (RFT_VERBS_READ_SIZE=4k: a 64 KiB message is 16 READs, 4 in flight
+# per QP, the rest waiting for room): the same rules and mesh, byte for byte.
+check_binary dataplane-verbs-read-pieces 0 \
+  "$(printf '%s\n' '^\[0\] rules ok n=2' '^\[1\] rules ok n=2' '^\[0\] mesh ok n=3' \
+    '^\[1\] mesh ok n=3' '^\[2\] mesh ok n=3' '^rules status 0, mesh status 0$')" \
+  "$dataplane_bins" "$dataplane_env RFT_VERBS_READ_SIZE=4k; rftrun -n 2 dataplane_worker rules
+   rules=\$?; rftrun -n 3 dataplane_worker mesh; mesh=\$?
+   echo \"rules status \$rules, mesh status \$mesh\"; [ \$rules = 0 ] && [ \$mesh = 0 ]"
 # A receive whose done message cannot leave (rank 1 used up its credits towards rank 0, which
 # sits in a fence) stays pending until the done message is on the wire: the channel must not
 # queue it and count it as sent.

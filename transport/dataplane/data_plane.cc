@@ -49,6 +49,9 @@ StatusOr<DataPlane::Options> DataPlane::OptionsFromConfig(const Bootstrap& job) 
   auto registration_cache = config::GetSize("RFT_REGISTRATION_CACHE");
   if (!registration_cache.ok()) return registration_cache.status();
   options.registration_cache = *registration_cache;
+  auto read_size = config::GetSize("RFT_VERBS_READ_SIZE");
+  if (!read_size.ok()) return read_size.status();
+  options.verbs_read_size = *read_size;
   return options;
 }
 

@@ -94,6 +94,9 @@ class DataPlane : private ucx::PeerFailureSink {
     NetworkTransport transport = NetworkTransport::kAuto;
     // Bytes the verbs rendezvous keeps registered between transfers (RFT_REGISTRATION_CACHE).
     size_t registration_cache = size_t{1} << 30;
+    // The largest RDMA READ of the verbs rendezvous; longer messages go in pieces
+    // (RFT_VERBS_READ_SIZE).
+    size_t verbs_read_size = size_t{1} << 30;
     // Context ids are below this (the API layer allocates them densely); messages for a
     // larger id are dropped and counted.
     uint32_t max_contexts = 65536;
@@ -507,9 +510,10 @@ class DataPlane : private ucx::PeerFailureSink {
   // (from ReadCma, which set its counts and checked the sender).
   void ReadVerbs(Request* request, Rank source, int32_t tag,
                  const RendezvousDescriptor& descriptor);
-  // Posts the read `token` names: into the backlog when the peer's send queue is full; ended
-  // (PROC_FAILED, the peer reported) when the post fails.
-  void PostVerbsRead(uint32_t token);
+  // Posts the pieces of the read `token` names that are not posted yet, as the peer's send
+  // queue has room (the rest waits in the backlog), and ends the read once nothing is in flight
+  // and it is whole, failed (a post failed: the peer is reported) or abandoned.
+  void ContinueVerbsRead(uint32_t token);
   void OnVerbsRead(uint32_t token, bool ok);
   // Ends the read `token` names: the registration is released, and the receive completes (a done
   // message is sent unless the sender failed).

@@ -36,10 +36,6 @@
 namespace rft::transport {
 namespace {
 
-// One RDMA READ carries a whole message; larger ones fail both ends with RFT_ERR_OTHER (a READ
-// in pieces is still to build).
-constexpr uint64_t kMaxVerbsRead = 1ull << 30;
-
 // UCX's memory hook: called in the unmapping thread, before the memory goes.
 void OnUnmapped(ucm_event_type_t, ucm_event_t* event, void* cache) {
   static_cast<verbs::RegistrationCache*>(cache)->Unmapped(event->vm_unmapped.address,
@@ -110,6 +106,8 @@ Status DataPlane::OpenVerbs() {
   path->channel = std::move(*channel);
   path->channel->set_read_callback([this](uint32_t token, bool ok) { OnVerbsRead(token, ok); });
   path->channel_size = size_;
+  path->read_size =
+      std::min<uint64_t>(options_.verbs_read_size, path->context->port_attr().max_msg_sz);
   OpenRegistrationCache(*path);
   verbs_wake_fds_[0] = path->channel->completion_fd();
   verbs_wake_fds_[1] = path->context->async_fd();
@@ -283,10 +281,6 @@ void DataPlane::ReadVerbs(Request* request, Rank source, int32_t tag,
     CompleteReceive(request, source, tag, RFT_ERR_OTHER);
     SendCmaDone(source, descriptor, kRendezvousReadFailed);
   };
-  if (count > kMaxVerbsRead) {
-    return read_failed("an RDMA read over " + std::to_string(kMaxVerbsRead) +
-                       " bytes is not supported yet");
-  }
   request->status.error = descriptor.length > request->capacity ? RFT_ERR_TRUNCATE : RFT_SUCCESS;
   if (count == 0) return SendCmaDone(source, descriptor, 0, request);
   StatusOr<verbs::RegistrationCache::Lease> lease =
@@ -304,7 +298,7 @@ void DataPlane::ReadVerbs(Request* request, Rank source, int32_t tag,
                    .source = source,
                    .tag = tag,
                    .descriptor = descriptor,
-                   .length = static_cast<uint32_t>(count),
+                   .length = count,
                    .in_use = true};
   request->verbs_reading = true;
   request->verbs_read = token;
@@ -312,36 +306,56 @@ void DataPlane::ReadVerbs(Request* request, Rank source, int32_t tag,
     request->peer = source;  // a wildcard receive now depends on this sender
     LinkToPeer(request, source);
   }
-  PostVerbsRead(token);
+  ContinueVerbsRead(token);
 }
 
-void DataPlane::PostVerbsRead(uint32_t token) {
-  const VerbsRead& read = verbs_->reads[token];
-  StatusOr<bool> posted =
-      verbs_->channel->Read(read.source, read.request->buffer, read.lease.registration.lkey,
-                            read.descriptor.address, read.descriptor.rkey, read.length, token);
-  if (posted.ok()) {
-    if (!*posted) verbs_->read_backlog.push_back(token);  // the send queue is full: see Progress
-    return;
+void DataPlane::ContinueVerbsRead(uint32_t token) {
+  VerbsRead& read = verbs_->reads[token];
+  // Abandoned or failed: nothing more is posted, and the end waits for what is in flight.
+  const bool stopped = read.request == nullptr || read.failed;
+  while (!stopped && read.posted < read.length) {
+    const uint64_t piece = std::min(verbs_->read_size, read.length - read.posted);
+    StatusOr<bool> posted = verbs_->channel->Read(
+        read.source, static_cast<std::byte*>(read.request->buffer) + read.posted,
+        read.lease.registration.lkey, read.descriptor.address + read.posted, read.descriptor.rkey,
+        static_cast<uint32_t>(piece), token);
+    if (!posted.ok()) {
+      const Rank source = read.source;
+      if (posted.status().code() != RFT_ERR_PROC_FAILED) {
+        RFT_LOG_ERROR("receive from rank %u: %s; it is reported failed", source,
+                      posted.status().ToString().c_str());
+      }
+      read.failed = true;
+      if (read.in_flight == 0) FinishVerbsRead(token, false);
+      Discovered(source);  // its QP is flushed: the READs in flight end as failed
+      return;
+    }
+    if (!*posted) {
+      // The send queue is full: ProgressVerbs goes on with it.
+      if (!read.waiting) verbs_->read_backlog.push_back(token);
+      read.waiting = true;
+      return;
+    }
+    read.posted += piece;
+    ++read.in_flight;
   }
-  const Rank source = read.source;
-  if (posted.status().code() != RFT_ERR_PROC_FAILED) {
-    RFT_LOG_ERROR("receive from rank %u: %s; it is reported failed", source,
-                  posted.status().ToString().c_str());
-  }
-  FinishVerbsRead(token, false);
-  Discovered(source);
+  if (read.in_flight == 0) FinishVerbsRead(token, !read.failed && read.request != nullptr);
 }
 
 void DataPlane::OnVerbsRead(uint32_t token, bool ok) {
-  if (verbs_ == nullptr || token >= verbs_->reads.size() || !verbs_->reads[token].in_use) {
+  if (verbs_ == nullptr || token >= verbs_->reads.size() || !verbs_->reads[token].in_use ||
+      verbs_->reads[token].in_flight == 0) {
     return;  // not one of ours: the channel checked the QP, so this cannot happen
   }
-  FinishVerbsRead(token, ok);
+  VerbsRead& read = verbs_->reads[token];
+  --read.in_flight;
+  if (!ok) read.failed = true;
+  ContinueVerbsRead(token);
 }
 
 void DataPlane::FinishVerbsRead(uint32_t token, bool ok) {
   VerbsRead& read = verbs_->reads[token];
+  if (read.waiting) std::erase(verbs_->read_backlog, token);  // ended by a failed READ
   verbs_->registrations->Release(read.lease);
   Request* request = read.request;
   const Rank source = read.source;
@@ -378,11 +392,8 @@ unsigned DataPlane::ProgressVerbs() {
     std::vector<uint32_t> waiting;
     waiting.swap(path.read_backlog);
     for (uint32_t token : waiting) {
-      if (path.reads[token].request == nullptr) {
-        FinishVerbsRead(token, false);  // abandoned while it waited
-      } else {
-        PostVerbsRead(token);
-      }
+      path.reads[token].waiting = false;
+      ContinueVerbsRead(token);
     }
   }
   if (++path.calls_since_async >= VerbsPath::kAsyncEvery) {
@@ -395,12 +406,19 @@ unsigned DataPlane::ProgressVerbs() {
 void DataPlane::DisconnectVerbs(Rank peer) {
   if (peer >= verbs_->channel_size) return;
   verbs_->channel->Disconnect(peer);
-  // Reads that never got onto the wire end here; the posted ones end as flushed.
+  // Reads waiting for room stop here; what they have in flight ends as flushed, and the last
+  // completion ends them (at once when none is in flight).
+  std::vector<uint32_t> stopped;
   std::erase_if(verbs_->read_backlog, [&](uint32_t token) {
     if (verbs_->reads[token].source != peer) return false;
-    FinishVerbsRead(token, false);
+    stopped.push_back(token);
     return true;
   });
+  for (uint32_t token : stopped) {
+    verbs_->reads[token].waiting = false;
+    verbs_->reads[token].failed = true;
+    ContinueVerbsRead(token);
+  }
 }
 
 bool DataPlane::VerbsReadyToSleep() {

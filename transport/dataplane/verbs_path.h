@@ -19,14 +19,19 @@
 
 namespace rft::transport {
 
-// An RDMA READ of a rendezvous into a matched receive, from its post to its completion.
+// The RDMA READs of a rendezvous into a matched receive, from the first post to the last
+// completion: one READ per piece of at most the read size, several in flight.
 struct VerbsRead {
   Request* request = nullptr;  // nullptr once abandoned (its receive completed without it)
   verbs::RegistrationCache::Lease lease;  // the receive buffer's registration
   Rank source = 0;
   int32_t tag = 0;
   RendezvousDescriptor descriptor;
-  uint32_t length = 0;  // the bytes read (the receive's capacity may be smaller)
+  uint64_t length = 0;     // the bytes to read (the receive's capacity may be smaller)
+  uint64_t posted = 0;     // of which READs were posted for
+  uint32_t in_flight = 0;  // READs posted and not completed
+  bool failed = false;     // a READ failed or could not be posted: the data is lost
+  bool waiting = false;    // in the backlog (once at most)
   bool in_use = false;
 };
 
@@ -38,6 +43,7 @@ struct VerbsPath {
   std::unique_ptr<verbs::RegistrationCache> registrations;
   bool unmap_hook = false;
   uint32_t channel_size = 0;  // the job's size when the QPs were made: later ranks use UCX
+  uint64_t read_size = 0;     // one READ's largest length (setting and port)
   // The reads in flight, indexed by the token the channel hands back; `free_reads` the unused
   // indices. Grows when all are in use (a read is a large message: rare next to eager ones).
   std::vector<VerbsRead> reads;

@@ -126,6 +126,7 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   options.srq = c->srq_;
   options.max_inline_data = config.max_inline_data;
   options.signal_all = false;
+  options.reads_in_flight = kReadsPerPeer;  // as many as the send queue has entries for
   // Half the queue: a completion every few SENDs is cheap, and entries come back long before a
   // burst would find the queue full.
   const SendQueueSignals signals(send_queue, std::max(1u, per_peer / 2));

@@ -1,5 +1,6 @@
 #include "transport/verbs/rc_qp.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <random>
@@ -33,7 +34,7 @@ Status ConnectRc(ibv_qp* qp, const RcPath& path) {
   attr.path_mtu = path.path_mtu;
   attr.dest_qp_num = path.dest_qpn;
   attr.rq_psn = path.rq_psn;
-  attr.max_dest_rd_atomic = 1;
+  attr.max_dest_rd_atomic = path.max_dest_rd_atomic;
   attr.min_rnr_timer = path.timing.min_rnr_timer;
   attr.ah_attr.dlid = path.dlid;
   attr.ah_attr.port_num = path.port;
@@ -56,7 +57,7 @@ Status ConnectRc(ibv_qp* qp, const RcPath& path) {
   attr.timeout = path.timing.timeout;
   attr.retry_cnt = path.timing.retry_cnt;
   attr.rnr_retry = path.timing.rnr_retry;
-  attr.max_rd_atomic = 1;
+  attr.max_rd_atomic = path.max_rd_atomic;
   if (int rc = ibv_modify_qp(qp, &attr,
                              IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
                                  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
@@ -97,7 +98,20 @@ StatusOr<std::unique_ptr<RcQp>> RcQp::Create(VerbsContext& context, const RcQpOp
   // fall into the new one's window. PSNs are 24 bits.
   const uint32_t psn = std::random_device()() & 0xffffff;
   // ibv_create_qp wrote the granted capabilities back into attr.cap.
-  return std::unique_ptr<RcQp>(new RcQp(context, qp, psn, attr.cap.max_inline_data));
+  // Within the device's limits (as requester and as responder); at least 1 each.
+  uint8_t max_rd_atomic = 1;
+  uint8_t max_dest_rd_atomic = 1;
+  if (options.reads_in_flight > 1) {
+    ibv_device_attr device;
+    if (ibv_query_device(context.pd()->context, &device) == 0) {
+      max_rd_atomic = static_cast<uint8_t>(
+          std::clamp<int>(device.max_qp_init_rd_atom, 1, options.reads_in_flight));
+      max_dest_rd_atomic =
+          static_cast<uint8_t>(std::clamp<int>(device.max_qp_rd_atom, 1, options.reads_in_flight));
+    }
+  }
+  return std::unique_ptr<RcQp>(
+      new RcQp(context, qp, psn, attr.cap.max_inline_data, max_rd_atomic, max_dest_rd_atomic));
 }
 
 RcQp::~RcQp() { ibv_destroy_qp(qp_); }
@@ -126,6 +140,8 @@ Status RcQp::Connect(const QpAddress& remote, const RcTiming& timing) {
   path.rq_psn = remote.psn;
   path.sq_psn = psn_;
   path.timing = timing;
+  path.max_rd_atomic = max_rd_atomic_;
+  path.max_dest_rd_atomic = max_dest_rd_atomic_;
   return ConnectRc(qp_, path);
 }
 

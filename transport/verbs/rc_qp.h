@@ -38,6 +38,9 @@ struct RcPath {
   uint32_t rq_psn = 0;  // the remote's first send PSN
   uint32_t sq_psn = 0;  // ours
   RcTiming timing;
+  // RDMA READs this QP may have outstanding as requester, and its peer's as responder.
+  uint8_t max_rd_atomic = 1;
+  uint8_t max_dest_rd_atomic = 1;
 };
 
 // Moves a fresh (RESET) RC QP through INIT, RTR and RTS, allowing remote writes. The error
@@ -55,6 +58,8 @@ struct RcQpOptions {
   // Every send completes on the CQ; false: only those posted with IBV_SEND_SIGNALED (and any that
   // fail).
   bool signal_all = true;
+  // RDMA READs in flight at once, each way (RcPath; clamped to what the device allows).
+  uint8_t reads_in_flight = 1;
 };
 
 class RcQp {
@@ -83,8 +88,14 @@ class RcQp {
   uint32_t max_inline_data() const { return max_inline_data_; }
 
  private:
-  RcQp(VerbsContext& context, ibv_qp* qp, uint32_t psn, uint32_t max_inline_data)
-      : context_(context), qp_(qp), psn_(psn), max_inline_data_(max_inline_data) {}
+  RcQp(VerbsContext& context, ibv_qp* qp, uint32_t psn, uint32_t max_inline_data,
+       uint8_t max_rd_atomic, uint8_t max_dest_rd_atomic)
+      : context_(context),
+        qp_(qp),
+        psn_(psn),
+        max_inline_data_(max_inline_data),
+        max_rd_atomic_(max_rd_atomic),
+        max_dest_rd_atomic_(max_dest_rd_atomic) {}
   Status Post(ibv_wr_opcode opcode, uint64_t wr_id, size_t offset, size_t length,
               uint64_t remote_addr, uint32_t rkey);
 
@@ -92,6 +103,8 @@ class RcQp {
   ibv_qp* qp_;
   uint32_t psn_;
   uint32_t max_inline_data_;
+  uint8_t max_rd_atomic_;
+  uint8_t max_dest_rd_atomic_;
 };
 
 }  // namespace rft::verbs
