@@ -143,6 +143,8 @@ void DataPlane::OpenRegistrationCache(VerbsPath& path) {
 
 void DataPlane::CloseRegistrationCache(VerbsPath& path) {
   if (path.unmap_hook) {
+    // ucm removes a handler under the write side of the lock its dispatch reads under: no
+    // other thread is inside OnUnmapped with this cache once this returns.
     ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, OnUnmapped, path.registrations.get());
     path.unmap_hook = false;
   }
