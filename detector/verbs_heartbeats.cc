@@ -2,10 +2,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "base/byte_order.h"
-#include "base/config.h"
 #include "transport/verbs/device.h"
 #include "transport/verbs/qp_address.h"
 
@@ -24,23 +24,14 @@ size_t PartBytes(uint32_t size) { return kPartHeader + size * verbs::kQpAddressS
 StatusOr<std::unique_ptr<VerbsHeartbeats>> VerbsHeartbeats::Open(Rank self, uint32_t size,
                                                                  std::span<std::byte> slots,
                                                                  std::string* why_not) {
-  StatusOr<std::vector<verbs::VerbsDevice>> devices = verbs::ListDevices();
-  if (!devices.ok() || devices->empty()) {
-    *why_not = devices.ok() ? "no verbs device on this host" : devices.status().message();
-    return std::unique_ptr<VerbsHeartbeats>();
-  }
-  StatusOr<std::string> requested = config::GetString("RFT_NET_DEVICE");
-  if (!requested.ok()) return requested.status();
-  StatusOr<verbs::Endpoint> endpoint = verbs::SelectPort(*devices, *requested);
-  if (!endpoint.ok()) {
-    *why_not = endpoint.status().message();
-    return std::unique_ptr<VerbsHeartbeats>();
-  }
+  StatusOr<std::optional<verbs::Endpoint>> endpoint = verbs::SelectConfiguredPort(why_not);
+  if (!endpoint.ok()) return endpoint.status();
+  if (!endpoint->has_value()) return std::unique_ptr<VerbsHeartbeats>();
   auto heartbeats = std::unique_ptr<VerbsHeartbeats>(new VerbsHeartbeats());
   heartbeats->self_ = self;
   // The context's buffer stages words for a device that cannot send them inline.
   StatusOr<std::unique_ptr<verbs::VerbsContext>> context =
-      verbs::VerbsContext::Open(*endpoint, size * kInFlightPerPeer * sizeof(uint64_t),
+      verbs::VerbsContext::Open(**endpoint, size * kInFlightPerPeer * sizeof(uint64_t),
                                 static_cast<int>(size * kInFlightPerPeer + 16));
   if (!context.ok()) return context.status();
   heartbeats->context_ = std::move(*context);
@@ -137,7 +128,6 @@ bool VerbsHeartbeats::Put(Rank observer, uint64_t offset, uint64_t word) {
   if (ibv_post_send(p.qp->qp(), &wr, &bad) != 0) return false;
   ++p.in_flight;
   ++outstanding_;
-  ++writes_;
   return true;
 }
 

@@ -58,7 +58,6 @@ class VerbsHeartbeats {
   void Poll(const std::function<void(Rank, std::string_view)>& failed);
   // No write awaits its completion (a farewell word is on its way only until then).
   bool idle() const { return outstanding_ == 0; }
-  uint64_t writes() const { return writes_; }
 
  private:
   struct Peer {
@@ -77,7 +76,6 @@ class VerbsHeartbeats {
   ibv_mr* slots_mr_ = nullptr;
   std::vector<Peer> peers_;
   uint32_t outstanding_ = 0;
-  uint64_t writes_ = 0;
 };
 
 }  // namespace rft::detector

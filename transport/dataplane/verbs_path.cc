@@ -23,10 +23,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "base/byte_order.h"
-#include "base/config.h"
 #include "base/log.h"
 #include "transport/dataplane/data_plane.h"
 #include "transport/dataplane/data_plane_internal.h"
@@ -71,15 +71,13 @@ Status DataPlane::OpenVerbs() {
     return Status::Ok();
   }
   if (size_ < 2) return Status::Ok();
-  StatusOr<std::vector<verbs::VerbsDevice>> devices = verbs::ListDevices();
-  if (!devices.ok()) return unavailable(devices.status().message());
-  if (devices->empty()) return unavailable("no verbs device on this host");
-  StatusOr<std::string> requested = config::GetString("RFT_NET_DEVICE");
-  if (!requested.ok()) return requested.status();
-  StatusOr<verbs::Endpoint> endpoint = verbs::SelectPort(*devices, *requested);
-  if (!endpoint.ok()) return unavailable(endpoint.status().message());
+  std::string why_not;
+  StatusOr<std::optional<verbs::Endpoint>> selected = verbs::SelectConfiguredPort(&why_not);
+  if (!selected.ok()) return selected.status();
+  if (!selected->has_value()) return unavailable(why_not);
+  const verbs::Endpoint& endpoint = **selected;
   StatusOr<std::unique_ptr<verbs::VerbsContext>> context =
-      verbs::VerbsContext::Open(*endpoint, 4096);
+      verbs::VerbsContext::Open(endpoint, 4096);
   if (!context.ok()) return unavailable(context.status().message());
 
   auto path = std::make_unique<VerbsPath>();
@@ -111,8 +109,8 @@ Status DataPlane::OpenVerbs() {
   OpenRegistrationCache(*path);
   verbs_wake_fds_[0] = path->channel->completion_fd();
   verbs_wake_fds_[1] = path->context->async_fd();
-  RFT_LOG_INFO("verbs backend: %s port %d (%s)", endpoint->device.c_str(), endpoint->port,
-               endpoint->link_layer.c_str());
+  RFT_LOG_INFO("verbs backend: %s port %d (%s)", endpoint.device.c_str(), endpoint.port,
+               endpoint.link_layer.c_str());
   verbs_ = std::move(path);
   return Status::Ok();
 }

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <optional>
 
+#include "base/config.h"
 #include "base/log.h"
 
 namespace rft::verbs {
@@ -429,6 +430,22 @@ StatusOr<Endpoint> SelectPort(const std::vector<VerbsDevice>& devices, std::stri
   }
   return ArgError(value + ": " + device->name + " has no port " + std::to_string(port_number) +
                   "; its ports: " + PortNumbers(*device));
+}
+
+StatusOr<std::optional<Endpoint>> SelectConfiguredPort(std::string* why_not) {
+  StatusOr<std::vector<VerbsDevice>> devices = ListDevices();
+  if (!devices.ok() || devices->empty()) {
+    *why_not = devices.ok() ? "no verbs device on this host" : devices.status().message();
+    return std::optional<Endpoint>();
+  }
+  StatusOr<std::string> requested = config::GetString("RFT_NET_DEVICE");
+  if (!requested.ok()) return requested.status();
+  StatusOr<Endpoint> endpoint = SelectPort(*devices, *requested);
+  if (!endpoint.ok()) {
+    *why_not = endpoint.status().message();
+    return std::optional<Endpoint>();
+  }
+  return std::optional<Endpoint>(std::move(*endpoint));
 }
 
 }  // namespace rft::verbs

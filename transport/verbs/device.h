@@ -6,6 +6,7 @@
 #ifndef RFT_TRANSPORT_VERBS_DEVICE_H_
 #define RFT_TRANSPORT_VERBS_DEVICE_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -100,6 +101,12 @@ StatusOr<std::vector<DeviceLocality>> QueryLocality(const std::vector<std::strin
 // kUnknown alike, so a device hwloc knows nothing about is never put behind one it knows to be
 // far); within a rank, in the order listed. A request always wins over locality.
 StatusOr<Endpoint> SelectPort(const std::vector<VerbsDevice>& devices, std::string_view requested);
+
+// ListDevices and SelectPort with RFT_NET_DEVICE's value: the port the data plane and the control
+// plane open. No endpoint, with the reason in `why_not`, when this host has none to offer (no
+// device, a requested one that is not there, no usable port); an error only when the setting
+// cannot be read.
+StatusOr<std::optional<Endpoint>> SelectConfiguredPort(std::string* why_not);
 
 }  // namespace rft::verbs
 
