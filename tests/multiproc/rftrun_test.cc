@@ -157,6 +157,21 @@ TEST(RftrunTest, StoppedRankIsKilledOnceTheOthersFinish) {
       << r.Report();
 }
 
+// libpmix's server reads the connection handshake with blocking calls: a rank stopped in the
+// middle of it froze the server, and with it every other rank's PMIx_Init or PMIx_Finalize,
+// until --timeout (seen once in CI under load). A stop due before the handshake waits for it.
+TEST(RftrunTest, StopDueBeforeThePmixHandshakeWaitsForIt) {
+  const auto r = RunRftrun(
+      Job({"-n", "3", "--ft", "--timeout", "40", "--verbose", "--stop", "2@0"}, {"sleep", "1"}));
+  EXPECT_EQ(r.exit_status, 0) << r.Report();
+  EXPECT_LT(r.seconds, 30) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "--stop 2 waits for the rank's PMIx handshake to end"), 1)
+      << r.Report();
+  EXPECT_EQ(CountLines(r.output, "sent SIGSTOP to rank 2"), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "rank 2 was killed by signal 9 (SIGKILL), injected by --stop"), 1)
+      << r.Report();
+}
+
 TEST(RftrunTest, TimeoutKillsTheJob) {
   const auto r = RunRftrun(Job({"-n", "2", "--timeout", "1"}, {"sleep", "60"}));
   EXPECT_EQ(r.exit_status, 124) << r.Report();

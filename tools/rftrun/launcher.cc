@@ -385,7 +385,11 @@ void Launcher::HandleQueue() {
   for (Queued& item : work) {
     switch (item.kind) {
       case Queued::Kind::kConnected:
-        if (Process* p = Find(item.proc)) p->connected = true;
+        if (Process* p = Find(item.proc)) {
+          p->connected = true;
+          if (p->stop_when_connected && !p->exited && !ending_) InjectSignal(p, SIGSTOP);
+          p->stop_when_connected = false;
+        }
         break;
       case Queued::Kind::kFinalized:
         if (Process* p = Find(item.proc)) p->finalized = true;
@@ -496,14 +500,26 @@ void Launcher::InjectDueFaults(int64_t now_ns) {
           fault.rank);
       continue;
     }
-    p->injected_signal = fault.signal;
-    p->fault_ns = static_cast<uint64_t>(MonotonicNanos());
-    kill(p->pid, fault.signal);
-    if (fault.signal == SIGSTOP) p->stopped = true;
-    Log("sent SIG%s to rank %u (pid %d)", sigabbrev_np(fault.signal), fault.rank,
-        static_cast<int>(p->pid));
+    // libpmix 4.2.2 reads a client's connection handshake with blocking calls on its server
+    // thread: a process stopped between its connect() and the end of that handshake would
+    // freeze the PMIx server for every rank. A stop therefore waits for the handshake.
+    if (fault.signal == SIGSTOP && !p->connected) {
+      p->stop_when_connected = true;
+      Log("--stop %u waits for the rank's PMIx handshake to end", fault.rank);
+      continue;
+    }
+    InjectSignal(p, fault.signal);
   }
   KillStoppedIfOnlyTheyRemain();
+}
+
+void Launcher::InjectSignal(Process* p, int signal) {
+  p->injected_signal = signal;
+  p->fault_ns = static_cast<uint64_t>(MonotonicNanos());
+  kill(p->pid, signal);
+  if (signal == SIGSTOP) p->stopped = true;
+  Log("sent SIG%s to rank %s (pid %d)", sigabbrev_np(signal), p->label.c_str(),
+      static_cast<int>(p->pid));
 }
 
 void Launcher::EndJob(int signal) {

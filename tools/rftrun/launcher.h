@@ -73,10 +73,11 @@ class Launcher : public PmixHandler {
     bool finalized = false;  // called PMIx_Finalize
     bool exited = false;
     int wait_status = 0;
-    int injected_signal = 0;  // from --kill/--stop
-    uint64_t fault_ns = 0;    // when it was injected
-    bool stopped = false;     // by --stop, and not resumed
-    bool aborted = false;     // killed because of a PMIx_Abort
+    int injected_signal = 0;           // from --kill/--stop
+    uint64_t fault_ns = 0;             // when it was injected
+    bool stopped = false;              // by --stop, and not resumed
+    bool stop_when_connected = false;  // a --stop came due before the PMIx handshake ended
+    bool aborted = false;              // killed because of a PMIx_Abort
     // Exited with status 0 while its PMIx_Finalize may still be queued: until this time the
     // exit is not judged (0: judged).
     int64_t finalize_deadline_ns = 0;
@@ -108,6 +109,7 @@ class Launcher : public PmixHandler {
   void HandleAbort(const AbortRequest& request);
   void HandleSpawn(const SpawnRequest& request);
   void InjectDueFaults(int64_t now_ns);
+  void InjectSignal(Process* p, int signal);  // a --kill or --stop, now
   void KillStoppedIfOnlyTheyRemain();
   // --get-stack-traces: every live process's stacks on stderr, before a timeout kills them.
   void PrintStackTraces();
