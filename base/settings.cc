@@ -160,6 +160,15 @@ constexpr SettingSpec kSettings[] = {
                "it runs only when the program calls the detector's Poll, so a process busy "
                "elsewhere for longer than RFT_HEARTBEAT_TIMEOUT is declared failed.",
     },
+    {
+        .name = "RFT_CONTROL_SOCKETS",
+        .kind = Kind::kBool,
+        .default_text = "y",
+        .doc = "Send the control messages between processes of one node through a datagram "
+               "socket per process. n: they go as those to other nodes do (verbs SENDs where "
+               "there is a verbs port, else UCX active messages), to test that path on one "
+               "node.",
+    },
     // ---- API (ulfm_api) ----
     {
         .name = "RFT_FINALIZE_WARNINGS",

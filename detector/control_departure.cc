@@ -43,7 +43,13 @@ void ControlPlane::Depart() {
       // Only peers connected to this process can see its endpoints close; connecting to the
       // rest now would cost every finishing process an endpoint per rank.
       // Same-node peers reached by datagram see its socket close: they are told too.
-      if (endpoints_->Connected(r) == nullptr && (local_ == nullptr || !local_->Reaches(r))) {
+      // So are those this process exchanged messages with by verbs: a SEND to its closed QP
+      // fails, as a send to its closed endpoint does.
+      const bool talked_by_verbs =
+          verbs_message_peers_.Contains(r) &&
+          (verbs_messages_->stats(r).sent > 0 || verbs_messages_->stats(r).received > 0);
+      if (endpoints_->Connected(r) == nullptr && (local_ == nullptr || !local_->Reaches(r)) &&
+          !talked_by_verbs) {
         continue;
       }
       Send(r, internal::kDetectorService, kDeparture, {});
@@ -60,7 +66,7 @@ void ControlPlane::Depart() {
         }
       }
       if (all || deadline.expired()) break;
-      const bool local_news = PumpLocal();
+      const bool local_news = PumpLocal() | PumpVerbs();
       // Peers on this node need the core to answer.
       if (worker_->Progress() == 0 && !local_news) usleep(50);
     }

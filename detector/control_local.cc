@@ -16,6 +16,10 @@ constexpr size_t kLocalBatch = 64;
 void ControlPlane::OpenLocalChannel() {
   same_node_ = job_->node_peers();
   if (same_node_.size() < 2) return;  // nobody to talk to on this node
+  if (!options_.local_sockets) {
+    RFT_LOG_INFO("same-node control messages go like the others (RFT_CONTROL_SOCKETS=n)");
+    return;
+  }
   // Named after the job's first namespace, not this process's: a replacement and its parents
   // share the names' prefix, as they share the token (LocalDatagramChannel::Connect checks it).
   const uint32_t tag = transport::NspaceTag(job_->ranks().blocks().front().nspace);

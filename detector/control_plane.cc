@@ -65,6 +65,9 @@ StatusOr<ControlPlane::Options> ControlPlane::OptionsFromConfig() {
   auto transport = config::GetString("RFT_TRANSPORT");
   if (!transport.ok()) return transport.status();
   options.verbs_heartbeats = *transport != "ucx";
+  auto sockets = config::GetBool("RFT_CONTROL_SOCKETS");
+  if (!sockets.ok()) return sockets.status();
+  options.local_sockets = *sockets;
   if (options.heartbeat.timeout_ns <= 2 * options.heartbeat.period_ns) {
     return ArgError("RFT_HEARTBEAT_TIMEOUT of " + std::to_string(timeout->count() / 1000) +
                     " us: expected more than twice RFT_HEARTBEAT_PERIOD (" +
@@ -264,7 +267,7 @@ Status ControlPlane::Exchange() {
   mine.region_descriptor = slots_->descriptor();
   if (death_watch_ != nullptr) mine.death_watch_segment = death_watch_->name();
   if (local_ != nullptr) mine.control_socket = local_->name();
-  if (verbs_heartbeats_ != nullptr) mine.heartbeat_qps = verbs_heartbeats_->RecordPart();
+  mine.verbs_qps = VerbsRecordPart();
   const std::span<const std::byte> address = worker_->address();
   mine.worker_address.assign(address.begin(), address.end());
   auto published = job_->ExchangeLive("rft.control", EncodePeerRecord(mine));
@@ -291,7 +294,7 @@ Status ControlPlane::Exchange() {
 
   std::vector<std::vector<std::byte>> addresses(size_);
   std::vector<std::string> sockets(size_);
-  std::vector<std::vector<std::byte>> heartbeat_qps(size_);
+  std::vector<std::vector<std::byte>> verbs_qps(size_);
   region_descriptors_.resize(size_);
   death_watch_segments_.assign(size_, std::string());
   pids_.assign(size_, 0);
@@ -305,12 +308,12 @@ Status ControlPlane::Exchange() {
     death_watch_segments_[r] = std::move(record->death_watch_segment);
     addresses[r] = std::move(record->worker_address);
     sockets[r] = std::move(record->control_socket);
-    heartbeat_qps[r] = std::move(record->heartbeat_qps);
+    verbs_qps[r] = std::move(record->verbs_qps);
   }
   ConnectLocalPeers(sockets);
   // Before the start-up fence that follows: no rank writes a heartbeat before every QP to it is
   // ready to take it.
-  ConnectVerbsHeartbeats(heartbeat_qps);
+  ConnectVerbsHeartbeats(verbs_qps);
   transport::ucx::EndpointTable::Options table_options;
   table_options.failed = published->missing;
   auto table = transport::ucx::EndpointTable::Create(worker_.get(), self_, std::move(addresses),
@@ -374,7 +377,8 @@ void ControlPlane::Run() {
 Status ControlPlane::Step(int64_t timeout_ns) {
   if (pending_.HasItems()) HandleWork();
   if (worker_->Progress() > 0) armed_ = false;
-  const bool local_news = PumpLocal();
+  // Both pumps, whatever the first found.
+  const bool local_news = PumpLocal() | PumpVerbs();
   HandleTimer();
   const int64_t next_service = RunDueTimers();
 
@@ -400,6 +404,8 @@ Status ControlPlane::Step(int64_t timeout_ns) {
   poll_fds_.push_back({worker_->event_fd(), POLLIN, 0});
   poll_fds_.push_back({pending_.fd(), POLLIN, 0});
   if (local_ != nullptr) local_->AddPollFds(&poll_fds_);  // read by the next PumpLocal
+  const size_t verbs_fds = poll_fds_.size();
+  if (!ArmVerbs()) return Status::Ok();  // a last look found messages: handle them first
   timespec ts;
   const bool forever = wait_ns == HeartbeatRing::kNoTimer;
   ts.tv_sec = static_cast<time_t>(wait_ns / 1000000000);
@@ -408,6 +414,7 @@ Status ControlPlane::Step(int64_t timeout_ns) {
   if (ready < 0 && errno != EINTR) return OtherError(std::string("ppoll: ") + std::strerror(errno));
   if (ready > 0 && poll_fds_[0].revents != 0) armed_ = false;
   if (ready > 0 && poll_fds_[1].revents != 0) pending_.ClearWakeups();
+  if (ready > 0) TakeVerbsEvents(verbs_fds);
   return Status::Ok();
 }
 
@@ -425,6 +432,8 @@ void ControlPlane::HandleWork() {
     if (endpoints_ == nullptr) continue;  // torn down: nothing left to act with
     endpoints_->MarkFailed(record.rank);
     if (local_ != nullptr) local_->Forget(record.rank);
+    // Its QP to the error state: nothing more is sent to it, and it writes here no more.
+    if (verbs_message_peers_.Contains(record.rank)) verbs_messages_->Disconnect(record.rank);
     // A process on its way out sees its own endpoints close: what its sources say then is not
     // news, and acting on it would kill live peers. The node only keeps its view consistent.
     const size_t start = actions_.size();
@@ -504,46 +513,6 @@ void ControlPlane::Execute(size_t start) {
 bool ControlPlane::Starved(Rank rank) {
   if (!same_node_.Contains(rank) || pids_[rank] <= 0) return false;  // no /proc view
   return internal::AnyThreadRunnableOrInIo(pids_[rank]);
-}
-
-void ControlPlane::OpenVerbsHeartbeats() {
-  // A replacement joins after the QPs were made, and its job's records have none for it.
-  if (!options_.verbs_heartbeats || job_->joined() || size_ < 2) return;
-  std::string why_not;
-  auto opened =
-      VerbsHeartbeats::Open(self_, size_, std::span(slots_->data(), slots_->size()), &why_not);
-  if (!opened.ok()) {
-    RFT_LOG_WARN("heartbeats through UCX only: %s", opened.status().ToString().c_str());
-  } else if (*opened == nullptr) {
-    RFT_LOG_DEBUG("heartbeats through UCX only: %s", why_not.c_str());
-  } else {
-    verbs_heartbeats_ = std::move(*opened);
-  }
-}
-
-void ControlPlane::ConnectVerbsHeartbeats(const std::vector<std::vector<std::byte>>& parts) {
-  if (verbs_heartbeats_ == nullptr) return;
-  uint32_t connected = 0;
-  for (Rank r = 0; r < parts.size(); ++r) {
-    if (r == self_ || parts[r].empty()) continue;  // it puts and takes through UCX
-    const Status status = verbs_heartbeats_->Connect(r, parts[r]);
-    if (!status.ok()) {
-      RFT_LOG_WARN("heartbeats to rank %u through UCX: %s", r, status.ToString().c_str());
-      continue;
-    }
-    ++connected;
-  }
-  RFT_LOG_INFO("heartbeats by RDMA WRITE to %u of %u peers", connected, size() - 1);
-}
-
-void ControlPlane::PollVerbsHeartbeats() {
-  verbs_heartbeats_->Poll([this](Rank peer, std::string_view status) {
-    // What UCX's error callback says of a peer it cannot reach: the registry judges (a peer
-    // that departed is not failed).
-    RFT_LOG_INFO("heartbeat write to rank %u: %.*s", peer, static_cast<int>(status.size()),
-                 status.data());
-    registry_->Report(peer, FailureSource::kTransport);
-  });
 }
 
 bool ControlPlane::PutHeartbeat(Rank observer, uint64_t word, uint64_t slot_offset) {

@@ -60,6 +60,7 @@
 #include "transport/ucx/endpoint_table.h"
 #include "transport/ucx/memory_region.h"
 #include "transport/ucx/ucx_worker.h"
+#include "transport/verbs/eager_channel.h"
 #include "transport/wire/wire_header.h"
 
 namespace rft::detector {
@@ -118,9 +119,13 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
     // The ranks leave the start-up fence at different times: the first heartbeat of the rank
     // observed from the start is awaited this long, plus the timeout (DetectorNode::Options).
     int64_t first_word_timeout_ns = 1'000'000'000;
-    // Heartbeats by RDMA WRITE where the host has a verbs port (verbs_heartbeats.h); false
-    // (RFT_TRANSPORT=ucx): through UCX's put only.
+    // Heartbeats by RDMA WRITE, and control messages to the peers the same-node sockets do
+    // not reach as verbs SENDs, where the host has a verbs port (verbs_heartbeats.h,
+    // control_verbs.cc); false (RFT_TRANSPORT=ucx): through UCX only.
     bool verbs_heartbeats = true;
+    // Same-node control messages through datagram sockets (control_local.cc); false
+    // (RFT_CONTROL_SOCKETS=n): like those to other nodes, to test that path on one node.
+    bool local_sockets = true;
   };
   // From RFT_HEARTBEAT_PERIOD, RFT_HEARTBEAT_TIMEOUT and RFT_PROGRESS_THREAD; RFT_ERR_ARG
   // naming the variable for a bad value or a timeout not above twice the period.
@@ -187,6 +192,18 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   uint64_t heartbeats_written() const {
     return heartbeats_written_.load(std::memory_order_relaxed);
   }
+  // Control messages sent as UCX active messages, and sent and received as verbs SENDs
+  // (control_verbs.cc), and the sleeps of the control thread a verbs completion ended.
+  uint64_t messages_sent_by_ucx() const {
+    return messages_sent_by_ucx_.load(std::memory_order_relaxed);
+  }
+  uint64_t messages_sent_by_verbs() const {
+    return messages_sent_by_verbs_.load(std::memory_order_relaxed);
+  }
+  uint64_t messages_received_by_verbs() const {
+    return messages_received_by_verbs_.load(std::memory_order_relaxed);
+  }
+  uint64_t verbs_wakeups() const { return verbs_wakeups_.load(std::memory_order_relaxed); }
   uint64_t suspicions() const { return suspicions_.load(std::memory_order_relaxed); }
   uint64_t late_ticks() const { return late_ticks_.load(std::memory_order_relaxed); }
   // Ticks at which a silent observed process was excused as starved, not hung.
@@ -245,12 +262,24 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // False while an earlier put to `observer` is still in flight (try again after progress);
   // true once posted, or when there is nothing to put to.
   bool PutHeartbeat(Rank observer, uint64_t word, uint64_t slot_offset);
-  // Opens the heartbeat QPs (before the exchange publishes them), unless options or the host
-  // say no; connects to the peers that published theirs.
+  // Verbs (control_verbs.cc). Opens the heartbeat QPs and the message channel (before the
+  // exchange publishes them), unless options or the host say no; its part of the record;
+  // connects to the peers that published theirs.
   void OpenVerbsHeartbeats();
+  std::vector<std::byte> VerbsRecordPart() const;
   void ConnectVerbsHeartbeats(const std::vector<std::vector<std::byte>>& parts);
   // Takes the heartbeat writes' completions: a failed one reports its observer.
   void PollVerbsHeartbeats();
+  // Sends through the message channel when it reaches `to` and the message fits a slot; false
+  // when UCX must carry it.
+  bool SendVerbs(Rank to, std::span<const std::byte> header, std::span<const std::byte> payload);
+  // Delivers the channel's messages and posts what waited for credits. Whether any message came.
+  bool PumpVerbs();
+  // Before a sleep: arms the channel's completion channel and adds its descriptors to
+  // poll_fds_; false when a last look found something (do not sleep).
+  bool ArmVerbs();
+  // After the sleep: takes the events of the descriptors ArmVerbs added from `first_fd` on.
+  void TakeVerbsEvents(size_t first_fd);
   // Tells the observer this process ends cleanly (a farewell word in its slot), so that its
   // silence is not taken for a failure while the others finish too.
   void SayFarewell();
@@ -298,6 +327,10 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // Heartbeats by RDMA WRITE into the same slots; null without verbs. After slots_: its QPs
   // and registration go first.
   std::unique_ptr<VerbsHeartbeats> verbs_heartbeats_;
+  // Control messages as SENDs on the heartbeats' port (control_verbs.cc); null without verbs.
+  // After verbs_heartbeats_, whose context it uses: it goes first.
+  std::unique_ptr<verbs::EagerChannel> verbs_messages_;
+  RankSet verbs_message_peers_;  // connected through it; the control thread's
   std::unique_ptr<transport::ucx::EndpointTable> endpoints_;
   std::vector<std::vector<std::byte>> region_descriptors_;  // [rank]
   std::vector<std::string> death_watch_segments_;           // [rank]; empty: none
@@ -377,6 +410,10 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
 
   std::atomic<uint64_t> heartbeats_put_{0};
   std::atomic<uint64_t> heartbeats_written_{0};
+  std::atomic<uint64_t> messages_sent_by_ucx_{0};
+  std::atomic<uint64_t> messages_sent_by_verbs_{0};
+  std::atomic<uint64_t> verbs_wakeups_{0};
+  std::atomic<uint64_t> messages_received_by_verbs_{0};
   std::atomic<uint64_t> suspicions_{0};
   std::atomic<uint64_t> late_ticks_{0};
   std::atomic<uint64_t> starved_ticks_{0};

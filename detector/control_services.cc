@@ -184,6 +184,7 @@ void ControlPlane::Send(Rank to, ControlService service, uint8_t kind,
     if (endpoints_->failed_ranks().Contains(to)) return;  // failed: nothing to tell it
     if (SendLocal(to, encoded, payload)) return;
   }
+  if (SendVerbs(to, encoded, payload)) return;
   auto ep = endpoints_->Get(to);
   if (!ep.ok()) return;  // failed: nothing to tell it
   auto* send = new ControlSend();
@@ -200,6 +201,7 @@ void ControlPlane::Send(Rank to, ControlService service, uint8_t kind,
   param.flags = UCP_AM_SEND_FLAG_EAGER;
   param.cb.send = &OnControlSent;
   param.user_data = send;
+  messages_sent_by_ucx_.fetch_add(1, std::memory_order_relaxed);
   void* request = ucp_am_send_nbx(*ep, kControlAmId, nullptr, 0, send->bytes.data(),
                                   send->bytes.size(), &param);
   if (!UCS_PTR_IS_PTR(request) || request == nullptr) delete send;  // done, or failed at once

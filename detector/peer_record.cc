@@ -19,7 +19,7 @@ std::vector<std::byte> EncodePeerRecord(const PeerRecord& record) {
   const uint32_t descriptor_size = static_cast<uint32_t>(record.region_descriptor.size());
   const uint32_t name_size = static_cast<uint32_t>(record.death_watch_segment.size());
   const uint32_t socket_size = static_cast<uint32_t>(record.control_socket.size());
-  const uint32_t qps_size = static_cast<uint32_t>(record.heartbeat_qps.size());
+  const uint32_t qps_size = static_cast<uint32_t>(record.verbs_qps.size());
   std::vector<std::byte> bytes(kFixedSize + descriptor_size + name_size + socket_size + qps_size +
                                record.worker_address.size());
   StoreLittleEndian<uint32_t>(bytes, 0, record.pid);
@@ -34,7 +34,7 @@ std::vector<std::byte> EncodePeerRecord(const PeerRecord& record) {
   out += name_size;
   if (socket_size > 0) std::memcpy(out, record.control_socket.data(), socket_size);
   out += socket_size;
-  if (qps_size > 0) std::memcpy(out, record.heartbeat_qps.data(), qps_size);
+  if (qps_size > 0) std::memcpy(out, record.verbs_qps.data(), qps_size);
   out += qps_size;
   if (!record.worker_address.empty()) {
     std::memcpy(out, record.worker_address.data(), record.worker_address.size());
@@ -64,7 +64,7 @@ StatusOr<PeerRecord> DecodePeerRecord(std::span<const std::byte> bytes, uint32_t
                       " bytes: expected at most " + std::to_string(kMaxSocketName));
   }
   if (qps_size > kMaxHeartbeatQps) {
-    return OtherError(who + "heartbeat QP addresses of " + std::to_string(qps_size) +
+    return OtherError(who + "verbs QP addresses of " + std::to_string(qps_size) +
                       " bytes: expected at most " + std::to_string(kMaxHeartbeatQps));
   }
   const size_t rest = bytes.size() - kFixedSize;
@@ -74,7 +74,7 @@ StatusOr<PeerRecord> DecodePeerRecord(std::span<const std::byte> bytes, uint32_t
         who + std::to_string(bytes.size()) + " bytes with a " + std::to_string(descriptor_size) +
         "-byte region descriptor, a " + std::to_string(name_size) + "-byte segment name, a " +
         std::to_string(socket_size) + "-byte socket name and " + std::to_string(qps_size) +
-        " bytes of heartbeat QP addresses: expected them and a worker address to "
+        " bytes of verbs QP addresses: expected them and a worker address to "
         "fit");
   }
   const std::byte* in = bytes.data() + kFixedSize;
@@ -84,7 +84,7 @@ StatusOr<PeerRecord> DecodePeerRecord(std::span<const std::byte> bytes, uint32_t
   in += name_size;
   record.control_socket.assign(reinterpret_cast<const char*>(in), socket_size);
   in += socket_size;
-  record.heartbeat_qps.assign(in, in + qps_size);
+  record.verbs_qps.assign(in, in + qps_size);
   in += qps_size;
   record.worker_address.assign(in, bytes.data() + bytes.size());
   return record;

@@ -1,6 +1,6 @@
 // What each process publishes through the launcher for the control plane (not part of the
 // interface): its pid, its heartbeat region's descriptor, the name of its death-watch segment
-// (empty when it has none), its heartbeat QPs' part (empty without verbs) and its UCX worker
+// (empty when it has none), its verbs QPs' part (empty without verbs) and its UCX worker
 // address. A peer's record is input from another
 // process: the decoder checks every length and names what is wrong.
 #ifndef RFT_DETECTOR_PEER_RECORD_H_
@@ -22,15 +22,16 @@ struct PeerRecord {
   std::string death_watch_segment;  // empty: not watchable (its DeathWatch::Create failed)
   // Where same-node peers send its control messages (LocalDatagramChannel); empty: none, UCX.
   std::string control_socket;
-  // VerbsHeartbeats::RecordPart (verbs_heartbeats.h); empty: it takes heartbeats through UCX only.
-  std::vector<std::byte> heartbeat_qps;
+  // VerbsHeartbeats::RecordPart (verbs_heartbeats.h), then the message channel's QP addresses
+  // when it has one (control_verbs.cc); empty: heartbeats and messages through UCX only.
+  std::vector<std::byte> verbs_qps;
   std::vector<std::byte> worker_address;
   friend bool operator==(const PeerRecord&, const PeerRecord&) = default;
 };
 
 // Layout: pid u32, descriptor length u32, segment-name length u32, socket-name length u32,
-// heartbeat-QP part length u32 (little-endian, like every rft encoding), then the descriptor,
-// the segment name, the socket name, the heartbeat-QP part and the address (the rest, at least
+// verbs-QP part length u32 (little-endian, like every rft encoding), then the descriptor,
+// the segment name, the socket name, the verbs-QP part and the address (the rest, at least
 // one byte).
 std::vector<std::byte> EncodePeerRecord(const PeerRecord& record);
 // RFT_ERR_OTHER naming `rank` and the field that does not fit.

@@ -17,9 +17,11 @@ constexpr size_t kPartHeader = 4 + 8 + 4;
 // Writes per QP awaiting their completion: a period's word and a hand-over word (heartbeat_ring.h).
 constexpr uint32_t kInFlightPerPeer = 2;
 
-size_t PartBytes(uint32_t size) { return kPartHeader + size * verbs::kQpAddressSize; }
-
 }  // namespace
+
+size_t VerbsHeartbeats::PartBytes(uint32_t size) {
+  return kPartHeader + size * verbs::kQpAddressSize;
+}
 
 StatusOr<std::unique_ptr<VerbsHeartbeats>> VerbsHeartbeats::Open(Rank self, uint32_t size,
                                                                  std::span<std::byte> slots,

@@ -45,6 +45,10 @@ class VerbsHeartbeats {
   // This process's part of the control record: u32 rank count, u64 slots address, u32 rkey,
   // then a QP address (transport/verbs/qp_address.h) for every rank (zeros for itself).
   std::vector<std::byte> RecordPart() const;
+  // Its size in a job of `size` ranks.
+  static size_t PartBytes(uint32_t size);
+  // The port's context, which the control plane's message channel shares (verbs_messages).
+  verbs::VerbsContext& context() { return *context_; }
   // Connects the QP for `peer` to its record part's QP address for this rank. RFT_ERR_OTHER
   // naming the peer for a part that does not fit a job of this size.
   Status Connect(Rank peer, std::span<const std::byte> part);

@@ -5,7 +5,7 @@
 // Input: a record's bytes. Properties:
 // - a decoder that refuses says RFT_ERR_OTHER and names the rank;
 // - an accepted record has a non-empty worker address and a segment name of at most 255 bytes,
-//   a control socket name of at most 107 bytes, its parts (heartbeat QP addresses included) add up
+//   a control socket name of at most 107 bytes, its parts (verbs QP addresses included) add up
 //   to the input's length, and it re-encodes to exactly the input.
 #include <cstddef>
 #include <cstdint>
@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(decoded->death_watch_segment.size() <= 255);
   FUZZ_CHECK(decoded->control_socket.size() <= 107);
   FUZZ_CHECK(20 + decoded->region_descriptor.size() + decoded->death_watch_segment.size() +
-                 decoded->control_socket.size() + decoded->heartbeat_qps.size() +
+                 decoded->control_socket.size() + decoded->verbs_qps.size() +
                  decoded->worker_address.size() ==
              size);
   const std::vector<std::byte> again = rft::detector::EncodePeerRecord(*decoded);

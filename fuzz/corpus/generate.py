@@ -195,12 +195,12 @@ def peer_record():
         "valid_minimal": record(),
         "valid_with_segment_and_socket": record(segment=b"/rft-0000abcd-3",
                                                 socket=b"rft.control.42.3"),
-        "valid_with_heartbeat_qps": record(qps=qps),
+        "valid_with_verbs_qps": record(qps=qps),
         "no_address": record(address=b""),
         "short": record()[:11],
         "huge_lengths": record(lengths=(2**32 - 1, 2**32 - 1, 2**32 - 1, 2**32 - 1)),
         "segment_name_too_long": record(segment=b"s" * 256),
-        "heartbeat_qps_overrun": record(qps=qps, lengths=(3, 0, 0, len(qps) + 3)),
+        "verbs_qps_overrun": record(qps=qps, lengths=(3, 0, 0, len(qps) + 3)),
     }
 
 

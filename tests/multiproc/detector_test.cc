@@ -145,6 +145,21 @@ TEST(DetectorTest, ARevocationFromOneRankReachesEveryRank) {
   }
 }
 
+// On one node the control messages go through the same-node sockets; with RFT_CONTROL_SOCKETS=n
+// they take the network path (UCX here, verbs SENDs in the soft-RoCE guest) and the revocation
+// still reaches every rank.
+TEST(DetectorTest, WithoutSocketsTheControlMessagesTakeTheNetworkPath) {
+  for (const bool sockets : {true, false}) {
+    std::vector<std::string> env = kTolerant;
+    env.push_back(std::string("RFT_CONTROL_SOCKETS=") + (sockets ? "y" : "n"));
+    const auto r = RunWorker(3, {"revoke", "--origin", "1"}, env);
+    ASSERT_EQ(r.exit_status, 0) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "revoke ok"), 3) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "control_by_ucx=0 "), sockets ? 3 : 0) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "by_verbs=0 received_by_verbs=0"), 3) << r.Report();
+  }
+}
+
 TEST(DetectorTest, NoFaultNoSuspicion) {
   const auto r = RunWorker(4, {"quiet", "--seconds", "1"}, kTolerant);
   ASSERT_EQ(r.exit_status, 0) << r.Report();

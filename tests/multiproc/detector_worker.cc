@@ -326,7 +326,8 @@ int Services(Bootstrap& job, ControlPlane& control) {
 // Revocation across the job: every rank waits in a receive nobody will match; `origin` revokes
 // the context (twice: idempotent); every receive completes with REVOKED, the revocation was
 // delivered once everywhere, and new operations in the context are refused.
-int Revoke(Bootstrap& job, DataPlane& plane, api::RevokeService& revoke, Rank origin) {
+int Revoke(Bootstrap& job, ControlPlane& control, DataPlane& plane, api::RevokeService& revoke,
+           Rank origin) {
   constexpr uint32_t kRevokedContext = 11;
   const Rank me = job.rank();
   const Rank n = job.size();
@@ -347,7 +348,15 @@ int Revoke(Bootstrap& job, DataPlane& plane, api::RevokeService& revoke, Rank or
   const Status refused = plane.Send(in, sizeof(in), (me + 1) % n, 2, kRevokedContext);
   CHECK(refused.code() == RFT_ERR_REVOKED, "send after the revoke: " << refused.ToString());
   CHECK_OK(job.Fence(false));
-  std::printf("revoke ok rank=%u us=%.1f\n", me, us);
+  // How the control messages travelled (the soft-RoCE checks read it: with
+  // RFT_CONTROL_SOCKETS=n and a verbs port, all by verbs).
+  std::printf(
+      "revoke ok rank=%u us=%.1f control_by_ucx=%llu by_verbs=%llu received_by_verbs=%llu "
+      "verbs_wakeups=%llu\n",
+      me, us, static_cast<unsigned long long>(control.messages_sent_by_ucx()),
+      static_cast<unsigned long long>(control.messages_sent_by_verbs()),
+      static_cast<unsigned long long>(control.messages_received_by_verbs()),
+      static_cast<unsigned long long>(control.verbs_wakeups()));
   return 0;
 }
 
@@ -426,7 +435,7 @@ int Main(int argc, char** argv) {
   } else if (mode == "accuse" && argc == 5 && std::string(argv[3]) == "--victim") {
     rc = Accuse(job, registry, std::atoi(argv[4]), argv[2]);
   } else if (mode == "revoke" && argc == 4 && std::string(argv[2]) == "--origin") {
-    rc = Revoke(job, plane, (*runtime)->revoke(), static_cast<Rank>(std::atoi(argv[3])));
+    rc = Revoke(job, control, plane, (*runtime)->revoke(), static_cast<Rank>(std::atoi(argv[3])));
   } else if (mode == "staggered") {
     rc = Staggered(job, registry, control, plane);
   } else if (startup) {

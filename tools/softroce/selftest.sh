@@ -3,8 +3,8 @@
 # flows in one guest (perftest) and between two, UCX's rc transport works over rxe, and the
 # command's exit status comes out, and rft's own verbs programs (rft_info, the verbs backend's
 # loopback check, its RC mesh and its eager channel between rftrun's ranks, the data plane over
-# the verbs backend, and the detector's heartbeats by RDMA WRITE, from the `bazel build` this
-# stage follows) see and use rxe0. Prints one line per check and, last, "softroce: N passed, N
+# the verbs backend, the detector's heartbeats by RDMA WRITE and the control messages by SEND,
+# from the `bazel build` this stage follows) see and use rxe0. Prints one line per check and, last, "softroce: N passed, N
 # failed". A guest that cannot boot fails every check that needs it: nothing passes without
 # having run.
 set -uo pipefail
@@ -72,7 +72,7 @@ if command -v bazel >/dev/null 2>&1; then
   if ! (cd "$root" && bazel build --color=no --curses=no --noshow_progress //tools/rft_info \
     //tools/rftrun //transport/verbs:loopback_check //transport/verbs:mesh_check \
     //transport/verbs:channel_check //transport/verbs:async_check \
-    //tests/multiproc:dataplane_worker) >"$out" 2>&1; then
+    //tests/multiproc:dataplane_worker //tests/multiproc:detector_worker) >"$out" 2>&1; then
     echo "softroce: building rft's programs failed; the checks that need them will fail:"
     tail -n 20 "$out" | sed 's/^/  /'
   fi
@@ -211,16 +211,31 @@ check_binary dataplane-verbs-read-death 0 \
 detector_env="export $ucx_env RFT_HEARTBEAT_PERIOD=20ms RFT_HEARTBEAT_TIMEOUT=1s RFT_LOG_LEVEL=info"
 detector_bins="bazel-bin/tools/rftrun/rftrun bazel-bin/tests/multiproc/detector_worker"
 check_binary detector-verbs-heartbeats 0 \
-  "$(printf '%s\n' '^\[0\] \[rft:0\] info: heartbeats by RDMA WRITE to 2 of 2 peers$' \
+  "$(printf '%s\n' '^\[0\] \[rft:0\] info: heartbeats by RDMA WRITE to 2 of 2 peers, control messages by SEND to 2$' \
     '^\[0\] quiet ok rank=0 heartbeats=[1-9][0-9]* by_rdma_write=[1-9]' \
     '^\[1\] quiet ok rank=1 heartbeats=[1-9][0-9]* by_rdma_write=[1-9]' \
     '^\[2\] quiet ok rank=2 heartbeats=[1-9][0-9]* by_rdma_write=[1-9]')" \
   "$detector_bins" "$detector_env; rftrun --ft -n 3 detector_worker quiet --seconds 2"
 check_binary detector-verbs-heartbeat-stop 0 \
-  "$(printf '%s\n' '^\[1\] \[rft:1\] info: heartbeats by RDMA WRITE to 2 of 2 peers$' \
+  "$(printf '%s\n' '^\[1\] \[rft:1\] info: heartbeats by RDMA WRITE to 2 of 2 peers, control messages by SEND to 2$' \
     'fault ok rank=[01] victim=2 source=heartbeat' \
     '^\[0\] fault ok rank=0 victim=2 ' '^\[1\] fault ok rank=1 victim=2 ')" \
   "$detector_bins" "$detector_env; rftrun --ft -n 3 detector_worker fault stop --victim 2"
+# The control messages by verbs SEND (RFT_CONTROL_SOCKETS=n: same-node peers take the network
+# path): a revocation's flood reaches every rank with no UCX message (the origin may get none
+# back), a SEND ended a sleeping control thread's wait, and a kill is news to every survivor.
+check_binary control-verbs-revoke 0 \
+  "$(printf '%s\n' \
+    '^\[0\] revoke ok rank=0 .* control_by_ucx=0 by_verbs=[1-9][0-9]* received_by_verbs=[1-9]' \
+    '^\[1\] revoke ok rank=1 .* control_by_ucx=0 by_verbs=[1-9][0-9]* ' \
+    '^\[2\] revoke ok rank=2 .* control_by_ucx=0 by_verbs=[1-9][0-9]* received_by_verbs=[1-9]' \
+    '^\[[02]\] revoke ok .* verbs_wakeups=[1-9]')" \
+  "$detector_bins" \
+  "$detector_env RFT_CONTROL_SOCKETS=n; rftrun --ft -n 3 detector_worker revoke --origin 1"
+check_binary control-verbs-fault 137 \
+  "$(printf '%s\n' '^\[0\] fault ok rank=0 victim=2 ' '^\[1\] fault ok rank=1 victim=2 ')" \
+  "$detector_bins" \
+  "$detector_env RFT_CONTROL_SOCKETS=n; rftrun --ft -n 3 detector_worker fault kill --victim 2"
 
 echo "softroce: $passed passed, $failed failed"
 ((failed == 0))

@@ -20,12 +20,12 @@ TEST(PeerRecordTest, RoundTripsWithAndWithoutASegmentASocketOrHeartbeatQps) {
                     .region_descriptor = Bytes({1, 2, 3}),
                     .death_watch_segment = "/rft-0000abcd-3-0123456789abcdef",
                     .control_socket = "rft.0000abcd00005eed.3",
-                    .heartbeat_qps = Bytes({5, 5, 5, 5, 5}),
+                    .verbs_qps = Bytes({5, 5, 5, 5, 5}),
                     .worker_address = Bytes({9, 8, 7, 6})};
   auto decoded = DecodePeerRecord(EncodePeerRecord(record), 3);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(*decoded, record);
-  record.heartbeat_qps.clear();
+  record.verbs_qps.clear();
   decoded = DecodePeerRecord(EncodePeerRecord(record), 3);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(*decoded, record);
@@ -44,7 +44,7 @@ TEST(PeerRecordTest, MalformedRecordsAreRefusedByName) {
                     .region_descriptor = Bytes({1}),
                     .death_watch_segment = "",
                     .control_socket = "",
-                    .heartbeat_qps = {},
+                    .verbs_qps = {},
                     .worker_address = Bytes({2})};
   std::vector<std::byte> good = EncodePeerRecord(record);
 
@@ -64,13 +64,13 @@ TEST(PeerRecordTest, MalformedRecordsAreRefusedByName) {
   const uint32_t qps = 0x7fffffffu;
   std::memcpy(huge_qps.data() + 16, &qps, 4);
   auto too_many = DecodePeerRecord(huge_qps, 5);
-  EXPECT_NE(too_many.status().message().find("heartbeat QP addresses of 2147483647 bytes"),
+  EXPECT_NE(too_many.status().message().find("verbs QP addresses of 2147483647 bytes"),
             std::string::npos)
       << too_many.status().ToString();
   const uint32_t overrun = 1;  // as many bytes as the address: none left for it
   std::memcpy(huge_qps.data() + 16, &overrun, 4);
   auto no_room = DecodePeerRecord(huge_qps, 5);
-  EXPECT_NE(no_room.status().message().find("1 bytes of heartbeat QP addresses"), std::string::npos)
+  EXPECT_NE(no_room.status().message().find("1 bytes of verbs QP addresses"), std::string::npos)
       << no_room.status().ToString();
 
   std::vector<std::byte> no_address = good;
