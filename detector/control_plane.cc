@@ -250,6 +250,9 @@ void ControlPlane::AttachLocalRegion(Rank peer) {
       LocalPeerEnded(peer)) {
     return;
   }
+  // Heartbeats to it go by RDMA WRITE (PutHeartbeat): no UCX endpoint to open, and none to
+  // flush at the end.
+  if (verbs_heartbeats_ != nullptr && verbs_heartbeats_->connected(peer)) return;
   auto ep = endpoints_->Get(peer);
   if (!ep.ok()) return;
   auto region = transport::ucx::RemoteRegion::Attach(worker_.get(), *ep, region_descriptors_[peer]);

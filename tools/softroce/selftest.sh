@@ -72,7 +72,8 @@ if command -v bazel >/dev/null 2>&1; then
   if ! (cd "$root" && bazel build --color=no --curses=no --noshow_progress //tools/rft_info \
     //tools/rftrun //transport/verbs:loopback_check //transport/verbs:mesh_check \
     //transport/verbs:channel_check //transport/verbs:async_check \
-    //tests/multiproc:dataplane_worker //tests/multiproc:detector_worker) >"$out" 2>&1; then
+    //tests/multiproc:dataplane_worker //tests/multiproc:detector_worker \
+    //tests/multiproc:agreement_worker) >"$out" 2>&1; then
     echo "softroce: building rft's programs failed; the checks that need them will fail:"
     tail -n 20 "$out" | sed 's/^/  /'
   fi
@@ -236,6 +237,16 @@ check_binary control-verbs-fault 137 \
   "$(printf '%s\n' '^\[0\] fault ok rank=0 victim=2 ' '^\[1\] fault ok rank=1 victim=2 ')" \
   "$detector_bins" \
   "$detector_env RFT_CONTROL_SOCKETS=n; rftrun --ft -n 3 detector_worker fault kill --victim 2"
+# The whole stack on verbs (data plane and control messages): a member dies inside an agreement
+# and the three survivors decide one outcome (the agreement's rounds, the failure's news and
+# the data all by verbs).
+check_binary agreement-verbs-during 137 \
+  "$(printf '%s\n' 'info: heartbeats by RDMA WRITE to 3 of 3 peers, control messages by SEND to 3$' \
+    '^\[0\] during ok rank=0' '^\[2\] during ok rank=2' '^\[3\] during ok rank=3' '^outcomes=1$')" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/multiproc/agreement_worker" \
+  "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=verbs RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx; \
+   rftrun --ft -n 4 agreement_worker during 1 >/tmp/out 2>&1; s=\$?; cat /tmp/out; \
+   echo outcomes=\$(grep -o 'decided rc=.*' /tmp/out | sort -u | wc -l); exit \$s"
 
 echo "softroce: $passed passed, $failed failed"
 ((failed == 0))
