@@ -16,6 +16,10 @@ using internal::kDepartureAck;
 // Long enough for a loaded node's control threads to answer; a peer that did not by then is
 // failed or about to be, and a late transport error from it changes nothing for this process.
 constexpr auto kDepartureWait = std::chrono::milliseconds(200);
+// Jobs up to this size tell every peer the verbs channel reaches, as they would tell every
+// peer UCX connected to at once (transport::ucx::EndpointTable::Options::connect_all_max).
+constexpr uint32_t kTellEveryVerbsPeerMax =
+    transport::ucx::EndpointTable::Options{}.connect_all_max;
 }  // namespace
 
 void ControlPlane::AnnounceDeparture() {
@@ -43,13 +47,16 @@ void ControlPlane::Depart() {
       // Only peers connected to this process can see its endpoints close; connecting to the
       // rest now would cost every finishing process an endpoint per rank.
       // Same-node peers reached by datagram see its socket close: they are told too.
-      // So are those this process exchanged messages with by verbs: a SEND to its closed QP
-      // fails, as a send to its closed endpoint does.
-      const bool talked_by_verbs =
-          verbs_message_peers_.Contains(r) &&
-          (verbs_messages_->stats(r).sent > 0 || verbs_messages_->stats(r).received > 0);
+      // So are the one whose heartbeats this process takes (the ring's first one was never
+      // sent a message, and its next put fails) and those it exchanged messages with by verbs:
+      // a put, an RDMA WRITE or a SEND to its closed endpoint or QP fails.
+      // Within the size where UCX would have connected every peer, every verbs peer is told.
+      const bool sees_the_end = r == node_.observed() || (verbs_message_peers_.Contains(r) &&
+                                                          (size_ <= kTellEveryVerbsPeerMax ||
+                                                           verbs_messages_->stats(r).sent > 0 ||
+                                                           verbs_messages_->stats(r).received > 0));
       if (endpoints_->Connected(r) == nullptr && (local_ == nullptr || !local_->Reaches(r)) &&
-          !talked_by_verbs) {
+          !sees_the_end) {
         continue;
       }
       Send(r, internal::kDetectorService, kDeparture, {});

@@ -319,6 +319,13 @@ Status ControlPlane::Exchange() {
   ConnectVerbsHeartbeats(verbs_qps);
   transport::ucx::EndpointTable::Options table_options;
   table_options.failed = published->missing;
+  // When the verbs channel reaches every live peer, UCX only carries what does not fit a slot:
+  // its endpoints are made on first use, not all at once (nor flushed at the end).
+  bool all_by_verbs = verbs_messages_ != nullptr;
+  for (Rank r = 0; r < size_ && all_by_verbs; ++r) {
+    all_by_verbs = r == self_ || published->missing.Contains(r) || verbs_message_peers_.Contains(r);
+  }
+  if (all_by_verbs) table_options.connect_all_max = 0;
   auto table = transport::ucx::EndpointTable::Create(worker_.get(), self_, std::move(addresses),
                                                      this, table_options);
   if (!table.ok()) return table.status();

@@ -16,6 +16,7 @@ int64_t DetectorNode::next_timer_ns() const {
 }
 
 Rank DetectorNode::observer() const { return ring_.has_value() ? ring_->observer() : kInvalidRank; }
+Rank DetectorNode::observed() const { return ring_.has_value() ? ring_->observed() : kInvalidRank; }
 
 uint64_t DetectorNode::ChooseSlotWord(uint64_t main_word, uint64_t handover_word) const {
   const Rank observed = ring_.has_value() ? ring_->observed() : kInvalidRank;

@@ -134,6 +134,8 @@ class DetectorNode {
   int64_t next_timer_ns() const;
   // The process this one puts its heartbeats to, or kInvalidRank (also before Start).
   Rank observer() const;
+  // The process that puts its heartbeats to this one, or kInvalidRank (also before Start).
+  Rank observed() const;
   // Which of this process's two heartbeat slots to pass to OnTimer: the one whose word names the
   // observed process (the hand-over slot holds words of a process that grew before this one
   // did), the fresher of the two if both do, else the main one.

@@ -237,6 +237,12 @@ check_binary control-verbs-fault 137 \
   "$(printf '%s\n' '^\[0\] fault ok rank=0 victim=2 ' '^\[1\] fault ok rank=1 victim=2 ')" \
   "$detector_bins" \
   "$detector_env RFT_CONTROL_SOCKETS=n; rftrun --ft -n 3 detector_worker fault kill --victim 2"
+# Ranks that end at different times tell the peers that would see their QPs close (their
+# observed rank among them): nobody records the first one to leave as failed.
+check_binary control-verbs-departure 0 \
+  "$(printf '%s\n' '^\[0\] staggered ok rank=0' '^\[1\] staggered ok rank=1' \
+    '^\[2\] staggered ok rank=2' '^\[3\] staggered ok rank=3')" \
+  "$detector_bins" "$detector_env RFT_CONTROL_SOCKETS=n; rftrun --ft -n 4 detector_worker staggered"
 # The whole stack on verbs (data plane and control messages): a member dies inside an agreement
 # and the three survivors decide one outcome (the agreement's rounds, the failure's news and
 # the data all by verbs).
