@@ -73,7 +73,8 @@ void ControlPlane::Depart() {
         }
       }
       if (all || deadline.expired()) break;
-      const bool local_news = PumpLocal() | PumpVerbs();
+      const bool socket_news = PumpLocal();
+      const bool local_news = PumpVerbs() || socket_news;
       // Peers on this node need the core to answer.
       if (worker_->Progress() == 0 && !local_news) usleep(50);
     }

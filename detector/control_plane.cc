@@ -388,7 +388,8 @@ Status ControlPlane::Step(int64_t timeout_ns) {
   if (pending_.HasItems()) HandleWork();
   if (worker_->Progress() > 0) armed_ = false;
   // Both pumps, whatever the first found.
-  const bool local_news = PumpLocal() | PumpVerbs();
+  const bool socket_news = PumpLocal();
+  const bool local_news = PumpVerbs() || socket_news;
   HandleTimer();
   const int64_t next_service = RunDueTimers();
 

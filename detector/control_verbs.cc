@@ -1,5 +1,5 @@
-// ControlPlane over verbs (docs/verbs.md, "The control plane on verbs"). Where the host has a
-// verbs port, the control plane opens two things on it beside its UCX worker:
+// ControlPlane over verbs (docs/verbs.md, "Heartbeats by RDMA WRITE", "Control messages by SEND").
+// Where the host has a verbs port, the control plane opens two things on it beside its UCX worker:
 // - the heartbeat QPs (verbs_heartbeats.h): each heartbeat is an RDMA WRITE into the observer's
 //   slot;
 // - a message channel (transport/verbs/eager_channel.h): the control messages for the peers the
@@ -28,7 +28,7 @@ namespace {
 
 // Control messages are few and small (failure news, ring repairs, revocations, agreement
 // rounds): 2 KiB slots and 4 credits make (4 + 2) receive and as many send slots per peer,
-// 24 KiB in all. The largest agreement messages of big jobs may not fit: they take UCX.
+// 24 KiB per peer. The largest agreement messages of big jobs may not fit: they take UCX.
 verbs::EagerConfig MessageChannelConfig() {
   verbs::EagerConfig config;
   config.slot_size = 2048;
