@@ -168,8 +168,8 @@ Status ControlPlane::SetUpWorker() {
   worker_ = std::move(*worker);
   RFT_RETURN_IF_ERROR(worker_->SetActiveMessageHandler(kControlAmId, &OnActiveMessage, this,
                                                        UCP_AM_FLAG_WHOLE_MSG));
-  OpenLocalChannel();     // bound before the exchange publishes its name
-  OpenVerbsHeartbeats();  // likewise its QPs
+  OpenLocalChannel();  // bound before the exchange publishes its name
+  OpenVerbs();         // likewise its QPs
   RFT_RETURN_IF_ERROR(Exchange());
   const bool watching = death_watch_ != nullptr;
   if (watching) {
@@ -316,7 +316,7 @@ Status ControlPlane::Exchange() {
   ConnectLocalPeers(sockets);
   // Before the start-up fence that follows: no rank writes a heartbeat before every QP to it is
   // ready to take it.
-  ConnectVerbsHeartbeats(verbs_qps);
+  ConnectVerbs(verbs_qps);
   transport::ucx::EndpointTable::Options table_options;
   table_options.failed = published->missing;
   // When the verbs channel reaches every live peer, UCX only carries what does not fit a slot:

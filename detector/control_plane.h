@@ -43,6 +43,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <variant>
@@ -265,11 +266,14 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // Verbs (control_verbs.cc). Opens the heartbeat QPs and the message channel (before the
   // exchange publishes them), unless options or the host say no; its part of the record;
   // connects to the peers that published theirs.
-  void OpenVerbsHeartbeats();
+  void OpenVerbs();
   std::vector<std::byte> VerbsRecordPart() const;
-  void ConnectVerbsHeartbeats(const std::vector<std::vector<std::byte>>& parts);
+  void ConnectVerbs(const std::vector<std::vector<std::byte>>& parts);
   // Takes the heartbeat writes' completions: a failed one reports its observer.
   void PollVerbsHeartbeats();
+  // An error completion of `what` (a heartbeat write, a control message) to `peer`: reported
+  // to the registry as a transport error.
+  void ReportVerbsError(Rank peer, const char* what, std::string_view status);
   // Sends through the message channel when it reaches `to` and the message fits a slot; false
   // when UCX must carry it.
   bool SendVerbs(Rank to, std::span<const std::byte> header, std::span<const std::byte> payload);

@@ -42,7 +42,7 @@ constexpr size_t kChannelHeader = 4;
 
 }  // namespace
 
-void ControlPlane::OpenVerbsHeartbeats() {
+void ControlPlane::OpenVerbs() {
   // A replacement joins after the QPs were made, and its job's records have none for it.
   if (!options_.verbs_heartbeats || job_->joined() || size_ < 2) return;
   std::string why_not;
@@ -66,11 +66,7 @@ void ControlPlane::OpenVerbsHeartbeats() {
       [this](Rank peer, std::string_view status) {
         verbs_message_peers_.Erase(peer);
         if (registry_->IsFailed(peer)) return;  // the news came first (HandleWork)
-        // What UCX's error callback says of a peer it cannot reach: the registry judges (a peer
-        // that departed is not failed).
-        RFT_LOG_INFO("control message to rank %u: %.*s", peer, static_cast<int>(status.size()),
-                     status.data());
-        registry_->Report(peer, FailureSource::kTransport);
+        ReportVerbsError(peer, "control message", status);
       });
   if (!channel.ok()) {
     RFT_LOG_WARN("control messages through UCX only: %s", channel.status().ToString().c_str());
@@ -95,7 +91,7 @@ std::vector<std::byte> ControlPlane::VerbsRecordPart() const {
   return part;
 }
 
-void ControlPlane::ConnectVerbsHeartbeats(const std::vector<std::vector<std::byte>>& parts) {
+void ControlPlane::ConnectVerbs(const std::vector<std::vector<std::byte>>& parts) {
   if (verbs_heartbeats_ == nullptr) return;
   const size_t heartbeat_bytes = VerbsHeartbeats::PartBytes(size_);
   const size_t channel_bytes = kChannelHeader + size_ * verbs::kQpAddressSize;
@@ -134,12 +130,15 @@ void ControlPlane::ConnectVerbsHeartbeats(const std::vector<std::vector<std::byt
 
 void ControlPlane::PollVerbsHeartbeats() {
   verbs_heartbeats_->Poll([this](Rank peer, std::string_view status) {
-    // What UCX's error callback says of a peer it cannot reach: the registry judges (a peer
-    // that departed is not failed).
-    RFT_LOG_INFO("heartbeat write to rank %u: %.*s", peer, static_cast<int>(status.size()),
-                 status.data());
-    registry_->Report(peer, FailureSource::kTransport);
+    ReportVerbsError(peer, "heartbeat write", status);
   });
+}
+
+void ControlPlane::ReportVerbsError(Rank peer, const char* what, std::string_view status) {
+  // What UCX's error callback says of a peer it cannot reach: the registry judges (a peer that
+  // departed is not failed).
+  RFT_LOG_INFO("%s to rank %u: %.*s", what, peer, static_cast<int>(status.size()), status.data());
+  registry_->Report(peer, FailureSource::kTransport);
 }
 
 bool ControlPlane::SendVerbs(Rank to, std::span<const std::byte> header,
