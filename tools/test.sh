@@ -109,13 +109,6 @@ run_stage() {  # NAME TITLE SCRIPT: runs SCRIPT when NAME is among the stages
   rm -f "$log"
 }
 run_stage fuzz "fuzzing: libFuzzer targets (tools/fuzz.sh)" tools/fuzz.sh
-if [[ " $STAGES " == *" softroce "* && "$CONFIGS" != "default" ]]; then
-  # The guests run what bazel-bin holds, which the sanitizer builds overwrote (one output
-  # directory for every config): the default build goes back there, about 3.5 minutes on 2
-  # cores. The sanitizers ran on the host above; in the guest the checks are of verbs, and a
-  # TSan build of the detector's worker does not start under rftrun there (docs/softroce.md).
-  bazel build "${BAZEL_FLAGS[@]}" //... >/dev/null 2>&1 || echo "=== softroce: the default build failed"
-fi
 run_stage softroce "soft-RoCE: qemu guests with rdma_rxe (tools/softroce)" tools/softroce/selftest.sh
 echo "$total_passed passed, $total_failed failed"
 [[ $total_failed -eq 0 ]]

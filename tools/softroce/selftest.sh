@@ -66,8 +66,9 @@ check_binary() {
 }
 
 # rft's programs in the plain configuration: bazel-bin names the last build's outputs, which in
-# CI are a sanitizer's (tools/test.sh runs the sanitizer stages first), and a TSan binary crashes
-# in the guest. Already built by then: this only points bazel-bin back.
+# CI are a sanitizer's (tools/test.sh runs the sanitizer stages first; every config writes one
+# output directory), and a TSan build of the detector's worker does not start under rftrun in
+# the guest (docs/softroce.md). Only what the guests run is built back, not all of //...
 if command -v bazel >/dev/null 2>&1; then
   if ! (cd "$root" && bazel build --color=no --curses=no --noshow_progress //tools/rft_info \
     //tools/rftrun //transport/verbs:loopback_check //transport/verbs:mesh_check \
