@@ -1,14 +1,16 @@
 // The program that multi-process tests run under rftrun. Each mode exercises one behaviour
 // and exits 0 only when what it observed is right; the tests check exit statuses and output.
 //
-//   exchange                      publish a rank-specific blob, check every peer's blob
-//   failures --victims R,.. [--end self-abort|crash|exit0]
+//   exchange [--local K]          publish a rank-specific blob, check every peer's blob and
+//                                 that this node runs K ranks (default: all)
+//   failures --victims R,.. [--end self-abort|crash|exit0|announce]
 //                                 victims wait to be killed; survivors exit 0 once each
 //                                 victim's termination event arrived (and no other). With
 //                                 --end, each victim ends itself once the exchange is done
 //                                 (an agreed point, not a timer): self-abort asks the launcher
 //                                 to kill it (PMIx_Abort of itself, status 0), crash is
-//                                 raise(SIGKILL), exit0 is _exit(0) without PMIx_Finalize
+//                                 raise(SIGKILL), exit0 is _exit(0) without PMIx_Finalize,
+//                                 announce prints "victim R ready" and waits to be killed
 //   abort-subset --victims R,..   like failures, and rank 0 asks the launcher to abort the victims
 //                                 (PMIx_Abort of a subset) with status 5
 //   abort-all [STATUS]            rank 1 aborts the whole job with STATUS (7); others wait
@@ -113,6 +115,9 @@ int WaitForVictims(Bootstrap& job, const RankSet& victims, bool abort_them,
     } else if (end == "exit0") {
       std::fflush(stdout);
       _exit(0);  // a clean status, but the job never heard it finish: a failure to its peers
+    } else if (end == "announce") {
+      std::printf("victim %u ready\n", job.rank());  // the test ends it from outside
+      std::fflush(stdout);
     }
     SleepForever();
   }
@@ -251,7 +256,9 @@ int Replacement(Bootstrap& job) {
   return job.rank() == parents + 1 ? 7 : 0;
 }
 
-int Exchange(Bootstrap& job) {
+// `local`: how many ranks the launcher runs on this node (0: all of them, as rftrun on one node
+// does); a job across nodes numbers them node by node, so they are one block with this rank.
+int Exchange(Bootstrap& job, Rank local) {
   auto all = job.Exchange("test.addr", BlobOf(job.rank()));
   if (!all.ok()) return Fail(all.status().ToString());
   if (all->size() != job.size()) return Fail("wrong number of blobs");
@@ -264,8 +271,13 @@ int Exchange(Bootstrap& job) {
   if (missing.status().message().find("test.never-published") == std::string::npos) {
     return Fail("the error does not name the key: " + missing.status().ToString());
   }
-  if (job.local_peers().size() != job.size())
-    return Fail("local peers " + job.local_peers().ToString());
+  const RankSet peers = job.local_peers();
+  if (local == 0) local = job.size();
+  if (peers.size() != local || !peers.Contains(job.rank()) ||
+      peers != RankSet::Range(*peers.begin(), *peers.begin() + local)) {
+    return Fail("local peers " + peers.ToString() + ": expected a block of " +
+                std::to_string(local) + " with rank " + std::to_string(job.rank()));
+  }
   std::printf("exchange ok n=%u local=%s oversubscribed=%d\n", job.size(),
               job.local_peers().ToString().c_str(), job.oversubscribed() ? 1 : 0);
   return 0;
@@ -291,8 +303,10 @@ int main(int argc, char** argv) {
   Bootstrap& job = **init;
   RankSet victims;
   std::string end;
+  Rank local = 0;
   for (int i = 2; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--end") == 0) end = argv[i + 1];
+    if (std::strcmp(argv[i], "--local") == 0) local = static_cast<Rank>(std::atoi(argv[i + 1]));
     if (std::strcmp(argv[i], "--victims") == 0) {
       auto parsed = RankSet::Parse(std::string("{") + argv[i + 1] + "}");
       if (!parsed.ok()) return Fail(parsed.status().ToString());
@@ -308,7 +322,7 @@ int main(int argc, char** argv) {
     std::printf("left %s\n", path);
     return 0;
   }
-  if (mode == "exchange") return Exchange(job);
+  if (mode == "exchange") return Exchange(job, local);
   if (mode == "failures") return WaitForVictims(job, victims, false, end);
   if (mode == "abort-subset") return WaitForVictims(job, victims, true, end);
   if (mode == "abort-all") {

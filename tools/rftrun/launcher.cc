@@ -191,10 +191,19 @@ int Launcher::Run() {
     app.command = *path;
     app.argv = options_.argv;
     app.nprocs = options_.nprocs;
+    if (options_.spans_nodes()) status = AssembleNodes();
+  }
+  if (status.ok()) {
     JobSpec job;
     job.nspace = nspace_;
     job.nprocs = options_.nprocs;
     job.hostname = hostname_;
+    if (SpansNodes()) {
+      job.nprocs = layout_.size();
+      job.nodes = layout_.nodes;
+      job.node = layout_.node;
+      job.job_token = layout_.job_token;
+    }
     job.oversubscribed = options_.nprocs > OnlineCpus();
     job.plain = options_.plain_pmix;
     status = LaunchJob(job, {app});
@@ -211,11 +220,12 @@ int Launcher::Run() {
   Log("launched %u processes of %s%s", options_.nprocs, app.command.c_str(),
       options_.fault_tolerant ? " (fault tolerant)" : "");
   Loop();
-  const int exit_status = ExitStatus();
+  const int exit_status = job_status_.value_or(ExitStatus());
   exit_status_ = exit_status;
   if (!failure_summary_.empty() || exit_status != 0) {
-    std::string line =
-        "rftrun: " + (failure_summary_.empty() ? std::string("job failed") : failure_summary_);
+    std::string line = "rftrun: " + (!failure_summary_.empty() ? failure_summary_
+                                     : SpansNodes() ? std::string("the job failed on another node")
+                                                    : std::string("job failed"));
     line += "; exit status " + std::to_string(exit_status) + "\n";
     WriteAll(2, line);
   }
@@ -225,7 +235,7 @@ int Launcher::Run() {
 Status Launcher::LaunchJob(const JobSpec& job, const std::vector<SpawnApp>& apps) {
   Status status = pmix_->RegisterJob(job);
   if (!status.ok()) return status;
-  uint32_t rank = 0;
+  uint32_t rank = job.nodes.empty() ? 0 : job.nodes[job.node].first;
   for (const SpawnApp& app : apps) {
     for (uint32_t i = 0; i < app.nprocs; ++i, ++rank) {
       auto process = std::make_unique<Process>();
@@ -296,7 +306,7 @@ void Launcher::Loop() {
       EndJob(SIGKILL);
     }
     ConcludeLateExits(now);
-    if (Finished()) break;
+    if (Finished() && (!SpansNodes() || NodesFinished())) break;
 
     int64_t wake_at = INT64_MAX;
     for (const auto& p : processes_) {
@@ -316,6 +326,12 @@ void Launcher::Loop() {
     fds.push_back({signal_fd_, POLLIN, 0});
     fds.push_back({wake_fd_, POLLIN, 0});
     for (int fd : listen_fds_) fds.push_back({fd, POLLIN, 0});
+    const size_t first_link = fds.size();
+    for (const auto& link : links_) {
+      // A closed link stays in the list as fd -1, which poll skips.
+      fds.push_back(
+          {link->fd(), static_cast<short>(POLLIN | (link->wants_write() ? POLLOUT : 0)), 0});
+    }
     const size_t first_pipe = fds.size();
     for (auto& p : processes_) {
       if (p->out_fd >= 0) {
@@ -342,9 +358,10 @@ void Launcher::Loop() {
     if (ready <= 0) continue;
     if (fds[0].revents != 0) HandleSignals();
     if (fds[1].revents != 0) HandleQueue();
-    for (size_t i = 2; i < first_pipe; ++i) {
+    for (size_t i = 2; i < first_link; ++i) {
       if (fds[i].revents != 0) pmix_->AcceptOn(fds[i].fd);
     }
+    HandleLinks(fds, first_link);
     for (size_t i = first_pipe; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;
       Process* p = owners[i - first_pipe];
@@ -403,6 +420,15 @@ void Launcher::HandleQueue() {
       case Queued::Kind::kListener:
         listen_fds_.push_back(item.fd);
         break;
+      case Queued::Kind::kFence:
+        StartFence(std::move(item.fence));
+        break;
+      case Queued::Kind::kDirectModex:
+        StartModex(item.modex);
+        break;
+      case Queued::Kind::kModexData:
+        AnswerModex(item.modex_id, item.modex_status, item.modex_data);
+        break;
     }
   }
 }
@@ -412,12 +438,18 @@ void Launcher::HandleAbort(const AbortRequest& request) {
   const std::string who = caller != nullptr ? caller->label : std::to_string(request.caller.rank);
   bool whole_job = request.targets.empty();
   std::vector<Process*> targets;
+  std::vector<uint32_t> remote;  // ranks of the job on other nodes
   for (const pmix_proc_t& target : request.targets) {
     if (target.rank == PMIX_RANK_WILDCARD) {
       whole_job = true;
       break;
     }
-    if (Process* p = Find(target)) targets.push_back(p);
+    if (Process* p = Find(target)) {
+      targets.push_back(p);
+    } else if (SpansNodes() && PMIX_CHECK_NSPACE(nspace_.c_str(), target.nspace) &&
+               target.rank < layout_.size()) {
+      remote.push_back(target.rank);
+    }
   }
   const std::string why = request.message.empty() ? "" : ": " + request.message;
   if (whole_job) {
@@ -445,6 +477,16 @@ void Launcher::HandleAbort(const AbortRequest& request) {
     kill(p->pid, SIGKILL);
     kill(p->pid, SIGCONT);
   }
+  if (!remote.empty() && !whole_job) {
+    // Their nodes kill them; the caller does not wait for that, as for local ones.
+    FrameWriter kill_frame(LinkKind::kKill);
+    kill_frame.U32(static_cast<uint32_t>(remote.size()));
+    for (uint32_t rank : remote) {
+      kill_frame.U32(rank);
+      killed += (killed.empty() ? "" : ",") + std::to_string(rank);
+    }
+    SendToOthers(kill_frame.frame(), layout_.node);
+  }
   if (killed.empty()) {
     Log("rank %s asked to abort ranks that had already ended", who.c_str());
   } else {
@@ -459,6 +501,11 @@ void Launcher::HandleAbort(const AbortRequest& request) {
 }
 
 void Launcher::HandleSpawn(const SpawnRequest& request) {
+  if (SpansNodes()) {
+    RFT_LOG_WARN("spawn: rftrun cannot start processes for a job across nodes (not supported)");
+    pmix_->CompleteSpawn(request, PMIX_ERR_NOT_SUPPORTED, "");
+    return;
+  }
   ++spawn_count_;
   JobSpec job;
   job.nspace = nspace_ + ".s" + std::to_string(spawn_count_);
@@ -494,7 +541,8 @@ void Launcher::InjectDueFaults(int64_t now_ns) {
   while (next_fault_ < options_.faults.size() &&
          start_ns_ + options_.faults[next_fault_].at.count() <= now_ns) {
     const Fault& fault = options_.faults[next_fault_++];
-    Process* p = processes_[fault.rank].get();
+    Process* p = FindRank(fault.rank);
+    if (p == nullptr) continue;  // on another node, whose rftrun injects it
     if (p->exited || ending_) {
       Log("--%s %u skipped: the rank is gone", fault.signal == SIGKILL ? "kill" : "stop",
           fault.rank);
@@ -523,6 +571,7 @@ void Launcher::InjectSignal(Process* p, int signal) {
 }
 
 void Launcher::EndJob(int signal) {
+  if (!ending_) AnnounceEnd();  // across nodes, the others end too
   if (signal != SIGKILL) kill_deadline_ns_ = MonotonicNanos() + kTermGraceNs;
   ending_ = true;
   for (auto& p : processes_) {

@@ -8,6 +8,7 @@
 #ifndef RFT_TOOLS_RFTRUN_LAUNCHER_H_
 #define RFT_TOOLS_RFTRUN_LAUNCHER_H_
 
+#include <poll.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/rftrun/node_link.h"
 #include "tools/rftrun/options.h"
 #include "tools/rftrun/output_relay.h"
 #include "tools/rftrun/pmix_host.h"
@@ -43,6 +45,9 @@ class Launcher : public PmixHandler {
   void OnAbort(AbortRequest request) override;
   void OnSpawn(SpawnRequest request) override;
   void OnListeningSocket(int fd) override;
+  void OnFence(FenceRequest request) override;
+  void OnDirectModex(ModexRequest request) override;
+  void OnModexData(uint64_t id, pmix_status_t status, std::string data) override;
 
  private:
   // The launcher's time limits (launcher.cc and launcher_exits.cc).
@@ -59,6 +64,8 @@ class Launcher : public PmixHandler {
   static constexpr int64_t kFinalizeGraceNs = 5000 * kNanosPerMs;
   // How long the PMIx server's own finalize may take at rftrun's end.
   static constexpr int64_t kFinalizeBoundNs = 5000 * kNanosPerMs;
+  // Across nodes: how long node 0 waits for the others to join, and a joiner for node 0.
+  static constexpr std::chrono::milliseconds kAssembleBound{120000};
 
   struct Process {
     std::string nspace;
@@ -85,12 +92,26 @@ class Launcher : public PmixHandler {
 
   // Work handed from libpmix's thread to the main loop.
   struct Queued {
-    enum class Kind { kConnected, kFinalized, kAbort, kSpawn, kListener };
+    enum class Kind {
+      kConnected,
+      kFinalized,
+      kAbort,
+      kSpawn,
+      kListener,
+      kFence,
+      kDirectModex,
+      kModexData
+    };
     Kind kind = Kind::kConnected;
     pmix_proc_t proc{};
     AbortRequest abort;
     SpawnRequest spawn;
     int fd = -1;
+    FenceRequest fence;
+    ModexRequest modex;
+    uint64_t modex_id = 0;
+    pmix_status_t modex_status = PMIX_SUCCESS;
+    std::string modex_data;
   };
 
   void Enqueue(Queued item);
@@ -117,6 +138,31 @@ class Launcher : public PmixHandler {
   // takes ~1 s here; a loaded machine may need several).
   static constexpr std::chrono::milliseconds kStackTraceBound{20000};
   void EndJob(int signal);  // sends `signal` (after SIGCONT) to every live process
+
+  // A job across nodes (launcher_nodes.cc).
+  bool SpansNodes() const { return !links_.empty(); }
+  // Joins the nodes into one job before anything is launched; fills layout_ and links_.
+  Status AssembleNodes();
+  Process* FindRank(uint32_t rank);  // a process of the launched job on this node
+  // Sends `frame` toward node `node` (a joiner: always to node 0, which relays).
+  void SendToNode(uint32_t node, const std::string& frame);
+  void SendToOthers(const std::string& frame, uint32_t except);  // every node but this one
+  void HandleLinks(const std::vector<pollfd>& fds, size_t first_link);
+  void HandleFrame(uint32_t from, const Frame& frame);
+  void LostNode(uint32_t node);
+  void StartFence(FenceRequest request);
+  void GatherFence(uint32_t from, const std::vector<uint32_t>& ranks, std::string data);
+  void FinishFence(const std::vector<uint32_t>& ranks, const std::string& data);
+  void StartModex(ModexRequest request);
+  void ServeModex(uint32_t requester, uint64_t id, uint32_t rank);
+  void AnswerModex(uint64_t local_id, pmix_status_t status, const std::string& data);
+  // Tells the other nodes a local process failed, or that the job ends.
+  void AnnounceTermination(uint32_t rank, pmix_status_t code, int exit_code);
+  void AnnounceEnd();
+  void KillLocal(const std::vector<uint32_t>& ranks, std::string* killed);
+  // Once this node's processes have all ended: tells node 0, and whether rftrun may exit.
+  bool NodesFinished();
+  void RecordNodeDone(uint32_t node, int status, const std::string& summary);
   bool Finished() const;
   int ExitStatus() const;
   std::string Describe(const Process& process) const;
@@ -151,6 +197,26 @@ class Launcher : public PmixHandler {
   std::optional<int> failure_status_;  // exit status decided by a failure or an abort
   int exit_status_ = 1;  // what Run returned, for an exit that cannot wait for libpmix
   std::string failure_summary_;
+
+  // Across nodes (launcher_nodes.cc). Node 0 holds one link per other node (links_[i - 1] for
+  // node i); the others one link, to node 0.
+  JobLayout layout_;
+  std::vector<std::unique_ptr<LinkConnection>> links_;
+  std::map<std::vector<uint32_t>, std::deque<FenceRequest>> local_fences_;
+  // Node 0: each fence's contributions not yet gathered, per node.
+  std::map<std::vector<uint32_t>, std::vector<std::deque<std::string>>> gathering_;
+  uint64_t next_modex_id_ = 1;
+  std::map<uint64_t, ModexRequest> modex_waiting_;  // asked of another node
+  struct ModexServed {
+    uint32_t requester = 0;
+    uint64_t id = 0;
+  };
+  std::map<uint64_t, ModexServed> modex_serving_;  // asked of this node's libpmix
+  std::vector<bool> remote_failed_;                // by rank: reported to this node's processes
+  bool end_from_link_ = false;                     // another node ended the job
+  bool done_sent_ = false;
+  std::vector<std::optional<int>> node_status_;  // node 0: each node's status once done
+  std::optional<int> job_status_;                // the whole job's, once every node is done
 
   std::mutex queue_mutex_;
   std::deque<Queued> queue_;

@@ -77,6 +77,7 @@ void Launcher::Conclude(Process* process) {
                    status.ToString().c_str());
     }
     Log("event %s sent for rank %s", PMIx_Error_string(code), process->label.c_str());
+    if (process->nspace == nspace_) AnnounceTermination(process->rank, code, exit_code);
   }
   // Which failures end the job: without --ft, any; with it, only the application's own
   // verdict (a non-zero exit status), which decides the exit status but lets the rest finish.

@@ -4,6 +4,8 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "tools/rftrun/node_link.h"
+
 namespace rft::rftrun {
 namespace {
 
@@ -52,7 +54,8 @@ const char* Usage() {
   return "usage: rftrun -n N [--ft] [--timeout SEC [--get-stack-traces]] [--kill RANK@SEC]...\n"
          "              [--stop RANK@SEC]... [--no-tag-output] [-v] [--] PROGRAM [ARGS...]\n"
          "\n"
-         "Starts N copies of PROGRAM on this node as one PMIx job (rftrun is their PMIx server).\n"
+         "Starts N copies of PROGRAM on this node as one PMIx job (rftrun is their PMIx server);\n"
+         "with --listen/--join, one rftrun per node runs a job across nodes.\n"
          "  -n, -np N          number of processes (ranks 0..N-1)\n"
          "  --ft               fault-tolerant job: a failed process is reported to the survivors\n"
          "                     as a PMIx event and the job goes on; exit status 0 when every\n"
@@ -66,6 +69,15 @@ const char* Usage() {
          "                     killed once every other rank has exited\n"
          "  --no-tag-output    do not prefix each output line with \"[RANK] \"\n"
          "  -v, --verbose      log launcher events (launch, deaths, events sent) on stderr\n"
+         "  --nodes K --listen ADDR:PORT\n"
+         "                     this rftrun is node 0 of a job on K nodes: it waits (up to 120 s)\n"
+         "                     for K-1 others to --join at ADDR:PORT (port 0: any free port, "
+         "which\n"
+         "                     it prints); ranks are numbered node by node, node 0's first and\n"
+         "                     then each joiner's in the order they joined\n"
+         "  --join ADDR:PORT   run this node's -n N processes as part of node 0's job (retrying\n"
+         "                     until node 0 listens, up to 120 s)\n"
+         "  --node-name NAME   this node's name in the job (default: the host name)\n"
          "  --plain-pmix       give the job only standard PMIx information (no rft keys), as\n"
          "                     other launchers do; for testing that path\n"
          "  -h, --help         print this help\n";
@@ -120,6 +132,25 @@ StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
       options.tag_output = true;
     } else if (arg == "-v" || arg == "--verbose") {
       options.verbose = true;
+    } else if (arg == "--nodes") {
+      auto value = value_of(arg);
+      if (!value.ok()) return value.status();
+      uint64_t n = 0;
+      if (!ParseUint(*value, 64, &n) || n < 2) {
+        return ArgError("--nodes \"" + *value + "\": expected a node count from 2 to 64");
+      }
+      options.nodes = static_cast<uint32_t>(n);
+    } else if (arg == "--listen" || arg == "--join" || arg == "--node-name") {
+      auto value = value_of(arg);
+      if (!value.ok()) return value.status();
+      if (value->empty()) return ArgError(arg + ": expected a non-empty value");
+      if (arg != "--node-name") {
+        auto endpoint = ParseEndpoint(*value);
+        if (!endpoint.ok()) return ArgError(arg + " " + endpoint.status().message());
+      }
+      (arg == "--listen" ? options.listen
+       : arg == "--join" ? options.join
+                         : options.node_name) = *value;
     } else if (arg == "--plain-pmix") {
       options.plain_pmix = true;
     } else {
@@ -132,7 +163,19 @@ StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
   if (options.stack_traces && options.timeout.count() == 0) {
     return ArgError("--get-stack-traces: takes effect only with --timeout SEC");
   }
+  if (!options.listen.empty() && !options.join.empty()) {
+    return ArgError("--listen and --join: a node either is node 0 (--listen) or joins it");
+  }
+  if (!options.listen.empty() && options.nodes < 2) {
+    return ArgError("--listen " + options.listen + ": expected --nodes N (2 or more) with it");
+  }
+  if (options.listen.empty() && options.nodes >= 2) {
+    return ArgError("--nodes " + std::to_string(options.nodes) +
+                    ": expected --listen ADDR:PORT with it (this node is node 0)");
+  }
   for (const Fault& fault : options.faults) {
+    // Across nodes the job's size is known once every node has joined (Launcher checks then).
+    if (options.spans_nodes()) break;
     if (fault.rank >= options.nprocs) {
       return ArgError(std::string(fault.signal == SIGKILL ? "--kill" : "--stop") + " rank " +
                       std::to_string(fault.rank) + ": no such rank in a job of " +

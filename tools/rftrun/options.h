@@ -1,4 +1,4 @@
-// Command line of rftrun, the single-node PMIx launcher.
+// Command line of rftrun, the PMIx launcher (one node, or one rftrun per node).
 #ifndef RFT_TOOLS_RFTRUN_OPTIONS_H_
 #define RFT_TOOLS_RFTRUN_OPTIONS_H_
 
@@ -31,6 +31,13 @@ struct Options {
   // --plain-pmix: register only standard PMIx job information (no job token, no
   // PMIX_NODE_OVERSUBSCRIBED), as many launchers do, so tests exercise that path.
   bool plain_pmix = false;
+  // A job across nodes, one rftrun per node: node 0 listens (--listen ADDR:PORT --nodes N),
+  // the others join it (--join ADDR:PORT). Ranks are numbered node by node, in join order.
+  uint32_t nodes = 1;
+  std::string listen;     // ADDR:PORT, on node 0
+  std::string join;       // ADDR:PORT of node 0, on the others
+  std::string node_name;  // --node-name; empty: the host name
+  bool spans_nodes() const { return !listen.empty() || !join.empty(); }
   bool help = false;
   std::vector<std::string> argv;  // program and its arguments
 };

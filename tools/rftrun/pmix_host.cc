@@ -5,6 +5,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -61,24 +63,66 @@ pmix_status_t OnAbort(const pmix_proc_t* proc, void*, int status, const char msg
 
 void ReleaseFenceData(void* cbdata) { std::free(cbdata); }
 
-// Every process of a job lives on this node, so the local contribution is the whole result;
-// libpmix wants its own heap copy.
-pmix_status_t OnFence(const pmix_proc_t[], size_t, const pmix_info_t[], size_t, char* data,
-                      size_t ndata, pmix_modex_cbfunc_t cbfunc, void* cbdata) {
+// Set once a job spans nodes (PmixHost::SpanNodes): fences and direct modex go to the handler.
+std::atomic<bool> g_spans_nodes{false};
+
+// libpmix wants the result in a heap copy it releases through ReleaseFenceData.
+void AnswerModex(pmix_modex_cbfunc_t cbfunc, void* cbdata, pmix_status_t status, const char* data,
+                 size_t ndata) {
   char* copy = nullptr;
   if (ndata > 0) {
     copy = static_cast<char*>(std::malloc(ndata));
-    if (copy == nullptr) return PMIX_ERR_NOMEM;
+    if (copy == nullptr) {
+      cbfunc(PMIX_ERR_NOMEM, nullptr, 0, cbdata, nullptr, nullptr);
+      return;
+    }
     std::memcpy(copy, data, ndata);
   }
-  cbfunc(PMIX_SUCCESS, copy, ndata, cbdata, ReleaseFenceData, copy);
+  cbfunc(status, copy, ndata, cbdata, ReleaseFenceData, copy);
+}
+
+// On one node, the local contribution is the whole result. Across nodes, the launcher gathers
+// every involved node's contribution over the node link; libpmix reads the concatenation.
+pmix_status_t OnFence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t,
+                      char* data, size_t ndata, pmix_modex_cbfunc_t cbfunc, void* cbdata) {
+  if (!g_spans_nodes.load(std::memory_order_acquire)) {
+    AnswerModex(cbfunc, cbdata, PMIX_SUCCESS, data, ndata);
+    return PMIX_SUCCESS;
+  }
+  FenceRequest request;
+  for (size_t i = 0; i < nprocs; ++i) {
+    if (procs[i].rank == PMIX_RANK_WILDCARD) {
+      request.ranks.clear();
+      break;
+    }
+    request.ranks.push_back(procs[i].rank);
+  }
+  std::sort(request.ranks.begin(), request.ranks.end());
+  request.ranks.erase(std::unique(request.ranks.begin(), request.ranks.end()), request.ranks.end());
+  if (ndata > 0) request.data.assign(data, ndata);
+  request.cbfunc = cbfunc;
+  request.cbdata = cbdata;
+  g_handler->OnFence(std::move(request));
   return PMIX_SUCCESS;
 }
 
-// All data is local: libpmix resolves it without the host.
-pmix_status_t OnDirectModex(const pmix_proc_t*, const pmix_info_t[], size_t, pmix_modex_cbfunc_t,
-                            void*) {
-  return PMIX_ERR_NOT_SUPPORTED;
+// On one node all data is local and libpmix resolves it without the host; across nodes the
+// launcher asks the node that runs the process.
+pmix_status_t OnDirectModex(const pmix_proc_t* proc, const pmix_info_t[], size_t,
+                            pmix_modex_cbfunc_t cbfunc, void* cbdata) {
+  if (!g_spans_nodes.load(std::memory_order_acquire)) return PMIX_ERR_NOT_SUPPORTED;
+  ModexRequest request;
+  request.rank = proc->rank;
+  request.cbfunc = cbfunc;
+  request.cbdata = cbdata;
+  g_handler->OnDirectModex(std::move(request));
+  return PMIX_SUCCESS;
+}
+
+void OnLocalModexData(pmix_status_t status, char* data, size_t size, void* cbdata) {
+  auto* id = static_cast<uint64_t*>(cbdata);
+  g_handler->OnModexData(*id, status, data == nullptr ? std::string() : std::string(data, size));
+  delete id;
 }
 
 pmix_status_t OnSpawn(const pmix_proc_t* proc, const pmix_info_t[], size_t, const pmix_app_t apps[],
@@ -133,10 +177,10 @@ void ReleaseInfo(pmix_status_t, void* cbdata) {
   delete info;
 }
 
-std::string RankList(uint32_t nprocs) {
+std::string RankList(uint32_t first, uint32_t count) {
   std::string list;
-  for (uint32_t r = 0; r < nprocs; ++r) {
-    if (r > 0) list += ',';
+  for (uint32_t r = first; r < first + count; ++r) {
+    if (r > first) list += ',';
     list += std::to_string(r);
   }
   return list;
@@ -211,7 +255,31 @@ StatusOr<std::unique_ptr<PmixHost>> PmixHost::Start(PmixHandler* handler,
   return std::unique_ptr<PmixHost>(new PmixHost());
 }
 
+void PmixHost::SpanNodes() { g_spans_nodes.store(true, std::memory_order_release); }
+
+void PmixHost::CompleteFence(const FenceRequest& request, pmix_status_t status,
+                             const std::string& data) {
+  AnswerModex(request.cbfunc, request.cbdata, status, data.data(), data.size());
+}
+
+void PmixHost::CompleteModex(const ModexRequest& request, pmix_status_t status,
+                             const std::string& data) {
+  AnswerModex(request.cbfunc, request.cbdata, status, data.data(), data.size());
+}
+
+void PmixHost::RequestModex(const std::string& nspace, uint32_t rank, uint64_t id) {
+  pmix_proc_t proc;
+  PMIX_PROC_LOAD(&proc, nspace.c_str(), rank);
+  auto* owned = new uint64_t(id);
+  const pmix_status_t rc = PMIx_server_dmodex_request(&proc, OnLocalModexData, owned);
+  if (rc != PMIX_SUCCESS) {
+    delete owned;
+    g_handler->OnModexData(id, rc, std::string());
+  }
+}
+
 PmixHost::~PmixHost() {
+  g_spans_nodes.store(false, std::memory_order_release);
   PMIx_server_finalize();
   g_handler = nullptr;
   std::lock_guard<std::mutex> lock(g_listeners_mutex);
@@ -219,49 +287,64 @@ PmixHost::~PmixHost() {
 }
 
 Status PmixHost::RegisterJob(const JobSpec& job) {
+  std::vector<NodeRanks> nodes = job.nodes;
+  if (nodes.empty()) nodes.push_back(NodeRanks{job.hostname, 0, job.nprocs});
+  const NodeRanks& here = nodes[job.node];
+  std::string node_names;
+  std::string rank_lists;  // PMIx's ppn syntax: one list per node, separated by ';'
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    node_names += (i > 0 ? "," : "") + nodes[i].name;
+    rank_lists += (i > 0 ? ";" : "") + RankList(nodes[i].first, nodes[i].count);
+  }
   char* node_regex = nullptr;
   char* proc_regex = nullptr;
-  pmix_status_t rc = PMIx_generate_regex(job.hostname.c_str(), &node_regex);
+  pmix_status_t rc = PMIx_generate_regex(node_names.c_str(), &node_regex);
   if (rc != PMIX_SUCCESS) return PmixError("PMIx_generate_regex", rc);
-  const std::string ranks = RankList(job.nprocs);
-  rc = PMIx_generate_ppn(ranks.c_str(), &proc_regex);
+  rc = PMIx_generate_ppn(rank_lists.c_str(), &proc_regex);
   if (rc != PMIX_SUCCESS) {
     std::free(node_regex);
     return PmixError("PMIx_generate_ppn", rc);
   }
 
-  // A fresh secret per job: its processes put it in every wire message (launcher_keys.h).
-  auto drawn = SecureRandom64();
-  if (!drawn.ok()) {
-    std::free(node_regex);
-    std::free(proc_regex);
-    return drawn.status();
+  // A fresh secret per job: its processes put it in every wire message (launcher_keys.h). A
+  // job across nodes has the hub's, so that every node's processes share it.
+  uint32_t job_token = job.job_token;
+  if (job_token == 0) {
+    auto drawn = SecureRandom64();
+    if (!drawn.ok()) {
+      std::free(node_regex);
+      std::free(proc_regex);
+      return drawn.status();
+    }
+    job_token = static_cast<uint32_t>(*drawn);
   }
-  uint32_t job_token = static_cast<uint32_t>(*drawn);
   const size_t njob = 17;
   const size_t ninfo = njob + job.nprocs;
   pmix_info_t* info;
   PMIX_INFO_CREATE(info, ninfo);
   uint32_t nprocs = job.nprocs;
-  uint32_t one = 1;
+  uint32_t local_size = here.count;
+  uint32_t num_nodes = static_cast<uint32_t>(nodes.size());
+  uint32_t node_id = job.node;
   uint32_t zero32 = 0;
-  pmix_rank_t leader = 0;
+  pmix_rank_t leader = here.first;
   bool oversubscribed = job.oversubscribed;
   bool spawned = job.spawned;
+  const std::string local_ranks = RankList(here.first, here.count);
   size_t n = 0;
   PMIX_INFO_LOAD(&info[n++], PMIX_UNIV_SIZE, &nprocs, PMIX_UINT32);
   PMIX_INFO_LOAD(&info[n++], PMIX_JOB_SIZE, &nprocs, PMIX_UINT32);
   PMIX_INFO_LOAD(&info[n++], PMIX_MAX_PROCS, &nprocs, PMIX_UINT32);
-  PMIX_INFO_LOAD(&info[n++], PMIX_LOCAL_SIZE, &nprocs, PMIX_UINT32);
-  PMIX_INFO_LOAD(&info[n++], PMIX_NODE_SIZE, &nprocs, PMIX_UINT32);
-  PMIX_INFO_LOAD(&info[n++], PMIX_NUM_NODES, &one, PMIX_UINT32);
+  PMIX_INFO_LOAD(&info[n++], PMIX_LOCAL_SIZE, &local_size, PMIX_UINT32);
+  PMIX_INFO_LOAD(&info[n++], PMIX_NODE_SIZE, &local_size, PMIX_UINT32);
+  PMIX_INFO_LOAD(&info[n++], PMIX_NUM_NODES, &num_nodes, PMIX_UINT32);
   PMIX_INFO_LOAD(&info[n++], PMIX_JOBID, job.nspace.c_str(), PMIX_STRING);
   PMIX_INFO_LOAD(&info[n++], PMIX_NODE_MAP, node_regex, PMIX_REGEX);
   PMIX_INFO_LOAD(&info[n++], PMIX_PROC_MAP, proc_regex, PMIX_REGEX);
-  PMIX_INFO_LOAD(&info[n++], PMIX_LOCAL_PEERS, ranks.c_str(), PMIX_STRING);
+  PMIX_INFO_LOAD(&info[n++], PMIX_LOCAL_PEERS, local_ranks.c_str(), PMIX_STRING);
   PMIX_INFO_LOAD(&info[n++], PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
-  PMIX_INFO_LOAD(&info[n++], PMIX_HOSTNAME, job.hostname.c_str(), PMIX_STRING);
-  PMIX_INFO_LOAD(&info[n++], PMIX_NODEID, &zero32, PMIX_UINT32);
+  PMIX_INFO_LOAD(&info[n++], PMIX_HOSTNAME, here.name.c_str(), PMIX_STRING);
+  PMIX_INFO_LOAD(&info[n++], PMIX_NODEID, &node_id, PMIX_UINT32);
   if (!job.plain) {
     PMIX_INFO_LOAD(&info[n++], PMIX_NODE_OVERSUBSCRIBED, &oversubscribed, PMIX_BOOL);
     PMIX_INFO_LOAD(&info[n++], transport::kJobTokenKey, &job_token, PMIX_UINT32);
@@ -275,24 +358,28 @@ Status PmixHost::RegisterJob(const JobSpec& job) {
   std::free(node_regex);
   std::free(proc_regex);
 
-  // Per-process data: the array must start with the rank.
-  for (uint32_t r = 0; r < job.nprocs; ++r) {
-    pmix_data_array_t* array;
-    PMIX_DATA_ARRAY_CREATE(array, 7, PMIX_INFO);
-    auto* proc_info = static_cast<pmix_info_t*>(array->array);
-    pmix_rank_t rank = r;
-    uint16_t local_rank = static_cast<uint16_t>(r);
-    PMIX_INFO_LOAD(&proc_info[0], PMIX_RANK, &rank, PMIX_PROC_RANK);
-    PMIX_INFO_LOAD(&proc_info[1], PMIX_LOCAL_RANK, &local_rank, PMIX_UINT16);
-    PMIX_INFO_LOAD(&proc_info[2], PMIX_NODE_RANK, &local_rank, PMIX_UINT16);
-    PMIX_INFO_LOAD(&proc_info[3], PMIX_APP_RANK, &rank, PMIX_PROC_RANK);
-    PMIX_INFO_LOAD(&proc_info[4], PMIX_GLOBAL_RANK, &rank, PMIX_PROC_RANK);
-    PMIX_INFO_LOAD(&proc_info[5], PMIX_HOSTNAME, job.hostname.c_str(), PMIX_STRING);
-    PMIX_INFO_LOAD(&proc_info[6], PMIX_NODEID, &zero32, PMIX_UINT32);
-    PMIX_INFO_LOAD(&info[n++], PMIX_PROC_DATA, array, PMIX_DATA_ARRAY);
-    PMIX_DATA_ARRAY_FREE(array);
+  // Per-process data, for every rank of the job wherever it runs: the array must start with
+  // the rank.
+  for (uint32_t id = 0; id < nodes.size(); ++id) {
+    for (uint32_t r = nodes[id].first; r < nodes[id].first + nodes[id].count; ++r) {
+      pmix_data_array_t* array;
+      PMIX_DATA_ARRAY_CREATE(array, 7, PMIX_INFO);
+      auto* proc_info = static_cast<pmix_info_t*>(array->array);
+      pmix_rank_t rank = r;
+      uint16_t local_rank = static_cast<uint16_t>(r - nodes[id].first);
+      uint32_t proc_node = id;
+      PMIX_INFO_LOAD(&proc_info[0], PMIX_RANK, &rank, PMIX_PROC_RANK);
+      PMIX_INFO_LOAD(&proc_info[1], PMIX_LOCAL_RANK, &local_rank, PMIX_UINT16);
+      PMIX_INFO_LOAD(&proc_info[2], PMIX_NODE_RANK, &local_rank, PMIX_UINT16);
+      PMIX_INFO_LOAD(&proc_info[3], PMIX_APP_RANK, &rank, PMIX_PROC_RANK);
+      PMIX_INFO_LOAD(&proc_info[4], PMIX_GLOBAL_RANK, &rank, PMIX_PROC_RANK);
+      PMIX_INFO_LOAD(&proc_info[5], PMIX_HOSTNAME, nodes[id].name.c_str(), PMIX_STRING);
+      PMIX_INFO_LOAD(&proc_info[6], PMIX_NODEID, &proc_node, PMIX_UINT32);
+      PMIX_INFO_LOAD(&info[n++], PMIX_PROC_DATA, array, PMIX_DATA_ARRAY);
+      PMIX_DATA_ARRAY_FREE(array);
+    }
   }
-  rc = PMIx_server_register_nspace(job.nspace.c_str(), static_cast<int>(job.nprocs), info, n,
+  rc = PMIx_server_register_nspace(job.nspace.c_str(), static_cast<int>(here.count), info, n,
                                    nullptr, nullptr);
   PMIX_INFO_FREE(info, ninfo);
   if (!Succeeded(rc)) return PmixError("PMIx_server_register_nspace(" + job.nspace + ")", rc);

@@ -46,6 +46,22 @@ struct SpawnRequest {
   void* cbdata = nullptr;
 };
 
+// A fence whose processes span nodes (only in a multi-node job): the node's contribution goes
+// to the other nodes, and `Complete` gets every involved node's contribution.
+struct FenceRequest {
+  std::vector<uint32_t> ranks;  // sorted; empty: every process of the job
+  std::string data;             // this node's contribution (opaque, libpmix's own encoding)
+  pmix_modex_cbfunc_t cbfunc = nullptr;
+  void* cbdata = nullptr;
+};
+
+// A client asked for data of a process on another node that no fence brought here.
+struct ModexRequest {
+  uint32_t rank = 0;
+  pmix_modex_cbfunc_t cbfunc = nullptr;
+  void* cbdata = nullptr;
+};
+
 // Receives what libpmix's progress thread reports. Implementations must be thread-safe and
 // must not call libpmix from these functions.
 class PmixHandler {
@@ -57,6 +73,18 @@ class PmixHandler {
   virtual void OnSpawn(SpawnRequest request) = 0;
   // A client connection on one of the server's listening sockets is ready to be accepted.
   virtual void OnListeningSocket(int fd) = 0;
+  // Only in a multi-node job (PmixHost::SpanNodes):
+  virtual void OnFence(FenceRequest request) = 0;
+  virtual void OnDirectModex(ModexRequest request) = 0;
+  // The answer to PmixHost::RequestModex(`id`, ...).
+  virtual void OnModexData(uint64_t id, pmix_status_t status, std::string data) = 0;
+};
+
+// One node of a job and the ranks it runs, [first, first + count).
+struct NodeRanks {
+  std::string name;
+  uint32_t first = 0;
+  uint32_t count = 0;
 };
 
 // What a job's namespace tells its processes.
@@ -64,6 +92,11 @@ struct JobSpec {
   std::string nspace;
   uint32_t nprocs = 0;
   std::string hostname;
+  // A job across nodes: every node's ranks (nprocs is their sum) and which node is this one.
+  // Empty: all nprocs ranks run here, on `hostname`.
+  std::vector<NodeRanks> nodes;
+  uint32_t node = 0;
+  uint32_t job_token = 0;  // 0: draw a fresh one
   bool oversubscribed = false;
   bool spawned = false;
   pmix_proc_t parent{};  // when spawned
@@ -93,6 +126,15 @@ class PmixHost {
   // injected); benchmarks use it to time detection.
   Status NotifyTermination(const std::string& nspace, uint32_t rank, pmix_status_t code,
                            int exit_code, uint64_t fault_ns);
+
+  // From now on, fences and requests for other processes' data go to the handler, as the job
+  // spans nodes.
+  void SpanNodes();
+  void CompleteFence(const FenceRequest& request, pmix_status_t status, const std::string& data);
+  void CompleteModex(const ModexRequest& request, pmix_status_t status, const std::string& data);
+  // Asks libpmix for everything local `rank` of `nspace` committed (once it has); the answer
+  // comes to PmixHandler::OnModexData with `id`.
+  void RequestModex(const std::string& nspace, uint32_t rank, uint64_t id);
 
   void CompleteAbort(const AbortRequest& request, pmix_status_t status);
   void CompleteSpawn(const SpawnRequest& request, pmix_status_t status, const std::string& nspace);

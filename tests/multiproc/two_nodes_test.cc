@@ -1,0 +1,119 @@
+// rftrun across nodes: two rftruns on this host, one listening and one joining over loopback
+// (two_nodes.sh), run one job whose processes see two nodes. Each node's PMIx server holds only
+// its own processes, so everything crossing nodes goes over the node link: fences, another
+// node's data, terminations, kills, the job's end.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "tests/multiproc/scenario.h"
+
+namespace rft::testing {
+namespace {
+
+const std::string kWorker = "tests/multiproc/bootstrap_worker";
+
+ScenarioResult RunTwoNodes(const std::string& node0, const std::string& node1,
+                           const std::string& lose_node1_after = "",
+                           const std::vector<std::string>& env = {"RFT_PMIX_TIMEOUT=2s"}) {
+  std::vector<std::string> args = {Runfile("tools/rftrun/rftrun"), node0, node1};
+  if (!lose_node1_after.empty()) args.push_back(lose_node1_after);
+  return RunCommand(Runfile("tests/multiproc/two_nodes.sh"), args, std::chrono::seconds(150), env);
+}
+
+std::string Worker() { return Runfile(kWorker); }
+
+// Whether the output says node `node` exited with `status`.
+bool NodeExited(const ScenarioResult& r, int node, int status) {
+  return CountLines(r.output,
+                    "=== node " + std::to_string(node) + " exit " + std::to_string(status)) == 1;
+}
+
+TEST(TwoNodesTest, EveryRankSeesEveryAddressAndItsOwnNode) {
+  // Node 0 runs ranks 0-1, node 1 ranks 2-4; the fence's data crosses the link.
+  const auto r = RunTwoNodes("-n 2 --timeout 60 " + Worker() + " exchange --local 2",
+                             "-n 3 --timeout 60 " + Worker() + " exchange --local 3");
+  EXPECT_TRUE(NodeExited(r, 0, 0)) << r.Report();
+  EXPECT_TRUE(NodeExited(r, 1, 0)) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "exchange ok n=5 local={0-1}"), 2) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "exchange ok n=5 local={2-4}"), 3) << r.Report();
+}
+
+TEST(TwoNodesTest, AKillOnOneNodeIsReportedOnTheOther) {
+  const std::string job =
+      "-n 2 --ft --timeout 60 " + Worker() + " failures --victims 3 --end self-abort";
+  const auto r = RunTwoNodes(job, job);
+  EXPECT_TRUE(NodeExited(r, 0, 0)) << r.Report();
+  EXPECT_TRUE(NodeExited(r, 1, 0)) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "failures ok {3}"), 3) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "rank 3 failed (killed by signal 9 (SIGKILL))"), 3) << r.Report();
+}
+
+TEST(TwoNodesTest, AnAbortOfRanksOnTheOtherNodeKillsThem) {
+  // Rank 0 (node 0) aborts ranks 2 and 3 (node 1): node 1's rftrun kills them.
+  const std::string job = "-n 2 --ft --timeout 60 " + Worker() + " abort-subset --victims 2,3";
+  const auto r = RunTwoNodes(job, job);
+  EXPECT_TRUE(NodeExited(r, 0, 5)) << r.Report();
+  EXPECT_TRUE(NodeExited(r, 1, 5)) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "failures ok {2-3}"), 2) << r.Report();
+  for (const char* victim : {"rank 2", "rank 3"}) {
+    EXPECT_EQ(CountLines(r.output, std::string(victim) +
+                                       " was killed by signal 9 (SIGKILL), aborted on request"),
+              1)
+        << r.Report();
+  }
+}
+
+TEST(TwoNodesTest, WithoutFtAnAbortOnOneNodeEndsBoth) {
+  // Rank 1 (node 0) aborts the whole job with status 7; node 1's ranks wait forever.
+  const std::string job = "-n 2 --timeout 60 " + Worker() + " abort-all 7";
+  const auto r = RunTwoNodes(job, job);
+  EXPECT_TRUE(NodeExited(r, 0, 7)) << r.Report();
+  EXPECT_TRUE(NodeExited(r, 1, 7)) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "node node0 ended the job: rank 1 aborted the job with status 7"),
+            1)
+      << r.Report();
+}
+
+TEST(TwoNodesTest, ALostNodeIsReportedAsFailed) {
+  // Node 1's ranks 2 and 3 announce themselves once the exchange is done; then its rftrun and
+  // processes are killed. With --ft, node 0 reports both ranks failed to its own.
+  const auto r =
+      RunTwoNodes("-n 2 --ft --timeout 60 " + Worker() + " failures --victims 2,3",
+                  "-n 2 --ft --timeout 60 " + Worker() + " failures --victims 2,3 --end announce",
+                  "victim 3 ready");
+  EXPECT_TRUE(NodeExited(r, 0, 1)) << r.Report();
+  EXPECT_TRUE(NodeExited(r, 1, 128 + 9)) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "failures ok {2-3}"), 2) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "rftrun: lost the link to node(s) node1"), 1) << r.Report();
+}
+
+// The whole rft stack across the two nodes: control plane and data plane between nodes, and a
+// member on the other node dies inside an agreement; the survivors decide one outcome.
+TEST(TwoNodesTest, AgreementDecidesOneOutcomeWhenAMemberOnTheOtherNodeDies) {
+  const std::string job =
+      "-n 2 --ft --timeout 60 " + Runfile("tests/multiproc/agreement_worker") + " during 3";
+  const auto r =
+      RunTwoNodes(job, job, "", {"RFT_HEARTBEAT_PERIOD=10ms", "RFT_HEARTBEAT_TIMEOUT=1s"});
+  EXPECT_TRUE(NodeExited(r, 0, 128 + 9)) << r.Report();
+  EXPECT_TRUE(NodeExited(r, 1, 128 + 9)) << r.Report();
+  for (int rank : {0, 1, 2}) {
+    EXPECT_EQ(CountLines(r.output, "[" + std::to_string(rank) + "] during ok"), 1) << r.Report();
+  }
+  std::vector<std::string> outcomes;
+  size_t at = 0;
+  while ((at = r.output.find("decided rc=", at)) != std::string::npos) {
+    const size_t end = r.output.find('\n', at);
+    const std::string line = r.output.substr(at, end - at);
+    if (std::find(outcomes.begin(), outcomes.end(), line) == outcomes.end()) {
+      outcomes.push_back(line);
+    }
+    at = end;
+  }
+  EXPECT_EQ(outcomes.size(), 1u) << r.Report();
+}
+
+}  // namespace
+}  // namespace rft::testing
