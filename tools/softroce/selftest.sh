@@ -12,6 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 run=$here/softroce.sh
 passed=0
 failed=0
+last_passed=0  # whether the last check passed
 root=$(cd "$here/../.." && pwd)
 out=$(mktemp)
 stage=$(mktemp -d)
@@ -31,10 +32,15 @@ all_match() {
 check() {
   local name=$1 want=$2 pattern=$3 status
   shift 3
+  last_passed=0
+  # SOFTROCE_ONLY=REGEX runs only the checks whose names match, while working on them; the
+  # summary then counts only those (CI never sets it).
+  [[ -n ${SOFTROCE_ONLY:-} && ! $name =~ $SOFTROCE_ONLY ]] && return
   local start=$SECONDS
   "$run" "$@" >"$out" 2>&1
   status=$?
   if ((status == want)) && all_match "$pattern" "$out"; then
+    last_passed=1
     passed=$((passed + 1))
     echo "softroce check $name: passed ($((SECONDS - start)) s)"
   else
@@ -44,25 +50,42 @@ check() {
   fi
 }
 
-# check_binary NAME EXPECTED_STATUS PATTERNS BINARIES COMMAND: like check, with BINARIES (paths
-# under the repository root separated by spaces, e.g. bazel-bin/tools/rft_info/rft_info) alone
-# in the guest's /job. A binary that was not built fails the check, saying so.
-check_binary() {
-  local name=$1 want=$2 pattern=$3 binaries=$4 command=$5 binary
+# stage NAME BINARIES: copies BINARIES (paths under the repository root separated by spaces,
+# e.g. bazel-bin/tools/rft_info/rft_info) alone into the directory that becomes the guests'
+# /job. A binary that was not built fails check NAME, saying so.
+stage() {
+  local name=$1 binaries=$2 binary
   rm -rf "${stage:?}"/*
   for binary in $binaries; do
     if [[ ! -x "$root/$binary" ]]; then
       failed=$((failed + 1))
       echo "softroce check $name: FAILED ($binary is missing: run bazel build //... first)"
-      return
+      return 1
     fi
     if ! cp "$root/$binary" "$stage/"; then
       failed=$((failed + 1))
       echo "softroce check $name: FAILED (cannot copy $binary)"
-      return
+      return 1
     fi
   done
-  check "$name" "$want" "$pattern" --add "$stage" -- "$command"
+}
+
+# check_binary NAME EXPECTED_STATUS PATTERNS BINARIES COMMAND: like check, with BINARIES (see
+# stage) in the guest's /job.
+check_binary() {
+  stage "$1" "$4" && check "$1" "$2" "$3" --add "$stage" -- "$5"
+}
+
+# check_two_nodes NAME EXPECTED_STATUS PATTERNS BINARIES ENV RFTRUN_ARGS: one rft job across two
+# guests (--pair), each its own node with its own rxe device: guest1 runs rftrun as node 0,
+# listening on its address, and guest2 joins it. ENV is run first in both; RFTRUN_ARGS (the
+# per-node options, the program and its arguments) are the same on both.
+check_two_nodes() {
+  local name=$1 want=$2 pattern=$3 binaries=$4 env=$5 args=$6
+  stage "$name" "$binaries" &&
+    check "$name" "$want" "$pattern" --pair --add "$stage" -- \
+      "$env; rftrun --nodes 2 --listen \$SOFTROCE_IP:7000 $args" \
+      "$env; rftrun --join \$SOFTROCE_PEER:7000 $args"
 }
 
 # rft's programs in the plain configuration: bazel-bin names the last build's outputs, which in
@@ -254,6 +277,36 @@ check_binary agreement-verbs-during 137 \
   "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=verbs RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx; \
    rftrun --ft -n 4 agreement_worker during 1 >/tmp/out 2>&1; s=\$?; cat /tmp/out; \
    echo outcomes=\$(grep -o 'decided rc=.*' /tmp/out | sort -u | wc -l); exit \$s"
+
+# Two nodes: one rft job across the two guests (rftrun's node link over the virtual network, every
+# rank's peers on the other guest reached through that guest's own rxe device). rules: the data
+# plane's matching and eager/rendezvous boundaries between the nodes (the RDMA READ crosses
+# them); during: the whole stack on verbs, a member on the second node dies inside an agreement
+# and the three survivors on both nodes decide one outcome (137: rftrun reports the rank that
+# raised SIGKILL; node 0 takes the job's status from node 1).
+check_two_nodes dataplane-verbs-two-nodes 0 \
+  "$(printf '%s\n' '^\[0\] rank 0: paths to 1 peers: 0 ring, 1 verbs$' \
+    '^\[1\] rank 1: paths to 1 peers: 0 ring, 1 verbs$' '^\[0\] rules ok n=2' '^\[1\] rules ok n=2')" \
+  "$dataplane_bins" "$dataplane_env" "-n 1 --timeout 300 dataplane_worker rules"
+check_two_nodes agreement-verbs-two-nodes 137 \
+  "$(printf '%s\n' 'node 0 of 2 \(guest1\): ranks 0\.\.1 of 4' 'node 1 of 2 \(guest2\): ranks 2\.\.3 of 4' \
+    '^\[0\] \[rft:0\] info: heartbeats by RDMA WRITE to 3 of 3 peers, control messages by SEND to 3$' \
+    '^\[0\] during ok rank=0' '^\[1\] during ok rank=1' '^\[2\] during ok rank=2' \
+    '^outcome (decided rc=.*)$')" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/multiproc/agreement_worker" \
+  "$detector_env RFT_TRANSPORT=verbs" \
+  "-v --ft -n 2 --timeout 300 agreement_worker during 3 >/tmp/out 2>&1; s=\$?; cat /tmp/out; \
+   grep -o 'decided rc=.*' /tmp/out | sort -u | sed 's/^/outcome /'; exit \$s"
+if ((last_passed)); then
+  # Across the guests, one outcome: every survivor printed the same decision.
+  outcomes=$(grep -o '^outcome decided rc=.*' "$out" | sort -u | wc -l)
+  if ((outcomes != 1)); then
+    passed=$((passed - 1))
+    failed=$((failed + 1))
+    echo "softroce check agreement-verbs-two-nodes: FAILED ($outcomes distinct outcomes across the nodes)"
+    grep '^outcome ' "$out" | sed 's/^/  /'
+  fi
+fi
 
 echo "softroce: $passed passed, $failed failed"
 ((failed == 0))
