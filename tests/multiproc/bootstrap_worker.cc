@@ -3,6 +3,7 @@
 //
 //   exchange [--local K]          publish a rank-specific blob, check every peer's blob and
 //                                 that this node runs K ranks (default: all)
+//   direct                        publish a blob, fence without collecting data, get everyone's
 //   failures --victims R,.. [--end self-abort|crash|exit0|announce]
 //                                 victims wait to be killed; survivors exit 0 once each
 //                                 victim's termination event arrived (and no other). With
@@ -283,6 +284,22 @@ int Exchange(Bootstrap& job, Rank local) {
   return 0;
 }
 
+// Data no fence collected: every rank's Get of another rank's key goes to the launcher, which
+// across nodes fetches it from the node that runs that rank (direct modex).
+int Direct(Bootstrap& job) {
+  rft::Status status = job.Put("test.direct", BlobOf(job.rank() + 1000));
+  if (status.ok()) status = job.Commit();
+  if (status.ok()) status = job.Fence(false);
+  if (!status.ok()) return Fail(status.ToString());
+  for (Rank r = 0; r < job.size(); ++r) {
+    auto blob = job.Get(r, "test.direct");
+    if (!blob.ok()) return Fail("rank " + std::to_string(r) + ": " + blob.status().ToString());
+    if (*blob != BlobOf(r + 1000)) return Fail("blob of rank " + std::to_string(r) + " differs");
+  }
+  std::printf("direct ok n=%u\n", job.size());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -323,6 +340,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "exchange") return Exchange(job, local);
+  if (mode == "direct") return Direct(job);
   if (mode == "failures") return WaitForVictims(job, victims, false, end);
   if (mode == "abort-subset") return WaitForVictims(job, victims, true, end);
   if (mode == "abort-all") {

@@ -41,6 +41,21 @@ TEST(TwoNodesTest, EveryRankSeesEveryAddressAndItsOwnNode) {
   EXPECT_EQ(CountLines(r.output, "exchange ok n=5 local={2-4}"), 3) << r.Report();
 }
 
+TEST(TwoNodesTest, DataNoFenceCollectedIsFetchedFromItsNode) {
+  const std::string job = "-n 2 -v --timeout 60 " + Worker() + " direct";
+  const auto r = RunTwoNodes(job, job);
+  EXPECT_TRUE(NodeExited(r, 0, 0)) << r.Report();
+  EXPECT_TRUE(NodeExited(r, 1, 0)) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "direct ok n=4"), 4) << r.Report();
+  // Each node asked the other for its ranks' data (rftrun -v says so): once per rank, or once
+  // per local process that asked before the first answer came.
+  for (const char* asked :
+       {"asked node 1 for the data of rank", "asked node 0 for the data of rank"}) {
+    EXPECT_GE(CountLines(r.output, asked), 2) << r.Report();
+    EXPECT_LE(CountLines(r.output, asked), 4) << r.Report();
+  }
+}
+
 TEST(TwoNodesTest, AKillOnOneNodeIsReportedOnTheOther) {
   const std::string job =
       "-n 2 --ft --timeout 60 " + Worker() + " failures --victims 3 --end self-abort";

@@ -342,6 +342,7 @@ void Launcher::StartModex(ModexRequest request) {
   ask.U32(layout_.node).U64(id).U32(request.rank);
   modex_waiting_[id] = request;
   SendToNode(owner, ask.frame());
+  Log("asked node %u for the data of rank %u", owner, request.rank);
 }
 
 void Launcher::ServeModex(uint32_t requester, uint64_t id, uint32_t rank) {
