@@ -319,6 +319,7 @@ Status ControlPlane::Exchange() {
   ConnectVerbs(verbs_qps);
   transport::ucx::EndpointTable::Options table_options;
   table_options.failed = published->missing;
+  table_options.owner = "control plane";
   // When the verbs channel reaches every live peer, UCX only carries what does not fit a slot:
   // its endpoints are made on first use, not all at once (nor flushed at the end).
   bool all_by_verbs = verbs_messages_ != nullptr;

@@ -173,7 +173,7 @@ void DataPlane::SendCmaDone(Rank source, const RendezvousDescriptor& descriptor,
   };
   // Closing (nobody waits any more), or the sender failed (its send completed with it).
   if (endpoints_ == nullptr) return complete_receive();
-  auto ep = endpoints_->Get(source);
+  auto ep = EndpointFor(source);
   if (!ep.ok()) return complete_receive();
   ControlSend* send = control_sends_.Acquire();
   send->plane = this;

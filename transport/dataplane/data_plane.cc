@@ -212,6 +212,17 @@ Status DataPlane::ExchangeAndConnect() {
   ucx::EndpointTable::Options table_options;
   table_options.connect_all_max = options_.connect_all_max;
   table_options.failed = published->missing;
+  table_options.owner = "data plane";
+  // When verbs (or a same-node ring) reaches every live peer, UCX carries only what neither
+  // takes: its endpoints are made on first use, not all at start-up, and are not flushed at the
+  // end (a flush that took its whole 2 s bound in the soft-RoCE guest). Without verbs nothing
+  // changes.
+  bool all_without_ucx = verbs_ != nullptr;
+  for (Rank r = 0; r < size_ && all_without_ucx; ++r) {
+    if (r == rank_ || published->missing.Contains(r)) continue;
+    all_without_ucx = cma_peers_[r] || (records[r].flags & kVerbs) != 0;
+  }
+  if (all_without_ucx) table_options.connect_all_max = 0;
   auto table =
       ucx::EndpointTable::Create(worker_.get(), rank_, std::move(addresses), this, table_options);
   if (!table.ok()) return table.status();
@@ -379,7 +390,7 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
     return Status::Ok();  // the request carries the error, as for a failed peer
   }
 
-  auto ep = endpoints_->Get(dest);
+  auto ep = EndpointFor(dest);  // none for a ring or verbs peer
   if (!ep.ok()) {
     Complete(request, ep.status().code());
     return Status::Ok();  // the request carries the error, like any other send to a failed peer
@@ -543,15 +554,20 @@ bool DataPlane::SendNow(const void* buffer, size_t bytes, Rank dest, int32_t tag
   // send it at once (FORCE_IMM_CMPL: else nothing is sent, and the caller's general path queues
   // it, in order). This is the 8-byte ping-pong's path.
   const Context* context = FindContext(context_id);
-  const ucp_ep_h ep = endpoints_->Connected(dest);
+  if (dest >= size_) [[unlikely]]
+    return false;
+  // A ring or verbs peer needs no UCX endpoint (it may have none: EndpointFor), only to be alive.
+  const bool direct = path_[dest] != Path::kUcx;
+  const ucp_ep_h ep = direct ? nullptr : endpoints_->Connected(dest);
   if (bytes > kInlinePayloadMax || bytes > options_.eager_limit || tag < 0 || context == nullptr ||
-      context->revoked || ep == nullptr || (buffer == nullptr && bytes > 0)) [[unlikely]] {
+      context->revoked || (direct ? endpoints_->failed(dest) : ep == nullptr) ||
+      (buffer == nullptr && bytes > 0)) [[unlikely]] {
     return false;
   }
   alignas(8) std::array<std::byte, kWireHeaderSize + kInlinePayloadMax> message;
   EncodeDataHeader(*context, context_id, tag, MessageType::kEager, bytes,
                    std::span<std::byte, kWireHeaderSize>(message.data(), kWireHeaderSize));
-  if (path_[dest] != Path::kUcx) {
+  if (direct) {
     // Behind anything queued for it, or not at all (Isend then queues it, in order).
     return direct_queue_[dest].empty() &&
            DirectWrite(dest, std::span<const std::byte>(message.data(), kWireHeaderSize),

@@ -464,6 +464,10 @@ class DataPlane : private ucx::PeerFailureSink {
   bool DirectWriteSend(const Request& request);
   // The same for a control message; false if `peer` has no direct path (UCX then).
   bool DirectSendControl(Rank peer, ControlSend* send, size_t bytes, Request* receive);
+  // The UCX endpoint for a message to `peer`: made now (on first use) when the peer's path is
+  // UCX; nullptr for a ring or verbs peer, whose messages never touch UCX. Fails as
+  // EndpointTable::Get does: a rank outside the job, or a failed one.
+  StatusOr<ucp_ep_h> EndpointFor(Rank peer);
   // What a control message does once it left (written, sent by UCX) or its peer failed: the
   // receive it holds completes, and it goes back to the pool.
   void FinishControlSend(ControlSend* send);

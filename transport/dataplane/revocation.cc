@@ -16,7 +16,7 @@ void DataPlane::ReportContextRevoked(uint32_t context_id, uint32_t epoch, uint32
 
 void DataPlane::SendRevocation(Rank peer, uint32_t context_id, uint32_t epoch, uint32_t owner) {
   if (endpoints_ == nullptr || peer >= size_ || peer == rank_) return;
-  auto ep = endpoints_->Get(peer);
+  auto ep = EndpointFor(peer);
   if (!ep.ok()) return;  // failed: it needs no notice
   ControlSend* send = control_sends_.Acquire();
   send->plane = this;

@@ -176,6 +176,16 @@ void DataPlane::DirectSend(Request* request) {
   LinkToPeer(request, peer);  // a failure of the peer completes it
 }
 
+StatusOr<ucp_ep_h> DataPlane::EndpointFor(Rank peer) {
+  if (peer < size_ && path_[peer] != Path::kUcx) {
+    if (endpoints_->failed(peer)) [[unlikely]] {
+      return Status(RFT_ERR_PROC_FAILED, "rank " + std::to_string(peer) + " has failed");
+    }
+    return nullptr;
+  }
+  return endpoints_->Get(peer);
+}
+
 bool DataPlane::DirectSendControl(Rank peer, ControlSend* send, size_t bytes, Request* receive) {
   if (peer >= size_ || path_[peer] == Path::kUcx) return false;
   const std::span<const std::byte> message(send->bytes.data(), bytes);

@@ -21,7 +21,7 @@ StatusOr<std::unique_ptr<EndpointTable>> EndpointTable::Create(
                     std::to_string(addresses.size()));
   }
   std::unique_ptr<EndpointTable> table(
-      new EndpointTable(worker, self, sink, options.connect_all_max));
+      new EndpointTable(worker, self, sink, options.connect_all_max, options.owner));
   RFT_RETURN_IF_ERROR(table->Append(std::move(addresses), options.failed));
   table->ConnectFrom(0);
   return table;
@@ -99,6 +99,7 @@ StatusOr<ucp_ep_h> EndpointTable::GetSlow(Rank rank) {
   }
   Status status = Connect(peer);  // lazy connection
   if (!status.ok()) return status;
+  RFT_LOG_DEBUG("%s: UCX endpoint to rank %u made on first use", owner_, rank);
   return peer.ep;
 }
 
@@ -168,8 +169,8 @@ EndpointTable::~EndpointTable() {
   if (!all_done()) {
     // A peer that stopped answering (hung, or dead and not yet noticed) must not hang the
     // teardown: cancel what is left and let UCX finish it.
-    RFT_LOG_WARN("closing UCX endpoints: %zu did not flush within %lld ms; cancelling",
-                 pending.size(), static_cast<long long>(kCloseBudgetNs / 1000000));
+    RFT_LOG_WARN("closing the %s's UCX endpoints: %zu did not flush within %lld ms; cancelling",
+                 owner_, pending.size(), static_cast<long long>(kCloseBudgetNs / 1000000));
     for (void* request : pending) {
       if (ucp_request_check_status(request) == UCS_INPROGRESS) {
         ucp_request_cancel(worker_->get(), request);

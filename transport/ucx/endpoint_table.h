@@ -43,6 +43,8 @@ class EndpointTable {
     uint32_t connect_all_max = 256;
     // Ranks already failed at creation (they may have published no address): never connected.
     RankSet failed;
+    // Whose endpoints these are, in log lines ("data plane", "control plane").
+    const char* owner = "rft";
   };
 
   // `addresses[r]` is rank r's worker address (from the bootstrap exchange); addresses[self]
@@ -104,8 +106,13 @@ class EndpointTable {
     std::unique_ptr<ErrorTarget> error_target;
   };
 
-  EndpointTable(UcxWorker* worker, Rank self, PeerFailureSink* sink, uint32_t connect_all_max)
-      : worker_(worker), self_(self), sink_(sink), connect_all_max_(connect_all_max) {}
+  EndpointTable(UcxWorker* worker, Rank self, PeerFailureSink* sink, uint32_t connect_all_max,
+                const char* owner)
+      : worker_(worker),
+        self_(self),
+        sink_(sink),
+        connect_all_max_(connect_all_max),
+        owner_(owner) {}
   // Appends `addresses` as the next ranks, marking those in `failed` (their address may be
   // empty).
   Status Append(std::vector<std::vector<std::byte>> addresses, const RankSet& failed);
@@ -121,6 +128,7 @@ class EndpointTable {
   Rank self_;
   PeerFailureSink* sink_;
   uint32_t connect_all_max_;  // Options::connect_all_max
+  const char* owner_;         // Options::owner
   std::vector<Peer> peers_;   // error callbacks hold ErrorTargets, not &peers_[r]: it may grow
   RankSet failed_ranks_;
 };

@@ -40,6 +40,20 @@ TEST(OptionsTest, HelpNeedsNothingElse) {
   EXPECT_TRUE(options->help);
 }
 
+TEST(OptionsTest, AcrossNodesTheFaultsNameJobRanks) {
+  // The job's size is known once the nodes have joined: a rank beyond this node's -n is fine.
+  auto options = ParseOptions(
+      {"-n", "2", "--join", "10.0.0.1:7000", "--node-name", "b", "--kill", "5@1", "prog"});
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_TRUE(options->spans_nodes());
+  EXPECT_EQ(options->join, "10.0.0.1:7000");
+  EXPECT_EQ(options->node_name, "b");
+  auto hub = ParseOptions({"-n", "1", "--nodes", "3", "--listen", "0.0.0.0:0", "prog"});
+  ASSERT_TRUE(hub.ok()) << hub.status().ToString();
+  EXPECT_EQ(hub->nodes, 3u);
+  EXPECT_EQ(hub->listen, "0.0.0.0:0");
+}
+
 TEST(OptionsTest, BadInputNamesTheBadValue) {
   struct Case {
     std::vector<std::string> args;
@@ -63,6 +77,21 @@ TEST(OptionsTest, BadInputNamesTheBadValue) {
       {{"-n", "2", "--kill", "2@1", "p"},
        "--kill rank 2: no such rank in a job of 2 processes (ranks 0..1)"},
       {{"-n", "2", "--bogus", "p"}, "unknown option \"--bogus\""},
+      {{"-n", "2", "--nodes", "1", "p"}, "--nodes \"1\": expected a node count from 2 to 64"},
+      {{"-n", "2", "--nodes", "65", "p"}, "--nodes \"65\": expected a node count from 2 to 64"},
+      {{"-n", "2", "--listen", "1.2.3.4:7", "p"},
+       "--listen 1.2.3.4:7: expected --nodes N (2 or more) with it"},
+      {{"-n", "2", "--nodes", "2", "p"},
+       "--nodes 2: expected --listen ADDR:PORT with it (this node is node 0)"},
+      {{"-n", "2", "--join", "host", "p"},
+       "--join \"host\": expected ADDRESS:PORT with a port from 0 to 65535"},
+      {{"-n", "2", "--join", "host:70000", "p"},
+       "--join \"host:70000\": expected ADDRESS:PORT with a port from 0 to 65535"},
+      {{"-n", "2", "--join", ":7", "p"},
+       "--join \":7\": expected ADDRESS:PORT with a port from 0 to 65535"},
+      {{"-n", "2", "--nodes", "2", "--listen", "a:1", "--join", "b:2", "p"},
+       "--listen and --join: a node either is node 0 (--listen) or joins it"},
+      {{"-n", "2", "--node-name", "", "p"}, "--node-name: expected a non-empty value"},
   };
   for (const Case& c : cases) {
     auto options = ParseOptions(c.args);
