@@ -17,9 +17,13 @@ const std::string kWorker = "tests/multiproc/bootstrap_worker";
 
 ScenarioResult RunTwoNodes(const std::string& node0, const std::string& node1,
                            const std::string& lose_node1_after = "",
-                           const std::vector<std::string>& env = {"RFT_PMIX_TIMEOUT=2s"}) {
+                           const std::vector<std::string>& env = {"RFT_PMIX_TIMEOUT=2s"},
+                           const std::string& how = "kill") {
   std::vector<std::string> args = {Runfile("tools/rftrun/rftrun"), node0, node1};
-  if (!lose_node1_after.empty()) args.push_back(lose_node1_after);
+  if (!lose_node1_after.empty()) {
+    args.push_back(lose_node1_after);
+    args.push_back(how);
+  }
   return RunCommand(Runfile("tests/multiproc/two_nodes.sh"), args, std::chrono::seconds(150), env);
 }
 
@@ -103,6 +107,19 @@ TEST(TwoNodesTest, ALostNodeIsReportedAsFailed) {
   EXPECT_TRUE(NodeExited(r, 1, 128 + 9)) << r.Report();
   EXPECT_EQ(CountLines(r.output, "failures ok {2-3}"), 2) << r.Report();
   EXPECT_EQ(CountLines(r.output, "rftrun: lost the link to node(s) node1"), 1) << r.Report();
+}
+
+TEST(TwoNodesTest, ATimeoutDoesNotWaitForAHungNode) {
+  // Node 1's rftrun is stopped once its process runs; node 0's --timeout ends its own process
+  // and, after a grace, rftrun itself. Resumed, node 1 learns the job ended and ends too.
+  const auto r = RunTwoNodes("-n 1 --timeout 3 " + Worker() + " pid-sleep",
+                             "-n 1 " + Worker() + " pid-sleep", "pid ", {}, "stop");
+  EXPECT_TRUE(NodeExited(r, 0, 124)) << r.Report();
+  EXPECT_TRUE(NodeExited(r, 1, 124)) << r.Report();
+  EXPECT_EQ(
+      CountLines(r.output, "rftrun: the other nodes did not end in time; exiting without them"), 1)
+      << r.Report();
+  EXPECT_LT(r.seconds, 20) << r.Report();
 }
 
 // The whole rft stack across the two nodes: control plane and data plane between nodes, and a

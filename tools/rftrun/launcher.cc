@@ -320,6 +320,7 @@ void Launcher::Loop() {
     }
     if (kill_deadline_ns_ != 0) wake_at = std::min(wake_at, kill_deadline_ns_);
     if (drain_deadline_ns_ != 0) wake_at = std::min(wake_at, drain_deadline_ns_);
+    if (nodes_give_up_ns_ != 0) wake_at = std::min(wake_at, nodes_give_up_ns_);
 
     fds.clear();
     owners.clear();

@@ -217,6 +217,8 @@ class Launcher : public PmixHandler {
   bool done_sent_ = false;
   std::vector<std::optional<int>> node_status_;  // node 0: each node's status once done
   std::optional<int> job_status_;                // the whole job's, once every node is done
+  // After --timeout or a signal, how long this node still waits for the others' end.
+  int64_t nodes_give_up_ns_ = 0;
 
   std::mutex queue_mutex_;
   std::deque<Queued> queue_;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/random.h"
 #include "tools/rftrun/launcher.h"
@@ -399,6 +400,16 @@ bool Launcher::NodesFinished() {
     }
   }
   if (layout_.node != 0 && !job_status_ && !links_[0]->open()) job_status_ = ExitStatus();
+  // After --timeout or a signal, a node that does not answer (hung, or its network gone) must
+  // not hold this rftrun: it gets the grace a process gets after SIGTERM, and the drain's.
+  if (!job_status_ && (timed_out_ || interrupted_by_ != 0)) {
+    const int64_t now = MonotonicNanos();
+    if (nodes_give_up_ns_ == 0) nodes_give_up_ns_ = now + kTermGraceNs + kDrainGraceNs;
+    if (now >= nodes_give_up_ns_) {
+      WriteAll(2, "rftrun: the other nodes did not end in time; exiting without them\n");
+      job_status_ = ExitStatus();
+    }
+  }
   return job_status_.has_value();
 }
 
