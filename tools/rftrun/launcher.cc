@@ -591,48 +591,4 @@ Launcher::Process* Launcher::Find(const pmix_proc_t& proc) {
   return nullptr;
 }
 
-void Launcher::Enqueue(Queued item) {
-  std::lock_guard<std::mutex> lock(queue_mutex_);
-  queue_.push_back(std::move(item));
-  const uint64_t one = 1;
-  (void)!write(wake_fd_, &one, sizeof(one));
-}
-
-void Launcher::OnClientConnected(const pmix_proc_t& proc) {
-  Queued item;
-  item.kind = Queued::Kind::kConnected;
-  item.proc = proc;
-  Enqueue(std::move(item));
-}
-
-void Launcher::OnClientFinalized(const pmix_proc_t& proc) {
-  // On the PMIx server's thread, which then answers the client: a delay here is a slow server.
-  if (finalize_notice_delay_.count() > 0) std::this_thread::sleep_for(finalize_notice_delay_);
-  Queued item;
-  item.kind = Queued::Kind::kFinalized;
-  item.proc = proc;
-  Enqueue(std::move(item));
-}
-
-void Launcher::OnAbort(AbortRequest request) {
-  Queued item;
-  item.kind = Queued::Kind::kAbort;
-  item.abort = std::move(request);
-  Enqueue(std::move(item));
-}
-
-void Launcher::OnSpawn(SpawnRequest request) {
-  Queued item;
-  item.kind = Queued::Kind::kSpawn;
-  item.spawn = std::move(request);
-  Enqueue(std::move(item));
-}
-
-void Launcher::OnListeningSocket(int fd) {
-  Queued item;
-  item.kind = Queued::Kind::kListener;
-  item.fd = fd;
-  Enqueue(std::move(item));
-}
-
 }  // namespace rft::rftrun

@@ -104,14 +104,14 @@ class Launcher : public PmixHandler {
     };
     Kind kind = Kind::kConnected;
     pmix_proc_t proc{};
-    AbortRequest abort;
-    SpawnRequest spawn;
+    AbortRequest abort{};
+    SpawnRequest spawn{};
     int fd = -1;
-    FenceRequest fence;
-    ModexRequest modex;
+    FenceRequest fence{};
+    ModexRequest modex{};
     uint64_t modex_id = 0;
     pmix_status_t modex_status = PMIX_SUCCESS;
-    std::string modex_data;
+    std::string modex_data{};
   };
 
   void Enqueue(Queued item);

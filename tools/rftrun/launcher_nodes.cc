@@ -442,27 +442,4 @@ void Launcher::RecordNodeDone(uint32_t node, int status, const std::string& summ
   Log("every node is done: the job's status is %d", job);
 }
 
-void Launcher::OnFence(FenceRequest request) {
-  Queued item;
-  item.kind = Queued::Kind::kFence;
-  item.fence = std::move(request);
-  Enqueue(std::move(item));
-}
-
-void Launcher::OnDirectModex(ModexRequest request) {
-  Queued item;
-  item.kind = Queued::Kind::kDirectModex;
-  item.modex = request;
-  Enqueue(std::move(item));
-}
-
-void Launcher::OnModexData(uint64_t id, pmix_status_t status, std::string data) {
-  Queued item;
-  item.kind = Queued::Kind::kModexData;
-  item.modex_id = id;
-  item.modex_status = status;
-  item.modex_data = std::move(data);
-  Enqueue(std::move(item));
-}
-
 }  // namespace rft::rftrun
