@@ -5,9 +5,10 @@
 // each node's opaque contribution), the data of one process asked for by another node (direct
 // modex), terminations, kills, and the job's end.
 //
-// Frames are a 4-byte little-endian length, a 1-byte kind, and fields in little-endian order;
-// a frame that does not decode ends the link (the other side is a launcher of the same build,
-// so it is a bug or a stranger, and the job cannot go on trusting it).
+// Frames are a 4-byte little-endian length, a 1-byte kind, and fields in little-endian order.
+// A length beyond any real frame ends the connection (LinkConnection::Receive); a frame whose
+// fields do not decode is dropped (the other side is a launcher of the same build, checked at
+// join by the link version, so such a frame is a bug).
 #ifndef RFT_TOOLS_RFTRUN_NODE_LINK_H_
 #define RFT_TOOLS_RFTRUN_NODE_LINK_H_
 
