@@ -16,6 +16,7 @@
 
 #include "base/byte_order.h"
 #include "base/clock.h"
+#include "tools/rftrun/options.h"
 
 namespace rft::rftrun {
 namespace {
@@ -226,21 +227,6 @@ uint32_t JobLayout::NodeOf(uint32_t rank) const {
     if (rank >= nodes[i].first && rank - nodes[i].first < nodes[i].count) return i;
   }
   return static_cast<uint32_t>(nodes.size());
-}
-
-StatusOr<std::pair<std::string, uint16_t>> ParseEndpoint(const std::string& text) {
-  const size_t colon = text.rfind(':');
-  const auto bad = [&] {
-    return ArgError("\"" + text + "\": expected ADDRESS:PORT with a port from 0 to 65535");
-  };
-  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return bad();
-  uint32_t port = 0;
-  for (size_t i = colon + 1; i < text.size(); ++i) {
-    if (text[i] < '0' || text[i] > '9' || port > 65535) return bad();
-    port = port * 10 + static_cast<uint32_t>(text[i] - '0');
-  }
-  if (port > 65535) return bad();
-  return std::make_pair(text.substr(0, colon), static_cast<uint16_t>(port));
 }
 
 StatusOr<std::vector<std::unique_ptr<LinkConnection>>> AssembleAsHub(

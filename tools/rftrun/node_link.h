@@ -123,9 +123,6 @@ struct JobLayout {
   uint32_t NodeOf(uint32_t rank) const;  // nodes.size() when no node has it
 };
 
-// Parses "ADDRESS:PORT" (IPv4 dotted quad, or a host name resolved by getaddrinfo).
-StatusOr<std::pair<std::string, uint16_t>> ParseEndpoint(const std::string& text);
-
 // The hub's side of start-up: listens on `endpoint` and waits up to `bound` for `nodes - 1`
 // joiners; gives them the layout (nodes in the order they joined, after the hub's own) and
 // returns one connection per joiner (index i - 1 for node i).

@@ -4,8 +4,6 @@
 #include <csignal>
 #include <cstdlib>
 
-#include "tools/rftrun/node_link.h"
-
 namespace rft::rftrun {
 namespace {
 
@@ -49,6 +47,21 @@ StatusOr<Fault> ParseFault(const std::string& flag, const std::string& text, int
 }
 
 }  // namespace
+
+StatusOr<std::pair<std::string, uint16_t>> ParseEndpoint(const std::string& text) {
+  const size_t colon = text.rfind(':');
+  const auto bad = [&] {
+    return ArgError("\"" + text + "\": expected ADDRESS:PORT with a port from 0 to 65535");
+  };
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return bad();
+  uint32_t port = 0;
+  for (size_t i = colon + 1; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9' || port > 65535) return bad();
+    port = port * 10 + static_cast<uint32_t>(text[i] - '0');
+  }
+  if (port > 65535) return bad();
+  return std::make_pair(text.substr(0, colon), static_cast<uint16_t>(port));
+}
 
 const char* Usage() {
   return "usage: rftrun -n N [--ft] [--timeout SEC [--get-stack-traces]] [--kill RANK@SEC]...\n"

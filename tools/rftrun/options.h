@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -47,6 +48,10 @@ struct Options {
 StatusOr<Options> ParseOptions(const std::vector<std::string>& args);
 
 const char* Usage();
+
+// Parses "ADDRESS:PORT" as --listen and --join take it (the address is resolved later, when
+// the link is made).
+StatusOr<std::pair<std::string, uint16_t>> ParseEndpoint(const std::string& text);
 
 }  // namespace rft::rftrun
 

@@ -90,17 +90,6 @@ TEST(NodeLinkTest, AGarbageLengthEndsTheConnection) {
   close(fds[0]);
 }
 
-TEST(NodeLinkTest, EndpointsAreParsed) {
-  auto endpoint = ParseEndpoint("192.0.2.1:7000");
-  ASSERT_TRUE(endpoint.ok());
-  EXPECT_EQ(endpoint->first, "192.0.2.1");
-  EXPECT_EQ(endpoint->second, 7000);
-  EXPECT_FALSE(ParseEndpoint("192.0.2.1").ok());
-  EXPECT_FALSE(ParseEndpoint("192.0.2.1:").ok());
-  EXPECT_FALSE(ParseEndpoint("a:99999").ok());
-  EXPECT_FALSE(ParseEndpoint("a:1x").ok());
-}
-
 TEST(NodeLinkTest, TheLayoutFindsEachRanksNode) {
   JobLayout layout;
   layout.nodes = {{"a", 0, 2}, {"b", 2, 3}};

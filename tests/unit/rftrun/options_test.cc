@@ -54,6 +54,17 @@ TEST(OptionsTest, AcrossNodesTheFaultsNameJobRanks) {
   EXPECT_EQ(hub->listen, "0.0.0.0:0");
 }
 
+TEST(OptionsTest, EndpointsAreParsed) {
+  auto endpoint = ParseEndpoint("192.0.2.1:7000");
+  ASSERT_TRUE(endpoint.ok());
+  EXPECT_EQ(endpoint->first, "192.0.2.1");
+  EXPECT_EQ(endpoint->second, 7000);
+  EXPECT_FALSE(ParseEndpoint("192.0.2.1").ok());
+  EXPECT_FALSE(ParseEndpoint("192.0.2.1:").ok());
+  EXPECT_FALSE(ParseEndpoint("a:99999").ok());
+  EXPECT_FALSE(ParseEndpoint("a:1x").ok());
+}
+
 TEST(OptionsTest, BadInputNamesTheBadValue) {
   struct Case {
     std::vector<std::string> args;
