@@ -480,13 +480,8 @@ void Launcher::HandleAbort(const AbortRequest& request) {
   }
   if (!remote.empty() && !whole_job) {
     // Their nodes kill them; the caller does not wait for that, as for local ones.
-    FrameWriter kill_frame(LinkKind::kKill);
-    kill_frame.U32(static_cast<uint32_t>(remote.size()));
-    for (uint32_t rank : remote) {
-      kill_frame.U32(rank);
-      killed += (killed.empty() ? "" : ",") + std::to_string(rank);
-    }
-    SendToOthers(kill_frame.frame(), layout_.node);
+    KillRemote(remote);
+    for (uint32_t rank : remote) killed += (killed.empty() ? "" : ",") + std::to_string(rank);
   }
   if (killed.empty()) {
     Log("rank %s asked to abort ranks that had already ended", who.c_str());

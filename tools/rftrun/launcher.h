@@ -159,6 +159,7 @@ class Launcher : public PmixHandler {
   // Tells the other nodes a local process failed, or that the job ends.
   void AnnounceTermination(uint32_t rank, pmix_status_t code, int exit_code);
   void AnnounceEnd();
+  void KillRemote(const std::vector<uint32_t>& ranks);  // ranks of other nodes
   void KillLocal(const std::vector<uint32_t>& ranks, std::string* killed);
   // Once this node's processes have all ended: tells node 0, and whether rftrun may exit.
   bool NodesFinished();

@@ -27,6 +27,12 @@ FrameWriter& WriteRanks(FrameWriter& writer, const std::vector<uint32_t>& ranks)
   return writer;
 }
 
+std::string TerminationFrame(uint32_t rank, pmix_status_t code, int exit_code) {
+  FrameWriter termination(LinkKind::kTermination);
+  termination.U32(rank).I32(code).I32(exit_code);
+  return termination.frame();
+}
+
 std::vector<uint32_t> ReadRanks(FrameReader& reader) {
   const uint32_t count = reader.U32();
   std::vector<uint32_t> ranks;
@@ -259,11 +265,7 @@ void Launcher::LostNode(uint32_t node) {
         if (!status.ok()) {
           RFT_LOG_WARN("event for rank %u not sent: %s", rank, status.ToString().c_str());
         }
-        if (layout_.node == 0) {
-          FrameWriter termination(LinkKind::kTermination);
-          termination.U32(rank).I32(PMIX_ERR_PROC_ABORTED).I32(1);
-          SendToOthers(termination.frame(), n);
-        }
+        if (layout_.node == 0) SendToOthers(TerminationFrame(rank, PMIX_ERR_PROC_ABORTED, 1), n);
       }
       Log("reported the %u rank(s) of node %s as failed", span.count, span.name.c_str());
     }
@@ -363,9 +365,7 @@ void Launcher::AnswerModex(uint64_t local_id, pmix_status_t status, const std::s
 
 void Launcher::AnnounceTermination(uint32_t rank, pmix_status_t code, int exit_code) {
   if (!SpansNodes()) return;
-  FrameWriter termination(LinkKind::kTermination);
-  termination.U32(rank).I32(code).I32(exit_code);
-  SendToOthers(termination.frame(), layout_.node);
+  SendToOthers(TerminationFrame(rank, code, exit_code), layout_.node);
 }
 
 void Launcher::AnnounceEnd() {
@@ -373,6 +373,11 @@ void Launcher::AnnounceEnd() {
   FrameWriter end(LinkKind::kEnd);
   end.I32(ExitStatus()).Bytes(failure_summary_);
   SendToOthers(end.frame(), layout_.node);
+}
+
+void Launcher::KillRemote(const std::vector<uint32_t>& ranks) {
+  FrameWriter kill_frame(LinkKind::kKill);
+  SendToOthers(WriteRanks(kill_frame, ranks).frame(), layout_.node);  // node 0 relays to owners
 }
 
 void Launcher::KillLocal(const std::vector<uint32_t>& ranks, std::string* killed) {

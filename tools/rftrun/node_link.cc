@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <span>
 #include <thread>
 
 #include "base/byte_order.h"
@@ -26,17 +27,24 @@ constexpr size_t kHeaderBytes = 5;  // length (of kind + body), kind
 // would fit).
 constexpr uint32_t kMaxFrameBytes = 1u << 30;
 
+// The fixed-width fields of a frame, in the byte codec of every rft encoding (base/byte_order.h).
+template <class T>
+void Append(std::string* out, T value) {
+  const size_t at = out->size();
+  out->resize(at + sizeof(T));
+  StoreLittleEndian(std::as_writable_bytes(std::span<char>(*out)), at, value);
+}
+
+template <class T>
+T Load(const char* in) {
+  return LoadLittleEndian<T>(std::as_bytes(std::span<const char>(in, sizeof(T))), 0);
+}
+
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
 void SetNoDelay(int fd) {
   const int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-// Milliseconds left until `deadline_ns` for poll (at least 0).
-int MillisLeft(int64_t deadline_ns) {
-  const int64_t left = deadline_ns - MonotonicNanos();
-  return left <= 0 ? 0 : static_cast<int>((left + 999999) / 1000000);
 }
 
 StatusOr<sockaddr_in> Resolve(const std::string& endpoint) {
@@ -58,11 +66,11 @@ StatusOr<sockaddr_in> Resolve(const std::string& endpoint) {
   return address;
 }
 
-// Sends everything queued on `connection`, waiting for the socket up to `deadline_ns`.
-Status FlushUntil(LinkConnection* connection, int64_t deadline_ns) {
+// Sends everything queued on `connection`, waiting for the socket up to `deadline`.
+Status FlushUntil(LinkConnection* connection, const Deadline& deadline) {
   while (connection->wants_write()) {
     pollfd fd{connection->fd(), POLLOUT, 0};
-    if (poll(&fd, 1, MillisLeft(deadline_ns)) == 0) {
+    if (poll(&fd, 1, deadline.remaining_ms_for_poll()) == 0) {
       return OtherError("the other launcher read nothing within the bound");
     }
     if (!connection->Flush()) return OtherError("the link to the other launcher broke");
@@ -78,16 +86,14 @@ FrameWriter::FrameWriter(LinkKind kind) {
 }
 
 FrameWriter& FrameWriter::U32(uint32_t value) {
-  const uint32_t little = ToLittleEndian(value);
-  frame_.append(reinterpret_cast<const char*>(&little), sizeof(little));
+  Append(&frame_, value);
   return *this;
 }
 
 FrameWriter& FrameWriter::I32(int32_t value) { return U32(static_cast<uint32_t>(value)); }
 
 FrameWriter& FrameWriter::U64(uint64_t value) {
-  const uint64_t little = ToLittleEndian(value);
-  frame_.append(reinterpret_cast<const char*>(&little), sizeof(little));
+  Append(&frame_, value);
   return *this;
 }
 
@@ -98,16 +104,15 @@ FrameWriter& FrameWriter::Bytes(std::string_view bytes) {
 }
 
 const std::string& FrameWriter::frame() {
-  const uint32_t little = ToLittleEndian(static_cast<uint32_t>(frame_.size() - 4));
-  std::memcpy(frame_.data(), &little, sizeof(little));
+  StoreLittleEndian(std::as_writable_bytes(std::span<char>(frame_)), 0,
+                    static_cast<uint32_t>(frame_.size() - 4));
   return frame_;
 }
 
 std::string Reframe(const Frame& frame) {
-  std::string encoded(kHeaderBytes, '\0');
-  const uint32_t little = ToLittleEndian(static_cast<uint32_t>(frame.body.size() + 1));
-  std::memcpy(encoded.data(), &little, sizeof(little));
-  encoded[4] = static_cast<char>(frame.kind);
+  std::string encoded;
+  Append(&encoded, static_cast<uint32_t>(frame.body.size() + 1));
+  encoded += static_cast<char>(frame.kind);
   return encoded + frame.body;
 }
 
@@ -123,20 +128,14 @@ bool FrameReader::Take(size_t n, const char** out) {
 
 uint32_t FrameReader::U32() {
   const char* p;
-  if (!Take(sizeof(uint32_t), &p)) return 0;
-  uint32_t value;
-  std::memcpy(&value, p, sizeof(value));
-  return ToLittleEndian(value);
+  return Take(sizeof(uint32_t), &p) ? Load<uint32_t>(p) : 0;
 }
 
 int32_t FrameReader::I32() { return static_cast<int32_t>(U32()); }
 
 uint64_t FrameReader::U64() {
   const char* p;
-  if (!Take(sizeof(uint64_t), &p)) return 0;
-  uint64_t value;
-  std::memcpy(&value, p, sizeof(value));
-  return ToLittleEndian(value);
+  return Take(sizeof(uint64_t), &p) ? Load<uint64_t>(p) : 0;
 }
 
 std::string FrameReader::Bytes() {
@@ -190,9 +189,7 @@ bool LinkConnection::Receive(std::vector<Frame>* frames) {
     break;
   }
   while (in_.size() >= kHeaderBytes) {
-    uint32_t length;
-    std::memcpy(&length, in_.data(), sizeof(length));
-    length = ToLittleEndian(length);
+    const uint32_t length = Load<uint32_t>(in_.data());
     if (length < 1 || length > kMaxFrameBytes) return false;
     if (in_.size() < 4 + static_cast<size_t>(length)) break;
     Frame frame;
@@ -204,8 +201,7 @@ bool LinkConnection::Receive(std::vector<Frame>* frames) {
   return open;
 }
 
-StatusOr<Frame> LinkConnection::ReceiveOne(std::chrono::milliseconds bound) {
-  const int64_t deadline = MonotonicNanos() + bound.count() * 1000000;
+StatusOr<Frame> LinkConnection::ReceiveOne(const Deadline& deadline) {
   std::vector<Frame> frames;
   for (;;) {
     const bool open = Receive(&frames);
@@ -215,9 +211,8 @@ StatusOr<Frame> LinkConnection::ReceiveOne(std::chrono::milliseconds bound) {
     }
     if (!open) return OtherError("the other launcher closed the link");
     pollfd fd{fd_, POLLIN, 0};
-    if (poll(&fd, 1, MillisLeft(deadline)) == 0) {
-      return OtherError("the other launcher sent nothing for " +
-                        std::to_string(bound.count() / 1000) + " s");
+    if (poll(&fd, 1, deadline.remaining_ms_for_poll()) == 0) {
+      return OtherError("the other launcher sent nothing in time");
     }
   }
 }
@@ -255,7 +250,7 @@ StatusOr<std::vector<std::unique_ptr<LinkConnection>>> AssembleAsHub(
                            " waits for the others at " + text + ":" +
                            std::to_string(ntohs(bound_address.sin_port)) + "\n";
   (void)!write(2, line.data(), line.size());
-  const int64_t deadline = MonotonicNanos() + bound.count() * 1000000;
+  const Deadline deadline = Deadline::After(bound);
   layout->nspace = nspace;
   layout->job_token = job_token;
   layout->node = 0;
@@ -264,7 +259,7 @@ StatusOr<std::vector<std::unique_ptr<LinkConnection>>> AssembleAsHub(
   Status status = Status::Ok();
   while (status.ok() && joiners.size() + 1 < nodes) {
     pollfd fd{listener, POLLIN, 0};
-    if (poll(&fd, 1, MillisLeft(deadline)) == 0) {
+    if (poll(&fd, 1, deadline.remaining_ms_for_poll()) == 0) {
       status = OtherError(std::to_string(joiners.size() + 1) + " of " + std::to_string(nodes) +
                           " nodes after " + std::to_string(bound.count() / 1000) +
                           " s: the others never joined at " + endpoint);
@@ -274,8 +269,7 @@ StatusOr<std::vector<std::unique_ptr<LinkConnection>>> AssembleAsHub(
     if (fd_joiner < 0) continue;
     SetNoDelay(fd_joiner);
     auto connection = std::make_unique<LinkConnection>(fd_joiner);
-    auto frame =
-        connection->ReceiveOne(std::chrono::milliseconds(std::max(1, MillisLeft(deadline))));
+    auto frame = connection->ReceiveOne(deadline);
     if (!frame.ok() || frame->kind != LinkKind::kJoin) continue;  // not a launcher: ignored
     FrameReader join(*frame);
     const uint32_t version = join.U32();
@@ -323,7 +317,7 @@ StatusOr<std::unique_ptr<LinkConnection>> AssembleAsJoiner(const std::string& en
                                                            JobLayout* layout) {
   auto address = Resolve(endpoint);
   if (!address.ok()) return address.status();
-  const int64_t deadline = MonotonicNanos() + bound.count() * 1000000;
+  const Deadline deadline = Deadline::After(bound);
   std::unique_ptr<LinkConnection> hub;
   std::string last_error;
   while (hub == nullptr) {
@@ -337,7 +331,7 @@ StatusOr<std::unique_ptr<LinkConnection>> AssembleAsJoiner(const std::string& en
     last_error = std::strerror(errno);
     close(fd);
     // The hub may not listen yet (its node still booting): ask again until the bound.
-    if (MonotonicNanos() >= deadline) {
+    if (deadline.expired()) {
       return OtherError("no launcher listening at " + endpoint + " within " +
                         std::to_string(bound.count() / 1000) + " s (last: " + last_error + ")");
     }
@@ -347,7 +341,7 @@ StatusOr<std::unique_ptr<LinkConnection>> AssembleAsJoiner(const std::string& en
   join.U32(kLinkVersion).U32(local_count).Bytes(name);
   if (!hub->Send(join.frame())) return OtherError("the link to " + endpoint + " broke");
   RFT_RETURN_IF_ERROR(FlushUntil(hub.get(), deadline));
-  auto frame = hub->ReceiveOne(std::chrono::milliseconds(std::max(1, MillisLeft(deadline))));
+  auto frame = hub->ReceiveOne(deadline);
   if (!frame.ok()) {
     return OtherError("no job layout from " + endpoint + ": " + frame.status().message());
   }

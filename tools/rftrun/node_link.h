@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/status.h"
 #include "tools/rftrun/pmix_host.h"
 
@@ -102,9 +103,9 @@ class LinkConnection {
   // Reads what arrived; appends each whole frame to `frames`. False: closed or broken (frames
   // read before that are still appended).
   bool Receive(std::vector<Frame>* frames);
-  // Waits up to `bound` for one whole frame (used while the job is assembled, before the
+  // Waits until `deadline` for one whole frame (used while the job is assembled, before the
   // launcher's loop runs).
-  StatusOr<Frame> ReceiveOne(std::chrono::milliseconds bound);
+  StatusOr<Frame> ReceiveOne(const Deadline& deadline);
   void Close();
 
  private:
