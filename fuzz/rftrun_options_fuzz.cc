@@ -3,7 +3,9 @@
 // Input: the argument vector, arguments separated by NUL bytes (argv[0] excluded), as execve
 // would hand them over. Properties of an accepted command line (without --help):
 // - 1 <= nprocs <= 4096; the program vector is non-empty and is exactly the tail of the input;
-// - every fault names a rank of the job, a time within [0, 1e6] s and SIGKILL or SIGSTOP;
+// - every fault names a time within [0, 1e6] s and SIGKILL or SIGSTOP, and, on one node, a
+//   rank of the job (across nodes the job's size is known only once the nodes have joined);
+// - --listen goes with --nodes K (2 <= K <= 64), --join without either;
 // - the timeout is 0 (none) or within (0, 1e6] s;
 // - rendering the options back into arguments and parsing them again gives the same options.
 #include <algorithm>
@@ -42,8 +44,15 @@ std::vector<std::string> Render(const Options& o) {
     args.push_back(fault.signal == SIGKILL ? "--kill" : "--stop");
     args.push_back(std::to_string(fault.rank) + "@" + Seconds(fault.at));
   }
+  if (o.stack_traces) args.push_back("--get-stack-traces");
   if (!o.tag_output) args.push_back("--no-tag-output");
   if (o.verbose) args.push_back("-v");
+  if (o.plain_pmix) args.push_back("--plain-pmix");
+  if (!o.listen.empty()) {
+    args.insert(args.end(), {"--nodes", std::to_string(o.nodes), "--listen", o.listen});
+  }
+  if (!o.join.empty()) args.insert(args.end(), {"--join", o.join});
+  if (!o.node_name.empty()) args.insert(args.end(), {"--node-name", o.node_name});
   args.push_back("--");
   args.insert(args.end(), o.argv.begin(), o.argv.end());
   return args;
@@ -58,8 +67,10 @@ bool SameOptions(const Options& a, const Options& b) {
     }
   }
   return a.nprocs == b.nprocs && a.fault_tolerant == b.fault_tolerant && a.timeout == b.timeout &&
-         a.tag_output == b.tag_output && a.verbose == b.verbose && a.help == b.help &&
-         a.argv == b.argv;
+         a.stack_traces == b.stack_traces && a.tag_output == b.tag_output &&
+         a.verbose == b.verbose && a.plain_pmix == b.plain_pmix && a.nodes == b.nodes &&
+         a.listen == b.listen && a.join == b.join && a.node_name == b.node_name &&
+         a.help == b.help && a.argv == b.argv;
 }
 
 }  // namespace
@@ -87,8 +98,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(!o.argv.empty() && o.argv.size() <= args.size());
   FUZZ_CHECK(std::equal(o.argv.begin(), o.argv.end(), args.end() - o.argv.size()));
   FUZZ_CHECK(o.timeout.count() >= 0 && o.timeout.count() <= kMaxNs);
+  FUZZ_CHECK(o.listen.empty() || o.join.empty());
+  FUZZ_CHECK(o.listen.empty() ? o.nodes == 1 : (o.nodes >= 2 && o.nodes <= 64));
   for (const auto& fault : o.faults) {
-    FUZZ_CHECK(fault.rank < o.nprocs);
+    FUZZ_CHECK(o.spans_nodes() || fault.rank < o.nprocs);
     FUZZ_CHECK(fault.at.count() >= 0 && fault.at.count() <= kMaxNs);
     FUZZ_CHECK(fault.signal == SIGKILL || fault.signal == SIGSTOP);
   }

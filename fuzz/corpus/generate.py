@@ -131,6 +131,13 @@ def rftrun_options():
         argv("-n", "2"),
         argv("--bogus"),
         argv("-n"),
+        # Across nodes: a fault's rank is checked once the nodes have joined, not here.
+        argv("-n", "2", "--ft", "--nodes", "2", "--listen", "127.0.0.1:0", "--kill", "5@1",
+             "--node-name", "a", "prog"),
+        argv("-n", "2", "--join", "[::1]:7000", "--plain-pmix", "prog"),
+        argv("-n", "2", "--nodes", "2", "--join", "127.0.0.1:7000", "prog"),
+        argv("-n", "2", "--listen", "127.0.0.1:7000", "--join", "127.0.0.1:7000", "prog"),
+        argv("-n", "2", "--timeout", "5", "--get-stack-traces", "prog"),
     ])
 
 
