@@ -98,7 +98,8 @@ TEST(TwoNodesTest, WithoutFtAnAbortOnOneNodeEndsBoth) {
 
 TEST(TwoNodesTest, ALostNodeIsReportedAsFailed) {
   // Node 1's ranks 2 and 3 announce themselves once the exchange is done; then its rftrun and
-  // processes are killed. With --ft, node 0 reports both ranks failed to its own.
+  // processes are killed. With --ft, node 0 reports both ranks failed to its own: their node is
+  // down.
   const auto r =
       RunTwoNodes("-n 2 --ft --timeout 60 " + Worker() + " failures --victims 2,3",
                   "-n 2 --ft --timeout 60 " + Worker() + " failures --victims 2,3 --end announce",
@@ -107,6 +108,11 @@ TEST(TwoNodesTest, ALostNodeIsReportedAsFailed) {
   EXPECT_TRUE(NodeExited(r, 1, 128 + 9)) << r.Report();
   EXPECT_EQ(CountLines(r.output, "failures ok {2-3}"), 2) << r.Report();
   EXPECT_EQ(CountLines(r.output, "rftrun: lost the link to node(s) node1"), 1) << r.Report();
+  // Each of node 0's two ranks hears a node-down event per lost rank, naming the node.
+  for (const char* victim : {"rank 2", "rank 3"}) {
+    EXPECT_EQ(CountLines(r.output, std::string(victim) + " failed (its node node1 went down)"), 2)
+        << r.Report();
+  }
 }
 
 TEST(TwoNodesTest, ATimeoutDoesNotWaitForAHungNode) {

@@ -150,6 +150,9 @@ class Launcher : public PmixHandler {
   void HandleLinks(const std::vector<pollfd>& fds, size_t first_link);
   void HandleFrame(uint32_t from, const Frame& frame);
   void LostNode(uint32_t node);
+  // Tells this node's processes that `rank`, of another node, terminated (once per rank:
+  // returns false if it was already told).
+  bool NotifyRemoteTermination(uint32_t rank, pmix_status_t code, int exit_code);
   void StartFence(FenceRequest request);
   void GatherFence(uint32_t from, const std::vector<uint32_t>& ranks, std::string data);
   void FinishFence(const std::vector<uint32_t>& ranks, const std::string& data);

@@ -167,14 +167,7 @@ void Launcher::HandleFrame(uint32_t from, const Frame& frame) {
       const int exit_code = reader.I32();
       if (!reader.ok() || rank >= layout_.size()) break;
       if (hub) SendToOthers(Reframe(frame), from);
-      if (remote_failed_[rank] || ending_) break;
-      remote_failed_[rank] = true;
-      // Not comparable with this node's clock: no fault time across nodes.
-      const Status status = pmix_->NotifyTermination(nspace_, rank, code, exit_code, 0);
-      if (!status.ok())
-        RFT_LOG_WARN("event for rank %u not sent: %s", rank, status.ToString().c_str());
-      Log("event %s sent for rank %u of node %u", PMIx_Error_string(code), rank,
-          layout_.NodeOf(rank));
+      if (!ending_) NotifyRemoteTermination(rank, code, exit_code);
       break;
     }
     case LinkKind::kKill: {
@@ -224,6 +217,20 @@ void Launcher::HandleFrame(uint32_t from, const Frame& frame) {
   }
 }
 
+bool Launcher::NotifyRemoteTermination(uint32_t rank, pmix_status_t code, int exit_code) {
+  if (remote_failed_[rank]) return false;
+  remote_failed_[rank] = true;
+  const uint32_t node = layout_.NodeOf(rank);
+  // A node-down event names the node, as PRRTE's do. No fault time: the clocks of two nodes
+  // are not comparable.
+  const Status status =
+      pmix_->NotifyTermination(nspace_, rank, code, exit_code, /*fault_ns=*/0,
+                               code == PMIX_ERR_NODE_DOWN ? layout_.nodes[node].name : "");
+  if (!status.ok()) RFT_LOG_WARN("event for rank %u not sent: %s", rank, status.ToString().c_str());
+  Log("event %s sent for rank %u of node %u", PMIx_Error_string(code), rank, node);
+  return true;
+}
+
 void Launcher::LostNode(uint32_t node) {
   if (job_status_ || (node < node_status_.size() && node_status_[node])) return;  // it had ended
   // A joiner that loses node 0 loses every other node with it.
@@ -258,14 +265,8 @@ void Launcher::LostNode(uint32_t node) {
     for (uint32_t n : lost_nodes) {
       const NodeRanks& span = layout_.nodes[n];
       for (uint32_t rank = span.first; rank < span.first + span.count; ++rank) {
-        if (remote_failed_[rank]) continue;
-        remote_failed_[rank] = true;
-        const Status status =
-            pmix_->NotifyTermination(nspace_, rank, PMIX_ERR_PROC_ABORTED, 1, /*fault_ns=*/0);
-        if (!status.ok()) {
-          RFT_LOG_WARN("event for rank %u not sent: %s", rank, status.ToString().c_str());
-        }
-        if (layout_.node == 0) SendToOthers(TerminationFrame(rank, PMIX_ERR_PROC_ABORTED, 1), n);
+        if (!NotifyRemoteTermination(rank, PMIX_ERR_NODE_DOWN, 1)) continue;
+        if (layout_.node == 0) SendToOthers(TerminationFrame(rank, PMIX_ERR_NODE_DOWN, 1), n);
       }
       Log("reported the %u rank(s) of node %s as failed", span.count, span.name.c_str());
     }

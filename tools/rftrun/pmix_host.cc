@@ -430,15 +430,17 @@ void PmixHost::AcceptOn(int listening_fd) {
 }
 
 Status PmixHost::NotifyTermination(const std::string& nspace, uint32_t rank, pmix_status_t code,
-                                   int exit_code, uint64_t fault_ns) {
+                                   int exit_code, uint64_t fault_ns, const std::string& host) {
   pmix_proc_t proc;
   PMIX_PROC_LOAD(&proc, nspace.c_str(), rank);
-  const size_t ninfo = fault_ns != 0 ? 3 : 2;
+  const size_t ninfo = 2 + (fault_ns != 0 ? 1 : 0) + (host.empty() ? 0 : 1);
   pmix_info_t* info;
   PMIX_INFO_CREATE(info, ninfo);
-  PMIX_INFO_LOAD(&info[0], PMIX_EVENT_AFFECTED_PROC, &proc, PMIX_PROC);
-  PMIX_INFO_LOAD(&info[1], PMIX_EXIT_CODE, &exit_code, PMIX_INT);
-  if (fault_ns != 0) PMIX_INFO_LOAD(&info[2], kFaultTimeKey, &fault_ns, PMIX_UINT64);
+  size_t n = 0;
+  PMIX_INFO_LOAD(&info[n++], PMIX_EVENT_AFFECTED_PROC, &proc, PMIX_PROC);
+  PMIX_INFO_LOAD(&info[n++], PMIX_EXIT_CODE, &exit_code, PMIX_INT);
+  if (fault_ns != 0) PMIX_INFO_LOAD(&info[n++], kFaultTimeKey, &fault_ns, PMIX_UINT64);
+  if (!host.empty()) PMIX_INFO_LOAD(&info[n++], PMIX_HOSTNAME, host.c_str(), PMIX_STRING);
   auto* owned = new std::pair<pmix_info_t*, size_t>(info, ninfo);
   const pmix_status_t rc =
       PMIx_Notify_event(code, &proc, PMIX_RANGE_SESSION, info, ninfo, ReleaseInfo, owned);

@@ -123,9 +123,10 @@ class PmixHost {
 
   // Tells every process of the session that `rank` of `nspace` terminated abnormally.
   // `fault_ns` is the CLOCK_MONOTONIC time at which rftrun injected the fault (0: not
-  // injected); benchmarks use it to time detection.
+  // injected); benchmarks use it to time detection. `host`, when not empty, names the process's
+  // node (PMIX_HOSTNAME), as a node-down event does.
   Status NotifyTermination(const std::string& nspace, uint32_t rank, pmix_status_t code,
-                           int exit_code, uint64_t fault_ns);
+                           int exit_code, uint64_t fault_ns, const std::string& host = "");
 
   // From now on, fences and requests for other processes' data go to the handler, as the job
   // spans nodes.

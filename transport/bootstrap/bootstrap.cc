@@ -62,6 +62,7 @@ void OnEvent(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info_
     } else if (PMIX_CHECK_KEY(&info[i], PMIX_HOSTNAME) && info[i].value.type == PMIX_STRING &&
                info[i].value.data.string != nullptr) {
       host = info[i].value.data.string;
+      event.host = host;
     } else if (PMIX_CHECK_KEY(&info[i], PMIX_EXIT_CODE) && info[i].value.type == PMIX_INT) {
       event.exit_code = info[i].value.data.integer;
     } else if (PMIX_CHECK_KEY(&info[i], "rft.fault.ns") && info[i].value.type == PMIX_UINT64) {
@@ -131,6 +132,9 @@ std::string DescribeTermination(const TerminationEvent& event) {
     return "exited with status " + std::to_string(event.exit_code);
   }
   if (event.pmix_code == PMIX_ERR_PROC_TERM_WO_SYNC) return "exited without finalizing";
+  if (event.pmix_code == PMIX_ERR_NODE_DOWN) {
+    return event.host.empty() ? "its node went down" : "its node " + event.host + " went down";
+  }
   return std::string(PMIx_Error_string(event.pmix_code));
 }
 

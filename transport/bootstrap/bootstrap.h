@@ -38,9 +38,11 @@ struct TerminationEvent {
   int exit_code = -1;            // as the launcher saw it (128+signal when killed); -1: unknown
   uint64_t fault_ns = 0;    // rftrun only: CLOCK_MONOTONIC time the fault was injected; 0: unknown
   int64_t received_ns = 0;  // CLOCK_MONOTONIC time this process's handler ran
+  std::string host;         // the process's node when the event names it (PMIX_HOSTNAME)
 };
 
-// "killed by signal 9 (SIGKILL)", "exited with status 3", ...: for messages.
+// "killed by signal 9 (SIGKILL)", "exited with status 3", "its node n1 went down", ...: for
+// messages.
 std::string DescribeTermination(const TerminationEvent& event);
 
 // PMIx codes that mean "a process terminated abnormally or is unreachable". The handler is
