@@ -187,15 +187,15 @@ void Launcher::HandleFrame(uint32_t from, const Frame& frame) {
       break;
     }
     case LinkKind::kEnd: {
+      // The node where the job ended, not the hub that relayed it.
+      const uint32_t origin = reader.U32();
       const int status = reader.I32();
       const std::string why = reader.Bytes();
-      if (!reader.ok()) break;
+      if (!reader.ok() || origin >= layout_.nodes.size()) break;
       if (hub) SendToOthers(Reframe(frame), from);
       if (ending_) break;
       if (!failure_status_) failure_status_ = status != 0 ? status : 1;
-      failure_summary_ = "node " +
-                         layout_.nodes[std::min<size_t>(from, layout_.nodes.size() - 1)].name +
-                         " ended the job: " + why;
+      failure_summary_ = "node " + layout_.nodes[origin].name + " ended the job: " + why;
       end_from_link_ = true;
       EndJob(SIGTERM);
       break;
@@ -372,7 +372,7 @@ void Launcher::AnnounceTermination(uint32_t rank, pmix_status_t code, int exit_c
 void Launcher::AnnounceEnd() {
   if (!SpansNodes() || end_from_link_) return;
   FrameWriter end(LinkKind::kEnd);
-  end.I32(ExitStatus()).Bytes(failure_summary_);
+  end.U32(layout_.node).I32(ExitStatus()).Bytes(failure_summary_);
   SendToOthers(end.frame(), layout_.node);
 }
 

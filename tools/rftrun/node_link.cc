@@ -290,6 +290,13 @@ StatusOr<std::vector<std::unique_ptr<LinkConnection>>> AssembleAsHub(
     const NodeRanks& last = layout->nodes.back();
     layout->nodes.push_back(NodeRanks{joiner_name, last.first + last.count, count});
     joiners.push_back(std::move(connection));
+    // Whoever starts the nodes by hand sees them arrive (and which ranks each got).
+    const NodeRanks& joined = layout->nodes.back();
+    const std::string arrived = "rftrun: node " + std::to_string(joiners.size()) + " (" +
+                                joined.name + ") joined: " + std::to_string(joined.count) +
+                                " process(es), ranks " + std::to_string(joined.first) + ".." +
+                                std::to_string(joined.first + joined.count - 1) + "\n";
+    (void)!write(2, arrived.data(), arrived.size());
   }
   close(listener);
   if (status.ok() && layout->size() > 65536) {

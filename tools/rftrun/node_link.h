@@ -34,7 +34,7 @@ enum class LinkKind : uint8_t {
   kModexReply,    // owner -> hub -> requester: requester node, request id, status, data
   kTermination,   // node -> hub -> others: rank, PMIx status, exit code
   kKill,          // node -> hub -> owner: ranks to kill (a PMIx_Abort naming them)
-  kEnd,           // node -> hub -> others: the job ends (exit status, why)
+  kEnd,           // node -> hub -> others: the job ends (origin node, exit status, why)
   kDone,          // node -> hub: the node's processes have all ended (exit status, summary)
   kFinish,        // hub -> node: every node is done (the job's exit status)
 };
