@@ -80,21 +80,18 @@ std::vector<std::byte> ControlPlane::VerbsRecordPart() const {
   std::vector<std::byte> part = verbs_heartbeats_->RecordPart();
   if (verbs_messages_ == nullptr) return part;
   const size_t at = part.size();
-  part.resize(at + kChannelHeader + size_ * verbs::kQpAddressSize);
+  part.resize(at + kChannelHeader);
   StoreLittleEndian<uint32_t>(part, at, size_);
-  for (Rank r = 0; r < size_; ++r) {
-    if (r == self_) continue;
-    const std::vector<std::byte> address = verbs::EncodeQpAddress(verbs_messages_->address(r));
-    std::memcpy(part.data() + at + kChannelHeader + r * verbs::kQpAddressSize, address.data(),
-                address.size());
-  }
+  const std::vector<std::byte> table = verbs::EncodeQpAddressTable(
+      size_, self_, [this](uint32_t r) { return verbs_messages_->address(r); });
+  part.insert(part.end(), table.begin(), table.end());
   return part;
 }
 
 void ControlPlane::ConnectVerbs(const std::vector<std::vector<std::byte>>& parts) {
   if (verbs_heartbeats_ == nullptr) return;
   const size_t heartbeat_bytes = VerbsHeartbeats::PartBytes(size_);
-  const size_t channel_bytes = kChannelHeader + size_ * verbs::kQpAddressSize;
+  const size_t channel_bytes = kChannelHeader + verbs::QpAddressTableSize(size_);
   uint32_t writing = 0;
   for (Rank r = 0; r < parts.size(); ++r) {
     if (r == self_ || parts[r].empty()) continue;  // it puts and takes through UCX
@@ -114,8 +111,8 @@ void ControlPlane::ConnectVerbs(const std::vector<std::vector<std::byte>>& parts
       linked = OtherError(std::to_string(rest.size()) + " bytes of message QP addresses, not " +
                           "those of a job of " + std::to_string(size_) + " ranks");
     } else {
-      StatusOr<verbs::QpAddress> address = verbs::DecodeQpAddress(
-          rest.subspan(kChannelHeader + self_ * verbs::kQpAddressSize, verbs::kQpAddressSize));
+      StatusOr<verbs::QpAddress> address =
+          verbs::DecodeQpAddressTable(rest.subspan(kChannelHeader), size_, self_);
       linked = address.ok() ? verbs_messages_->Connect(r, *address) : address.status();
     }
     if (!linked.ok()) {

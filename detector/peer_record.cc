@@ -11,8 +11,9 @@ constexpr size_t kFixedSize = 20;
 // ask for much.
 constexpr size_t kMaxSegmentName = 255;
 constexpr size_t kMaxSocketName = 107;  // sockaddr_un's path, less the abstract name's NUL
-// 16 bytes and a QP address of 48 for each of up to 2^20 ranks.
-constexpr size_t kMaxHeartbeatQps = 16 + (size_t{48} << 20);
+// The heartbeats' part (16 bytes and a QP address table) and the control messages' (4 bytes and
+// a table), tables of up to 2^20 ranks: 44 bytes and 6 per rank (transport/verbs/qp_address.h).
+constexpr size_t kMaxHeartbeatQps = 2 * (16 + 44 + (size_t{6} << 20));
 }  // namespace
 
 std::vector<std::byte> EncodePeerRecord(const PeerRecord& record) {

@@ -20,7 +20,7 @@ constexpr uint32_t kInFlightPerPeer = 2;
 }  // namespace
 
 size_t VerbsHeartbeats::PartBytes(uint32_t size) {
-  return kPartHeader + size * verbs::kQpAddressSize;
+  return kPartHeader + verbs::QpAddressTableSize(size);
 }
 
 StatusOr<std::unique_ptr<VerbsHeartbeats>> VerbsHeartbeats::Open(Rank self, uint32_t size,
@@ -64,16 +64,13 @@ VerbsHeartbeats::~VerbsHeartbeats() {
 
 std::vector<std::byte> VerbsHeartbeats::RecordPart() const {
   const uint32_t size = static_cast<uint32_t>(peers_.size());
-  std::vector<std::byte> part(PartBytes(size));
+  std::vector<std::byte> part(kPartHeader);
   StoreLittleEndian<uint32_t>(part, 0, size);
   StoreLittleEndian<uint64_t>(part, 4, reinterpret_cast<uintptr_t>(slots_mr_->addr));
   StoreLittleEndian<uint32_t>(part, 12, slots_mr_->rkey);
-  for (Rank r = 0; r < size; ++r) {
-    if (r == self_) continue;
-    const std::vector<std::byte> address = verbs::EncodeQpAddress(peers_[r].qp->address());
-    std::memcpy(part.data() + kPartHeader + r * verbs::kQpAddressSize, address.data(),
-                address.size());
-  }
+  const std::vector<std::byte> table = verbs::EncodeQpAddressTable(
+      size, self_, [this](uint32_t r) { return peers_[r].qp->address(); });
+  part.insert(part.end(), table.begin(), table.end());
   return part;
 }
 
@@ -87,8 +84,8 @@ Status VerbsHeartbeats::Connect(Rank peer, std::span<const std::byte> part) {
     return bad(std::to_string(part.size()) + " bytes, not those of a job of " +
                std::to_string(size) + " ranks");
   }
-  StatusOr<verbs::QpAddress> address = verbs::DecodeQpAddress(
-      part.subspan(kPartHeader + self_ * verbs::kQpAddressSize, verbs::kQpAddressSize));
+  StatusOr<verbs::QpAddress> address =
+      verbs::DecodeQpAddressTable(part.subspan(kPartHeader), size, self_);
   if (!address.ok()) return bad(address.status().message());
   Peer& p = peers_[peer];
   RFT_RETURN_IF_ERROR(p.qp->Connect(*address));

@@ -155,9 +155,7 @@ DataPlane::RegistrationCounts DataPlane::registration_counts() const {
   return {.hits = stats.hits, .misses = stats.misses, .invalidations = stats.invalidations};
 }
 
-size_t DataPlane::VerbsPartBytes(uint32_t size) {
-  return 4 + static_cast<size_t>(size) * verbs::kQpAddressSize;
-}
+size_t DataPlane::VerbsPartBytes(uint32_t size) { return 4 + verbs::QpAddressTableSize(size); }
 
 StatusOr<size_t> DataPlane::VerbsPartOf(Rank rank, std::span<const std::byte> record) {
   // The part starts with the job size it was made for: a replacement reads its parents'
@@ -177,13 +175,11 @@ StatusOr<size_t> DataPlane::VerbsPartOf(Rank rank, std::span<const std::byte> re
 
 std::vector<std::byte> DataPlane::VerbsRecordPart() const {
   if (verbs_ == nullptr) return {};
-  std::vector<std::byte> part(VerbsPartBytes(size_));
+  std::vector<std::byte> part(4);
   StoreLittleEndian<uint32_t>(part, 0, size_);
-  for (Rank p = 0; p < size_; ++p) {
-    if (p == rank_) continue;
-    const std::vector<std::byte> record = verbs::EncodeQpAddress(verbs_->channel->address(p));
-    std::memcpy(part.data() + 4 + p * verbs::kQpAddressSize, record.data(), record.size());
-  }
+  const std::vector<std::byte> table = verbs::EncodeQpAddressTable(
+      size_, rank_, [this](uint32_t p) { return verbs_->channel->address(p); });
+  part.insert(part.end(), table.begin(), table.end());
   return part;
 }
 
@@ -212,8 +208,7 @@ Status DataPlane::ConnectVerbs(const std::vector<RecordPrefix>& records,
       return OtherError("rank " + std::to_string(r) + "'s QP addresses are not for a job of " +
                         std::to_string(size_) + " ranks");
     }
-    StatusOr<verbs::QpAddress> address = verbs::DecodeQpAddress(
-        part.subspan(4 + rank_ * verbs::kQpAddressSize, verbs::kQpAddressSize));
+    StatusOr<verbs::QpAddress> address = verbs::DecodeQpAddressTable(part.subspan(4), size_, rank_);
     if (!address.ok()) {
       return OtherError("rank " + std::to_string(r) +
                         "'s QP address: " + address.status().message());

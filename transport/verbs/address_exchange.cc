@@ -1,7 +1,5 @@
 #include "transport/verbs/address_exchange.h"
 
-#include <cstring>
-#include <span>
 #include <string>
 
 namespace rft::verbs {
@@ -11,27 +9,16 @@ StatusOr<std::vector<QpAddress>> ExchangeQpAddresses(
     const std::function<QpAddress(Rank peer)>& address_for) {
   const Rank self = job.rank();
   const uint32_t n = job.size();
-  std::vector<std::byte> blob(n * kQpAddressSize);
-  for (Rank p = 0; p < n; ++p) {
-    if (p == self) continue;
-    const std::vector<std::byte> record = EncodeQpAddress(address_for(p));
-    std::memcpy(blob.data() + p * kQpAddressSize, record.data(), kQpAddressSize);
-  }
-  StatusOr<std::vector<std::vector<std::byte>>> all = job.Exchange(key, blob);
+  StatusOr<std::vector<std::vector<std::byte>>> all =
+      job.Exchange(key, EncodeQpAddressTable(n, self, address_for));
   if (!all.ok()) return OtherError("exchange: " + all.status().ToString());
   std::vector<QpAddress> remote(n);
   for (Rank p = 0; p < n; ++p) {
     if (p == self) continue;
-    const std::vector<std::byte>& theirs = (*all)[p];
-    if (theirs.size() != n * kQpAddressSize) {
-      return OtherError("rank " + std::to_string(p) + " published " +
-                        std::to_string(theirs.size()) + " bytes, expected " + std::to_string(n) +
-                        " records of " + std::to_string(kQpAddressSize));
-    }
-    StatusOr<QpAddress> record = DecodeQpAddress(
-        std::span<const std::byte>(theirs).subspan(self * kQpAddressSize, kQpAddressSize));
+    StatusOr<QpAddress> record = DecodeQpAddressTable((*all)[p], n, self);
     if (!record.ok()) {
-      return OtherError("rank " + std::to_string(p) + "'s record: " + record.status().message());
+      return OtherError("rank " + std::to_string(p) +
+                        "'s QP addresses: " + record.status().message());
     }
     remote[p] = *record;
   }

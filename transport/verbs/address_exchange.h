@@ -1,6 +1,6 @@
 // RC QP addresses between the ranks of a job, through its bootstrap: every rank has one QP per
-// peer, so it publishes one record per rank (its own slot unused) and takes from each peer the
-// record that peer made for it.
+// peer, so it publishes a table with an entry per rank (its own a hole) and takes from each
+// peer's table the entry that peer made for it.
 #ifndef RFT_TRANSPORT_VERBS_ADDRESS_EXCHANGE_H_
 #define RFT_TRANSPORT_VERBS_ADDRESS_EXCHANGE_H_
 

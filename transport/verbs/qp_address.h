@@ -1,5 +1,11 @@
-// What a process publishes so that a peer can connect an RC queue pair to one of its own and
-// write into its registered buffer: the wire record exchanged through the bootstrap.
+// What a process publishes so that its peers can connect RC queue pairs to its own and write
+// into its registered buffer: the wire records exchanged through the bootstrap.
+//
+// A process has one QP per peer, and all the QPs of one context share everything but their
+// number and first PSN (the port's LID and GID, the registered buffer, the eager channel's
+// parameters). So it publishes a *table*: the shared fields once, then 6 bytes per peer. At
+// 48 bytes per peer, three tables per process (data plane, heartbeats, control messages) made a
+// job's start-up exchange 3 · 48 · N² bytes; at 6 it is 3 · 6 · N² plus 3 · 44 · N.
 //
 // Plain data and bytes only (no libibverbs), so the codec is tested without RDMA.
 #ifndef RFT_TRANSPORT_VERBS_QP_ADDRESS_H_
@@ -8,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -31,19 +38,34 @@ struct QpAddress {
   friend bool operator==(const QpAddress&, const QpAddress&) = default;
 };
 
-// The record's layout, little-endian, after a one-byte format version so that a record from a
+// The table's layout, little-endian, after a one-byte format version so that a table from a
 // different build is refused by name instead of being misread:
-//   version 1 | lid 2 | gid_index 1 | gid 16 | qpn 4 | psn 4 | addr 8 | rkey 4
-//   | eager_credits 4 | eager_slot_size 4                                        = 48 bytes
-inline constexpr uint8_t kQpAddressVersion = 2;
-inline constexpr size_t kQpAddressSize = 48;
+//   header:  version 1 | entries 4 | lid 2 | gid_index 1 | gid 16 | addr 8 | rkey 4
+//            | eager_credits 4 | eager_slot_size 4                              = 44 bytes
+//   entries: qpn 3 | psn 3, one per entry                                      = 6 bytes each
+// An entry of all zeros is a hole (the publisher's own slot): QP number 0 is never an RC QP's.
+inline constexpr uint8_t kQpAddressVersion = 3;
+inline constexpr size_t kQpTableHeaderSize = 44;
+inline constexpr size_t kQpTableEntrySize = 6;
 
-std::vector<std::byte> EncodeQpAddress(const QpAddress& address);
+constexpr size_t QpAddressTableSize(uint32_t entries) {
+  return kQpTableHeaderSize + size_t{entries} * kQpTableEntrySize;
+}
 
-// Exactly kQpAddressSize bytes of version kQpAddressVersion. A short record is refused naming
-// the first field it cuts, e.g. "QP address record of 21 bytes ends inside qpn (bytes 20..23)";
-// a long one naming the extra bytes; RFT_ERR_ARG either way.
-StatusOr<QpAddress> DecodeQpAddress(std::span<const std::byte> bytes);
+// A table of `entries` entries: entry i is `address_for(i)`, except `hole` (kNoHole: none),
+// left zero. Every entry must share the header's fields (those of the first one encoded): the
+// QPs of one context do, so a difference is a bug (RFT_CHECK). QP numbers and PSNs must fit in
+// 24 bits, as the transport's do.
+inline constexpr uint32_t kNoHole = UINT32_MAX;
+std::vector<std::byte> EncodeQpAddressTable(uint32_t entries, uint32_t hole,
+                                            const std::function<QpAddress(uint32_t)>& address_for);
+
+// Entry `index` of a table of exactly `entries` entries, with the header's fields. Refused, with
+// RFT_ERR_ARG and a message naming what is wrong: a table cut inside its header (naming the
+// field, e.g. "QP address table of 21 bytes ends inside gid (bytes 8..23)"), another version,
+// another entry count, a size that is not the header plus its entries, a hole.
+StatusOr<QpAddress> DecodeQpAddressTable(std::span<const std::byte> bytes, uint32_t entries,
+                                         uint32_t index);
 
 }  // namespace rft::verbs
 
