@@ -35,12 +35,13 @@ declare -A sources=(
   [rank_set]="base/rank_set.cc $base_status"
   [rftrun_options]="tools/rftrun/options.cc $base_status"
   [peer_record]="detector/peer_record.cc $base_status"
+  [qp_table]="transport/verbs/qp_address.cc $base_status"
   [cpu_list]="transport/bootstrap/cpu_placement.cc $base_status"
   [era_message]="agreement/era_message.cc agreement/era_node.cc base/rank_set.cc $base_status"
   [merge_record]="ulfm_api/merge_record.cc transport/bootstrap/rank_space.cc base/rank_set.cc $base_status"
 )
 all_targets=(wire_header rendezvous broadcast heartbeat config log_level rank_set rftrun_options
-  peer_record cpu_list era_message merge_record)
+  peer_record qp_table cpu_list era_message merge_record)
 
 if (($# > 0)); then
   targets=("$@")

@@ -211,13 +211,38 @@ def peer_record():
     }
 
 
+def qp_table():
+    def table(entries=3, hole=1, version=3, count=None):
+        header = struct.pack("<BIHB", version, entries if count is None else count, 0x1234, 3)
+        header += bytes(range(0xf0, 0x100)) + struct.pack("<QIII", 0x7f0011223344, 0xdeadbeef,
+                                                          16, 8192)
+        body = b""
+        for i in range(entries):
+            body += b"\0" * 6 if i == hole else (0xabcdef - i).to_bytes(3, "little") + \
+                (0x123456 + i).to_bytes(3, "little")
+        return header + body
+
+    def seed(entries, index, data):
+        return struct.pack("<II", entries, index) + data
+
+    return {
+        "valid": seed(3, 0, table()),
+        "hole": seed(3, 1, table()),
+        "past_the_end": seed(3, 3, table()),
+        "other_count": seed(4, 0, table()),
+        "other_version": seed(3, 0, table(version=2)),
+        "truncated": seed(3, 0, table()[:21]),
+        "one": seed(1, 0, table(entries=1, hole=5)),
+    }
+
+
 def main():
     for target, seeds in [("wire_header", wire_header()), ("rendezvous", rendezvous()),
                           ("broadcast", broadcast()), ("heartbeat", heartbeat()),
                           ("config", config()), ("log_level", log_level()),
                           ("rank_set", rank_set()), ("rftrun_options", rftrun_options()),
                           ("era_message", era_message()), ("merge_record", merge_record()),
-                          ("peer_record", peer_record())]:
+                          ("peer_record", peer_record()), ("qp_table", qp_table())]:
         directory = os.path.join(HERE, target)
         shutil.rmtree(directory, ignore_errors=True)
         os.makedirs(directory)
