@@ -4,21 +4,25 @@
 # Prints each node's output in turn, each followed by "=== node N exit STATUS"; exits 0 (the
 # tests judge the statuses printed).
 #
-#   nodes.sh RFTRUN [--lose PATTERN | --hang PATTERN] 'NODE0 ARGS' 'NODE1 ARGS' ['NODE2 ARGS'...]
+#   nodes.sh RFTRUN [--lose N PATTERN | --hang PATTERN] 'NODE0 ARGS' 'NODE1 ARGS' ['NODE2 ARGS'...]
 #
 # NODEn ARGS are rftrun options, the program and its arguments (split on spaces). With --lose,
-# the last node is lost once its output has PATTERN: its rftrun and then its processes are
-# killed by PID, as a crashed node would vanish. With --hang, its rftrun is stopped instead (a
-# hung node) and resumed once node 0 has exited.
+# node N is lost once its output has PATTERN: its rftrun and then its processes are killed by
+# PID, as a crashed node would vanish. With --hang, the last node's rftrun is stopped instead (a
+# hung node) once its output has PATTERN, and resumed once node 0 has exited.
 set -u
 rftrun=$1
 shift
-how='' pattern=''
-if [[ ${1:-} == --lose || ${1:-} == --hang ]]; then
+how='' pattern='' victim=''
+if [[ ${1:-} == --lose ]]; then
+  how=$1 victim=$2 pattern=$3
+  shift 3
+elif [[ ${1:-} == --hang ]]; then
   how=$1 pattern=$2
   shift 2
 fi
 nodes=$#
+victim=${victim:-$((nodes - 1))}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -52,22 +56,21 @@ for ((n = 1; n < nodes; ++n)); do
   done
 done
 
-last=$((nodes - 1))
 declare -A status
 if [[ -n $how ]]; then
   for _ in $(seq 1 600); do
-    grep -q -- "$pattern" "$work/$last" && break
-    kill -0 "${pids[last]}" 2>/dev/null || break
+    grep -q -- "$pattern" "$work/$victim" && break
+    kill -0 "${pids[victim]}" 2>/dev/null || break
     sleep 0.1
   done
   if [[ $how == --hang ]]; then
-    kill -STOP "${pids[last]}"
+    kill -STOP "${pids[victim]}"
     wait "${pids[0]}"
     status[0]=$?
-    kill -CONT "${pids[last]}"
+    kill -CONT "${pids[victim]}"
   else
-    children=$(pgrep -P "${pids[last]}")
-    kill -KILL "${pids[last]}"
+    children=$(pgrep -P "${pids[victim]}")
+    kill -KILL "${pids[victim]}"
     for pid in $children; do kill -KILL "$pid" 2>/dev/null; done
   fi
 fi

@@ -16,15 +16,20 @@ namespace {
 
 const std::string kWorker = "tests/multiproc/bootstrap_worker";
 
-// What happens to the last node once its output has `pattern`.
+// What happens to a node (the last one unless `victim` says) once its output has `pattern`.
 enum class Fate { kNone, kLost, kHung };
 
 ScenarioResult RunNodes(const std::vector<std::string>& nodes, Fate fate = Fate::kNone,
                         const std::string& pattern = "",
-                        const std::vector<std::string>& env = {"RFT_PMIX_TIMEOUT=2s"}) {
+                        const std::vector<std::string>& env = {"RFT_PMIX_TIMEOUT=2s"},
+                        int victim = -1) {
   std::vector<std::string> args = {Runfile("tools/rftrun/rftrun")};
-  if (fate != Fate::kNone) {
-    args.push_back(fate == Fate::kLost ? "--lose" : "--hang");
+  if (fate == Fate::kLost) {
+    args.push_back("--lose");
+    args.push_back(std::to_string(victim >= 0 ? victim : static_cast<int>(nodes.size()) - 1));
+    args.push_back(pattern);
+  } else if (fate == Fate::kHung) {
+    args.push_back("--hang");
     args.push_back(pattern);
   }
   args.insert(args.end(), nodes.begin(), nodes.end());
@@ -117,6 +122,24 @@ TEST(NodesTest, ALostNodeIsReportedAsFailed) {
     EXPECT_EQ(CountLines(r.output, std::string(victim) + " failed (its node node1 went down)"), 2)
         << r.Report();
   }
+}
+
+TEST(NodesTest, AJoinerThatLosesNodeZeroLosesEveryOtherNode) {
+  // Node 0 (ranks 0-1, the hub) is lost once its ranks are ready. Node 1 goes on without it:
+  // with --ft its own ranks hear that node 0's ranks are gone, finish, and rftrun exits 1.
+  const auto r =
+      RunNodes({"-n 2 --ft --timeout 60 " + Worker() + " failures --victims 0,1 --end announce",
+                "-n 2 --ft --timeout 60 " + Worker() + " failures --victims 0,1"},
+               Fate::kLost, "victim 1 ready", {"RFT_PMIX_TIMEOUT=2s"}, /*victim=*/0);
+  EXPECT_TRUE(NodeExited(r, 0, 128 + 9)) << r.Report();
+  EXPECT_TRUE(NodeExited(r, 1, 1)) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "rftrun: lost the link to node(s) node0"), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "failures ok {0-1}"), 2) << r.Report();
+  for (const char* victim : {"rank 0", "rank 1"}) {
+    EXPECT_EQ(CountLines(r.output, std::string(victim) + " failed (its node node0 went down)"), 2)
+        << r.Report();
+  }
+  EXPECT_LT(r.seconds, 30) << r.Report();
 }
 
 TEST(NodesTest, ATimeoutDoesNotWaitForAHungNode) {
