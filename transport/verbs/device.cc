@@ -14,6 +14,7 @@
 #include <cstring>
 #include <optional>
 
+#include "base/clock.h"
 #include "base/config.h"
 #include "base/log.h"
 
@@ -432,20 +433,47 @@ StatusOr<Endpoint> SelectPort(const std::vector<VerbsDevice>& devices, std::stri
                   "; its ports: " + PortNumbers(*device));
 }
 
-StatusOr<std::optional<Endpoint>> SelectConfiguredPort(std::string* why_not) {
+namespace {
+
+struct Selection {
+  StatusOr<std::optional<Endpoint>> endpoint = std::optional<Endpoint>();
+  std::string why_not;
+};
+
+Selection SelectOnce() {
+  Selection selection;
+  const int64_t start = MonotonicNanos();
   StatusOr<std::vector<VerbsDevice>> devices = ListDevices();
+  RFT_LOG_INFO("verbs: %zu device(s) listed in %.1f ms", devices.ok() ? devices->size() : 0,
+               static_cast<double>(MonotonicNanos() - start) / 1e6);
   if (!devices.ok() || devices->empty()) {
-    *why_not = devices.ok() ? "no verbs device on this host" : devices.status().message();
-    return std::optional<Endpoint>();
+    selection.why_not = devices.ok() ? "no verbs device on this host" : devices.status().message();
+    return selection;
   }
   StatusOr<std::string> requested = config::GetString("RFT_NET_DEVICE");
-  if (!requested.ok()) return requested.status();
+  if (!requested.ok()) {
+    selection.endpoint = requested.status();
+    return selection;
+  }
   StatusOr<Endpoint> endpoint = SelectPort(*devices, *requested);
   if (!endpoint.ok()) {
-    *why_not = endpoint.status().message();
-    return std::optional<Endpoint>();
+    selection.why_not = endpoint.status().message();
+    return selection;
   }
-  return std::optional<Endpoint>(std::move(*endpoint));
+  selection.endpoint = std::optional<Endpoint>(std::move(*endpoint));
+  return selection;
+}
+
+}  // namespace
+
+StatusOr<std::optional<Endpoint>> SelectConfiguredPort(std::string* why_not) {
+  // The data plane and the control plane both ask. Listing opens every device, reads its GID
+  // tables and loads hwloc's topology with the PCI devices (tens of milliseconds on a large
+  // node, hundreds in an emulated guest): done once per process, and both planes get the same
+  // port by construction. Never freed: it outlives every plane.
+  static const Selection* const selection = new Selection(SelectOnce());
+  *why_not = selection->why_not;
+  return selection->endpoint;
 }
 
 }  // namespace rft::verbs

@@ -105,7 +105,8 @@ StatusOr<Endpoint> SelectPort(const std::vector<VerbsDevice>& devices, std::stri
 // ListDevices and SelectPort with RFT_NET_DEVICE's value: the port the data plane and the control
 // plane open. No endpoint, with the reason in `why_not`, when this host has none to offer (no
 // device, a requested one that is not there, no usable port); an error only when the setting
-// cannot be read.
+// cannot be read. Chosen on the first call, which later calls return (thread-safe): a process
+// lists its devices once, and RFT_NET_DEVICE is read then.
 StatusOr<std::optional<Endpoint>> SelectConfiguredPort(std::string* why_not);
 
 }  // namespace rft::verbs
