@@ -103,6 +103,12 @@ void Runtime::Close() {
   if (agreement_ != nullptr) agreement_->Depart();
   // Before the data plane closes its endpoints: the others must not take that for a failure.
   if (control_ != nullptr) control_->AnnounceDeparture();
+  // Peers that ended before this process: closing the endpoints to them must not wait for them.
+  if (plane_ != nullptr && registry_ != nullptr) {
+    for (Rank r = 0; r < plane_->size(); ++r) {
+      if (registry_->IsDeparted(r)) plane_->MarkDeparted(r);
+    }
+  }
   agreement_.reset();
   revoke_.reset();
   to_plane_.Reset();

@@ -128,6 +128,13 @@ class DataPlane : private ucx::PeerFailureSink {
   Rank rank() const { return rank_; }
   uint32_t size() const { return size_; }
   const Options& options() const { return options_; }
+
+  // `rank` ended cleanly (the control plane's departure): at teardown its UCX endpoint is
+  // closed without a flush, which a peer that is gone would never acknowledge. From the owning
+  // thread, before the data plane is destroyed.
+  void MarkDeparted(Rank rank) {
+    if (endpoints_ != nullptr) endpoints_->MarkDeparted(rank);
+  }
   // Replacements joined the job (docs/recovery.md): job ranks size()..new_size-1, which the
   // bootstrap already holds (AddRanks). Reads their records (waiting for them up to
   // RFT_PMIX_TIMEOUT: one that never published is reported failed) and connects through UCX.

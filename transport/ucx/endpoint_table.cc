@@ -123,6 +123,10 @@ void EndpointTable::MarkFailed(Rank rank) {
   failed_ranks_.Insert(rank);
 }
 
+void EndpointTable::MarkDeparted(Rank rank) {
+  if (rank < peers_.size()) peers_[rank].departed = true;
+}
+
 void* EndpointTable::StartClose(ucp_ep_h ep, bool force) {
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
@@ -154,7 +158,8 @@ EndpointTable::~EndpointTable() {
   std::vector<void*> pending;
   for (Peer& peer : peers_) {
     if (peer.closed || peer.ep == nullptr) continue;
-    void* request = StartClose(peer.ep, /*force=*/false);
+    // A live peer gets what was sent to it (flush); one that ended has nothing left to take.
+    void* request = StartClose(peer.ep, /*force=*/peer.departed);
     if (request != nullptr) pending.push_back(request);
     peer.closed = true;
   }

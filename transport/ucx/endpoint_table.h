@@ -90,6 +90,10 @@ class EndpointTable {
   void MarkFailed(Rank rank);
   // Force-closes the endpoints of failed ranks. Call outside UCX progress.
   void CloseFailed();
+  // Records that `rank` ended cleanly (it said so): its endpoint is force-closed at teardown
+  // rather than flushed. A flush to a process that is gone waits for an acknowledgement that
+  // never comes; over RC, the transport's retries outlast the teardown's budget.
+  void MarkDeparted(Rank rank);
 
  private:
   // What UCX's error callback gets: it outlives any move of peers_ (which grows).
@@ -101,6 +105,7 @@ class EndpointTable {
     Rank rank = 0;
     ucp_ep_h ep = nullptr;
     bool failed = false;
+    bool departed = false;
     bool closed = false;
     std::vector<std::byte> address;
     std::unique_ptr<ErrorTarget> error_target;
