@@ -4,8 +4,9 @@
 # command's exit status comes out, and rft's own verbs programs (rft_info, the verbs backend's
 # loopback check, its RC mesh and its eager channel between rftrun's ranks, the data plane over
 # the verbs backend, the detector's heartbeats by RDMA WRITE and the control messages by SEND,
-# from the `bazel build` this stage follows) see and use rxe0. Prints one line per check and, last, "softroce: N passed, N
-# failed". A guest that cannot boot fails every check that needs it: nothing passes without
+# from the `bazel build` this stage follows) see and use rxe0, and TSan builds of the workers
+# find no race on the verbs paths. Prints one line per check and, last, "softroce: N passed,
+# N failed". A guest that cannot boot fails every check that needs it: nothing passes without
 # having run.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +17,8 @@ last_passed=0  # whether the last check passed
 root=$(cd "$here/../.." && pwd)
 out=$(mktemp)
 stage=$(mktemp -d)
-trap 'rm -rf "$out" "$stage"' EXIT
+tsan_bins=$(mktemp -d)  # TSan builds of the workers, kept aside (see the builds below)
+trap 'rm -rf "$out" "$stage" "$tsan_bins"' EXIT
 
 # all_match PATTERNS FILE: each line of PATTERNS (extended regular expressions) matches a line
 # of FILE.
@@ -51,18 +53,20 @@ check() {
 }
 
 # stage NAME BINARIES: copies BINARIES (paths under the repository root separated by spaces,
-# e.g. bazel-bin/tools/rft_info/rft_info) alone into the directory that becomes the guests'
-# /job. A binary that was not built fails check NAME, saying so.
+# e.g. bazel-bin/tools/rft_info/rft_info, or absolute paths) alone into the directory that
+# becomes the guests' /job. A binary that was not built fails check NAME, saying so.
 stage() {
-  local name=$1 binaries=$2 binary
+  local name=$1 binaries=$2 binary path
   rm -rf "${stage:?}"/*
   for binary in $binaries; do
-    if [[ ! -x "$root/$binary" ]]; then
+    path=$binary
+    [[ $path == /* ]] || path=$root/$binary
+    if [[ ! -x "$path" ]]; then
       failed=$((failed + 1))
       echo "softroce check $name: FAILED ($binary is missing: run bazel build //... first)"
       return 1
     fi
-    if ! cp "$root/$binary" "$stage/"; then
+    if ! cp "$path" "$stage/"; then
       failed=$((failed + 1))
       echo "softroce check $name: FAILED (cannot copy $binary)"
       return 1
@@ -88,10 +92,25 @@ check_two_nodes() {
       "$env; rftrun --join \$SOFTROCE_PEER:7000 $args"
 }
 
+# The host's sanitizer stages never reach the verbs code (no device there): TSan builds of the
+# workers run in the guest too. Built first and copied aside, since every config writes one
+# output directory and the plain build below replaces them.
+tsan_targets="//tests/multiproc:dataplane_worker //tests/multiproc:detector_worker \
+  //tests/multiproc:agreement_worker"
+if command -v bazel >/dev/null 2>&1 && [[ -z ${SOFTROCE_ONLY:-} || tsan =~ $SOFTROCE_ONLY ]]; then
+  # shellcheck disable=SC2086  # the targets are meant to split
+  if (cd "$root" && bazel build --config=tsan --color=no --curses=no --noshow_progress \
+    $tsan_targets) >"$out" 2>&1; then
+    for target in $tsan_targets; do cp "$root/bazel-bin/tests/multiproc/${target##*:}" "$tsan_bins/"; done
+  else
+    echo "softroce: building the TSan workers failed; the tsan checks will fail:"
+    tail -n 20 "$out" | sed 's/^/  /'
+  fi
+fi
+
 # rft's programs in the plain configuration: bazel-bin names the last build's outputs, which in
 # CI are a sanitizer's (tools/test.sh runs the sanitizer stages first; every config writes one
-# output directory), and a TSan build of the detector's worker does not start under rftrun in
-# the guest (docs/softroce.md). Only what the guests run is built back, not all of //...
+# output directory). Only what the guests run is built back, not all of //...
 if command -v bazel >/dev/null 2>&1; then
   if ! (cd "$root" && bazel build --color=no --curses=no --noshow_progress //tools/rft_info \
     //tools/rftrun //transport/verbs:loopback_check //transport/verbs:mesh_check \
@@ -294,6 +313,39 @@ check_binary recovery-verbs-respawn 137 \
    >/tmp/out 2>&1; s=\$?; cat /tmp/out; \
    echo exact=\$(grep -cE 'total ([0-9]+) \(exact \1\)' /tmp/out); \
    echo unflushed=\$(grep -c 'did not flush' /tmp/out); exit \$s"
+
+# TSan builds on the verbs paths (the host's TSan stage has no device): heartbeats by RDMA
+# WRITE, a revocation's flood by SEND, the data plane's verbs path sleeping on its completion
+# channel, and the whole stack through an agreement with a death. A race fails the check even
+# when the job ends well. UCX's mmap hooks are off, as in the host's TSan config (.bazelrc:
+# glibc's madvise at thread exit reaches TSan's interceptor through them after the thread's
+# TSan state is gone, and the process dies of SIGSEGV).
+tsan_env="export TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1 UCX_MEM_MMAP_HOOK_MODE=none"
+# tsan_check NAME STATUS PATTERNS WORKER ENV RFTRUN_ARGS: the TSan WORKER under rftrun, ENV
+# first; wants STATUS, PATTERNS and no TSan report.
+tsan_check() {
+  local name=$1 want=$2 pattern=$3 worker=$4 env=$5 args=$6
+  check_binary "$name" "$want" "$(printf '%s\n' "$pattern" '^tsan_reports=0$')" \
+    "bazel-bin/tools/rftrun/rftrun $tsan_bins/$worker" \
+    "$env; $tsan_env; rftrun $args >/tmp/out 2>&1; s=\$?; cat /tmp/out; \
+     echo tsan_reports=\$(grep -c 'WARNING: ThreadSanitizer' /tmp/out); exit \$s"
+}
+tsan_check tsan-detector-verbs-heartbeats 0 \
+  "$(printf '%s\n' '^\[0\] quiet ok rank=0 heartbeats=[1-9][0-9]* by_rdma_write=[1-9]' \
+    '^\[2\] quiet ok rank=2 heartbeats=[1-9][0-9]* by_rdma_write=[1-9]')" \
+  detector_worker "$detector_env" "--ft -n 3 --timeout 300 detector_worker quiet --seconds 2"
+tsan_check tsan-control-verbs-revoke 0 \
+  "$(printf '%s\n' '^\[0\] revoke ok rank=0 .* control_by_ucx=0 by_verbs=[1-9]' \
+    '^\[2\] revoke ok rank=2 .* control_by_ucx=0 by_verbs=[1-9]')" \
+  detector_worker "$detector_env RFT_CONTROL_SOCKETS=n" \
+  "--ft -n 3 --timeout 300 detector_worker revoke --origin 1"
+tsan_check tsan-dataplane-verbs-mesh 0 \
+  "$(printf '%s\n' '^\[0\] mesh ok n=3 blocking=1' '^\[2\] mesh ok n=3 blocking=1')" \
+  dataplane_worker "$dataplane_env RFT_PROGRESS=block" "-n 3 --timeout 300 dataplane_worker mesh"
+tsan_check tsan-agreement-verbs-during 137 \
+  "$(printf '%s\n' '^\[0\] during ok rank=0' '^\[2\] during ok rank=2' '^\[3\] during ok rank=3')" \
+  agreement_worker "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=verbs RFT_SHM_RINGS=n" \
+  "--ft -n 4 --timeout 300 agreement_worker during 1"
 
 # Two nodes: one rft job across the two guests (rftrun's node link over the virtual network, every
 # rank's peers on the other guest reached through that guest's own rxe device). rules: the data
