@@ -4,8 +4,8 @@
 # command's exit status comes out, and rft's own verbs programs (rft_info, the verbs backend's
 # loopback check, its RC mesh and its eager channel between rftrun's ranks, the data plane over
 # the verbs backend, the detector's heartbeats by RDMA WRITE and the control messages by SEND,
-# from the `bazel build` this stage follows) see and use rxe0, and TSan builds of the workers
-# find no race on the verbs paths. Prints one line per check and, last, "softroce: N passed,
+# from the `bazel build` this stage follows) see and use rxe0, and TSan and ASan builds of the
+# workers find no race and no memory error on the verbs paths. Prints one line per check and, last, "softroce: N passed,
 # N failed". A guest that cannot boot fails every check that needs it: nothing passes without
 # having run.
 set -uo pipefail
@@ -17,8 +17,8 @@ last_passed=0  # whether the last check passed
 root=$(cd "$here/../.." && pwd)
 out=$(mktemp)
 stage=$(mktemp -d)
-tsan_bins=$(mktemp -d)  # TSan builds of the workers, kept aside (see the builds below)
-trap 'rm -rf "$out" "$stage" "$tsan_bins"' EXIT
+sanitized=$(mktemp -d)  # sanitizer builds of the workers, kept aside (see the builds below)
+trap 'rm -rf "$out" "$stage" "$sanitized"' EXIT
 
 # all_match PATTERNS FILE: each line of PATTERNS (extended regular expressions) matches a line
 # of FILE.
@@ -92,21 +92,26 @@ check_two_nodes() {
       "$env; rftrun --join \$SOFTROCE_PEER:7000 $args"
 }
 
-# The host's sanitizer stages never reach the verbs code (no device there): TSan builds of the
-# workers run in the guest too. Built first and copied aside, since every config writes one
-# output directory and the plain build below replaces them.
-tsan_targets="//tests/multiproc:dataplane_worker //tests/multiproc:detector_worker \
+# The host's sanitizer stages never reach the verbs code (no device there): TSan and ASan builds
+# of the workers run in the guest too. Built first and copied aside ($sanitized/CONFIG/), since
+# every config writes one output directory and the plain build below replaces them.
+sanitized_targets="//tests/multiproc:dataplane_worker //tests/multiproc:detector_worker \
   //tests/multiproc:agreement_worker"
-if command -v bazel >/dev/null 2>&1 && [[ -z ${SOFTROCE_ONLY:-} || tsan =~ $SOFTROCE_ONLY ]]; then
+for config in tsan asan; do
+  command -v bazel >/dev/null 2>&1 || break
+  [[ -z ${SOFTROCE_ONLY:-} || $config =~ $SOFTROCE_ONLY ]] || continue
+  mkdir -p "$sanitized/$config"
   # shellcheck disable=SC2086  # the targets are meant to split
-  if (cd "$root" && bazel build --config=tsan --color=no --curses=no --noshow_progress \
-    $tsan_targets) >"$out" 2>&1; then
-    for target in $tsan_targets; do cp "$root/bazel-bin/tests/multiproc/${target##*:}" "$tsan_bins/"; done
+  if (cd "$root" && bazel build --config=$config --color=no --curses=no --noshow_progress \
+    $sanitized_targets) >"$out" 2>&1; then
+    for target in $sanitized_targets; do
+      cp "$root/bazel-bin/tests/multiproc/${target##*:}" "$sanitized/$config/"
+    done
   else
-    echo "softroce: building the TSan workers failed; the tsan checks will fail:"
+    echo "softroce: building the $config workers failed; the $config checks will fail:"
     tail -n 20 "$out" | sed 's/^/  /'
   fi
-fi
+done
 
 # rft's programs in the plain configuration: bazel-bin names the last build's outputs, which in
 # CI are a sanitizer's (tools/test.sh runs the sanitizer stages first; every config writes one
@@ -314,35 +319,58 @@ check_binary recovery-verbs-respawn 137 \
    echo exact=\$(grep -cE 'total ([0-9]+) \(exact \1\)' /tmp/out); \
    echo unflushed=\$(grep -c 'did not flush' /tmp/out); exit \$s"
 
-# TSan builds on the verbs paths (the host's TSan stage has no device): heartbeats by RDMA
-# WRITE, a revocation's flood by SEND, the data plane's verbs path sleeping on its completion
-# channel, and the whole stack through an agreement with a death. A race fails the check even
-# when the job ends well. UCX's mmap hooks are off, as in the host's TSan config (.bazelrc:
+# Sanitizer builds on the verbs paths (the host's sanitizer stages have no device). TSan:
+# heartbeats by RDMA WRITE, a revocation's flood by SEND, the data plane's verbs path sleeping
+# on its completion channel, and the whole stack through an agreement with a death. ASan (leaks
+# included): the data plane's eager/rendezvous boundaries and RDMA READs, a death with
+# operations pending, the revocation and the agreement. A report fails the check even when the
+# job ends well. TSan runs with UCX's mmap hooks off, as in the host's TSan config (.bazelrc:
 # glibc's madvise at thread exit reaches TSan's interceptor through them after the thread's
 # TSan state is gone, and the process dies of SIGSEGV).
 tsan_env="export TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1 UCX_MEM_MMAP_HOOK_MODE=none"
-# tsan_check NAME STATUS PATTERNS WORKER ENV RFTRUN_ARGS: the TSan WORKER under rftrun, ENV
-# first; wants STATUS, PATTERNS and no TSan report.
-tsan_check() {
-  local name=$1 want=$2 pattern=$3 worker=$4 env=$5 args=$6
-  check_binary "$name" "$want" "$(printf '%s\n' "$pattern" '^tsan_reports=0$')" \
-    "bazel-bin/tools/rftrun/rftrun $tsan_bins/$worker" \
-    "$env; $tsan_env; rftrun $args >/tmp/out 2>&1; s=\$?; cat /tmp/out; \
-     echo tsan_reports=\$(grep -c 'WARNING: ThreadSanitizer' /tmp/out); exit \$s"
+asan_env="export ASAN_OPTIONS=detect_leaks=1"
+# sanitizer_check NAME STATUS PATTERNS WORKER ENV RFTRUN_ARGS, with NAME tsan-* or asan-*: that
+# build of WORKER under rftrun, ENV first; wants STATUS, PATTERNS and no sanitizer report.
+sanitizer_check() {
+  local name=$1 want=$2 pattern=$3 worker=$4 env=$5 args=$6 config=${1%%-*} report
+  report='WARNING: ThreadSanitizer'
+  [[ $config == asan ]] && report='ERROR: (Address|Leak)Sanitizer'
+  local config_env=$tsan_env
+  [[ $config == asan ]] && config_env=$asan_env
+  check_binary "$name" "$want" "$(printf '%s\n' "$pattern" '^sanitizer_reports=0$')" \
+    "bazel-bin/tools/rftrun/rftrun $sanitized/$config/$worker" \
+    "$env; $config_env; rftrun $args >/tmp/out 2>&1; s=\$?; cat /tmp/out; \
+     echo sanitizer_reports=\$(grep -Ec '$report' /tmp/out); exit \$s"
 }
-tsan_check tsan-detector-verbs-heartbeats 0 \
+sanitizer_check tsan-detector-verbs-heartbeats 0 \
   "$(printf '%s\n' '^\[0\] quiet ok rank=0 heartbeats=[1-9][0-9]* by_rdma_write=[1-9]' \
     '^\[2\] quiet ok rank=2 heartbeats=[1-9][0-9]* by_rdma_write=[1-9]')" \
   detector_worker "$detector_env" "--ft -n 3 --timeout 300 detector_worker quiet --seconds 2"
-tsan_check tsan-control-verbs-revoke 0 \
+sanitizer_check tsan-control-verbs-revoke 0 \
   "$(printf '%s\n' '^\[0\] revoke ok rank=0 .* control_by_ucx=0 by_verbs=[1-9]' \
     '^\[2\] revoke ok rank=2 .* control_by_ucx=0 by_verbs=[1-9]')" \
   detector_worker "$detector_env RFT_CONTROL_SOCKETS=n" \
   "--ft -n 3 --timeout 300 detector_worker revoke --origin 1"
-tsan_check tsan-dataplane-verbs-mesh 0 \
+sanitizer_check tsan-dataplane-verbs-mesh 0 \
   "$(printf '%s\n' '^\[0\] mesh ok n=3 blocking=1' '^\[2\] mesh ok n=3 blocking=1')" \
   dataplane_worker "$dataplane_env RFT_PROGRESS=block" "-n 3 --timeout 300 dataplane_worker mesh"
-tsan_check tsan-agreement-verbs-during 137 \
+sanitizer_check tsan-agreement-verbs-during 137 \
+  "$(printf '%s\n' '^\[0\] during ok rank=0' '^\[2\] during ok rank=2' '^\[3\] during ok rank=3')" \
+  agreement_worker "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=verbs RFT_SHM_RINGS=n" \
+  "--ft -n 4 --timeout 300 agreement_worker during 1"
+sanitizer_check asan-dataplane-verbs-rules 0 \
+  "$(printf '%s\n' '^\[0\] rules ok n=2' '^\[1\] rules ok n=2')" \
+  dataplane_worker "$dataplane_env" "-n 2 --timeout 300 dataplane_worker rules"
+sanitizer_check asan-dataplane-verbs-failure 0 \
+  "$(printf '%s\n' '^\[0\] failure completed in .* survivors ok without rank 1$' \
+    '^\[3\] failure completed in .* survivors ok without rank 1$')" \
+  dataplane_worker "$dataplane_env" "--ft -n 4 --timeout 300 dataplane_worker failure --victim 1"
+sanitizer_check asan-control-verbs-revoke 0 \
+  "$(printf '%s\n' '^\[0\] revoke ok rank=0 .* control_by_ucx=0 by_verbs=[1-9]' \
+    '^\[2\] revoke ok rank=2 .* control_by_ucx=0 by_verbs=[1-9]')" \
+  detector_worker "$detector_env RFT_CONTROL_SOCKETS=n" \
+  "--ft -n 3 --timeout 300 detector_worker revoke --origin 1"
+sanitizer_check asan-agreement-verbs-during 137 \
   "$(printf '%s\n' '^\[0\] during ok rank=0' '^\[2\] during ok rank=2' '^\[3\] during ok rank=3')" \
   agreement_worker "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=verbs RFT_SHM_RINGS=n" \
   "--ft -n 4 --timeout 300 agreement_worker during 1"
