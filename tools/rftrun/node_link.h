@@ -40,7 +40,7 @@ enum class LinkKind : uint8_t {
 };
 
 // The link protocol's version, sent in kJoin: launchers of different builds do not mix.
-inline constexpr uint32_t kLinkVersion = 1;
+inline constexpr uint32_t kLinkVersion = 2;  // 2: kEnd names its origin node
 
 // Builds a frame's body.
 class FrameWriter {
