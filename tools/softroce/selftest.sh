@@ -29,15 +29,19 @@ all_match() {
   done <<<"$1"
 }
 
+# selected NAME: whether check NAME runs. SOFTROCE_ONLY=REGEX runs only the checks whose names
+# match, while working on them; the summary then counts only those (CI never sets it).
+selected() {
+  [[ -z ${SOFTROCE_ONLY:-} || $1 =~ $SOFTROCE_ONLY ]]
+}
+
 # check NAME EXPECTED_STATUS PATTERNS SOFTROCE_ARGS...: runs the harness, wants the status and,
 # for each line of PATTERNS (none when empty), a line of output matching it.
 check() {
   local name=$1 want=$2 pattern=$3 status
   shift 3
   last_passed=0
-  # SOFTROCE_ONLY=REGEX runs only the checks whose names match, while working on them; the
-  # summary then counts only those (CI never sets it).
-  [[ -n ${SOFTROCE_ONLY:-} && ! $name =~ $SOFTROCE_ONLY ]] && return
+  selected "$name" || return
   local start=$SECONDS
   "$run" "$@" >"$out" 2>&1
   status=$?
@@ -77,6 +81,8 @@ stage() {
 # check_binary NAME EXPECTED_STATUS PATTERNS BINARIES COMMAND: like check, with BINARIES (see
 # stage) in the guest's /job.
 check_binary() {
+  last_passed=0
+  selected "$1" || return 0
   stage "$1" "$4" && check "$1" "$2" "$3" --add "$stage" -- "$5"
 }
 
@@ -86,6 +92,8 @@ check_binary() {
 # per-node options, the program and its arguments) are the same on both.
 check_two_nodes() {
   local name=$1 want=$2 pattern=$3 binaries=$4 env=$5 args=$6
+  last_passed=0
+  selected "$name" || return 0
   stage "$name" "$binaries" &&
     check "$name" "$want" "$pattern" --pair --add "$stage" -- \
       "$env; rftrun --nodes 2 --listen \$SOFTROCE_IP:7000 $args" \
@@ -99,7 +107,8 @@ sanitized_targets="//tests/multiproc:dataplane_worker //tests/multiproc:detector
   //tests/multiproc:agreement_worker"
 for config in tsan asan; do
   command -v bazel >/dev/null 2>&1 || break
-  [[ -z ${SOFTROCE_ONLY:-} || $config =~ $SOFTROCE_ONLY ]] || continue
+  # With SOFTROCE_ONLY, built when it names the config (e.g. SOFTROCE_ONLY=tsan-control).
+  [[ -z ${SOFTROCE_ONLY:-} || $SOFTROCE_ONLY == *$config* ]] || continue
   mkdir -p "$sanitized/$config"
   # shellcheck disable=SC2086  # the targets are meant to split
   if (cd "$root" && bazel build --config=$config --color=no --curses=no --noshow_progress \
@@ -342,22 +351,25 @@ sanitizer_check() {
     "$env; $config_env; rftrun $args >/tmp/out 2>&1; s=\$?; cat /tmp/out; \
      echo sanitizer_reports=\$(grep -Ec '$report' /tmp/out); exit \$s"
 }
+# Both builds: a revocation's flood by SEND and the whole stack through an agreement with a death.
+for config in tsan asan; do
+  sanitizer_check "$config-control-verbs-revoke" 0 \
+    "$(printf '%s\n' '^\[0\] revoke ok rank=0 .* control_by_ucx=0 by_verbs=[1-9]' \
+      '^\[2\] revoke ok rank=2 .* control_by_ucx=0 by_verbs=[1-9]')" \
+    detector_worker "$detector_env RFT_CONTROL_SOCKETS=n" \
+    "--ft -n 3 --timeout 300 detector_worker revoke --origin 1"
+  sanitizer_check "$config-agreement-verbs-during" 137 \
+    "$(printf '%s\n' '^\[0\] during ok rank=0' '^\[2\] during ok rank=2' '^\[3\] during ok rank=3')" \
+    agreement_worker "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=verbs RFT_SHM_RINGS=n" \
+    "--ft -n 4 --timeout 300 agreement_worker during 1"
+done
 sanitizer_check tsan-detector-verbs-heartbeats 0 \
   "$(printf '%s\n' '^\[0\] quiet ok rank=0 heartbeats=[1-9][0-9]* by_rdma_write=[1-9]' \
     '^\[2\] quiet ok rank=2 heartbeats=[1-9][0-9]* by_rdma_write=[1-9]')" \
   detector_worker "$detector_env" "--ft -n 3 --timeout 300 detector_worker quiet --seconds 2"
-sanitizer_check tsan-control-verbs-revoke 0 \
-  "$(printf '%s\n' '^\[0\] revoke ok rank=0 .* control_by_ucx=0 by_verbs=[1-9]' \
-    '^\[2\] revoke ok rank=2 .* control_by_ucx=0 by_verbs=[1-9]')" \
-  detector_worker "$detector_env RFT_CONTROL_SOCKETS=n" \
-  "--ft -n 3 --timeout 300 detector_worker revoke --origin 1"
 sanitizer_check tsan-dataplane-verbs-mesh 0 \
   "$(printf '%s\n' '^\[0\] mesh ok n=3 blocking=1' '^\[2\] mesh ok n=3 blocking=1')" \
   dataplane_worker "$dataplane_env RFT_PROGRESS=block" "-n 3 --timeout 300 dataplane_worker mesh"
-sanitizer_check tsan-agreement-verbs-during 137 \
-  "$(printf '%s\n' '^\[0\] during ok rank=0' '^\[2\] during ok rank=2' '^\[3\] during ok rank=3')" \
-  agreement_worker "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=verbs RFT_SHM_RINGS=n" \
-  "--ft -n 4 --timeout 300 agreement_worker during 1"
 sanitizer_check asan-dataplane-verbs-rules 0 \
   "$(printf '%s\n' '^\[0\] rules ok n=2' '^\[1\] rules ok n=2')" \
   dataplane_worker "$dataplane_env" "-n 2 --timeout 300 dataplane_worker rules"
@@ -365,15 +377,6 @@ sanitizer_check asan-dataplane-verbs-failure 0 \
   "$(printf '%s\n' '^\[0\] failure completed in .* survivors ok without rank 1$' \
     '^\[3\] failure completed in .* survivors ok without rank 1$')" \
   dataplane_worker "$dataplane_env" "--ft -n 4 --timeout 300 dataplane_worker failure --victim 1"
-sanitizer_check asan-control-verbs-revoke 0 \
-  "$(printf '%s\n' '^\[0\] revoke ok rank=0 .* control_by_ucx=0 by_verbs=[1-9]' \
-    '^\[2\] revoke ok rank=2 .* control_by_ucx=0 by_verbs=[1-9]')" \
-  detector_worker "$detector_env RFT_CONTROL_SOCKETS=n" \
-  "--ft -n 3 --timeout 300 detector_worker revoke --origin 1"
-sanitizer_check asan-agreement-verbs-during 137 \
-  "$(printf '%s\n' '^\[0\] during ok rank=0' '^\[2\] during ok rank=2' '^\[3\] during ok rank=3')" \
-  agreement_worker "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=verbs RFT_SHM_RINGS=n" \
-  "--ft -n 4 --timeout 300 agreement_worker during 1"
 
 # Two nodes: one rft job across the two guests (rftrun's node link over the virtual network, every
 # rank's peers on the other guest reached through that guest's own rxe device). rules: the data
