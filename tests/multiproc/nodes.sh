@@ -26,16 +26,24 @@ victim=${victim:-$((nodes - 1))}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+# wait_for FILE PATTERN PID [INTERVAL]: until FILE has a line with PATTERN (true), or process PID
+# is gone or 600 looks INTERVAL seconds apart (default 0.1) found nothing (false).
+wait_for() {
+  for _ in $(seq 1 600); do
+    grep -q -- "$2" "$1" && return 0
+    kill -0 "$3" 2>/dev/null || return 1
+    sleep "${4:-0.1}"
+  done
+  return 1
+}
+
 # shellcheck disable=SC2086  # the arguments are meant to split
 "$rftrun" --nodes "$nodes" --listen 127.0.0.1:0 --node-name node0 $1 >"$work/0" 2>&1 &
 pids=($!)
-port=
-for _ in $(seq 1 600); do  # node 0 prints its port as it starts listening
-  port=$(grep -o 'waits for the others at 127.0.0.1:[0-9]*' "$work/0" | cut -d: -f2)
-  [[ -n $port ]] && break
-  kill -0 "${pids[0]}" 2>/dev/null || break
-  sleep 0.1
-done
+# Node 0 prints its port as it starts listening.
+listening='waits for the others at 127.0.0.1:[0-9]'
+wait_for "$work/0" "$listening" "${pids[0]}"
+port=$(grep -o "$listening*" "$work/0" | cut -d: -f2)
 if [[ -z $port ]]; then
   echo "nodes.sh: node 0 never listened; its output:"
   kill -KILL "${pids[0]}" 2>/dev/null
@@ -49,20 +57,12 @@ for ((n = 1; n < nodes; ++n)); do
   "$rftrun" --join "127.0.0.1:$port" --node-name "node$n" $1 >"$work/$n" 2>&1 &
   pids+=($!)
   # One at a time, so that nodes (and ranks) are numbered in the order given.
-  for _ in $(seq 1 600); do
-    grep -q "node $n (node$n) joined" "$work/0" && break
-    kill -0 "${pids[n]}" 2>/dev/null || break
-    sleep 0.05
-  done
+  wait_for "$work/0" "node $n (node$n) joined" "${pids[n]}" 0.05
 done
 
 declare -A status
 if [[ -n $how ]]; then
-  for _ in $(seq 1 600); do
-    grep -q -- "$pattern" "$work/$victim" && break
-    kill -0 "${pids[victim]}" 2>/dev/null || break
-    sleep 0.1
-  done
+  wait_for "$work/$victim" "$pattern" "${pids[victim]}"
   if [[ $how == --hang ]]; then
     kill -STOP "${pids[victim]}"
     wait "${pids[0]}"
