@@ -232,9 +232,7 @@ void ControlPlane::TearDownWorker() {
   // Peers that ended before this process: a flush to them is never acknowledged (over RC it
   // took the whole teardown bound), so their endpoints are force-closed.
   if (endpoints_ != nullptr) {
-    for (Rank r = 0; r < size(); ++r) {
-      if (registry_->IsDeparted(r)) endpoints_->MarkDeparted(r);
-    }
+    for (Rank r : registry_->Departed()) endpoints_->MarkDeparted(r);
   }
   endpoints_.reset();
   worker_.reset();

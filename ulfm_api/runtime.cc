@@ -105,9 +105,7 @@ void Runtime::Close() {
   if (control_ != nullptr) control_->AnnounceDeparture();
   // Peers that ended before this process: closing the endpoints to them must not wait for them.
   if (plane_ != nullptr && registry_ != nullptr) {
-    for (Rank r = 0; r < plane_->size(); ++r) {
-      if (registry_->IsDeparted(r)) plane_->MarkDeparted(r);
-    }
+    for (Rank r : registry_->Departed()) plane_->MarkDeparted(r);
   }
   agreement_.reset();
   revoke_.reset();
