@@ -43,7 +43,7 @@ void ControlPlane::Depart() {
   if (endpoints_ != nullptr) {
     RankSet waiting;
     for (Rank r = 0; r < size_; ++r) {
-      if (r == self_ || registry_->IsFailed(r) || registry_->IsDeparted(r)) continue;
+      if (r == self_ || registry_->IsFailed(r)) continue;
       // Only peers connected to this process can see its endpoints close; connecting to the
       // rest now would cost every finishing process an endpoint per rank.
       // Same-node peers reached by datagram see its socket close: they are told too.
@@ -60,7 +60,10 @@ void ControlPlane::Depart() {
         continue;
       }
       Send(r, internal::kDetectorService, kDeparture, {});
-      waiting.Insert(r);
+      // A peer that departed before is told too, unanswered: it may still be closing its
+      // endpoints, and a flush to this process is one it stops waiting for once it knows
+      // (EndpointTable::WatchDepartures). It may also be gone: its answer is not waited for.
+      if (!registry_->IsDeparted(r)) waiting.Insert(r);
     }
     const Deadline deadline = Deadline::After(kDepartureWait);
     for (;;) {

@@ -229,10 +229,10 @@ void ControlPlane::TearDownWorker() {
     KeepUntilExit(worker_.release());
     return;
   }
-  // Peers that ended before this process: a flush to them is never acknowledged (over RC it
-  // took the whole teardown bound), so their endpoints are force-closed.
+  // Peers that ended before this process, or end while it tears down: a flush to them is never
+  // acknowledged (over RC it took the whole teardown bound), so it is not waited for.
   if (endpoints_ != nullptr) {
-    for (Rank r : registry_->Departed()) endpoints_->MarkDeparted(r);
+    endpoints_->WatchDepartures([this](Rank rank) { return registry_->IsDeparted(rank); });
   }
   endpoints_.reset();
   worker_.reset();
@@ -626,9 +626,6 @@ ucs_status_t ControlPlane::OnActiveMessage(void* arg, const void*, size_t, void*
 }
 
 void ControlPlane::HandleControlMessage(std::span<const std::byte> message) {
-  // A peer's ring repair or broadcast reaching a process that is closing: nothing to act on
-  // (seen in CI: an observe request during the close made PutHeartbeat use the endpoints).
-  if (tearing_down_) return;
   WireHeader header;
   // Any job rank: a replacement may speak to the detector before this process grew.
   if (transport::DecodeMessage(message, job_token_, kMaxRank + 1, &header) != DecodeError::kNone ||
@@ -639,6 +636,16 @@ void ControlPlane::HandleControlMessage(std::span<const std::byte> message) {
   const std::span<const std::byte> payload = message.subspan(kWireHeaderSize);
   const transport::ControlService service = transport::ControlFlagsService(header.flags);
   const uint8_t kind = transport::ControlFlagsKind(header.flags);
+  if (tearing_down_) {
+    // A peer's ring repair or broadcast reaching a process that is closing: nothing to act on
+    // (seen in CI: an observe request during the close made PutHeartbeat use the endpoints).
+    // A departure is still recorded, unanswered: the endpoint table's teardown then stops
+    // waiting for that peer's flush (EndpointTable::WatchDepartures).
+    if (service == kDetectorService && kind == kDeparture && payload.empty()) {
+      registry_->Depart(header.source);
+    }
+    return;
+  }
   if (service != kDetectorService && header.source >= size()) {
     dropped_.fetch_add(1, std::memory_order_relaxed);  // services know the ranks of the job
     return;

@@ -205,15 +205,6 @@ std::vector<FailureRecord> FailureRegistry::Records() const {
   return records_;
 }
 
-RankSet FailureRegistry::Departed() const {
-  RankSet departed;
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (Rank rank = 0; rank < departed_.size(); ++rank) {
-    if (departed_[rank]) departed.Insert(rank);
-  }
-  return departed;
-}
-
 RankSet FailureRegistry::Failed() const {
   RankSet failed;
   std::lock_guard<std::mutex> lock(mutex_);

@@ -98,7 +98,6 @@ class FailureRegistry {
   // changes, when it is already failed (that stays), is this process, or is out of range.
   bool Depart(Rank rank);
   bool IsDeparted(Rank rank) const;
-  RankSet Departed() const;  // every rank Depart recorded so far
 
   // `listener` runs for every record from now on, in the global order, on the thread that
   // reported it (or one reporting concurrently); never for records before the call.

@@ -103,9 +103,11 @@ void Runtime::Close() {
   if (agreement_ != nullptr) agreement_->Depart();
   // Before the data plane closes its endpoints: the others must not take that for a failure.
   if (control_ != nullptr) control_->AnnounceDeparture();
-  // Peers that ended before this process: closing the endpoints to them must not wait for them.
+  // Peers that ended before this process, or end while it closes: closing the endpoints to them
+  // must not wait for them. The registry outlives the data plane (see ~Runtime).
   if (plane_ != nullptr && registry_ != nullptr) {
-    for (Rank r : registry_->Departed()) plane_->MarkDeparted(r);
+    plane_->WatchDepartures(
+        [registry = registry_.get()](Rank rank) { return registry->IsDeparted(rank); });
   }
   agreement_.reset();
   revoke_.reset();

@@ -60,6 +60,17 @@ TEST(ApiTest, ErrorsAreFatalOnWorldByDefault) {
   EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
 }
 
+// Senders that finalize right after their last sends, before the receiver looks: every message
+// arrives intact (teardown flushes the endpoints that carried them).
+TEST(ApiTest, WhatAFinalizingSenderSentArrives) {
+  for (int n : {2, 4}) {
+    const auto r = RunWorker(n, {"parting"});
+    ASSERT_EQ(r.exit_status, 0) << "n=" << n << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, "parting ok"), n) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+  }
+}
+
 // RFT_FT_ASYNC: the callback runs once, on the control thread, for the failed rank.
 TEST(ApiTest, FaultLevelAsyncCallsBackOncePerFailure) {
   const auto r = RunWorker(3, {"async"});

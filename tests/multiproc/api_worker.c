@@ -7,6 +7,9 @@
  *   fatal             n = 3: rank 2 dies; world keeps ERRORS_ARE_FATAL, so the others' next
  *                     collective aborts the job
  *   finalize K        the last K ranks die after a barrier; the others finalize at once
+ *   parting           every rank but the last sends the last one a rendezvous message and then
+ *                     a stream of eager ones, and finalizes at once; the last rank receives only
+ *                     half a second later: nothing sent before a finalize is lost
  *   async             RFT_FT_ASYNC: the last rank dies; the others' callback runs once for it
  *   none              RFT_FT_NONE: the last rank dies; the launcher ends the job
  * Each rank prints "<mode> ok rank=R" when its checks passed, "FAILED: ..." (exit 3) otherwise. */
@@ -453,9 +456,59 @@ static void FinalizeAfter(int victims) {
   VictimsDieWhenAllAreReady(g_size - victims);
 }
 
+/* ---- parting: what a finalizing sender sent still arrives ---- */
+
+enum { kPartingEager = 600, kPartingEagerInts = 256, kPartingLargeInts = 64 * 1024 };
+
+static int PartingValue(int sender, int message, int i) {
+  return sender * 1000003 + message * 7 + i;
+}
+
+static void Parting(void) {
+  CHECK(g_size >= 2, "parting needs 2 ranks or more");
+  const int receiver = g_size - 1;
+  static int large[kPartingLargeInts];
+  int eager[kPartingEagerInts];
+  if (g_rank != receiver) {
+    for (int i = 0; i < kPartingLargeInts; ++i) large[i] = PartingValue(g_rank, -1, i);
+    rft_request_t request = RFT_REQUEST_NULL;
+    CHECK_OK(rft_isend(large, kPartingLargeInts, RFT_INT, receiver, 1, W, &request));
+    /* Eager sends complete once handed to the transport: the last ones may still be on their way
+     * when this rank finalizes, and must arrive all the same. */
+    for (int m = 0; m < kPartingEager; ++m) {
+      for (int i = 0; i < kPartingEagerInts; ++i) eager[i] = PartingValue(g_rank, m, i);
+      CHECK_OK(rft_send(eager, kPartingEagerInts, RFT_INT, receiver, 2, W));
+    }
+    CHECK_OK(rft_wait(&request, RFT_STATUS_IGNORE));
+    return; /* Finish finalizes at once */
+  }
+  /* Late on purpose (not a fault injection: any lateness must work, this one makes the senders'
+   * finalize come first in the usual run). */
+  const double start = Seconds();
+  while (Seconds() - start < 0.5) {
+    struct timespec pause = {0, 10 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  for (int sender = 0; sender < receiver; ++sender) {
+    CHECK_OK(rft_recv(large, kPartingLargeInts, RFT_INT, sender, 1, W, RFT_STATUS_IGNORE));
+    for (int i = 0; i < kPartingLargeInts; ++i) {
+      CHECK(large[i] == PartingValue(sender, -1, i), "large message from rank %d: int %d is %d",
+            sender, i, large[i]);
+    }
+    for (int m = 0; m < kPartingEager; ++m) {
+      CHECK_OK(rft_recv(eager, kPartingEagerInts, RFT_INT, sender, 2, W, RFT_STATUS_IGNORE));
+      for (int i = 0; i < kPartingEagerInts; ++i) {
+        CHECK(eager[i] == PartingValue(sender, m, i), "eager message %d from rank %d: int %d is %d",
+              m, sender, i, eager[i]);
+      }
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: api_worker basics|pending|revoke ORIGIN|fatal|finalize K|async|none\n");
+    fprintf(stderr,
+            "usage: api_worker basics|pending|revoke ORIGIN|fatal|finalize K|parting|async|none\n");
     return 2;
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -473,6 +526,8 @@ int main(int argc, char** argv) {
     Fatal();
   } else if (strcmp(mode, "finalize") == 0 && argc == 3) {
     FinalizeAfter(atoi(argv[2]));
+  } else if (strcmp(mode, "parting") == 0) {
+    Parting();
   } else if (strcmp(mode, "async") == 0) {
     Async();
   } else if (strcmp(mode, "none") == 0) {

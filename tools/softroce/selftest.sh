@@ -130,7 +130,7 @@ if command -v bazel >/dev/null 2>&1; then
     //tools/rftrun //transport/verbs:loopback_check //transport/verbs:mesh_check \
     //transport/verbs:channel_check //transport/verbs:async_check \
     //tests/multiproc:dataplane_worker //tests/multiproc:detector_worker //examples:respawn_solver \
-    //tests/multiproc:agreement_worker) >"$out" 2>&1; then
+    //tests/multiproc:agreement_worker //tests/multiproc:api_worker) >"$out" 2>&1; then
     echo "softroce: building rft's programs failed; the checks that need them will fail:"
     tail -n 20 "$out" | sed 's/^/  /'
   fi
@@ -325,6 +325,29 @@ check_binary recovery-verbs-respawn 137 \
    rftrun -n 4 --ft --timeout 300 respawn_solver --iterations 600 --victim 2 --die-at 300 \
    >/tmp/out 2>&1; s=\$?; cat /tmp/out; \
    echo exact=\$(grep -cE 'total ([0-9]+) \(exact \1\)' /tmp/out); exit \$s"
+
+# The end of a job on UCX over rc (RFT_TRANSPORT=ucx: what a cluster without the verbs backend
+# runs). Ranks that end together (an agreement job) and one by one (staggered) close their
+# endpoints without waiting out the 2 s teardown bound: departed peers' endpoints and those that
+# carried nothing are force-closed, and a flush stops waiting for a peer once it departs
+# (docs/detector.md, "Departure"). Before, every run logged 2 to 5 "did not flush" warnings.
+check_binary ucx-rc-finalize 0 \
+  "$(printf '%s\n' '^\[0\] basics ok rank=0' '^\[3\] basics ok rank=3' \
+    '^\[0\] staggered ok rank=0' '^\[3\] staggered ok rank=3' '^flush-warnings=0$')" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/multiproc/agreement_worker \
+   bazel-bin/tests/multiproc/detector_worker" \
+  "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=ucx RFT_SHM_RINGS=n; \
+   rftrun --ft -n 4 agreement_worker basics >/tmp/out 2>&1; a=\$?; \
+   rftrun --ft -n 4 detector_worker staggered >>/tmp/out 2>&1; b=\$?; cat /tmp/out; \
+   echo flush-warnings=\$(grep -c 'did not flush' /tmp/out); exit \$((a | b))"
+# Senders that finalize right after their last sends, over rc, before the receiver looks: every
+# message arrives intact (a flush is what delivers the last ones).
+check_binary ucx-rc-parting 0 \
+  "$(printf '%s\n' '^\[0\] parting ok rank=0' '^\[1\] parting ok rank=1' \
+    '^\[2\] parting ok rank=2' '^\[3\] parting ok rank=3')" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/multiproc/api_worker" \
+  "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=ucx RFT_SHM_RINGS=n; \
+   rftrun --ft -n 4 api_worker parting"
 
 # Sanitizer builds on the verbs paths (the host's sanitizer stages have no device). TSan:
 # heartbeats by RDMA WRITE, a revocation's flood by SEND, the data plane's verbs path sleeping

@@ -129,11 +129,13 @@ class DataPlane : private ucx::PeerFailureSink {
   uint32_t size() const { return size_; }
   const Options& options() const { return options_; }
 
-  // `rank` ended cleanly (the control plane's departure): at teardown its UCX endpoint is
-  // closed without a flush, which a peer that is gone would never acknowledge. From the owning
-  // thread, before the data plane is destroyed.
-  void MarkDeparted(Rank rank) {
-    if (endpoints_ != nullptr) endpoints_->MarkDeparted(rank);
+  // Which ranks ended cleanly (the control plane's departures, in the failure registry): at
+  // teardown their UCX endpoints are closed without a flush, which a peer that is gone would
+  // never acknowledge, including peers that depart while the teardown waits
+  // (EndpointTable::WatchDepartures). From the owning thread, before the data plane is
+  // destroyed; `departed` must stay callable until then.
+  void WatchDepartures(std::function<bool(Rank)> departed) {
+    if (endpoints_ != nullptr) endpoints_->WatchDepartures(std::move(departed));
   }
   // Replacements joined the job (docs/recovery.md): job ranks size()..new_size-1, which the
   // bootstrap already holds (AddRanks). Reads their records (waiting for them up to

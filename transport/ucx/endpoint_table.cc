@@ -1,5 +1,6 @@
 #include "transport/ucx/endpoint_table.h"
 
+#include <algorithm>
 #include <string>
 
 #include "base/clock.h"
@@ -99,6 +100,7 @@ StatusOr<ucp_ep_h> EndpointTable::GetSlow(Rank rank) {
   }
   Status status = Connect(peer);  // lazy connection
   if (!status.ok()) return status;
+  peer.carried = true;
   RFT_LOG_DEBUG("%s: UCX endpoint to rank %u made on first use", owner_, rank);
   return peer.ep;
 }
@@ -121,10 +123,6 @@ void EndpointTable::MarkFailed(Rank rank) {
   if (rank >= peers_.size() || peers_[rank].failed) return;
   peers_[rank].failed = true;
   failed_ranks_.Insert(rank);
-}
-
-void EndpointTable::MarkDeparted(Rank rank) {
-  if (rank < peers_.size()) peers_[rank].departed = true;
 }
 
 void* EndpointTable::StartClose(ucp_ep_h ep, bool force) {
@@ -155,37 +153,56 @@ void EndpointTable::CloseFailed() {
 
 EndpointTable::~EndpointTable() {
   CloseFailed();
-  std::vector<void*> pending;
+  auto departed = [this](Rank rank) { return departed_ != nullptr && departed_(rank); };
+  struct Closing {
+    Rank rank;
+    void* request;
+  };
+  std::vector<Closing> pending;
+  size_t flushed = 0;
+  size_t forced = 0;
   for (Peer& peer : peers_) {
     if (peer.closed || peer.ep == nullptr) continue;
-    // A live peer gets what was sent to it (flush); one that ended has nothing left to take.
-    void* request = StartClose(peer.ep, /*force=*/peer.departed);
-    if (request != nullptr) pending.push_back(request);
+    // A live peer gets what was sent to it (flush); one that ended has nothing left to take, and
+    // an endpoint that carried nothing has nothing to give (see the declaration).
+    const bool force = !peer.carried || departed(peer.rank);
+    ++(force ? forced : flushed);
+    void* request = StartClose(peer.ep, force);
+    if (request != nullptr) pending.push_back({peer.rank, request});
     peer.closed = true;
   }
-  const Deadline deadline = Deadline::After(std::chrono::nanoseconds(kCloseBudgetNs));
-  auto all_done = [&] {
-    for (void* request : pending) {
-      if (ucp_request_check_status(request) == UCS_INPROGRESS) return false;
-    }
-    return true;
+  RFT_LOG_DEBUG("closing the %s's UCX endpoints: %zu flushed, %zu force-closed", owner_, flushed,
+                forced);
+  // Done, or no longer worth waiting for: its peer has departed since (see WatchDepartures).
+  auto settled = [&](const Closing& closing) {
+    return ucp_request_check_status(closing.request) != UCS_INPROGRESS || departed(closing.rank);
   };
-  while (!all_done() && !deadline.expired()) worker_->Progress();
-  if (!all_done()) {
+  auto all_settled = [&] { return std::all_of(pending.begin(), pending.end(), settled); };
+  const Deadline deadline = Deadline::After(std::chrono::nanoseconds(kCloseBudgetNs));
+  while (!all_settled() && !deadline.expired()) worker_->Progress();
+  if (!all_settled()) {
     // A peer that stopped answering (hung, or dead and not yet noticed) must not hang the
     // teardown: cancel what is left and let UCX finish it.
-    RFT_LOG_WARN("closing the %s's UCX endpoints: %zu did not flush within %lld ms; cancelling",
-                 owner_, pending.size(), static_cast<long long>(kCloseBudgetNs / 1000000));
-    for (void* request : pending) {
-      if (ucp_request_check_status(request) == UCS_INPROGRESS) {
-        ucp_request_cancel(worker_->get(), request);
-      }
+    std::string ranks;
+    for (const Closing& closing : pending) {
+      if (settled(closing)) continue;
+      ranks += (ranks.empty() ? "" : ", ") + std::to_string(closing.rank);
+      ucp_request_cancel(worker_->get(), closing.request);
     }
+    RFT_LOG_WARN(
+        "closing the %s's UCX endpoints: rank(s) %s did not flush within %lld ms; "
+        "cancelling",
+        owner_, ranks.c_str(), static_cast<long long>(kCloseBudgetNs / 1000000));
+    auto all_done = [&] {
+      return std::all_of(pending.begin(), pending.end(), [](const Closing& closing) {
+        return ucp_request_check_status(closing.request) != UCS_INPROGRESS;
+      });
+    };
     const Deadline cancel_deadline = Deadline::After(std::chrono::milliseconds(500));
     while (!all_done() && !cancel_deadline.expired()) worker_->Progress();
   }
   // Freeing a request still in progress is allowed: UCX releases it when it completes.
-  for (void* request : pending) ucp_request_free(request);
+  for (const Closing& closing : pending) ucp_request_free(closing.request);
 }
 
 }  // namespace rft::transport::ucx

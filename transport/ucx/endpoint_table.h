@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -57,8 +58,12 @@ class EndpointTable {
       PeerFailureSink* sink) {
     return Create(worker, self, std::move(addresses), sink, Options());
   }
-  // Closes every endpoint: healthy ones gracefully (flushing what is in flight, so peers do
-  // not see a reset), failed ones forcibly; bounded in time, never hangs on a dead peer.
+  // Closes every endpoint: those that carried traffic to a live peer gracefully (flushing what is
+  // in flight, so the peer gets it all), the rest forcibly; bounded in time, never hangs on a
+  // dead peer. An endpoint that carried nothing has nothing to flush, and flushing it could
+  // wait: over RC its connection may still be half made (UCX wires up on the peer's progress),
+  // and UCX does not flush a half-made connection until the peer answers, which a peer that has
+  // stopped progressing (finalizing, or gone) never does.
   ~EndpointTable();
   EndpointTable(const EndpointTable&) = delete;
   EndpointTable& operator=(const EndpointTable&) = delete;
@@ -71,17 +76,28 @@ class EndpointTable {
   // only, like Get. RFT_ERR_ARG for another empty address.
   Status Grow(std::vector<std::vector<std::byte>> addresses, const RankSet& failed);
 
-  // The endpoint to `rank`: RFT_ERR_PROC_FAILED once the rank is known failed, RFT_ERR_ARG for
-  // a rank outside the job.
+  // The endpoint to `rank`, to send on (it is then flushed at teardown: see ~EndpointTable):
+  // RFT_ERR_PROC_FAILED once the rank is known failed, RFT_ERR_ARG for a rank outside the job.
   StatusOr<ucp_ep_h> Get(Rank rank) {
-    if (ucp_ep_h ep = Connected(rank)) return ep;  // the fast path: one compare and a load
+    if (ucp_ep_h ep = SendingTo(rank)) return ep;  // the fast path: one compare, a load, a store
     return GetSlow(rank);
   }
 
   // The endpoint to `rank` if it is connected and not failed, else nullptr (then Get says why,
-  // or connects). For fast paths that have a fallback.
+  // or connects). For queries: a send takes its endpoint from SendingTo or Get.
   ucp_ep_h Connected(Rank rank) const {
     return rank < peers_.size() && !peers_[rank].failed ? peers_[rank].ep : nullptr;
+  }
+  // Connected(rank), for a fast path that sends on it if not nullptr (and has a fallback if so).
+  ucp_ep_h SendingTo(Rank rank) {
+    const ucp_ep_h ep = Connected(rank);
+    if (ep != nullptr) peers_[rank].carried = true;
+    return ep;
+  }
+  // Records that a message from `rank` arrived through UCX: UCX may still owe it a reply on this
+  // endpoint (a rendezvous acknowledgement, flow-control credits), so teardown flushes it.
+  void MarkCarried(Rank rank) {
+    if (rank < peers_.size()) peers_[rank].carried = true;
   }
   bool failed(Rank rank) const { return rank < peers_.size() && peers_[rank].failed; }
   const RankSet& failed_ranks() const { return failed_ranks_; }
@@ -90,10 +106,14 @@ class EndpointTable {
   void MarkFailed(Rank rank);
   // Force-closes the endpoints of failed ranks. Call outside UCX progress.
   void CloseFailed();
-  // Records that `rank` ended cleanly (it said so): its endpoint is force-closed at teardown
-  // rather than flushed. A flush to a process that is gone waits for an acknowledgement that
-  // never comes; over RC, the transport's retries outlast the teardown's budget.
-  void MarkDeparted(Rank rank);
+  // Which ranks ended cleanly (they said so; the failure registry knows), asked during teardown:
+  // a departed peer's endpoint is force-closed rather than flushed, and a flush already started
+  // to a peer that departs meanwhile is no longer waited for. A flush to a process that is gone
+  // (or that stopped progressing its worker to end) waits for an acknowledgement that never
+  // comes; over UCX's RC transport that took the whole teardown budget. Peers tell their
+  // departure before they close their endpoints, so a peer still flushing to this process is
+  // not yet told. `departed` must stay callable until the table is destroyed, from its thread.
+  void WatchDepartures(std::function<bool(Rank)> departed) { departed_ = std::move(departed); }
 
  private:
   // What UCX's error callback gets: it outlives any move of peers_ (which grows).
@@ -105,7 +125,7 @@ class EndpointTable {
     Rank rank = 0;
     ucp_ep_h ep = nullptr;
     bool failed = false;
-    bool departed = false;
+    bool carried = false;  // a send went out on ep, or a message came in from the peer by UCX
     bool closed = false;
     std::vector<std::byte> address;
     std::unique_ptr<ErrorTarget> error_target;
@@ -136,6 +156,7 @@ class EndpointTable {
   const char* owner_;         // Options::owner
   std::vector<Peer> peers_;   // error callbacks hold ErrorTargets, not &peers_[r]: it may grow
   RankSet failed_ranks_;
+  std::function<bool(Rank)> departed_;  // WatchDepartures; empty: nobody departs
 };
 
 }  // namespace rft::transport::ucx
