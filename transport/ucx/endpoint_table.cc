@@ -178,8 +178,17 @@ EndpointTable::~EndpointTable() {
     return ucp_request_check_status(closing.request) != UCS_INPROGRESS || departed(closing.rank);
   };
   auto all_settled = [&] { return std::all_of(pending.begin(), pending.end(), settled); };
+  auto all_done = [&] {
+    return std::all_of(pending.begin(), pending.end(), [](const Closing& closing) {
+      return ucp_request_check_status(closing.request) != UCS_INPROGRESS;
+    });
+  };
   const Deadline deadline = Deadline::After(std::chrono::nanoseconds(kCloseBudgetNs));
   while (!all_settled() && !deadline.expired()) worker_->Progress();
+  // Settled by departures: a flush a moment from its end (on shared memory or TCP, microseconds)
+  // still gets to finish, so the worker is not destroyed under it without need.
+  const Deadline grace = Deadline::After(std::chrono::milliseconds(50));
+  while (all_settled() && !all_done() && !grace.expired()) worker_->Progress();
   if (!all_settled()) {
     // A peer that stopped answering (hung, or dead and not yet noticed) must not hang the
     // teardown: cancel what is left and let UCX finish it.
@@ -193,11 +202,6 @@ EndpointTable::~EndpointTable() {
         "closing the %s's UCX endpoints: rank(s) %s did not flush within %lld ms; "
         "cancelling",
         owner_, ranks.c_str(), static_cast<long long>(kCloseBudgetNs / 1000000));
-    auto all_done = [&] {
-      return std::all_of(pending.begin(), pending.end(), [](const Closing& closing) {
-        return ucp_request_check_status(closing.request) != UCS_INPROGRESS;
-      });
-    };
     const Deadline cancel_deadline = Deadline::After(std::chrono::milliseconds(500));
     while (!all_done() && !cancel_deadline.expired()) worker_->Progress();
   }
