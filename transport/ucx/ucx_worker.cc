@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace rft::transport::ucx {
 
@@ -13,9 +14,31 @@ Status UcxError(const std::string& what, ucs_status_t status) {
                     std::to_string(static_cast<int>(status)) + ")");
 }
 
+bool TlsAllowSharedMemory(const char* tls) {
+  if (tls == nullptr || *tls == '\0') return true;
+  std::string_view list(tls);
+  const bool excluding = list.front() == '^';
+  if (excluding) list.remove_prefix(1);
+  bool named = false;  // a shared-memory transport (or group) is in the list
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    std::string_view name = list.substr(0, comma);
+    name = name.substr(0, name.find(':'));  // "ud:aux": the transport's name
+    for (std::string_view memory : {"all", "sm", "shm", "mm", "posix", "sysv", "xpmem"}) {
+      // An exclusion of one of posix or sysv leaves the other.
+      if (name == memory &&
+          !(excluding && (name == "posix" || name == "sysv" || name == "xpmem"))) {
+        named = true;
+      }
+    }
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+  return excluding ? !named : named;
+}
+
 StatusOr<std::unique_ptr<UcxContext>> UcxContext::Create() {
   // Must precede ucp_config_read; an explicit user setting wins (overwrite = 0).
-  setenv("UCX_MM_ERROR_HANDLING", "y", 0);
+  if (TlsAllowSharedMemory(std::getenv("UCX_TLS"))) setenv("UCX_MM_ERROR_HANDLING", "y", 0);
 
   ucp_config_t* config = nullptr;
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);

@@ -4,7 +4,8 @@
 // Shared memory stays in use with peer error handling: UCX drops its shared-memory transports
 // for endpoints in UCP_ERR_HANDLING_MODE_PEER unless UCX_MM_ERROR_HANDLING=y, and then falls
 // back to TCP over loopback (8 us instead of 0.5 us; NOTES.md). Create() sets it unless the
-// user chose otherwise.
+// user chose otherwise, or chose transports without shared memory (UCX_TLS=rc: UCX would warn,
+// in every process, that the variable is unused).
 //
 // Progress: Progress() polls; WaitForEvents() arms the worker and sleeps on its event fd, for
 // processes that share cores (8 ranks on 2 cores must not spin).
@@ -19,6 +20,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 
@@ -26,6 +28,11 @@ namespace rft::transport::ucx {
 
 // An error status for a failed UCX call: "ucp_init: Input/output error (UCS -3)".
 Status UcxError(const std::string& what, ucs_status_t status);
+
+// Whether UCX_TLS's value `tls` (nullptr: unset) lets UCX open its shared-memory transports:
+// unset, empty, "all", or a list naming sm, shm, mm, posix, sysv or xpmem ("rc,sm",
+// "ud:aux,shm"), or an exclusion list ("^tcp") that names none of sm, shm, mm.
+bool TlsAllowSharedMemory(const char* tls);
 
 class UcxContext {
  public:
