@@ -4,10 +4,10 @@
 # command's exit status comes out, and rft's own verbs programs (rft_info, the verbs backend's
 # loopback check, its RC mesh and its eager channel between rftrun's ranks, the data plane over
 # the verbs backend, the detector's heartbeats by RDMA WRITE and the control messages by SEND,
-# from the `bazel build` this stage follows) see and use rxe0, and TSan and ASan builds of the
-# workers find no race and no memory error on the verbs paths. Prints one line per check and, last, "softroce: N passed,
-# N failed". A guest that cannot boot fails every check that needs it: nothing passes without
-# having run.
+# from the `bazel build` this stage follows) see and use rxe0; jobs on UCX over rc end without
+# stalling and lose nothing; and TSan and ASan builds of the workers find no race and no memory
+# error on the verbs paths. Prints one line per check and, last, "softroce: N passed, N failed".
+# A guest that cannot boot fails every check that needs it: nothing passes without having run.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 run=$here/softroce.sh
@@ -330,7 +330,8 @@ check_binary recovery-verbs-respawn 137 \
 # runs). Ranks that end together (an agreement job) and one by one (staggered) close their
 # endpoints without waiting out the 2 s teardown bound: departed peers' endpoints and those that
 # carried nothing are force-closed, and a flush stops waiting for a peer once it departs
-# (docs/detector.md, "Departure"). Before, every run logged 2 to 5 "did not flush" warnings.
+# (docs/detector.md, "Fail-stop for every source, and clean ends"). Before, every run logged up
+# to 5 "did not flush" warnings.
 # And no UCX warning of an unused UCX_MM_ERROR_HANDLING (rft sets it only when UCX_TLS allows
 # shared memory).
 check_binary ucx-rc-finalize 0 \
