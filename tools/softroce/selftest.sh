@@ -328,8 +328,8 @@ check_binary recovery-verbs-respawn 137 \
 
 # The end of a job on UCX over rc (RFT_TRANSPORT=ucx: what a cluster without the verbs backend
 # runs). Ranks that end together (an agreement job) and one by one (staggered) close their
-# endpoints without waiting out the 2 s teardown bound: departed peers' endpoints and those that
-# carried nothing are force-closed, and a flush stops waiting for a peer once it departs
+# endpoints without waiting out the 2 s teardown bound: departed peers' endpoints are
+# force-closed, and a flush stops waiting for a peer once it departs
 # (docs/detector.md, "Fail-stop for every source, and clean ends"). Before, every run logged up
 # to 5 "did not flush" warnings.
 # And no UCX warning of an unused UCX_MM_ERROR_HANDLING (rft sets it only when UCX_TLS allows

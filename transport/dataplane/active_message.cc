@@ -38,7 +38,6 @@ ucs_status_t DataPlane::OnActiveMessage(void* arg, const void* header, size_t he
     self->drops_.Record(error);
     return UCS_OK;
   }
-  self->endpoints_->MarkCarried(decoded.source);  // UCX may owe the sender a reply: see there
   if (decoded.type != MessageType::kEager) {
     if (rendezvous) {
       self->drops_.Record(DecodeError::kBadPayload);  // rft's own protocol messages are small

@@ -558,7 +558,7 @@ bool DataPlane::SendNow(const void* buffer, size_t bytes, Rank dest, int32_t tag
     return false;
   // A ring or verbs peer needs no UCX endpoint (it may have none: EndpointFor), only to be alive.
   const bool direct = path_[dest] != Path::kUcx;
-  const ucp_ep_h ep = direct ? nullptr : endpoints_->SendingTo(dest);
+  const ucp_ep_h ep = direct ? nullptr : endpoints_->Connected(dest);
   if (bytes > kInlinePayloadMax || bytes > options_.eager_limit || tag < 0 || context == nullptr ||
       context->revoked || (direct ? endpoints_->failed(dest) : ep == nullptr) ||
       (buffer == nullptr && bytes > 0)) [[unlikely]] {

@@ -100,7 +100,6 @@ StatusOr<ucp_ep_h> EndpointTable::GetSlow(Rank rank) {
   }
   Status status = Connect(peer);  // lazy connection
   if (!status.ok()) return status;
-  peer.carried = true;
   RFT_LOG_DEBUG("%s: UCX endpoint to rank %u made on first use", owner_, rank);
   return peer.ep;
 }
@@ -163,9 +162,8 @@ EndpointTable::~EndpointTable() {
   size_t forced = 0;
   for (Peer& peer : peers_) {
     if (peer.closed || peer.ep == nullptr) continue;
-    // A live peer gets what was sent to it (flush); one that ended has nothing left to take, and
-    // an endpoint that carried nothing has nothing to give (see the declaration).
-    const bool force = !peer.carried || departed(peer.rank);
+    // A live peer gets what was sent to it (flush); one that ended has nothing left to take.
+    const bool force = departed(peer.rank);
     ++(force ? forced : flushed);
     void* request = StartClose(peer.ep, force);
     if (request != nullptr) pending.push_back({peer.rank, request});

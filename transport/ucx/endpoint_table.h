@@ -58,12 +58,11 @@ class EndpointTable {
       PeerFailureSink* sink) {
     return Create(worker, self, std::move(addresses), sink, Options());
   }
-  // Closes every endpoint: those that carried traffic to a live peer gracefully (flushing what is
-  // in flight, so the peer gets it all), the rest forcibly; bounded in time, never hangs on a
-  // dead peer. An endpoint that carried nothing has nothing to flush, and flushing it could
-  // wait: over RC its connection may still be half made (UCX wires up on the peer's progress),
-  // and UCX does not flush a half-made connection until the peer answers, which a peer that has
-  // stopped progressing (finalizing, or gone) never does.
+  // Closes every endpoint: those to live peers gracefully (flushing what is in flight, so the
+  // peer gets it all), failed and departed ones forcibly; bounded in time, never hangs on a dead
+  // peer. Endpoints that never carried anything are flushed too: over RC such a connection may
+  // be half made (UCX wires up on the peer's progress), and UCX 1.13 aborted in
+  // ucp_ep_close_nbx when one was force-closed (seen once in the soft-RoCE guest's CI stage).
   ~EndpointTable();
   EndpointTable(const EndpointTable&) = delete;
   EndpointTable& operator=(const EndpointTable&) = delete;
@@ -76,28 +75,17 @@ class EndpointTable {
   // only, like Get. RFT_ERR_ARG for another empty address.
   Status Grow(std::vector<std::vector<std::byte>> addresses, const RankSet& failed);
 
-  // The endpoint to `rank`, to send on (it is then flushed at teardown: see ~EndpointTable):
-  // RFT_ERR_PROC_FAILED once the rank is known failed, RFT_ERR_ARG for a rank outside the job.
+  // The endpoint to `rank`: RFT_ERR_PROC_FAILED once the rank is known failed, RFT_ERR_ARG for
+  // a rank outside the job.
   StatusOr<ucp_ep_h> Get(Rank rank) {
-    if (ucp_ep_h ep = SendingTo(rank)) return ep;  // the fast path: one compare, a load, a store
+    if (ucp_ep_h ep = Connected(rank)) return ep;  // the fast path: one compare and a load
     return GetSlow(rank);
   }
 
   // The endpoint to `rank` if it is connected and not failed, else nullptr (then Get says why,
-  // or connects). For queries: a send takes its endpoint from SendingTo or Get.
+  // or connects). For fast paths that have a fallback.
   ucp_ep_h Connected(Rank rank) const {
     return rank < peers_.size() && !peers_[rank].failed ? peers_[rank].ep : nullptr;
-  }
-  // Connected(rank), for a fast path that sends on it if not nullptr (and has a fallback if so).
-  ucp_ep_h SendingTo(Rank rank) {
-    const ucp_ep_h ep = Connected(rank);
-    if (ep != nullptr) peers_[rank].carried = true;
-    return ep;
-  }
-  // Records that a message from `rank` arrived through UCX: UCX may still owe it a reply on this
-  // endpoint (a rendezvous acknowledgement, flow-control credits), so teardown flushes it.
-  void MarkCarried(Rank rank) {
-    if (rank < peers_.size()) peers_[rank].carried = true;
   }
   bool failed(Rank rank) const { return rank < peers_.size() && peers_[rank].failed; }
   const RankSet& failed_ranks() const { return failed_ranks_; }
@@ -125,7 +113,6 @@ class EndpointTable {
     Rank rank = 0;
     ucp_ep_h ep = nullptr;
     bool failed = false;
-    bool carried = false;  // a send went out on ep, or a message came in from the peer by UCX
     bool closed = false;
     std::vector<std::byte> address;
     std::unique_ptr<ErrorTarget> error_target;
