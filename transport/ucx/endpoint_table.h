@@ -99,8 +99,8 @@ class EndpointTable {
   // to a peer that departs meanwhile is no longer waited for. A flush to a process that is gone
   // (or that stopped progressing its worker to end) waits for an acknowledgement that never
   // comes; over UCX's RC transport that took the whole teardown budget. Peers tell their
-  // departure before they close their endpoints, so a peer still flushing to this process is
-  // not yet told. `departed` must stay callable until the table is destroyed, from its thread.
+  // departure before they close anything, so a peer not yet departed still progresses its
+  // worker. `departed` must stay callable until the table is destroyed, from its thread.
   void WatchDepartures(std::function<bool(Rank)> departed) { departed_ = std::move(departed); }
 
  private:
