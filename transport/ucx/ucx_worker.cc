@@ -2,9 +2,11 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 #include <string_view>
 
 namespace rft::transport::ucx {
@@ -16,21 +18,22 @@ Status UcxError(const std::string& what, ucs_status_t status) {
 
 bool TlsAllowSharedMemory(const char* tls) {
   if (tls == nullptr || *tls == '\0') return true;
+  // A group names every shared-memory transport; a member names one, and excluding it leaves
+  // the others.
+  static constexpr std::string_view kGroups[] = {"all", "sm", "shm", "mm"};
+  static constexpr std::string_view kMembers[] = {"posix", "sysv", "xpmem"};
+  auto among = [](std::string_view name, std::span<const std::string_view> names) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
   std::string_view list(tls);
   const bool excluding = list.front() == '^';
   if (excluding) list.remove_prefix(1);
-  bool named = false;  // a shared-memory transport (or group) is in the list
+  bool named = false;  // the list names all of shared memory (excluding) or some (including)
   while (!list.empty()) {
     const size_t comma = list.find(',');
     std::string_view name = list.substr(0, comma);
     name = name.substr(0, name.find(':'));  // "ud:aux": the transport's name
-    for (std::string_view memory : {"all", "sm", "shm", "mm", "posix", "sysv", "xpmem"}) {
-      // An exclusion of one of posix or sysv leaves the other.
-      if (name == memory &&
-          !(excluding && (name == "posix" || name == "sysv" || name == "xpmem"))) {
-        named = true;
-      }
-    }
+    named = named || among(name, kGroups) || (!excluding && among(name, kMembers));
     list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
   }
   return excluding ? !named : named;
