@@ -118,10 +118,14 @@ int Traffic(DataPlane& plane, Rank me) {
   }
   std::printf("rank %u exchanged messages with the grown job\n", me);
   // The launcher puts everyone on this node: each pair takes the same large-message path,
-  // across namespaces as within one (growth_test compares the lines).
+  // across namespaces as within one (growth_test compares the lines; the soft-RoCE guest's
+  // growth-verbs check wants verbs everywhere).
   for (Rank peer : kLive) {
     if (peer == me) continue;
-    std::printf("rank %u reaches %u by %s\n", me, peer, plane.UsesCmaWith(peer) ? "cma" : "ucx");
+    std::printf("rank %u reaches %u by %s\n", me, peer,
+                plane.UsesVerbsTo(peer)   ? "verbs"
+                : plane.UsesCmaWith(peer) ? "cma"
+                                          : "ucx");
   }
   std::fflush(stdout);
   return 0;

@@ -130,7 +130,8 @@ if command -v bazel >/dev/null 2>&1; then
     //tools/rftrun //transport/verbs:loopback_check //transport/verbs:mesh_check \
     //transport/verbs:channel_check //transport/verbs:async_check \
     //tests/multiproc:dataplane_worker //tests/multiproc:detector_worker //examples:respawn_solver \
-    //tests/multiproc:agreement_worker //tests/multiproc:api_worker) >"$out" 2>&1; then
+    //tests/multiproc:agreement_worker //tests/multiproc:api_worker \
+    //tests/multiproc:growth_worker) >"$out" 2>&1; then
     echo "softroce: building rft's programs failed; the checks that need them will fail:"
     tail -n 20 "$out" | sed 's/^/  /'
   fi
@@ -312,12 +313,16 @@ check_binary agreement-verbs-during 137 \
    echo outcomes=\$(grep -o 'decided rc=.*' /tmp/out | sort -u | wc -l); exit \$s"
 # Recovery on verbs: the respawn solver (examples/respawn_solver.cc, as in spawn_test) loses
 # process 2 of 4 at iteration 300; the survivors revoke, agree, spawn a replacement and restore
-# its state from its buddy's checkpoint, and all four totals are exact. The survivors talk by
-# verbs among themselves, and with the replacement through UCX over rc (it joins after the QPs
-# were made: docs/verbs.md).
+# its state from its buddy's checkpoint, and all four totals are exact. Every pair talks by
+# verbs: the survivors among themselves, and each survivor with the replacement (job rank 4)
+# through a QP made when it joined, its address sent over UCX and the replacement's greeting
+# back (docs/verbs.md, "Replacements").
 check_binary recovery-verbs-respawn 137 \
   "$(printf '%s\n' 'info: heartbeats by RDMA WRITE to 3 of 3 peers, control messages by SEND to 3$' \
-    'info: verbs backend off: a replacement uses UCX' \
+    'info: verbs: ranks \{4\} joined through verbs$' \
+    'info: verbs: connected to rank 0, which made a QP for this replacement$' \
+    'info: verbs: connected to rank 1, which made a QP for this replacement$' \
+    'info: verbs: connected to rank 3, which made a QP for this replacement$' \
     '^\[s1:0\] respawn_solver: rank 2: total .* after 0 respawn\(s\) \(a replacement\)$' \
     '^exact=4$')" \
   "bazel-bin/tools/rftrun/rftrun bazel-bin/examples/respawn_solver" \
@@ -325,6 +330,23 @@ check_binary recovery-verbs-respawn 137 \
    rftrun -n 4 --ft --timeout 300 respawn_solver --iterations 600 --victim 2 --die-at 300 \
    >/tmp/out 2>&1; s=\$?; cat /tmp/out; \
    echo exact=\$(grep -cE 'total ([0-9]+) \(exact \1\)' /tmp/out); exit \$s"
+
+# A replacement joins on verbs (tests/multiproc/growth_worker.cc, which growth_test runs on the
+# host): rank 2 of 3 dies, a replacement (job rank 3) joins, and every pair exchanges an eager
+# and a large message (RDMA READ) through verbs, the replacement's QPs made when it joined.
+# Then rank 1 dies and the replacement raises SIGKILL: the others learn both, and a receive
+# posted on the replacement completes with PROC_FAILED.
+check_binary growth-verbs 137 \
+  "$(printf '%s\n' 'rank 0 exchanged messages with the grown job' \
+    'rank 1 exchanged messages with the grown job' 'rank 3 exchanged messages with the grown job' \
+    'rank 0 reaches 3 by verbs$' 'rank 1 reaches 3 by verbs$' 'rank 3 reaches 0 by verbs$' \
+    'rank 3 reaches 1 by verbs$' 'rank 0 reaches 1 by verbs$' \
+    'rank 0 learned rank 1 failed' 'rank 3 learned rank 1 failed' \
+    'rank 0 learned replacement 3 failed')" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/multiproc/growth_worker" \
+  "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=verbs RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx; \
+   rftrun -n 3 --ft --timeout 120 growth_worker >/tmp/out 2>&1; s=\$?; cat /tmp/out; \
+   if grep -q "FAILED:" /tmp/out; then exit 3; fi; exit \$s"
 
 # The end of a job on UCX over rc (RFT_TRANSPORT=ucx: what a cluster without the verbs backend
 # runs). Ranks that end together (an agreement job) and one by one (staggered) close their

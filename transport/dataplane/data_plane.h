@@ -509,6 +509,16 @@ class DataPlane : private ucx::PeerFailureSink {
   // published nothing. RFT_ERR_ARG for RFT_TRANSPORT=verbs when a peer offers none.
   Status ConnectVerbs(const std::vector<RecordPrefix>& records,
                       const std::vector<std::span<const std::byte>>& parts, const RankSet& missing);
+  // Replacements [old_size, size_) joined (AddRanks): those whose `records` (indexed from
+  // old_size) offer verbs, with their QP addresses in `parts`, get a QP each here, connected to
+  // theirs, and are sent this QP's address over UCX (MessageType::kVerbsAddress); messages to
+  // them wait until their greeting arrives (EagerChannel::Handshake). One that cannot be given
+  // a QP is reported failed: it expects one.
+  void JoinVerbs(uint32_t old_size, const std::vector<RecordPrefix>& records,
+                 const std::vector<std::vector<std::byte>>& parts, const RankSet& unreachable);
+  void SendVerbsAddress(Rank peer);
+  // At a replacement: a survivor's QP address for it (JoinVerbs). Connects and greets.
+  void HandleVerbsAddress(const WireHeader& header, std::span<const std::byte> payload);
   // The bytes of a QP address part for a job of `size` ranks.
   static size_t VerbsPartBytes(uint32_t size);
   // The bytes of the QP address part in `rank`'s published `record` (whose prefix has kVerbs),

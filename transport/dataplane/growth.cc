@@ -35,7 +35,11 @@ Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
   // The record ExchangeAndConnect publishes: pid, flags and parent first, the UCX address after
   // the prefix. A replacement on this node takes the same-node rendezvous (DecideCma), never
   // the rings: those are laid out at start-up for one namespace's processes.
+  // Failures known before (the ones the replacements replace) free their places in the verbs
+  // channel (JoinVerbs).
+  ProcessNotices();
   std::vector<std::vector<std::byte>> addresses(new_size - old_size);
+  std::vector<std::vector<std::byte>> verbs_parts(new_size - old_size);
   std::vector<RecordPrefix> records(new_size - old_size);
   const RankSet same_node = job_->node_peers();  // the bootstrap grew first
   RankSet unreachable;
@@ -52,18 +56,27 @@ Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
       continue;
     }
     records[r - old_size] = DecodeRecordPrefix(record->data());
-    // A replacement never offers verbs (it joins the job's QPs late): the rest is its address.
+    // Its QP addresses when it offers verbs (JoinVerbs), then its UCX address.
+    size_t part = 0;
     if ((records[r - old_size].flags & kVerbs) != 0) {
-      RFT_LOG_WARN("replacement rank %u offers verbs, which replacements never do", r);
-      unreachable.Insert(r);
-      continue;
+      StatusOr<size_t> bytes = VerbsPartOf(r, *record);
+      if (!bytes.ok()) {
+        RFT_LOG_WARN("replacement rank %u: %s", r, bytes.status().ToString().c_str());
+        unreachable.Insert(r);
+        continue;
+      }
+      part = *bytes;
+      verbs_parts[r - old_size].assign(
+          record->begin() + kRecordPrefix,
+          record->begin() + static_cast<std::ptrdiff_t>(kRecordPrefix + part));
     }
-    addresses[r - old_size].assign(record->begin() + kRecordPrefix, record->end());
+    addresses[r - old_size].assign(
+        record->begin() + static_cast<std::ptrdiff_t>(kRecordPrefix + part), record->end());
   }
   peer_pending_ = GrowLists(std::move(peer_pending_), old_size, new_size);
   direct_queue_ = GrowLists(std::move(direct_queue_), old_size, new_size);
   ring_out_.resize(new_size);
-  path_.resize(new_size, Path::kUcx);  // replacements talk through UCX (docs/verbs.md)
+  path_.resize(new_size, Path::kUcx);  // verbs below, where both ends offer it
   failure_completed_.resize(new_size, false);
   transport_failed_.resize(new_size, false);
   cma_peers_.resize(new_size, 0);
@@ -76,6 +89,7 @@ Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
   }
   RFT_RETURN_IF_ERROR(endpoints_->Grow(std::move(addresses), unreachable));
   size_ = new_size;
+  JoinVerbs(old_size, records, verbs_parts, unreachable);
   for (Rank r : unreachable) Discovered(r);
   // Failures of the new ranks that came before: completed now, in the usual way.
   for (Rank r : std::exchange(failed_beyond_size_, RankSet())) {

@@ -21,12 +21,14 @@
 #include <ucm/api/ucm.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <optional>
 #include <string>
 
 #include "base/byte_order.h"
+#include "base/check.h"
 #include "base/log.h"
 #include "transport/dataplane/data_plane.h"
 #include "transport/dataplane/data_plane_internal.h"
@@ -65,11 +67,6 @@ Status DataPlane::OpenVerbs() {
     RFT_LOG_INFO("verbs backend off: %s", why.c_str());
     return Status::Ok();
   };
-  if (job_->joined()) {
-    // A replacement joins after the QPs were made: it talks to everyone through UCX.
-    RFT_LOG_INFO("verbs backend off: a replacement uses UCX (docs/verbs.md)");
-    return Status::Ok();
-  }
   if (size_ < 2) return Status::Ok();
   std::string why_not;
   StatusOr<std::optional<verbs::Endpoint>> selected = verbs::SelectConfiguredPort(&why_not);
@@ -186,8 +183,17 @@ std::vector<std::byte> DataPlane::VerbsRecordPart() const {
 Status DataPlane::ConnectVerbs(const std::vector<RecordPrefix>& records,
                                const std::vector<std::span<const std::byte>>& parts,
                                const RankSet& missing) {
-  // One rank has no peer; a replacement never offers verbs (OpenVerbs), whatever was asked.
-  if (size_ < 2 || job_->joined()) return Status::Ok();
+  if (size_ < 2) return Status::Ok();
+  // A replacement's parents made their QPs before it existed: each sends its address for it
+  // once it grew (JoinVerbs), and messages to it wait until then. Its siblings, spawned with
+  // it, connect as a job does at start-up.
+  Rank first_sibling = 0;
+  if (job_->joined()) {
+    const RankSpace space = job_->ranks();
+    const RankBlock* own = space.BlockOf(rank_);
+    if (own == nullptr) return OtherError("rank " + std::to_string(rank_) + " is in no rank block");
+    first_sibling = own->first;
+  }
   RankSet offering;  // the ranks that connect through verbs, this one included
   for (Rank r = 0; r < size_; ++r) {
     if (missing.Contains(r)) continue;
@@ -201,8 +207,15 @@ Status DataPlane::ConnectVerbs(const std::vector<RecordPrefix>& records,
     }
   }
   if (verbs_ == nullptr || offering.size() < 2) return Status::Ok();
+  RankSet fence;  // those that connect now
   for (Rank r : offering) {
     if (r == rank_) continue;
+    if (r < first_sibling) {
+      RFT_RETURN_IF_ERROR(verbs_->channel->Expect(r));
+      if (path_[r] == Path::kUcx) path_[r] = Path::kVerbs;
+      continue;
+    }
+    fence.Insert(r);
     const std::span<const std::byte> part = parts[r];
     if (part.size() != VerbsPartBytes(size_) || LoadLittleEndian<uint32_t>(part, 0) != size_) {
       return OtherError("rank " + std::to_string(r) + "'s QP addresses are not for a job of " +
@@ -216,9 +229,116 @@ Status DataPlane::ConnectVerbs(const std::vector<RecordPrefix>& records,
     RFT_RETURN_IF_ERROR(verbs_->channel->Connect(r, *address));
     if (path_[r] == Path::kUcx) path_[r] = Path::kVerbs;  // a ring wins on one node
   }
+  if (fence.empty()) return Status::Ok();
+  fence.Insert(rank_);
   // A SEND that reaches a QP not yet ready to receive is dropped and retried only a few times
   // (RcTiming): no rank sends before every one of them has connected.
-  return job_->Fence(false, offering);
+  return job_->Fence(false, fence);
+}
+
+void DataPlane::JoinVerbs(uint32_t old_size, const std::vector<RecordPrefix>& records,
+                          const std::vector<std::vector<std::byte>>& parts,
+                          const RankSet& unreachable) {
+  // Without verbs here, this record offered none: the replacements talk to this rank by UCX.
+  if (verbs_ == nullptr) return;
+  RankSet joining;
+  for (Rank r = old_size; r < size_; ++r) {
+    if (!unreachable.Contains(r) && (records[r - old_size].flags & kVerbs) != 0) joining.Insert(r);
+  }
+  if (joining.empty()) return;
+  if (Status grown = verbs_->channel->Grow(size_); !grown.ok()) {
+    // They wait for an address that will never come: fail-stop, as for a broken path.
+    RFT_LOG_ERROR("verbs: no QPs for ranks %s that joined: %s; they are reported failed",
+                  joining.ToString().c_str(), grown.ToString().c_str());
+    for (Rank r : joining) Discovered(r);
+    return;
+  }
+  verbs_->channel_size = size_;
+  for (Rank r : joining) {
+    const std::vector<std::byte>& part = parts[r - old_size];
+    StatusOr<verbs::QpAddress> address = OtherError("its QP address part is cut short");
+    if (part.size() >= 4) {
+      const uint32_t entries = LoadLittleEndian<uint32_t>(part, 0);
+      address =
+          verbs::DecodeQpAddressTable(std::span<const std::byte>(part).subspan(4), entries, rank_);
+    }
+    Status connected =
+        address.ok()
+            ? verbs_->channel->Connect(r, *address, verbs::EagerChannel::Handshake::kAwaitGreeting)
+            : address.status();
+    if (!connected.ok()) {
+      RFT_LOG_ERROR("verbs: rank %u, which joined: %s; it is reported failed", r,
+                    connected.ToString().c_str());
+      Discovered(r);
+      continue;
+    }
+    SendVerbsAddress(r);  // through UCX: before the path moves to verbs
+    path_[r] = Path::kVerbs;
+  }
+  RFT_LOG_INFO("verbs: ranks %s joined through verbs", joining.ToString().c_str());
+}
+
+namespace {
+
+// A verbs address on its way through UCX (rare: once per pair that joined), kept until sent.
+struct VerbsAddressSend {
+  std::array<std::byte, kWireHeaderSize + verbs::QpAddressTableSize(1)> bytes;
+};
+
+void OnVerbsAddressSent(void* ucx_request, ucs_status_t, void* user_data) {
+  delete static_cast<VerbsAddressSend*>(user_data);
+  ucp_request_free(ucx_request);
+}
+
+}  // namespace
+
+void DataPlane::SendVerbsAddress(Rank peer) {
+  StatusOr<ucp_ep_h> ep = endpoints_->Get(peer);
+  if (!ep.ok()) return;  // failed: nothing waits for it
+  const std::vector<std::byte> table = verbs::EncodeQpAddressTable(
+      1, verbs::kNoHole, [&](uint32_t) { return verbs_->channel->address(peer); });
+  auto* send = new VerbsAddressSend;
+  RFT_CHECK(table.size() + kWireHeaderSize == send->bytes.size(),
+            "a QP address table of one entry has a fixed size");
+  WireHeader header;
+  header.type = MessageType::kVerbsAddress;
+  header.source = rank_;
+  header.length = table.size();
+  header.job_token = job_token_;
+  EncodeHeader(header, std::span<std::byte, kWireHeaderSize>(send->bytes.data(), kWireHeaderSize));
+  std::memcpy(send->bytes.data() + kWireHeaderSize, table.data(), table.size());
+  ucp_request_param_t param;
+  param.op_attr_mask =
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = UCP_AM_SEND_FLAG_EAGER;
+  param.cb.send = &OnVerbsAddressSent;
+  param.user_data = send;
+  void* request = ucp_am_send_nbx(*ep, internal::kDataAmId, nullptr, 0, send->bytes.data(),
+                                  send->bytes.size(), &param);
+  // Sent at once, or the endpoint failed (then the peer's failure ends what waits for it).
+  if (!UCS_PTR_IS_PTR(request) || request == nullptr) delete send;
+}
+
+void DataPlane::HandleVerbsAddress(const WireHeader& header, std::span<const std::byte> payload) {
+  const Rank source = header.source;
+  // Only a parent this replacement expects an address from (ConnectVerbs), once.
+  if (verbs_ == nullptr || source >= verbs_->channel_size || path_[source] != Path::kVerbs ||
+      verbs_->channel->ready(source) || endpoints_->failed(source)) {
+    drops_.Record(DecodeError::kBadPayload);
+    return;
+  }
+  StatusOr<verbs::QpAddress> address = verbs::DecodeQpAddressTable(payload, 1, 0);
+  Status connected = address.ok() ? verbs_->channel->Connect(source, *address,
+                                                             verbs::EagerChannel::Handshake::kGreet)
+                                  : address.status();
+  if (!connected.ok()) {
+    // Messages to it wait for this connection: fail-stop, as for a broken path.
+    RFT_LOG_ERROR("verbs: rank %u's QP address: %s; it is reported failed", source,
+                  connected.ToString().c_str());
+    Discovered(source);
+    return;
+  }
+  RFT_LOG_INFO("verbs: connected to rank %u, which made a QP for this replacement", source);
 }
 
 bool DataPlane::VerbsWrite(Rank peer, std::span<const std::byte> first,

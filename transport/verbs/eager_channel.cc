@@ -81,21 +81,22 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   const uint32_t per_peer = config.credits + CreditWindow::kCreditMessagesInFlight;
   c->receive_slots_ = peers * per_peer;
   c->send_slots_per_peer_ = per_peer;
-  const uint32_t send_slots = peers * per_peer;
-  const uint32_t slots = c->receive_slots_ + send_slots;
+  c->send_slots_ = peers * per_peer;
+  c->places_ = peers;
+  const uint32_t slots = c->receive_slots_ + c->send_slots_;
 
   // Every receive slot and every send queue entry (sends, credit messages and reads) may
   // complete before the next poll (a failed QP completes its unsignaled sends too).
   const uint32_t send_queue = per_peer + kReadsPerPeer;
-  const int cq_entries = static_cast<int>(c->receive_slots_ + peers * send_queue);
+  c->cq_entries_ = static_cast<int>(c->receive_slots_ + peers * send_queue);
   // The CQ reports to a completion channel, so that a caller with nothing to do can sleep on
   // its fd (WaitForCompletion) instead of polling; a caller that polls never arms it.
   c->completion_channel_ = ibv_create_comp_channel(context.pd()->context);
   if (c->completion_channel_ == nullptr) return CallFailed("ibv_create_comp_channel", errno);
   RFT_RETURN_IF_ERROR(SetNonBlocking(c->completion_channel_->fd, "the completion channel"));
-  c->cq_ = ibv_create_cq(context.pd()->context, cq_entries, nullptr, c->completion_channel_, 0);
+  c->cq_ = ibv_create_cq(context.pd()->context, c->cq_entries_, nullptr, c->completion_channel_, 0);
   if (c->cq_ == nullptr) {
-    return CallFailed("ibv_create_cq (" + std::to_string(cq_entries) + " entries)", errno);
+    return CallFailed("ibv_create_cq (" + std::to_string(c->cq_entries_) + " entries)", errno);
   }
   ibv_srq_init_attr srq_attr;
   std::memset(&srq_attr, 0, sizeof(srq_attr));
@@ -116,37 +117,62 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   if (c->mr_ == nullptr) {
     return CallFailed("ibv_reg_mr (" + std::to_string(bytes) + " bytes)", errno);
   }
-  c->free_send_.reserve(send_slots);
-  for (uint32_t i = 0; i < send_slots; ++i) c->free_send_.push_back(slots - 1 - i);
+  c->free_send_.reserve(c->send_slots_);
+  for (uint32_t i = 0; i < c->send_slots_; ++i) c->free_send_.push_back(slots - 1 - i);
   for (uint32_t i = 0; i < c->receive_slots_; ++i) RFT_RETURN_IF_ERROR(c->PostReceive(i));
 
-  RcQpOptions options;
-  options.max_send_wr = send_queue;
-  options.cq = c->cq_;
-  options.srq = c->srq_;
-  options.max_inline_data = config.max_inline_data;
-  options.signal_all = false;
-  options.reads_in_flight = kReadsPerPeer;  // as many as the send queue has entries for
-  // Half the queue: a completion every few SENDs is cheap, and entries come back long before a
-  // burst would find the queue full.
-  const SendQueueSignals signals(send_queue, std::max(1u, per_peer / 2));
+  c->qp_options_.max_send_wr = send_queue;
+  c->qp_options_.cq = c->cq_;
+  c->qp_options_.srq = c->srq_;
+  c->qp_options_.max_inline_data = config.max_inline_data;
+  c->qp_options_.signal_all = false;
+  c->qp_options_.reads_in_flight = kReadsPerPeer;  // as many as the send queue has entries for
   c->max_inline_ = UINT32_MAX;
   c->peers_.reserve(size);
   c->active_.reserve(size);
   c->by_qpn_.reserve(peers);
-  for (Rank p = 0; p < size; ++p) {
-    c->peers_.emplace_back(*window, signals);
-    if (p == self) continue;
-    StatusOr<std::unique_ptr<RcQp>> qp = RcQp::Create(context, options);
-    if (!qp.ok()) return qp.status();
-    Peer& peer = c->peers_.back();
-    peer.qp = std::move(*qp);
-    peer.waiting.resize(send_slots);
-    c->by_qpn_.emplace_back(peer.qp->qp()->qp_num, p);
-    c->max_inline_ = std::min(c->max_inline_, peer.qp->max_inline_data());
-  }
+  for (Rank p = 0; p < size; ++p) RFT_RETURN_IF_ERROR(c->AddPeer(*window));
   std::sort(c->by_qpn_.begin(), c->by_qpn_.end());
   return c;
+}
+
+Status EagerChannel::AddPeer(const CreditWindow& window) {
+  const uint32_t send_queue = qp_options_.max_send_wr;
+  // Half the queue: a completion every few SENDs is cheap, and entries come back long before a
+  // burst would find the queue full.
+  peers_.emplace_back(window, SendQueueSignals(send_queue, std::max(1u, send_slots_per_peer_ / 2)));
+  const Rank rank = static_cast<Rank>(peers_.size() - 1);
+  if (rank == self_) return Status::Ok();
+  StatusOr<std::unique_ptr<RcQp>> qp = RcQp::Create(*context_, qp_options_);
+  if (!qp.ok()) return qp.status();
+  Peer& peer = peers_.back();
+  peer.qp = std::move(*qp);
+  peer.waiting.resize(send_slots_);
+  by_qpn_.emplace_back(peer.qp->qp()->qp_num, rank);
+  max_inline_ = std::min(max_inline_, peer.qp->max_inline_data());
+  return Status::Ok();
+}
+
+Status EagerChannel::Grow(uint32_t new_size) {
+  const uint32_t size = this->size();
+  if (new_size <= size || new_size > kMaxRanks) {
+    return ArgError("eager channel: cannot grow from " + std::to_string(size) + " to " +
+                    std::to_string(new_size) + " ranks: expected a larger size, at most 2^30");
+  }
+  // The new QPs' send queues may complete all at once, as the others' may.
+  const int entries = cq_entries_ + static_cast<int>((new_size - size) * qp_options_.max_send_wr);
+  if (int rc = ibv_resize_cq(cq_, entries); rc != 0) {
+    return CallFailed("ibv_resize_cq (" + std::to_string(cq_entries_) + " to " +
+                          std::to_string(entries) + " entries)",
+                      rc);
+  }
+  cq_entries_ = entries;
+  StatusOr<CreditWindow> window = CreditWindow::Create(config_.credits);
+  if (!window.ok()) return window.status();
+  peers_.reserve(new_size);
+  for (Rank p = size; p < new_size; ++p) RFT_RETURN_IF_ERROR(AddPeer(*window));
+  std::sort(by_qpn_.begin(), by_qpn_.end());
+  return Status::Ok();
 }
 
 EagerChannel::~EagerChannel() {
@@ -170,10 +196,36 @@ QpAddress EagerChannel::address(Rank peer) const {
   return address;
 }
 
-Status EagerChannel::Connect(Rank peer, const QpAddress& remote) {
+Status EagerChannel::TakePlace(Rank peer) {
+  Peer& p = peers_[peer];
+  if (p.holds_place) return Status::Ok();
+  if (holders_ >= places_) {
+    return ArgError("eager channel: no place left in the receive queue for " + PeerName(peer) +
+                    ": its " + std::to_string(places_) +
+                    " places are all held by live peers (a joining rank takes a failed one's)");
+  }
+  ++holders_;
+  p.holds_place = true;
+  return Status::Ok();
+}
+
+Status EagerChannel::Expect(Rank peer) {
   if (peer >= peers_.size() || peer == self_) {
     return ArgError("eager channel: no QP for " + PeerName(peer));
   }
+  if (peers_[peer].failed != nullptr) {
+    return ProcFailedError("eager channel: " + PeerName(peer) + " failed");
+  }
+  return TakePlace(peer);
+}
+
+Status EagerChannel::Connect(Rank peer, const QpAddress& remote, Handshake handshake) {
+  if (peer >= peers_.size() || peer == self_) {
+    return ArgError("eager channel: no QP for " + PeerName(peer));
+  }
+  Peer& p = peers_[peer];
+  if (p.connected) return ArgError("eager channel: " + PeerName(peer) + " is connected already");
+  if (p.failed != nullptr) return ProcFailedError("eager channel: " + PeerName(peer) + " failed");
   // A larger window than ours would overrun the SRQ's reservation for it, a larger slot our
   // receive slots (a local length error that would fail a live peer): refused before connecting.
   if (remote.eager_credits != config_.credits || remote.eager_slot_size != config_.slot_size) {
@@ -183,10 +235,18 @@ Status EagerChannel::Connect(Rank peer, const QpAddress& remote) {
                     std::to_string(config_.credits) + " of " + std::to_string(config_.slot_size) +
                     ": every rank of a job must use the same eager configuration");
   }
-  if (Status s = peers_[peer].qp->Connect(remote, config_.timing); !s.ok()) {
+  RFT_RETURN_IF_ERROR(TakePlace(peer));
+  if (Status s = p.qp->Connect(remote, config_.timing); !s.ok()) {
     return OtherError("connecting to " + PeerName(peer) + ": " + s.message());
   }
-  peers_[peer].connected = true;
+  p.connected = true;
+  p.ready = handshake != Handshake::kAwaitGreeting;
+  if (handshake == Handshake::kGreet) {
+    // The first SEND on the QP: the peer sends nothing before it arrives, and RC delivers it
+    // before anything posted after it.
+    RFT_RETURN_IF_ERROR(Post(peer, nullptr, 0, kNoSlot, EagerKind::kGreeting));
+  }
+  if (p.ready && p.count > 0) MarkActive(peer);  // queued while it was expected
   return Status::Ok();
 }
 
@@ -230,7 +290,9 @@ StatusOr<SendResult> EagerChannel::Send(Rank peer, std::span<const std::byte> fi
     return ProcFailedError("eager send to " + PeerName(peer) + ": its QP failed (" + p.failed +
                            ")");
   }
-  if (!p.connected) return ArgError("eager send to " + PeerName(peer) + ": not connected");
+  if (!p.ready && !p.holds_place) {
+    return ArgError("eager send to " + PeerName(peer) + ": not connected");
+  }
   const size_t total = first.size() + second.size();
   if (total > max_payload()) {
     return ArgError("eager send to " + PeerName(peer) + ": " + std::to_string(total) +
@@ -240,7 +302,7 @@ StatusOr<SendResult> EagerChannel::Send(Rank peer, std::span<const std::byte> fi
   // Inline, the bytes are copied into the work request as it is posted: when nothing waits
   // ahead of it, the message needs no slot and no copy of its own (a gathered one is joined on
   // the stack first: the QPs take one scatter/gather entry).
-  if (length <= max_inline_ && length <= kMaxGatheredInline && p.count == 0 &&
+  if (length <= max_inline_ && length <= kMaxGatheredInline && p.count == 0 && p.ready &&
       p.signals.has_room() && p.window.credits() > 0) {
     alignas(8) std::byte joined[kMaxGatheredInline];
     const std::byte* data = first.data();
@@ -256,7 +318,7 @@ StatusOr<SendResult> EagerChannel::Send(Rank peer, std::span<const std::byte> fi
   }
   // Without a queue, only a message Flush will post at once is taken.
   if (free_send_.empty() ||
-      (!queue && (p.count > 0 || !p.signals.has_room() || p.window.credits() == 0))) {
+      (!queue && (p.count > 0 || !p.ready || !p.signals.has_room() || p.window.credits() == 0))) {
     return SendResult::kFull;
   }
   const uint32_t index = free_send_.back();
@@ -275,8 +337,8 @@ StatusOr<SendResult> EagerChannel::Send(Rank peer, std::span<const std::byte> fi
 
 StatusOr<bool> EagerChannel::Read(Rank peer, void* local, uint32_t lkey, uint64_t remote_address,
                                   uint32_t rkey, uint32_t length, uint32_t token) {
-  if (peer >= peers_.size() || peer == self_ || !peers_[peer].connected) {
-    return ArgError("RDMA read from " + PeerName(peer) + ": not a connected peer");
+  if (peer >= peers_.size() || peer == self_ || !peers_[peer].ready) {
+    return ArgError("RDMA read from " + PeerName(peer) + ": not a connected and ready peer");
   }
   Peer& p = peers_[peer];
   if (p.failed != nullptr) {
@@ -311,12 +373,16 @@ void EagerChannel::Disconnect(Rank peer) {
   if (peer >= peers_.size() || peer == self_ || peers_[peer].qp == nullptr) return;
   Peer& p = peers_[peer];
   if (p.failed != nullptr) return;
-  ibv_qp_attr attr;
-  std::memset(&attr, 0, sizeof(attr));
-  attr.qp_state = IBV_QPS_ERR;
-  if (int rc = ibv_modify_qp(p.qp->qp(), &attr, IBV_QP_STATE); rc != 0) {
-    RFT_LOG_WARN("verbs: moving the QP of %s to the error state failed (%s)",
-                 PeerName(peer).c_str(), std::strerror(rc));
+  // A QP never connected is still in the reset state, which receives nothing and cannot move
+  // to the error state.
+  if (p.connected) {
+    ibv_qp_attr attr;
+    std::memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_ERR;
+    if (int rc = ibv_modify_qp(p.qp->qp(), &attr, IBV_QP_STATE); rc != 0) {
+      RFT_LOG_WARN("verbs: moving the QP of %s to the error state failed (%s)",
+                   PeerName(peer).c_str(), std::strerror(rc));
+    }
   }
   Fail(peer, "reported failed");
 }
@@ -353,7 +419,7 @@ Status EagerChannel::Post(Rank peer, const std::byte* data, uint32_t length, uin
     ++p.stats.sent;
     if (inline_capable() && length <= max_inline_) ++p.stats.sent_inline;
     p.stats.max_in_flight = std::max(p.stats.max_in_flight, p.window.in_flight());
-  } else {
+  } else if (kind == EagerKind::kCredit) {
     ++p.stats.credit_messages;
   }
   return Status::Ok();
@@ -361,7 +427,7 @@ Status EagerChannel::Post(Rank peer, const std::byte* data, uint32_t length, uin
 
 Status EagerChannel::Flush(Rank peer) {
   Peer& p = peers_[peer];
-  while (p.count > 0 && p.signals.has_room() && p.window.TryDispatch()) {
+  while (p.count > 0 && p.ready && p.signals.has_room() && p.window.TryDispatch()) {
     const Waiting w = p.waiting[p.head];
     p.head = (p.head + 1) % p.waiting.size();
     --p.count;
@@ -461,9 +527,18 @@ Status EagerChannel::Receive(Rank peer, uint32_t index, const ibv_wc& wc) {
   const uint32_t imm = be32toh(wc.imm_data);
   EagerImm header;
   if (!DecodeEagerImm(imm, &header)) return OtherError(from() + ": " + DescribeBadEagerImm(imm));
-  if (header.kind == EagerKind::kCredit && wc.byte_len != 0) {
-    return OtherError(from() + ": a credit message with " + std::to_string(wc.byte_len) +
-                      " bytes of payload");
+  if (header.kind != EagerKind::kData && wc.byte_len != 0) {
+    return OtherError(from() + ": a " +
+                      (header.kind == EagerKind::kCredit ? "credit message" : "greeting") +
+                      " with " + std::to_string(wc.byte_len) + " bytes of payload");
+  }
+  if (header.kind == EagerKind::kGreeting) {
+    // Only a peer this end connected to first, and waits for, greets it; once.
+    if (p.ready) return OtherError(from() + ": a greeting, which it was not to send");
+    p.ready = true;
+    if (p.count > 0) MarkActive(peer);  // what waited for it goes out at this Progress
+    ++p.stats.greetings;
+    return PostReceive(index);
   }
   if (Status s = p.window.Return(header.credits); !s.ok()) {
     return OtherError(from() + ": " + s.message());
@@ -562,6 +637,11 @@ void EagerChannel::Fail(Rank peer, const char* why) {
   Peer& p = peers_[peer];
   if (p.failed != nullptr) return;  // the flushes that follow the first error say nothing new
   p.failed = why;
+  // Its QP receives nothing more: its place in the receive queue goes to a peer that joins.
+  if (p.holds_place) {
+    p.holds_place = false;
+    --holders_;
+  }
   // Messages that never left cannot reach a dead peer: their slots go back to the pool.
   for (; p.count > 0; --p.count) {
     free_send_.push_back(p.waiting[p.head].slot);

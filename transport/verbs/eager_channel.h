@@ -111,11 +111,38 @@ class EagerChannel {
   EagerChannel(const EagerChannel&) = delete;
   EagerChannel& operator=(const EagerChannel&) = delete;
 
+  // How the two ends of a QP know that the other is ready to receive. A SEND that reaches a QP
+  // not yet ready is dropped and retried only a few times (RcTiming), then fails a live peer.
+  enum class Handshake : uint8_t {
+    // Both ends connect before either sends (the job's start-up, with a fence in between).
+    kNone,
+    // A peer that joins later (growth): the end that connects first waits for a greeting (a
+    // SEND of EagerKind::kGreeting, the first on the QP) before it sends; the end that connects
+    // second, after learning the first end's address (so its QP is ready), sends the greeting
+    // at once and may send from then on.
+    kAwaitGreeting,
+    kGreet,
+  };
+
   // This rank's record for `peer`'s QP (with this channel's credits and slot size), and
   // connecting to `peer`'s record for this rank: RFT_ERR_ARG naming both configurations when the
-  // peer's credits or slot size differ from this channel's.
+  // peer's credits or slot size differ from this channel's, when the QP is connected already,
+  // and when every place in the receive queue is taken (see Grow).
   QpAddress address(Rank peer) const;
-  Status Connect(Rank peer, const QpAddress& remote);
+  Status Connect(Rank peer, const QpAddress& remote, Handshake handshake = Handshake::kNone);
+  // `peer` will connect, once its address comes: it takes its place now, and messages to it
+  // wait (Send queues them, SendNow returns kFull) until Connect.
+  Status Expect(Rank peer);
+  // Whether messages to `peer` go out now: connected, and greeted when the handshake asked.
+  bool ready(Rank peer) const { return peer < peers_.size() && peers_[peer].ready; }
+
+  // Ranks [size, new_size) join the job (replacements, docs/recovery.md): a QP for each, not yet
+  // connected. The receive queue does not grow: it holds C + 2 receives for each of the ranks
+  // the channel was created for, and a connected peer that has not failed holds one such place.
+  // A failed peer's QP receives nothing more, so its place goes to the next peer that connects:
+  // a replacement takes a failed rank's place. The CQ grows for the new QPs (ibv_resize_cq).
+  Status Grow(uint32_t new_size);
+  uint32_t size() const { return static_cast<uint32_t>(peers_.size()); }
 
   size_t max_payload() const { return config_.slot_size; }
   // Payloads up to this size go inline; none does when the device grants no inline data
@@ -208,6 +235,7 @@ class EagerChannel {
     uint64_t received = 0;         // data messages delivered
     uint64_t queued = 0;           // sends that had to wait (SendResult::kQueued)
     uint64_t credit_messages = 0;  // explicit credit messages posted
+    uint64_t greetings = 0;        // greetings received (Handshake::kAwaitGreeting)
     uint32_t max_in_flight = 0;    // the most credits ever taken at once (never above C)
   };
   const PeerStats& stats(Rank peer) const { return peers_[peer].stats; }
@@ -229,12 +257,18 @@ class EagerChannel {
     size_t head = 0;
     size_t count = 0;
     bool connected = false;
+    bool ready = false;            // connected, and greeted if the handshake asked for it
+    bool holds_place = false;      // counted in holders_ (Expect or Connect, until it fails)
     bool active = false;           // in active_
     const char* failed = nullptr;  // the status text once the QP failed
     PeerStats stats;
   };
 
   EagerChannel(Rank self, const EagerConfig& config);
+  // Appends the entry of rank peers_.size(): its QP (none for `self`).
+  Status AddPeer(const CreditWindow& window);
+  // `peer` takes a place in the receive queue (Expect, Connect); RFT_ERR_ARG when none is left.
+  Status TakePlace(Rank peer);
   std::byte* slot(uint32_t index) const {
     return region_ + static_cast<size_t>(index) * config_.slot_size;
   }
@@ -274,6 +308,13 @@ class EagerChannel {
   std::byte* region_ = nullptr;  // receive slots, then send slots
   uint32_t receive_slots_ = 0;
   uint32_t send_slots_per_peer_ = 0;
+  uint32_t send_slots_ = 0;  // all of them, shared by the peers
+  // Places in the receive queue (C + 2 receives each: the peers the channel was created for)
+  // and the peers holding one.
+  uint32_t places_ = 0;
+  uint32_t holders_ = 0;
+  int cq_entries_ = 0;
+  RcQpOptions qp_options_;           // what every QP is created with (Grow makes more)
   uint32_t max_inline_ = 0;          // header included
   std::vector<uint32_t> free_send_;  // a stack of free send slot indices
   std::vector<Peer> peers_;          // indexed by rank; this rank's entry unused

@@ -21,12 +21,13 @@ std::string DescribeBadEagerImm(uint32_t imm) {
     return what + "check bits " + Hex(imm >> 18, 4) + ", expected " + Hex(EagerImmCheck(low18), 4) +
            " (not an eager header)";
   }
-  if (kind != static_cast<uint32_t>(EagerKind::kData) &&
-      kind != static_cast<uint32_t>(EagerKind::kCredit)) {
-    return what + "kind " + std::to_string(kind) + ", neither data (1) nor credit (2)";
-  }
+  if (kind == 0) return what + "kind 0, none of data (1), credit (2) or greeting (3)";
   if (kind == static_cast<uint32_t>(EagerKind::kCredit) && (low18 & kEagerImmMaxCredits) == 0) {
     return what + "a credit message returning 0 credits";
+  }
+  if (kind == static_cast<uint32_t>(EagerKind::kGreeting) && (low18 & kEagerImmMaxCredits) != 0) {
+    return what + "a greeting returning " + std::to_string(low18 & kEagerImmMaxCredits) +
+           " credits, expected 0";
   }
   return "";
 }

@@ -6,7 +6,7 @@
 //
 // Layout (host order; the channel converts to and from the wire's big-endian __be32):
 //   bits  0..15  credits returned (CreditWindow::kMaxWindow fits)
-//   bits 16..17  kind: 1 data, 2 credit (0 and 3 are refused)
+//   bits 16..17  kind: 1 data, 2 credit, 3 greeting (0 is refused)
 //   bits 18..31  check: kEagerImmMagic XOR the low 18 bits folded to 14
 // Every bit of the low 18 lands on exactly one check bit, so any single flipped bit is refused,
 // and a random value passes with odds of 2 in 65536 (a valid kind and a matching check).
@@ -21,6 +21,9 @@ namespace rft::verbs {
 enum class EagerKind : uint8_t {
   kData = 1,
   kCredit = 2,  // no payload; it takes no credit and is owed none
+  // No payload, no credits: the first SEND of a QP connected after the job started, telling a
+  // peer that connected first that this end is ready to receive (EagerChannel::Handshake).
+  kGreeting = 3,
 };
 
 struct EagerImm {
@@ -48,10 +51,9 @@ constexpr bool DecodeEagerImm(uint32_t imm, EagerImm* out) {
   const uint32_t kind = low18 >> 16;
   const uint32_t credits = low18 & kEagerImmMaxCredits;
   if ((imm >> 18) != EagerImmCheck(low18)) return false;
-  if (kind != static_cast<uint32_t>(EagerKind::kData) &&
-      kind != static_cast<uint32_t>(EagerKind::kCredit)) {
-    return false;
-  }
+  if (kind == 0) return false;
+  // A greeting comes before anything is owed.
+  if (kind == static_cast<uint32_t>(EagerKind::kGreeting) && credits != 0) return false;
   // A credit message is sent only once half a window is owed; one returning nothing is not
   // one of ours.
   if (kind == static_cast<uint32_t>(EagerKind::kCredit) && credits == 0) return false;

@@ -33,8 +33,10 @@ enum class MessageType : uint8_t {
   kRendezvousRequest = 2,  // describes a large message the receiver fetches
   kRendezvousDone = 3,     // the receiver finished fetching; the sender may reuse its buffer
   kControl = 4,            // control plane (failure propagation, revoke, agreement)
-  kRevoke = 5,  // data plane: the sender revoked `context_id` at `epoch` (the fast notice
-                // beside the control plane's reliable flood)
+  kRevoke = 5,        // data plane: the sender revoked `context_id` at `epoch` (the fast notice
+                      // beside the control plane's reliable flood)
+  kVerbsAddress = 6,  // data plane, over UCX: the sender's QP address for a rank that joined
+                      // (docs/verbs.md, "Replacements")
 };
 
 // The protocol that handles a kControl message on the receiving control plane. `flags` of a

@@ -1,6 +1,7 @@
 // The eager channel's header in a SEND's immediate data: every kind and credit count survives
 // the round trip, and a value that is not one (a flipped bit, a kind that does not exist, a
-// credit message returning nothing, another protocol's number) is refused and named.
+// credit message returning nothing, a greeting returning something, another protocol's number)
+// is refused and named.
 #include "transport/verbs/eager_imm.h"
 
 #include <gtest/gtest.h>
@@ -26,6 +27,11 @@ TEST(EagerImmTest, EveryKindAndCreditCountRoundTrips) {
       ASSERT_EQ(DescribeBadEagerImm(imm), "");
     }
   }
+  const uint32_t greeting = EncodeEagerImm(EagerKind::kGreeting, 0);
+  EagerImm got;
+  ASSERT_TRUE(DecodeEagerImm(greeting, &got)) << DescribeBadEagerImm(greeting);
+  EXPECT_EQ(got.kind, EagerKind::kGreeting);
+  EXPECT_EQ(got.credits, 0u);
 }
 
 TEST(EagerImmTest, TheWidestWindowFits) {
@@ -47,6 +53,12 @@ TEST(EagerImmTest, AnySingleFlippedBitIsRefused) {
       }
     }
   }
+  const uint32_t greeting = EncodeEagerImm(EagerKind::kGreeting, 0);
+  for (int bit = 0; bit < 32; ++bit) {
+    EagerImm got;
+    EXPECT_FALSE(DecodeEagerImm(greeting ^ (1u << bit), &got)) << "bit " << bit;
+    EXPECT_NE(DescribeBadEagerImm(greeting ^ (1u << bit)), "") << "bit " << bit;
+  }
 }
 
 TEST(EagerImmTest, MalformedValuesAreRefusedByName) {
@@ -58,17 +70,21 @@ TEST(EagerImmTest, MalformedValuesAreRefusedByName) {
   EXPECT_FALSE(DecodeEagerImm(0, &got));
   EXPECT_FALSE(DecodeEagerImm(0xffffffff, &got));
 
-  // Kinds 0 and 3 with matching check bits: refused for the kind.
-  for (uint32_t kind : {0u, 3u}) {
-    const uint32_t low18 = (kind << 16) | 7;
-    const uint32_t imm = (EagerImmCheck(low18) << 18) | low18;
-    EXPECT_FALSE(DecodeEagerImm(imm, &got));
-    char hex[16];
-    std::snprintf(hex, sizeof(hex), "0x%08x", imm);
-    EXPECT_EQ(DescribeBadEagerImm(imm), std::string("immediate data ") + hex + ": kind " +
-                                            std::to_string(kind) +
-                                            ", neither data (1) nor credit (2)");
-  }
+  // Kind 0 with matching check bits: refused for the kind.
+  const uint32_t kind0 = (EagerImmCheck(7) << 18) | 7;
+  EXPECT_FALSE(DecodeEagerImm(kind0, &got));
+  char hex[16];
+  std::snprintf(hex, sizeof(hex), "0x%08x", kind0);
+  EXPECT_EQ(DescribeBadEagerImm(kind0),
+            std::string("immediate data ") + hex +
+                ": kind 0, none of data (1), credit (2) or greeting (3)");
+
+  // A greeting returning credits: nothing can be owed before it.
+  const uint32_t greeting7 = EncodeEagerImm(EagerKind::kGreeting, 7);
+  EXPECT_FALSE(DecodeEagerImm(greeting7, &got));
+  std::snprintf(hex, sizeof(hex), "0x%08x", greeting7);
+  EXPECT_EQ(DescribeBadEagerImm(greeting7),
+            std::string("immediate data ") + hex + ": a greeting returning 7 credits, expected 0");
 
   const uint32_t empty_credit = EncodeEagerImm(EagerKind::kCredit, 0);
   EXPECT_FALSE(DecodeEagerImm(empty_credit, &got));
