@@ -200,6 +200,17 @@ check_binary verbs-channel-mismatch 0 \
   "bazel-bin/tools/rftrun/rftrun bazel-bin/transport/verbs/channel_check" \
   'rftrun -n 3 channel_check --mismatch'
 
+# A channel that grows for a rank joining late (grow_check: docs/verbs.md, "Replacements"): the
+# survivors are refused a QP for it while every place in their receive queue is held, take a
+# failed rank's place, and the greeting handshake lets the bursts queued on both sides through.
+check_binary verbs-channel-grow 0 \
+  "$(printf '%s\n' '^\[0\] verbs grow: rank 0: refused while full: .*no place left' \
+    'rank 0: grown ok: 48 messages each way with ranks 1 and 3$' \
+    'rank 1: grown ok: 48 messages each way with ranks 0 and 3$' \
+    'rank 3: grown ok: 48 messages each way with ranks 0 and 1$')" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/transport/verbs/grow_check" \
+  'rftrun -n 3 grow_check'
+
 # The device's asynchronous events through the eager channel: the guest's netdev under rxe0 goes
 # down and comes back, and the channel counts the port-down and port-up events without failing
 # a peer.

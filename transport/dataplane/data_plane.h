@@ -139,7 +139,8 @@ class DataPlane : private ucx::PeerFailureSink {
   }
   // Replacements joined the job (docs/recovery.md): job ranks size()..new_size-1, which the
   // bootstrap already holds (AddRanks). Reads their records (waiting for them up to
-  // RFT_PMIX_TIMEOUT: one that never published is reported failed) and connects through UCX.
+  // RFT_PMIX_TIMEOUT: one that never published is reported failed) and connects through UCX,
+  // and through verbs where both ends offer it (JoinVerbs).
   // Nothing arrives from them before: the merge grows every survivor's data plane before any
   // member of the merged communicator sends. Failures of the new ranks reported earlier are
   // completed now. Those in `known_failed` are not waited for. From the data-plane thread.

@@ -321,9 +321,11 @@ void DataPlane::SendVerbsAddress(Rank peer) {
 
 void DataPlane::HandleVerbsAddress(const WireHeader& header, std::span<const std::byte> payload) {
   const Rank source = header.source;
-  // Only a parent this replacement expects an address from (ConnectVerbs), once.
-  if (verbs_ == nullptr || source >= verbs_->channel_size || path_[source] != Path::kVerbs ||
-      verbs_->channel->ready(source) || endpoints_->failed(source)) {
+  // Only at a replacement with verbs, once per parent. A parent sends it only when this
+  // record offered verbs and its own did, which is also when ConnectVerbs expects it; it may
+  // come before, if UCX was progressed during the start-up.
+  if (verbs_ == nullptr || !job_->joined() || source >= verbs_->channel_size ||
+      verbs_->channel->ready(source) || (endpoints_ != nullptr && endpoints_->failed(source))) {
     drops_.Record(DecodeError::kBadPayload);
     return;
   }
@@ -338,6 +340,7 @@ void DataPlane::HandleVerbsAddress(const WireHeader& header, std::span<const std
     Discovered(source);
     return;
   }
+  path_[source] = Path::kVerbs;
   RFT_LOG_INFO("verbs: connected to rank %u, which made a QP for this replacement", source);
 }
 
