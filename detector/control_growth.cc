@@ -75,6 +75,7 @@ Status ControlPlane::Grow(uint32_t new_size, std::vector<std::optional<PeerRecor
   }
   RFT_RETURN_IF_ERROR(endpoints_->Grow(std::move(addresses), unpublished));
   size_.store(new_size, std::memory_order_release);
+  GrowVerbs(old_size, records, unpublished);
   if (local_ != nullptr) local_->Grow(new_size);
   ConnectLocalPeers(sockets);
   for (Rank r = old_size; r < new_size; ++r) {

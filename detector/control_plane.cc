@@ -450,7 +450,9 @@ void ControlPlane::HandleWork() {
     endpoints_->MarkFailed(record.rank);
     if (local_ != nullptr) local_->Forget(record.rank);
     // Its QP to the error state: nothing more is sent to it, and it writes here no more.
-    if (verbs_message_peers_.Contains(record.rank)) verbs_messages_->Disconnect(record.rank);
+    if (verbs_message_peers_.Contains(record.rank) || late_verbs_peers_.Contains(record.rank)) {
+      verbs_messages_->Disconnect(record.rank);
+    }
     // A process on its way out sees its own endpoints close: what its sources say then is not
     // news, and acting on it would kill live peers. The node only keeps its view consistent.
     const size_t start = actions_.size();
@@ -670,6 +672,8 @@ void ControlPlane::HandleControlMessage(std::span<const std::byte> message) {
     OnDeparture(header.source);
   } else if (kind == kDepartureAck && payload.empty()) {
     departure_acks_.Insert(header.source);
+  } else if (kind == internal::kVerbsAddress) {
+    OnVerbsAddress(header.source, payload);
   } else if (kind == kBroadcast) {
     auto decoded = DecodeBroadcastMessage(payload);
     if (!decoded.ok()) {

@@ -269,6 +269,16 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   void OpenVerbs();
   std::vector<std::byte> VerbsRecordPart() const;
   void ConnectVerbs(const std::vector<std::vector<std::byte>>& parts);
+  // Replacements [old_size, size()) joined (Grow): each whose record offers verbs gets a
+  // heartbeat QP and a message channel QP here, connected to its record, and is sent their
+  // addresses (kVerbsAddress). Heartbeats and messages to it go through UCX until its greeting
+  // comes on the channel (PromoteGreetedPeers).
+  void GrowVerbs(uint32_t old_size, const std::vector<std::optional<PeerRecord>>& records,
+                 const RankSet& unpublished);
+  // At a replacement: a survivor's addresses (GrowVerbs). Connects both QPs and greets.
+  void OnVerbsAddress(Rank source, std::span<const std::byte> payload);
+  // The peers of late_verbs_peers_ that greeted: from now on reached by verbs.
+  void PromoteGreetedPeers();
   // Takes the heartbeat writes' completions: a failed one reports its observer.
   void PollVerbsHeartbeats();
   // An error completion of `what` (a heartbeat write, a control message) to `peer`: reported
@@ -335,6 +345,9 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // After verbs_heartbeats_, whose context it uses: it goes first.
   std::unique_ptr<verbs::EagerChannel> verbs_messages_;
   RankSet verbs_message_peers_;  // connected through it; the control thread's
+  // Replacements connected through it and the heartbeat QPs, whose greeting has not come yet:
+  // UCX reaches them until it does. The control thread's.
+  RankSet late_verbs_peers_;
   std::unique_ptr<transport::ucx::EndpointTable> endpoints_;
   std::vector<std::vector<std::byte>> region_descriptors_;  // [rank]
   std::vector<std::string> death_watch_segments_;           // [rank]; empty: none

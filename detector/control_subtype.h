@@ -21,6 +21,10 @@ enum ControlSubtype : uint8_t {
   kBroadcast = 2,       // payload: an encoded BroadcastMessage
   kDeparture = 3,       // no payload: the sender ends cleanly (control_departure.cc)
   kDepartureAck = 4,    // no payload: the departure was recorded
+  // To a replacement that joined, from a survivor that made it QPs (control_verbs.cc): the
+  // heartbeat QP's part (VerbsHeartbeats::PartFor), then a one-entry QP address table of the
+  // message channel's QP.
+  kVerbsAddress = 5,
 };
 
 // The service a delivered broadcast of `kind` belongs to; kDetector for failures (the

@@ -21,6 +21,7 @@
 #include "base/byte_order.h"
 #include "base/log.h"
 #include "detector/control_plane.h"
+#include "detector/control_subtype.h"
 #include "transport/verbs/qp_address.h"
 
 namespace rft::detector {
@@ -40,11 +41,22 @@ verbs::EagerConfig MessageChannelConfig() {
 // QP address for every rank (zeros for itself).
 constexpr size_t kChannelHeader = 4;
 
+// The message channel's QP address for `self` in the channel part `rest` of a record (after
+// the heartbeats' part), made for a job of `size` ranks.
+StatusOr<verbs::QpAddress> ChannelAddressIn(std::span<const std::byte> rest, uint32_t size,
+                                            Rank self) {
+  if (rest.size() != kChannelHeader + verbs::QpAddressTableSize(size) ||
+      LoadLittleEndian<uint32_t>(rest, 0) != size) {
+    return OtherError(std::to_string(rest.size()) + " bytes of message QP addresses, not " +
+                      "those of a job of " + std::to_string(size) + " ranks");
+  }
+  return verbs::DecodeQpAddressTable(rest.subspan(kChannelHeader), size, self);
+}
+
 }  // namespace
 
 void ControlPlane::OpenVerbs() {
-  // A replacement joins after the QPs were made, and its job's records have none for it.
-  if (!options_.verbs_heartbeats || job_->joined() || size_ < 2) return;
+  if (!options_.verbs_heartbeats || size_ < 2) return;
   std::string why_not;
   auto opened =
       VerbsHeartbeats::Open(self_, size_, std::span(slots_->data(), slots_->size()), &why_not);
@@ -65,6 +77,7 @@ void ControlPlane::OpenVerbs() {
       },
       [this](Rank peer, std::string_view status) {
         verbs_message_peers_.Erase(peer);
+        late_verbs_peers_.Erase(peer);
         if (registry_->IsFailed(peer)) return;  // the news came first (HandleWork)
         ReportVerbsError(peer, "control message", status);
       });
@@ -91,9 +104,16 @@ std::vector<std::byte> ControlPlane::VerbsRecordPart() const {
 void ControlPlane::ConnectVerbs(const std::vector<std::vector<std::byte>>& parts) {
   if (verbs_heartbeats_ == nullptr) return;
   const size_t heartbeat_bytes = VerbsHeartbeats::PartBytes(size_);
-  const size_t channel_bytes = kChannelHeader + verbs::QpAddressTableSize(size_);
+  // A replacement's parents made their QPs before it existed: each that grows sends it their
+  // addresses (GrowVerbs). Its siblings connect here, as a job does at start-up.
+  Rank first = 0;
+  if (job_->joined()) {
+    const auto space = job_->ranks();
+    const transport::RankBlock* own = space.BlockOf(self_);
+    if (own != nullptr) first = own->first;
+  }
   uint32_t writing = 0;
-  for (Rank r = 0; r < parts.size(); ++r) {
+  for (Rank r = first; r < parts.size(); ++r) {
     if (r == self_ || parts[r].empty()) continue;  // it puts and takes through UCX
     const std::span<const std::byte> part(parts[r]);
     const Status status =
@@ -105,24 +125,111 @@ void ControlPlane::ConnectVerbs(const std::vector<std::vector<std::byte>>& parts
     ++writing;
     // A peer without a channel (its Create failed) sends and takes its messages through UCX.
     if (verbs_messages_ == nullptr || part.size() == heartbeat_bytes) continue;
-    const std::span<const std::byte> rest = part.subspan(heartbeat_bytes);
-    Status linked = Status::Ok();
-    if (rest.size() != channel_bytes || LoadLittleEndian<uint32_t>(rest, 0) != size_) {
-      linked = OtherError(std::to_string(rest.size()) + " bytes of message QP addresses, not " +
-                          "those of a job of " + std::to_string(size_) + " ranks");
-    } else {
-      StatusOr<verbs::QpAddress> address =
-          verbs::DecodeQpAddressTable(rest.subspan(kChannelHeader), size_, self_);
-      linked = address.ok() ? verbs_messages_->Connect(r, *address) : address.status();
-    }
+    StatusOr<verbs::QpAddress> address =
+        ChannelAddressIn(part.subspan(heartbeat_bytes), size_, self_);
+    const Status linked = address.ok() ? verbs_messages_->Connect(r, *address) : address.status();
     if (!linked.ok()) {
       RFT_LOG_WARN("control messages to rank %u through UCX: %s", r, linked.ToString().c_str());
       continue;
     }
     verbs_message_peers_.Insert(r);
   }
-  RFT_LOG_INFO("heartbeats by RDMA WRITE to %u of %u peers, control messages by SEND to %zu",
-               writing, size() - 1, verbs_message_peers_.size());
+  RFT_LOG_INFO("heartbeats by RDMA WRITE to %u of %u peers, control messages by SEND to %zu%s",
+               writing, size() - 1, verbs_message_peers_.size(),
+               first > 0 ? " (a replacement: its parents' QPs come as they grow)" : "");
+}
+
+void ControlPlane::GrowVerbs(uint32_t old_size,
+                             const std::vector<std::optional<PeerRecord>>& records,
+                             const RankSet& unpublished) {
+  // Both or neither: the greeting on the channel is what tells that the peer's heartbeat QP is
+  // ready too.
+  if (verbs_heartbeats_ == nullptr || verbs_messages_ == nullptr) return;
+  const uint32_t new_size = size();
+  RankSet joining;
+  for (Rank r = old_size; r < new_size; ++r) {
+    const std::optional<PeerRecord>& record = records[r - old_size];
+    if (!unpublished.Contains(r) && record.has_value() && !record->verbs_qps.empty()) {
+      joining.Insert(r);
+    }
+  }
+  if (joining.empty()) return;
+  Status grown = verbs_heartbeats_->Grow(new_size);
+  if (grown.ok()) grown = verbs_messages_->Grow(new_size);
+  if (!grown.ok()) {
+    RFT_LOG_WARN("heartbeats and control messages to ranks %s through UCX: %s",
+                 joining.ToString().c_str(), grown.ToString().c_str());
+    return;
+  }
+  const size_t heartbeat_bytes = VerbsHeartbeats::PartBytes(new_size);
+  for (Rank r : joining) {
+    const std::span<const std::byte> part(records[r - old_size]->verbs_qps);
+    Status linked = Status::Ok();
+    if (part.size() <= heartbeat_bytes) {
+      linked = OtherError("its record has no message QP addresses");
+    } else {
+      StatusOr<verbs::QpAddress> address =
+          ChannelAddressIn(part.subspan(heartbeat_bytes), new_size, self_);
+      linked = address.ok() ? verbs_heartbeats_->Connect(r, part.first(heartbeat_bytes),
+                                                         /*writable=*/false)
+                            : address.status();
+      if (linked.ok()) {
+        linked =
+            verbs_messages_->Connect(r, *address, verbs::EagerChannel::Handshake::kAwaitGreeting);
+      }
+    }
+    if (!linked.ok()) {
+      RFT_LOG_WARN("heartbeats and control messages to rank %u, which joined, through UCX: %s", r,
+                   linked.ToString().c_str());
+      continue;
+    }
+    late_verbs_peers_.Insert(r);
+    std::vector<std::byte> addresses = verbs_heartbeats_->PartFor(r);
+    const std::vector<std::byte> table = verbs::EncodeQpAddressTable(
+        1, verbs::kNoHole, [&](uint32_t) { return verbs_messages_->address(r); });
+    addresses.insert(addresses.end(), table.begin(), table.end());
+    Send(r, detector::internal::kDetectorService, detector::internal::kVerbsAddress,
+         addresses);  // through UCX
+  }
+}
+
+void ControlPlane::OnVerbsAddress(Rank source, std::span<const std::byte> payload) {
+  // Only at a replacement with verbs, once per parent; a parent sends it only when this
+  // record offered verbs.
+  if (verbs_heartbeats_ == nullptr || verbs_messages_ == nullptr || !job_->joined() ||
+      source >= size() || source == self_ || verbs_message_peers_.Contains(source) ||
+      payload.size() != VerbsHeartbeats::kPartForBytes + verbs::QpAddressTableSize(1)) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  StatusOr<verbs::QpAddress> address =
+      verbs::DecodeQpAddressTable(payload.subspan(VerbsHeartbeats::kPartForBytes), 1, 0);
+  // The parent connected both of its QPs before it sent this: both are ready.
+  Status linked = address.ok() ? verbs_heartbeats_->ConnectJoined(
+                                     source, payload.first(VerbsHeartbeats::kPartForBytes),
+                                     /*writable=*/true)
+                               : address.status();
+  if (linked.ok()) {
+    linked = verbs_messages_->Connect(source, *address, verbs::EagerChannel::Handshake::kGreet);
+  }
+  if (!linked.ok()) {
+    RFT_LOG_WARN("control messages to rank %u through UCX: %s", source, linked.ToString().c_str());
+    return;
+  }
+  verbs_message_peers_.Insert(source);
+  RFT_LOG_INFO(
+      "heartbeats by RDMA WRITE and control messages by SEND to rank %u, which made "
+      "QPs for this replacement",
+      source);
+}
+
+void ControlPlane::PromoteGreetedPeers() {
+  for (Rank r : late_verbs_peers_) {
+    if (!verbs_messages_->ready(r)) continue;
+    verbs_heartbeats_->MarkWritable(r);
+    verbs_message_peers_.Insert(r);
+  }
+  late_verbs_peers_ = late_verbs_peers_.Difference(verbs_message_peers_);
 }
 
 void ControlPlane::PollVerbsHeartbeats() {
@@ -162,6 +269,8 @@ bool ControlPlane::PumpVerbs() {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     RFT_LOG_WARN("control message by verbs: %s", handled.status().ToString().c_str());
   }
+  if (!late_verbs_peers_.empty()) [[unlikely]]
+    PromoteGreetedPeers();
   return messages_received_by_verbs_.load(std::memory_order_relaxed) != before;
 }
 

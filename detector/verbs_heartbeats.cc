@@ -43,18 +43,40 @@ StatusOr<std::unique_ptr<VerbsHeartbeats>> VerbsHeartbeats::Open(Rank self, uint
     return OtherError(std::string("ibv_reg_mr of the heartbeat slots failed (") +
                       std::strerror(errno) + ")");
   }
-  heartbeats->peers_.resize(size);
-  verbs::RcQpOptions options;
+  heartbeats->staging_ranks_ = size;
+  verbs::RcQpOptions& options = heartbeats->qp_options_;
   options.max_send_wr = kInFlightPerPeer;
   options.max_recv_wr = 1;
   options.max_inline_data = sizeof(uint64_t);
-  for (Rank r = 0; r < size; ++r) {
-    if (r == self) continue;
-    StatusOr<std::unique_ptr<verbs::RcQp>> qp = verbs::RcQp::Create(*heartbeats->context_, options);
-    if (!qp.ok()) return qp.status();
-    heartbeats->peers_[r].qp = std::move(*qp);
-  }
+  RFT_RETURN_IF_ERROR(heartbeats->AddQps(size));
   return heartbeats;
+}
+
+Status VerbsHeartbeats::AddQps(uint32_t new_size) {
+  peers_.reserve(new_size);
+  for (Rank r = static_cast<Rank>(peers_.size()); r < new_size; ++r) {
+    peers_.emplace_back();
+    if (r == self_) continue;
+    StatusOr<std::unique_ptr<verbs::RcQp>> qp = verbs::RcQp::Create(*context_, qp_options_);
+    if (!qp.ok()) return qp.status();
+    peers_.back().qp = std::move(*qp);
+  }
+  return Status::Ok();
+}
+
+Status VerbsHeartbeats::Grow(uint32_t new_size) {
+  const uint32_t size = static_cast<uint32_t>(peers_.size());
+  if (new_size <= size) {
+    return ArgError("heartbeat QPs: cannot grow from " + std::to_string(size) + " to " +
+                    std::to_string(new_size) + " ranks");
+  }
+  // Every QP's writes may complete before the next poll.
+  const int entries = static_cast<int>(new_size * kInFlightPerPeer + 16);
+  if (int rc = ibv_resize_cq(context_->cq(), entries); rc != 0) {
+    return OtherError("ibv_resize_cq of the heartbeat QPs' CQ to " + std::to_string(entries) +
+                      " entries: " + std::strerror(rc));
+  }
+  return AddQps(new_size);
 }
 
 VerbsHeartbeats::~VerbsHeartbeats() {
@@ -74,7 +96,7 @@ std::vector<std::byte> VerbsHeartbeats::RecordPart() const {
   return part;
 }
 
-Status VerbsHeartbeats::Connect(Rank peer, std::span<const std::byte> part) {
+Status VerbsHeartbeats::Connect(Rank peer, std::span<const std::byte> part, bool writable) {
   const uint32_t size = static_cast<uint32_t>(peers_.size());
   auto bad = [&](const std::string& what) {
     return OtherError("rank " + std::to_string(peer) + "'s heartbeat QP addresses: " + what);
@@ -87,12 +109,54 @@ Status VerbsHeartbeats::Connect(Rank peer, std::span<const std::byte> part) {
   StatusOr<verbs::QpAddress> address =
       verbs::DecodeQpAddressTable(part.subspan(kPartHeader), size, self_);
   if (!address.ok()) return bad(address.status().message());
+  return ConnectQp(peer, *address, LoadLittleEndian<uint64_t>(part, 4),
+                   LoadLittleEndian<uint32_t>(part, 12), writable);
+}
+
+std::vector<std::byte> VerbsHeartbeats::PartFor(Rank peer) const {
+  std::vector<std::byte> part(12);
+  StoreLittleEndian<uint64_t>(part, 0, reinterpret_cast<uintptr_t>(slots_mr_->addr));
+  StoreLittleEndian<uint32_t>(part, 8, slots_mr_->rkey);
+  const std::vector<std::byte> table = verbs::EncodeQpAddressTable(
+      1, verbs::kNoHole, [&](uint32_t) { return peers_[peer].qp->address(); });
+  part.insert(part.end(), table.begin(), table.end());
+  return part;
+}
+
+Status VerbsHeartbeats::ConnectJoined(Rank peer, std::span<const std::byte> part, bool writable) {
+  auto bad = [&](const std::string& what) {
+    return OtherError("rank " + std::to_string(peer) + "'s heartbeat QP address: " + what);
+  };
+  if (peer >= peers_.size() || peer == self_) return bad("not a peer of this job");
+  if (part.size() != kPartForBytes) {
+    return bad(std::to_string(part.size()) + " bytes, expected " + std::to_string(kPartForBytes));
+  }
+  StatusOr<verbs::QpAddress> address = verbs::DecodeQpAddressTable(part.subspan(12), 1, 0);
+  if (!address.ok()) return bad(address.status().message());
+  return ConnectQp(peer, *address, LoadLittleEndian<uint64_t>(part, 0),
+                   LoadLittleEndian<uint32_t>(part, 8), writable);
+}
+
+Status VerbsHeartbeats::ConnectQp(Rank peer, const verbs::QpAddress& address,
+                                  uint64_t slots_address, uint32_t slots_rkey, bool writable) {
   Peer& p = peers_[peer];
-  RFT_RETURN_IF_ERROR(p.qp->Connect(*address));
-  p.slots_address = LoadLittleEndian<uint64_t>(part, 4);
-  p.slots_rkey = LoadLittleEndian<uint32_t>(part, 12);
-  p.connected = true;
+  if (p.qp_connected)
+    return OtherError("rank " + std::to_string(peer) + "'s heartbeat QP is connected already");
+  // Without inline data a word is staged in the context's buffer, laid out for the first ranks.
+  if (peer >= staging_ranks_ && p.qp->max_inline_data() < sizeof(uint64_t)) {
+    return OtherError("rank " + std::to_string(peer) + ": no staging word for its heartbeats " +
+                      "(the device sends no inline data)");
+  }
+  RFT_RETURN_IF_ERROR(p.qp->Connect(address));
+  p.slots_address = slots_address;
+  p.slots_rkey = slots_rkey;
+  p.qp_connected = true;
+  p.connected = writable;
   return Status::Ok();
+}
+
+void VerbsHeartbeats::MarkWritable(Rank peer) {
+  if (peer < peers_.size() && peers_[peer].qp_connected) peers_[peer].connected = true;
 }
 
 bool VerbsHeartbeats::Put(Rank observer, uint64_t offset, uint64_t word) {

@@ -325,15 +325,17 @@ check_binary agreement-verbs-during 137 \
 # Recovery on verbs: the respawn solver (examples/respawn_solver.cc, as in spawn_test) loses
 # process 2 of 4 at iteration 300; the survivors revoke, agree, spawn a replacement and restore
 # its state from its buddy's checkpoint, and all four totals are exact. Every pair talks by
-# verbs: the survivors among themselves, and each survivor with the replacement (job rank 4)
-# through a QP made when it joined, its address sent over UCX and the replacement's greeting
-# back (docs/verbs.md, "Replacements").
+# verbs, data and control planes both: the survivors among themselves, and each survivor with
+# the replacement (job rank 4) through QPs made when it joined, their addresses sent over UCX
+# and the replacement's greeting back (docs/verbs.md, "Replacements").
 check_binary recovery-verbs-respawn 137 \
   "$(printf '%s\n' 'info: heartbeats by RDMA WRITE to 3 of 3 peers, control messages by SEND to 3$' \
     'info: verbs: ranks \{4\} joined through verbs$' \
     'info: verbs: connected to rank 0, which made a QP for this replacement$' \
     'info: verbs: connected to rank 1, which made a QP for this replacement$' \
     'info: verbs: connected to rank 3, which made a QP for this replacement$' \
+    'info: heartbeats by RDMA WRITE and control messages by SEND to rank 0, which made QPs for this replacement$' \
+    'info: heartbeats by RDMA WRITE and control messages by SEND to rank 3, which made QPs for this replacement$' \
     '^\[s1:0\] respawn_solver: rank 2: total .* after 0 respawn\(s\) \(a replacement\)$' \
     '^exact=4$')" \
   "bazel-bin/tools/rftrun/rftrun bazel-bin/examples/respawn_solver" \
@@ -345,6 +347,8 @@ check_binary recovery-verbs-respawn 137 \
 # A replacement joins on verbs (tests/multiproc/growth_worker.cc, which growth_test runs on the
 # host): rank 2 of 3 dies, a replacement (job rank 3) joins, and every pair exchanges an eager
 # and a large message (RDMA READ) through verbs, the replacement's QPs made when it joined.
+# While all are quiet, every process writes its heartbeats to its observer by RDMA (the ring of
+# 0, 1 and 3 has the replacement observe one survivor and be observed by the other).
 # Then rank 1 dies and the replacement raises SIGKILL: the others learn both, and a receive
 # posted on the replacement completes with PROC_FAILED.
 check_binary growth-verbs 137 \
@@ -352,6 +356,9 @@ check_binary growth-verbs 137 \
     'rank 1 exchanged messages with the grown job' 'rank 3 exchanged messages with the grown job' \
     'rank 0 reaches 3 by verbs$' 'rank 1 reaches 3 by verbs$' 'rank 3 reaches 0 by verbs$' \
     'rank 3 reaches 1 by verbs$' 'rank 0 reaches 1 by verbs$' \
+    'rank 0 wrote [1-9][0-9]* heartbeats by RDMA while quiet' \
+    'rank 1 wrote [1-9][0-9]* heartbeats by RDMA while quiet' \
+    'rank 3 wrote [1-9][0-9]* heartbeats by RDMA while quiet' \
     'rank 0 learned rank 1 failed' 'rank 3 learned rank 1 failed' \
     'rank 0 learned replacement 3 failed')" \
   "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/multiproc/growth_worker" \
