@@ -154,6 +154,12 @@ void ControlPlane::GrowVerbs(uint32_t old_size,
     }
   }
   if (joining.empty()) return;
+  // The replacements take the places of failed ranks in the message channel's receive queue:
+  // those the registry knows are let go here, whether or not their news was handled yet.
+  const RankSet connected = verbs_message_peers_;  // the failure callback erases from it
+  for (Rank r : connected) {
+    if (registry_->IsFailed(r)) verbs_messages_->Disconnect(r);
+  }
   Status grown = verbs_heartbeats_->Grow(new_size);
   if (grown.ok()) grown = verbs_messages_->Grow(new_size);
   if (!grown.ok()) {

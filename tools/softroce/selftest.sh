@@ -104,7 +104,7 @@ check_two_nodes() {
 # of the workers run in the guest too. Built first and copied aside ($sanitized/CONFIG/), since
 # every config writes one output directory and the plain build below replaces them.
 sanitized_targets="//tests/multiproc:dataplane_worker //tests/multiproc:detector_worker \
-  //tests/multiproc:agreement_worker"
+  //tests/multiproc:agreement_worker //tests/multiproc:growth_worker"
 for config in tsan asan; do
   command -v bazel >/dev/null 2>&1 || break
   # With SOFTROCE_ONLY, built when it names the config (e.g. SOFTROCE_ONLY=tsan-control).
@@ -420,13 +420,22 @@ sanitizer_check() {
     "$env; $config_env; rftrun $args >/tmp/out 2>&1; s=\$?; cat /tmp/out; \
      echo sanitizer_reports=\$(grep -Ec '$report' /tmp/out); exit \$s"
 }
-# Both builds: a revocation's flood by SEND and the whole stack through an agreement with a death.
+# Both builds: a revocation's flood by SEND, a replacement joining on verbs, and the whole stack
+# through an agreement with a death.
 for config in tsan asan; do
   sanitizer_check "$config-control-verbs-revoke" 0 \
     "$(printf '%s\n' '^\[0\] revoke ok rank=0 .* control_by_ucx=0 by_verbs=[1-9]' \
       '^\[2\] revoke ok rank=2 .* control_by_ucx=0 by_verbs=[1-9]')" \
     detector_worker "$detector_env RFT_CONTROL_SOCKETS=n" \
     "--ft -n 3 --timeout 300 detector_worker revoke --origin 1"
+  # A replacement joining on verbs: both planes grow their QPs on the control and data-plane
+  # threads while heartbeats run, then two deaths.
+  sanitizer_check "$config-growth-verbs" 137 \
+    "$(printf '%s\n' 'rank 3 exchanged messages with the grown job' 'rank 0 reaches 3 by verbs$' \
+      'rank 3 wrote [1-9][0-9]* heartbeats by RDMA while quiet' \
+      'rank 0 learned replacement 3 failed')" \
+    growth_worker "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=verbs RFT_SHM_RINGS=n \
+      RFT_RENDEZVOUS=ucx" "-n 3 --ft --timeout 300 growth_worker"
   sanitizer_check "$config-agreement-verbs-during" 137 \
     "$(printf '%s\n' '^\[0\] during ok rank=0' '^\[2\] during ok rank=2' '^\[3\] during ok rank=3')" \
     agreement_worker "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=verbs RFT_SHM_RINGS=n" \

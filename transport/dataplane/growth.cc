@@ -36,7 +36,10 @@ Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
   // the prefix. A replacement on this node takes the same-node rendezvous (DecideCma), never
   // the rings: those are laid out at start-up for one namespace's processes.
   // Failures known before (the ones the replacements replace) free their places in the verbs
-  // channel (JoinVerbs).
+  // channel (JoinVerbs): completed now, whether or not their news reached this plane yet.
+  for (Rank r : known_failed) {
+    if (r < old_size && r != rank_) ReportPeerFailed(r);
+  }
   ProcessNotices();
   std::vector<std::vector<std::byte>> addresses(new_size - old_size);
   std::vector<std::vector<std::byte>> verbs_parts(new_size - old_size);

@@ -254,6 +254,7 @@ void DataPlane::JoinVerbs(uint32_t old_size, const std::vector<RecordPrefix>& re
     return;
   }
   verbs_->channel_size = size_;
+  RankSet joined;
   for (Rank r : joining) {
     const std::vector<std::byte>& part = parts[r - old_size];
     StatusOr<verbs::QpAddress> address = OtherError("its QP address part is cut short");
@@ -274,8 +275,11 @@ void DataPlane::JoinVerbs(uint32_t old_size, const std::vector<RecordPrefix>& re
     }
     SendVerbsAddress(r);  // through UCX: before the path moves to verbs
     path_[r] = Path::kVerbs;
+    joined.Insert(r);
   }
-  RFT_LOG_INFO("verbs: ranks %s joined through verbs", joining.ToString().c_str());
+  if (!joined.empty()) {
+    RFT_LOG_INFO("verbs: ranks %s joined through verbs", joined.ToString().c_str());
+  }
 }
 
 namespace {
