@@ -189,14 +189,8 @@ void DataPlane::SendCmaDone(Rank source, const RendezvousDescriptor& descriptor,
                        std::span<std::byte, kRendezvousDoneSize>(
                            send->bytes.data() + kWireHeaderSize, kRendezvousDoneSize));
   if (DirectSendControl(source, send, send->bytes.size(), receive)) return;
-  ucp_request_param_t param;
-  param.op_attr_mask =
-      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-  param.flags = UCP_AM_SEND_FLAG_EAGER;
-  param.cb.send = &OnControlSendDone;
-  param.user_data = send;
-  void* ucx_request = ucp_am_send_nbx(*ep, internal::kDataAmId, nullptr, 0, send->bytes.data(),
-                                      send->bytes.size(), &param);
+  void* ucx_request = internal::SendOwnMessage(*ep, send->bytes.data(), send->bytes.size(),
+                                               &OnControlSendDone, send);
   if (!UCS_PTR_IS_PTR(ucx_request) || ucx_request == nullptr) {
     // Sent at once, or the endpoint failed (then the sender's failure ends its send).
     control_sends_.Release(send);

@@ -4,6 +4,8 @@
 
 #include <ucp/api/ucp.h>
 
+#include <cstddef>
+
 #include "base/error.h"
 
 namespace rft::transport::internal {
@@ -30,6 +32,23 @@ inline rft_error_t ErrorFromUcx(ucs_status_t status) {
     default:
       return RFT_ERR_OTHER;
   }
+}
+
+// Sends `length` bytes at `bytes` (an rft header first, then its payload) as one eager data
+// active message on `ep`: the data plane's own small messages (a rendezvous done, a revoke
+// notice, a verbs address). `done(request, status, user_data)` runs if UCX keeps the message;
+// the result is ucp_am_send_nbx's (a request, an error, or nullptr when sent at once), and
+// `bytes` must stay until `done` when it is a request.
+inline void* SendOwnMessage(ucp_ep_h ep, const std::byte* bytes, size_t length,
+                            ucp_send_nbx_callback_t done, void* user_data) {
+  ucp_request_param_t param;
+  param.op_attr_mask =
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = UCP_AM_SEND_FLAG_EAGER;
+  param.cb.send = done;
+  param.user_data = user_data;
+  // The header travels inside the AM data (a small message: header first, see Isend).
+  return ucp_am_send_nbx(ep, kDataAmId, nullptr, 0, bytes, length, &param);
 }
 
 }  // namespace rft::transport::internal

@@ -31,15 +31,9 @@ void DataPlane::SendRevocation(Rank peer, uint32_t context_id, uint32_t epoch, u
   header.job_token = job_token_;
   EncodeHeader(header, std::span<std::byte, kWireHeaderSize>(send->bytes.data(), kWireHeaderSize));
   if (DirectSendControl(peer, send, kWireHeaderSize, nullptr)) return;
-  ucp_request_param_t param;
-  param.op_attr_mask =
-      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-  param.flags = UCP_AM_SEND_FLAG_EAGER;
-  param.cb.send = &OnControlSendDone;
-  param.user_data = send;
-  // The header alone travels as the AM data (a small message: header first, see Isend).
-  void* ucx_request = ucp_am_send_nbx(*ep, internal::kDataAmId, nullptr, 0, send->bytes.data(),
-                                      kWireHeaderSize, &param);
+  // The header alone travels as the AM data.
+  void* ucx_request =
+      internal::SendOwnMessage(*ep, send->bytes.data(), kWireHeaderSize, &OnControlSendDone, send);
   if (!UCS_PTR_IS_PTR(ucx_request) || ucx_request == nullptr) control_sends_.Release(send);
 }
 

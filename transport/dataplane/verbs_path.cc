@@ -311,14 +311,8 @@ void DataPlane::SendVerbsAddress(Rank peer) {
   header.job_token = job_token_;
   EncodeHeader(header, std::span<std::byte, kWireHeaderSize>(send->bytes.data(), kWireHeaderSize));
   std::memcpy(send->bytes.data() + kWireHeaderSize, table.data(), table.size());
-  ucp_request_param_t param;
-  param.op_attr_mask =
-      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-  param.flags = UCP_AM_SEND_FLAG_EAGER;
-  param.cb.send = &OnVerbsAddressSent;
-  param.user_data = send;
-  void* request = ucp_am_send_nbx(*ep, internal::kDataAmId, nullptr, 0, send->bytes.data(),
-                                  send->bytes.size(), &param);
+  void* request = internal::SendOwnMessage(*ep, send->bytes.data(), send->bytes.size(),
+                                           &OnVerbsAddressSent, send);
   // Sent at once, or the endpoint failed (then the peer's failure ends what waits for it).
   if (!UCS_PTR_IS_PTR(request) || request == nullptr) delete send;
 }
