@@ -24,6 +24,10 @@
 //                 the same communicator, timed in the same rounds
 //   revoke        rank 0 revokes a duplicate of COMM_WORLD while the others wait in a receive on
 //                 it: time from the revoke until the last one returned (one node: one clock)
+//   p2p_after_spawn   with --p2p-after-spawn (rftrun --ft, n >= 3): the last rank is dead and a
+//                 replacement takes its place; 8-byte ping-pong one-way time between rank 0 and
+//                 the replacement, beside rank 0 and rank 1 (a survivor) in alternating
+//                 repetitions; "ratio" = replacement / survivor (docs/verbs.md, "Replacements")
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -331,6 +335,74 @@ void SpawnAfterFailure(long iters, char* program) {
   Check(rft_comm_free(&survivors), "free");
 }
 
+// 8-byte ping-pongs over `comm` (a merged communicator): rank 0 with rank 1 and with the last
+// rank, the replacement, in alternating repetitions; the partners answer. At rank 0, the median
+// one-way time of each partner's repetitions, in µs.
+struct PartnerTimes {
+  double survivor_us = 0;
+  double replacement_us = 0;
+};
+PartnerTimes PingPongWithReplacement(rft_comm_t comm, long iters, int reps) {
+  int rank = 0, size = 0;
+  Check(rft_comm_rank(comm, &rank), "rank");
+  Check(rft_comm_size(comm, &size), "size");
+  char byte8[8] = {};
+  std::vector<double> survivor, replacement;
+  std::vector<double> samples(static_cast<size_t>(iters));
+  for (int rep = 0; rep < 2 * reps; ++rep) {
+    const int partner = rep % 2 == 0 ? 1 : size - 1;
+    Check(rft_barrier(comm), "barrier");
+    for (long i = 0; i < iters; ++i) {
+      const int64_t start = rft::MonotonicNanos();
+      if (rank == 0) {
+        Check(rft_send(byte8, 8, RFT_BYTE, partner, 3, comm), "send");
+        Check(rft_recv(byte8, 8, RFT_BYTE, partner, 3, comm, RFT_STATUS_IGNORE), "recv");
+      } else if (rank == partner) {
+        Check(rft_recv(byte8, 8, RFT_BYTE, 0, 3, comm, RFT_STATUS_IGNORE), "recv");
+        Check(rft_send(byte8, 8, RFT_BYTE, 0, 3, comm), "send");
+      }
+      samples[static_cast<size_t>(i)] = static_cast<double>(rft::MonotonicNanos() - start) / 2e3;
+    }
+    (partner == 1 ? survivor : replacement).push_back(Median(samples));
+  }
+  Check(rft_barrier(comm), "barrier");
+  return {Median(survivor), Median(replacement)};
+}
+
+// --p2p-after-spawn (rftrun --ft, n >= 3): the last rank dies as for --shrink-after-failure, and
+// the survivors spawn a replacement for it (this program with --replacement-p2p and the same
+// counts); then PingPongWithReplacement.
+void P2pAfterSpawn(long iters, int reps, char* program) {
+  if (g_size < 3) {
+    std::fprintf(stderr, "rft_bench_coll: --p2p-after-spawn needs at least 3 ranks\n");
+    std::exit(2);
+  }
+  rft_comm_t survivors = LoseLastRank();
+  std::string iters_text = std::to_string(iters), reps_text = std::to_string(reps);
+  char flag[] = "--replacement-p2p", iters_flag[] = "--iters", reps_flag[] = "--reps";
+  char* args[] = {program,          flag,   iters_flag, iters_text.data(), reps_flag,
+                  reps_text.data(), nullptr};
+  rft_comm_t merged;
+  Check(rft_comm_spawn(RFT_COMM_WORLD, args, &merged), "spawn");
+  const PartnerTimes times = PingPongWithReplacement(merged, iters, reps);
+  char json[128], text[128];
+  const double ratio = times.replacement_us / times.survivor_us;
+  std::snprintf(json, sizeof json, ",\"survivor_p50_us\":%.3f,\"ratio\":%.3f", times.survivor_us,
+                ratio);
+  std::snprintf(text, sizeof text, "survivor %.3f us, replacement/survivor %.3f", times.survivor_us,
+                ratio);
+  Report("p2p_after_spawn", 8, iters, times.replacement_us, times.replacement_us, json, text);
+  Check(rft_comm_free(&merged), "free");
+  Check(rft_comm_free(&survivors), "free");
+}
+
+// A replacement of --p2p-after-spawn: answers rank 0's ping-pongs over the merged communicator.
+void BeP2pReplacement(long iters, int reps) {
+  rft_comm_t parent;
+  Check(rft_comm_get_parent(&parent), "get_parent");
+  (void)PingPongWithReplacement(parent, iters, reps);
+}
+
 // A replacement of --spawn-after-failure: joined (rft_init confirmed the merge), it meets the
 // survivors once and ends itself, the next round's failure.
 [[noreturn]] void BeReplacement() {
@@ -345,6 +417,7 @@ int main(int argc, char** argv) {
   long iters = 2000;
   int reps = 5;
   bool shrink_after_failure = false, spawn_after_failure = false, replacement = false;
+  bool p2p_after_spawn = false, p2p_replacement = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--json") == 0) {
       g_json = true;
@@ -354,6 +427,10 @@ int main(int argc, char** argv) {
       spawn_after_failure = true;
     } else if (std::strcmp(argv[i], "--replacement") == 0) {
       replacement = true;
+    } else if (std::strcmp(argv[i], "--p2p-after-spawn") == 0) {
+      p2p_after_spawn = true;
+    } else if (std::strcmp(argv[i], "--replacement-p2p") == 0) {
+      p2p_replacement = true;
     } else if (std::strcmp(argv[i], "--iters") == 0 && i + 1 < argc) {
       iters = std::atol(argv[++i]);
     } else if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
@@ -361,7 +438,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: rft_bench_coll [--iters N] [--reps R] [--json] "
-                   "[--shrink-after-failure | --spawn-after-failure]\n");
+                   "[--shrink-after-failure | --spawn-after-failure | --p2p-after-spawn]\n");
       return 2;
     }
   }
@@ -373,6 +450,15 @@ int main(int argc, char** argv) {
   Check(rft_comm_rank(RFT_COMM_WORLD, &g_rank), "rank");
   Check(rft_comm_size(RFT_COMM_WORLD, &g_size), "size");
   if (replacement) BeReplacement();
+  if (p2p_replacement || p2p_after_spawn) {
+    if (p2p_replacement) {
+      BeP2pReplacement(iters, reps);
+    } else {
+      P2pAfterSpawn(iters, reps, argv[0]);
+    }
+    Check(rft_finalize(), "finalize");
+    return 0;
+  }
   if (spawn_after_failure) {
     SpawnAfterFailure(iters, argv[0]);
     Check(rft_finalize(), "finalize");
