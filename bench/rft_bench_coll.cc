@@ -24,10 +24,11 @@
 //                 the same communicator, timed in the same rounds
 //   revoke        rank 0 revokes a duplicate of COMM_WORLD while the others wait in a receive on
 //                 it: time from the revoke until the last one returned (one node: one clock)
-//   p2p_after_spawn   with --p2p-after-spawn (rftrun --ft, n >= 3): the last rank is dead and a
+//   p2p_after_spawn   with --p2p-after-spawn (rftrun --ft): the last rank is dead and a
 //                 replacement takes its place; 8-byte ping-pong one-way time between rank 0 and
-//                 the replacement, beside rank 0 and rank 1 (a survivor) in alternating
-//                 repetitions; "ratio" = replacement / survivor (docs/verbs.md, "Replacements")
+//                 the replacement, and with n >= 3 beside rank 0 and rank 1 (a survivor) in
+//                 alternating repetitions: "ratio" = replacement / survivor (docs/verbs.md,
+//                 "Replacements")
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -336,7 +337,8 @@ void SpawnAfterFailure(long iters, char* program) {
 }
 
 // 8-byte ping-pongs over `comm` (a merged communicator): rank 0 with rank 1 and with the last
-// rank, the replacement, in alternating repetitions; the partners answer. At rank 0, the median
+// rank, the replacement, in alternating repetitions (with the replacement alone when n = 2);
+// the partners answer. At rank 0, the median
 // one-way time of each partner's repetitions, in µs.
 struct PartnerTimes {
   double survivor_us = 0;
@@ -349,8 +351,10 @@ PartnerTimes PingPongWithReplacement(rft_comm_t comm, long iters, int reps) {
   char byte8[8] = {};
   std::vector<double> survivor, replacement;
   std::vector<double> samples(static_cast<size_t>(iters));
-  for (int rep = 0; rep < 2 * reps; ++rep) {
-    const int partner = rep % 2 == 0 ? 1 : size - 1;
+  // With n = 2 the replacement is rank 0's only partner.
+  const bool with_survivor = size >= 3;
+  for (int rep = 0; rep < (with_survivor ? 2 : 1) * reps; ++rep) {
+    const int partner = with_survivor && rep % 2 == 0 ? 1 : size - 1;
     Check(rft_barrier(comm), "barrier");
     for (long i = 0; i < iters; ++i) {
       const int64_t start = rft::MonotonicNanos();
@@ -363,18 +367,18 @@ PartnerTimes PingPongWithReplacement(rft_comm_t comm, long iters, int reps) {
       }
       samples[static_cast<size_t>(i)] = static_cast<double>(rft::MonotonicNanos() - start) / 2e3;
     }
-    (partner == 1 ? survivor : replacement).push_back(Median(samples));
+    (partner == size - 1 ? replacement : survivor).push_back(Median(samples));
   }
   Check(rft_barrier(comm), "barrier");
-  return {Median(survivor), Median(replacement)};
+  return {survivor.empty() ? 0 : Median(survivor), Median(replacement)};
 }
 
-// --p2p-after-spawn (rftrun --ft, n >= 3): the last rank dies as for --shrink-after-failure, and
+// --p2p-after-spawn (rftrun --ft, n >= 2): the last rank dies as for --shrink-after-failure, and
 // the survivors spawn a replacement for it (this program with --replacement-p2p and the same
 // counts); then PingPongWithReplacement.
 void P2pAfterSpawn(long iters, int reps, char* program) {
-  if (g_size < 3) {
-    std::fprintf(stderr, "rft_bench_coll: --p2p-after-spawn needs at least 3 ranks\n");
+  if (g_size < 2) {
+    std::fprintf(stderr, "rft_bench_coll: --p2p-after-spawn needs at least 2 ranks\n");
     std::exit(2);
   }
   rft_comm_t survivors = LoseLastRank();
@@ -385,12 +389,14 @@ void P2pAfterSpawn(long iters, int reps, char* program) {
   rft_comm_t merged;
   Check(rft_comm_spawn(RFT_COMM_WORLD, args, &merged), "spawn");
   const PartnerTimes times = PingPongWithReplacement(merged, iters, reps);
-  char json[128], text[128];
-  const double ratio = times.replacement_us / times.survivor_us;
-  std::snprintf(json, sizeof json, ",\"survivor_p50_us\":%.3f,\"ratio\":%.3f", times.survivor_us,
-                ratio);
-  std::snprintf(text, sizeof text, "survivor %.3f us, replacement/survivor %.3f", times.survivor_us,
-                ratio);
+  char json[128] = "", text[128] = "no survivor partner (n = 2)";
+  if (times.survivor_us > 0) {
+    const double ratio = times.replacement_us / times.survivor_us;
+    std::snprintf(json, sizeof json, ",\"survivor_p50_us\":%.3f,\"ratio\":%.3f", times.survivor_us,
+                  ratio);
+    std::snprintf(text, sizeof text, "survivor %.3f us, replacement/survivor %.3f",
+                  times.survivor_us, ratio);
+  }
   Report("p2p_after_spawn", 8, iters, times.replacement_us, times.replacement_us, json, text);
   Check(rft_comm_free(&merged), "free");
   Check(rft_comm_free(&survivors), "free");
