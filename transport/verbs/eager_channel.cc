@@ -235,8 +235,13 @@ Status EagerChannel::Connect(Rank peer, const QpAddress& remote, Handshake hands
                     std::to_string(config_.credits) + " of " + std::to_string(config_.slot_size) +
                     ": every rank of a job must use the same eager configuration");
   }
+  const bool had_place = p.holds_place;  // from Expect
   RFT_RETURN_IF_ERROR(TakePlace(peer));
   if (Status s = p.qp->Connect(remote, config_.timing); !s.ok()) {
+    if (!had_place) {  // nothing will use it: the place goes back
+      p.holds_place = false;
+      --holders_;
+    }
     return OtherError("connecting to " + PeerName(peer) + ": " + s.message());
   }
   p.connected = true;
