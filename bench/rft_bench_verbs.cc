@@ -242,11 +242,10 @@ int Run(int argc, char** argv) {
   bench = &state;
 
   // Each rank publishes a table of its one QP; with two ranks there is nothing to index.
-  const std::vector<std::byte> mine =
-      EncodeQpAddressTable(1, kNoHole, [&](uint32_t) { return channel.address(peer); });
+  const std::vector<std::byte> mine = EncodeSingleQpAddress(channel.address(peer));
   StatusOr<std::vector<std::vector<std::byte>>> all = boot.Exchange(kKey, mine);
   Check(all.status(), "exchange");
-  StatusOr<QpAddress> theirs = DecodeQpAddressTable((*all)[peer], 1, 0);
+  StatusOr<QpAddress> theirs = DecodeSingleQpAddress((*all)[peer]);
   if (!theirs.ok()) Die("rank " + std::to_string(peer) + "'s record: " + theirs.status().message());
   Check(channel.Connect(peer, *theirs), "connect");
   // No SEND before the peer's QP can receive.

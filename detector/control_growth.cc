@@ -12,10 +12,8 @@ RankSet ControlPlane::StartUpFenceRanks() const {
   // A replacement's parents are past their start-up: only its siblings fence with it. It
   // starts its ring as it leaves; its parents grow theirs when they have read its record, and
   // until then the first-word rule excuses their silence on either side.
-  const auto space = job_->ranks();
-  const transport::RankBlock* own = space.BlockOf(self_);
-  return own == nullptr ? ranks
-                        : ranks.Intersection(RankSet::Range(own->first, own->first + own->count));
+  const transport::RankBlock& own = job_->own_block();
+  return ranks.Intersection(RankSet::Range(own.first, own.first + own.count));
 }
 
 Status ControlPlane::AddRanks(uint32_t new_size) {

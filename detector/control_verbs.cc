@@ -106,12 +106,7 @@ void ControlPlane::ConnectVerbs(const std::vector<std::vector<std::byte>>& parts
   const size_t heartbeat_bytes = VerbsHeartbeats::PartBytes(size_);
   // A replacement's parents made their QPs before it existed: each that grows sends it their
   // addresses (GrowVerbs). Its siblings connect here, as a job does at start-up.
-  Rank first = 0;
-  if (job_->joined()) {
-    const auto space = job_->ranks();
-    const transport::RankBlock* own = space.BlockOf(self_);
-    if (own != nullptr) first = own->first;
-  }
+  const Rank first = job_->own_block().first;
   uint32_t writing = 0;
   for (Rank r = first; r < parts.size(); ++r) {
     if (r == self_ || parts[r].empty()) continue;  // it puts and takes through UCX
@@ -191,8 +186,7 @@ void ControlPlane::GrowVerbs(uint32_t old_size,
     }
     late_verbs_peers_.Insert(r);
     std::vector<std::byte> addresses = verbs_heartbeats_->PartFor(r);
-    const std::vector<std::byte> table = verbs::EncodeQpAddressTable(
-        1, verbs::kNoHole, [&](uint32_t) { return verbs_messages_->address(r); });
+    const std::vector<std::byte> table = verbs::EncodeSingleQpAddress(verbs_messages_->address(r));
     addresses.insert(addresses.end(), table.begin(), table.end());
     Send(r, detector::internal::kDetectorService, detector::internal::kVerbsAddress,
          addresses);  // through UCX
@@ -204,12 +198,12 @@ void ControlPlane::OnVerbsAddress(Rank source, std::span<const std::byte> payloa
   // record offered verbs.
   if (verbs_heartbeats_ == nullptr || verbs_messages_ == nullptr || !job_->joined() ||
       source >= size() || source == self_ || verbs_message_peers_.Contains(source) ||
-      payload.size() != VerbsHeartbeats::kPartForBytes + verbs::QpAddressTableSize(1)) {
+      payload.size() != VerbsHeartbeats::kPartForBytes + verbs::kSingleQpAddressSize) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   StatusOr<verbs::QpAddress> address =
-      verbs::DecodeQpAddressTable(payload.subspan(VerbsHeartbeats::kPartForBytes), 1, 0);
+      verbs::DecodeSingleQpAddress(payload.subspan(VerbsHeartbeats::kPartForBytes));
   // The parent connected both of its QPs before it sent this: both are ready.
   Status linked = address.ok() ? verbs_heartbeats_->ConnectJoined(
                                      source, payload.first(VerbsHeartbeats::kPartForBytes),

@@ -117,8 +117,7 @@ std::vector<std::byte> VerbsHeartbeats::PartFor(Rank peer) const {
   std::vector<std::byte> part(12);
   StoreLittleEndian<uint64_t>(part, 0, reinterpret_cast<uintptr_t>(slots_mr_->addr));
   StoreLittleEndian<uint32_t>(part, 8, slots_mr_->rkey);
-  const std::vector<std::byte> table = verbs::EncodeQpAddressTable(
-      1, verbs::kNoHole, [&](uint32_t) { return peers_[peer].qp->address(); });
+  const std::vector<std::byte> table = verbs::EncodeSingleQpAddress(peers_[peer].qp->address());
   part.insert(part.end(), table.begin(), table.end());
   return part;
 }
@@ -131,7 +130,7 @@ Status VerbsHeartbeats::ConnectJoined(Rank peer, std::span<const std::byte> part
   if (part.size() != kPartForBytes) {
     return bad(std::to_string(part.size()) + " bytes, expected " + std::to_string(kPartForBytes));
   }
-  StatusOr<verbs::QpAddress> address = verbs::DecodeQpAddressTable(part.subspan(12), 1, 0);
+  StatusOr<verbs::QpAddress> address = verbs::DecodeSingleQpAddress(part.subspan(12));
   if (!address.ok()) return bad(address.status().message());
   return ConnectQp(peer, *address, LoadLittleEndian<uint64_t>(part, 0),
                    LoadLittleEndian<uint32_t>(part, 8), writable);

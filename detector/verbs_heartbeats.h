@@ -64,7 +64,7 @@ class VerbsHeartbeats {
   // What a peer that joined needs to write into this process's slots: u64 slots address, u32
   // rkey, then a one-entry QP address table (this process's QP for `peer`).
   std::vector<std::byte> PartFor(Rank peer) const;
-  static constexpr size_t kPartForBytes = 12 + verbs::QpAddressTableSize(1);
+  static constexpr size_t kPartForBytes = 12 + verbs::kSingleQpAddressSize;
   // Connects the QP for `peer` to what its PartFor (`part`) says. With `writable` false, Put
   // does not write to it before MarkWritable: the peer's QP may not be ready yet (the peer
   // connects second, and greets). RFT_ERR_OTHER naming the peer for a part that does not

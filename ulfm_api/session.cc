@@ -42,11 +42,9 @@ Status Session::Start() {
   const Rank me = plane->rank();
   // A replacement's COMM_WORLD is the processes spawned with it (as MPI's spawned children's);
   // the job it joined is its COMM_PARENT (JoinSpawners).
-  const transport::RankSpace space = runtime_->bootstrap().ranks();
-  const transport::RankBlock* own = space.BlockOf(me);
-  const Group world_group = runtime_->bootstrap().joined() && own != nullptr
-                                ? Group::Range(own->first, own->count)
-                                : Group::Range(0, plane->size());
+  const transport::RankBlock& own = runtime_->bootstrap().own_block();
+  const Group world_group = runtime_->bootstrap().joined() ? Group::Range(own.first, own.count)
+                                                           : Group::Range(0, plane->size());
   world_ = std::make_unique<Communicator>(
       plane, registry, world_group,
       ContextIds::Allocation{.pair = ContextIds::kWorldPair, .epoch = 0}, "COMM_WORLD");

@@ -181,6 +181,7 @@ StatusOr<std::unique_ptr<Bootstrap>> Bootstrap::Init() {
     g_space = RankSpace();
     status = g_space.Add(bootstrap->nspace_, bootstrap->size());
     g_self = bootstrap->rank_;
+    bootstrap->own_block_ = {.nspace = bootstrap->nspace_, .first = 0, .count = bootstrap->size()};
   }
   if (status.ok()) bootstrap->AddNodePeers(bootstrap->local_peers_);
   // Listen from the start: a peer that dies during start-up must be known to the exchanges
@@ -276,6 +277,7 @@ Status Bootstrap::JoinParentJob(const char* join) {
   for (const RankBlock& block : space->blocks()) AddNodePeers(LocalRanksOf(block));
   const Rank first = space->size();
   RFT_RETURN_IF_ERROR(space->Add(nspace_, size()));
+  own_block_ = {.nspace = nspace_, .first = first, .count = size()};
   const Rank pmix_rank = rank_;
   rank_ = first + pmix_rank;
   size_.store(space->size(), std::memory_order_release);

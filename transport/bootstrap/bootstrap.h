@@ -158,6 +158,9 @@ class Bootstrap {
   bool joined() const { return joined_; }
   // For a replacement: the job rank of the process that spawned it; kInvalidRank otherwise.
   Rank spawner() const { return spawner_; }
+  // This process's own namespace's block of job ranks, fixed at Init: the job's first block, or
+  // for a replacement the processes spawned with it (its parents' blocks come before).
+  const RankBlock& own_block() const { return own_block_; }
 
   std::chrono::nanoseconds timeout() const { return timeout_; }
 
@@ -188,6 +191,7 @@ class Bootstrap {
   bool joined_ = false;
   uint32_t join_token_ = 0;
   Rank spawner_ = kInvalidRank;
+  RankBlock own_block_;
   uint32_t job_token_ = 0;
   std::string nspace_;
   RankSet local_peers_;

@@ -187,13 +187,7 @@ Status DataPlane::ConnectVerbs(const std::vector<RecordPrefix>& records,
   // A replacement's parents made their QPs before it existed: each sends its address for it
   // once it grew (JoinVerbs), and messages to it wait until then. Its siblings, spawned with
   // it, connect as a job does at start-up.
-  Rank first_sibling = 0;
-  if (job_->joined()) {
-    const RankSpace space = job_->ranks();
-    const RankBlock* own = space.BlockOf(rank_);
-    if (own == nullptr) return OtherError("rank " + std::to_string(rank_) + " is in no rank block");
-    first_sibling = own->first;
-  }
+  const Rank first_sibling = job_->own_block().first;
   RankSet offering;  // the ranks that connect through verbs, this one included
   for (Rank r = 0; r < size_; ++r) {
     if (missing.Contains(r)) continue;
@@ -260,13 +254,10 @@ void DataPlane::JoinVerbs(uint32_t old_size, const std::vector<RecordPrefix>& re
   verbs_->channel_size = size_;
   RankSet joined;
   for (Rank r : joining) {
-    const std::vector<std::byte>& part = parts[r - old_size];
-    StatusOr<verbs::QpAddress> address = OtherError("its QP address part is cut short");
-    if (part.size() >= 4) {
-      const uint32_t entries = LoadLittleEndian<uint32_t>(part, 0);
-      address =
-          verbs::DecodeQpAddressTable(std::span<const std::byte>(part).subspan(4), entries, rank_);
-    }
+    // AddRanks took the part whole (VerbsPartOf): its rank count, then its table.
+    const std::span<const std::byte> part(parts[r - old_size]);
+    const StatusOr<verbs::QpAddress> address =
+        verbs::DecodeQpAddressTable(part.subspan(4), LoadLittleEndian<uint32_t>(part, 0), rank_);
     Status connected =
         address.ok()
             ? verbs_->channel->Connect(r, *address, verbs::EagerChannel::Handshake::kAwaitGreeting)
@@ -290,7 +281,7 @@ namespace {
 
 // A verbs address on its way through UCX (rare: once per pair that joined), kept until sent.
 struct VerbsAddressSend {
-  std::array<std::byte, kWireHeaderSize + verbs::QpAddressTableSize(1)> bytes;
+  std::array<std::byte, kWireHeaderSize + verbs::kSingleQpAddressSize> bytes;
 };
 
 void OnVerbsAddressSent(void* ucx_request, ucs_status_t, void* user_data) {
@@ -303,8 +294,7 @@ void OnVerbsAddressSent(void* ucx_request, ucs_status_t, void* user_data) {
 void DataPlane::SendVerbsAddress(Rank peer) {
   StatusOr<ucp_ep_h> ep = endpoints_->Get(peer);
   if (!ep.ok()) return;  // failed: nothing waits for it
-  const std::vector<std::byte> table = verbs::EncodeQpAddressTable(
-      1, verbs::kNoHole, [&](uint32_t) { return verbs_->channel->address(peer); });
+  const std::vector<std::byte> table = verbs::EncodeSingleQpAddress(verbs_->channel->address(peer));
   auto* send = new VerbsAddressSend;
   RFT_CHECK(table.size() + kWireHeaderSize == send->bytes.size(),
             "a QP address table of one entry has a fixed size");
@@ -331,7 +321,7 @@ void DataPlane::HandleVerbsAddress(const WireHeader& header, std::span<const std
     drops_.Record(DecodeError::kBadPayload);
     return;
   }
-  StatusOr<verbs::QpAddress> address = verbs::DecodeQpAddressTable(payload, 1, 0);
+  StatusOr<verbs::QpAddress> address = verbs::DecodeSingleQpAddress(payload);
   Status connected = address.ok() ? verbs_->channel->Connect(source, *address,
                                                              verbs::EagerChannel::Handshake::kGreet)
                                   : address.status();

@@ -188,7 +188,7 @@ int Run(int argc, char** argv) {
   // Step 4: the survivors' addresses for rank 3.
   std::vector<std::byte> mine;
   if (!joiner) {
-    mine = EncodeQpAddressTable(1, kNoHole, [&](uint32_t) { return channel.address(kJoiner); });
+    mine = EncodeSingleQpAddress(channel.address(kJoiner));
   }
   if (Status s = Publish(boot, second, mine); !s.ok()) return Fail("publish: " + s.ToString());
   if (joiner) {

@@ -123,4 +123,12 @@ StatusOr<QpAddress> DecodeQpAddressTable(std::span<const std::byte> bytes, uint3
   return address;
 }
 
+std::vector<std::byte> EncodeSingleQpAddress(const QpAddress& address) {
+  return EncodeQpAddressTable(1, kNoHole, [&](uint32_t) { return address; });
+}
+
+StatusOr<QpAddress> DecodeSingleQpAddress(std::span<const std::byte> bytes) {
+  return DecodeQpAddressTable(bytes, 1, 0);
+}
+
 }  // namespace rft::verbs

@@ -67,6 +67,12 @@ std::vector<std::byte> EncodeQpAddressTable(uint32_t entries, uint32_t hole,
 StatusOr<QpAddress> DecodeQpAddressTable(std::span<const std::byte> bytes, uint32_t entries,
                                          uint32_t index);
 
+// One QP's address alone (a table of one entry): what goes to a single peer, e.g. a survivor's
+// QP for a replacement that joined.
+inline constexpr size_t kSingleQpAddressSize = QpAddressTableSize(1);
+std::vector<std::byte> EncodeSingleQpAddress(const QpAddress& address);
+StatusOr<QpAddress> DecodeSingleQpAddress(std::span<const std::byte> bytes);
+
 }  // namespace rft::verbs
 
 #endif  // RFT_TRANSPORT_VERBS_QP_ADDRESS_H_

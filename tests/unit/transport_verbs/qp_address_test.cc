@@ -54,6 +54,14 @@ TEST(QpAddressTest, ATableOfOneWithoutAHole) {
   StatusOr<QpAddress> back = DecodeQpAddressTable(bytes, 1, 0);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, Sample(0));
+  // The single-address form is that table, byte for byte.
+  const std::vector<std::byte> single = EncodeSingleQpAddress(Sample(0));
+  EXPECT_EQ(single, bytes);
+  EXPECT_EQ(single.size(), kSingleQpAddressSize);
+  StatusOr<QpAddress> again = DecodeSingleQpAddress(single);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, Sample(0));
+  EXPECT_FALSE(DecodeSingleQpAddress(Table(2, kNoHole)).ok());  // a table of two is not one
 }
 
 TEST(QpAddressTest, LittleEndianLayout) {
