@@ -323,6 +323,15 @@ int Services(Bootstrap& job, ControlPlane& control) {
   return 0;
 }
 
+// Returns once the control thread has run everything handed to it before the call; false if
+// it takes no more work.
+bool WaitForControlThread(ControlPlane& control) {
+  std::promise<void> handled;
+  if (!control.Post([&handled] { handled.set_value(); })) return false;
+  handled.get_future().wait();
+  return true;
+}
+
 // Revocation across the job: every rank waits in a receive nobody will match; `origin` revokes
 // the context (twice: idempotent); every receive completes with REVOKED, the revocation was
 // delivered once everywhere, and new operations in the context are refused.
@@ -347,6 +356,9 @@ int Revoke(Bootstrap& job, ControlPlane& control, DataPlane& plane, api::RevokeS
   CHECK(revoke.delivered() == 1, revoke.delivered() << " deliveries of one revocation");
   const Status refused = plane.Send(in, sizeof(in), (me + 1) % n, 2, kRevokedContext);
   CHECK(refused.code() == RFT_ERR_REVOKED, "send after the revoke: " << refused.ToString());
+  // The control thread delivers the revocation and then forwards it: the receive above can end
+  // before the forwards are sent. A task posted now runs after them, so the counts include them.
+  CHECK(WaitForControlThread(control), "the control thread takes no more work");
   CHECK_OK(job.Fence(false));
   // How the control messages travelled (the soft-RoCE checks read it: with
   // RFT_CONTROL_SOCKETS=n and a verbs port, all by verbs).
@@ -382,9 +394,7 @@ int Staggered(Bootstrap& job, FailureRegistry& registry, ControlPlane& control, 
   // Work handed to the control thread makes it close the endpoints its transport saw fail,
   // rank 0's included (over TCP its end was an error there). Rank 0 observes rank n - 1: that
   // one's farewell must not go through the closed endpoint (it crashed UCX once in a soak).
-  std::promise<void> handled;
-  CHECK(control.Post([&handled] { handled.set_value(); }), "Post refused");
-  handled.get_future().wait();
+  CHECK(WaitForControlThread(control), "the control thread takes no more work");
   CHECK_OK(job.Fence(false, RankSet::Range(1, job.size())));
   std::printf("staggered ok rank=%u\n", job.rank());
   return 0;
