@@ -257,7 +257,7 @@ void ControlPlane::AttachLocalRegion(Rank peer) {
   }
   // Heartbeats to it go by RDMA WRITE (PutHeartbeat): no UCX endpoint to open, and none to
   // flush at the end.
-  if (verbs_heartbeats_ != nullptr && verbs_heartbeats_->connected(peer)) return;
+  if (WritesHeartbeatsTo(peer)) return;
   auto ep = endpoints_->Get(peer);
   if (!ep.ok()) return;
   auto region = transport::ucx::RemoteRegion::Attach(worker_.get(), *ep, region_descriptors_[peer]);
@@ -473,7 +473,6 @@ void ControlPlane::HandleWork() {
 void ControlPlane::HandleTimer() {
   const int64_t now = MonotonicNanos();
   if (!node_.started() || now < node_.next_timer_ns()) return;
-  if (verbs_heartbeats_ != nullptr) PollVerbsHeartbeats();
   // The slots are written by peers' puts: read them as atomic words.
   auto read_slot = [&](uint64_t offset) {
     return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(slots_->data() + offset))
@@ -534,7 +533,7 @@ bool ControlPlane::Starved(Rank rank) {
   return internal::AnyThreadRunnableOrInIo(pids_[rank]);
 }
 
-bool ControlPlane::PutHeartbeat(Rank observer, uint64_t word, uint64_t slot_offset) {
+bool ControlPlane::PutHeartbeat(Rank observer, uint64_t word, uint64_t slot_offset, bool signaled) {
   if (observer >= size_ || endpoints_ == nullptr) return true;
   // The endpoint table may hold a peer failed that the registry does not: a departed peer's end
   // raised a transport error here, which the registry ignored. Its endpoint is closed (or about
@@ -545,8 +544,9 @@ bool ControlPlane::PutHeartbeat(Rank observer, uint64_t word, uint64_t slot_offs
     remote_[observer].reset();
     return true;
   }
-  if (verbs_heartbeats_ != nullptr && verbs_heartbeats_->connected(observer)) {
-    const bool posted = verbs_heartbeats_->Put(observer, slot_offset, word);
+  if (WritesHeartbeatsTo(observer)) {
+    const bool posted =
+        verbs_heartbeats_->Put(*verbs_messages_, observer, slot_offset, word, signaled);
     if (posted) {
       heartbeats_put_.fetch_add(1, std::memory_order_relaxed);
       heartbeats_written_.fetch_add(1, std::memory_order_relaxed);
@@ -581,16 +581,18 @@ void ControlPlane::SayFarewell() {
   if (observer == kInvalidRank) return;
   // Bounded: a stopped observer must not hold up this process's end.
   const Deadline deadline = Deadline::After(std::chrono::milliseconds(20));
-  while (!PutHeartbeat(observer, node_.FarewellWord(), kSlotOffset) && !deadline.expired()) {
+  while (!PutHeartbeat(observer, node_.FarewellWord(), kSlotOffset, /*signaled=*/true) &&
+         !deadline.expired()) {
     worker_->Progress();
+    if (verbs_messages_ != nullptr) PumpVerbs();  // the channel's send queue frees entries
   }
   while (remote_[observer] != nullptr && remote_[observer]->word_in_flight() &&
          !deadline.expired()) {
     worker_->Progress();
   }
   // A write is on the wire once posted; its completion says the observer's HCA took it.
-  while (verbs_heartbeats_ != nullptr && !verbs_heartbeats_->idle() && !deadline.expired()) {
-    PollVerbsHeartbeats();
+  while (verbs_messages_ != nullptr && verbs_messages_->awaiting(observer) && !deadline.expired()) {
+    PumpVerbs();
   }
 }
 

@@ -189,7 +189,7 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   const Options& options() const { return options_; }
   // Counters, readable from any thread.
   uint64_t heartbeats_put() const { return heartbeats_put_.load(std::memory_order_relaxed); }
-  // Of those, the ones written by RDMA WRITE through the heartbeat QPs (verbs_heartbeats.h).
+  // Of those, the ones written by RDMA WRITE on the message channel's QPs (verbs_heartbeats.h).
   uint64_t heartbeats_written() const {
     return heartbeats_written_.load(std::memory_order_relaxed);
   }
@@ -261,26 +261,31 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // Tells the node this process is ending, once the destructor or a departure started.
   void NoteLeaving();
   // False while an earlier put to `observer` is still in flight (try again after progress);
-  // true once posted, or when there is nothing to put to.
-  bool PutHeartbeat(Rank observer, uint64_t word, uint64_t slot_offset);
-  // Verbs (control_verbs.cc). Opens the heartbeat QPs and the message channel (before the
-  // exchange publishes them), unless options or the host say no; its part of the record;
-  // connects to the peers that published theirs.
+  // true once posted, or when there is nothing to put to. `signaled`: an RDMA WRITE's
+  // completion is asked for (the farewell waits for it).
+  bool PutHeartbeat(Rank observer, uint64_t word, uint64_t slot_offset, bool signaled = false);
+  // Verbs (control_verbs.cc). Opens the port, the heartbeat slots' registration and the
+  // message channel (before the exchange publishes them), unless options or the host say no;
+  // its part of the record; connects to the peers that published theirs.
   void OpenVerbs();
   std::vector<std::byte> VerbsRecordPart() const;
   void ConnectVerbs(const std::vector<std::vector<std::byte>>& parts);
+  // Learns where `peer`'s heartbeat slots are and connects the message channel's QP to it.
+  Status ConnectVerbsPeer(Rank peer, std::span<const std::byte> slots,
+                          const StatusOr<verbs::QpAddress>& address,
+                          verbs::EagerChannel::Handshake handshake);
+  // Whether heartbeats to `observer` go by RDMA WRITE: the channel reaches it (ready).
+  bool WritesHeartbeatsTo(Rank observer) const;
   // Replacements [old_size, size()) joined (Grow): each whose record offers verbs gets a
-  // heartbeat QP and a message channel QP here, connected to its record, and is sent their
-  // addresses (kVerbsAddress). Heartbeats and messages to it go through UCX until its greeting
-  // comes on the channel (PromoteGreetedPeers).
+  // message channel QP here, connected to its record, and is sent its address and this
+  // process's heartbeat slots (kVerbsAddress). Heartbeats and messages to it go through UCX
+  // until its greeting comes on the channel (PromoteGreetedPeers).
   void GrowVerbs(uint32_t old_size, const std::vector<std::optional<PeerRecord>>& records,
                  const RankSet& unpublished);
-  // At a replacement: a survivor's addresses (GrowVerbs). Connects both QPs and greets.
+  // At a replacement: a survivor's addresses (GrowVerbs). Connects its QP and greets.
   void OnVerbsAddress(Rank source, std::span<const std::byte> payload);
   // The peers of late_verbs_peers_ that greeted: from now on reached by verbs.
   void PromoteGreetedPeers();
-  // Takes the heartbeat writes' completions: a failed one reports its observer.
-  void PollVerbsHeartbeats();
   // An error completion of `what` (a heartbeat write, a control message) to `peer`: reported
   // to the registry as a transport error.
   void ReportVerbsError(Rank peer, const char* what, std::string_view status);
@@ -338,14 +343,16 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   std::unique_ptr<transport::ucx::UcxContext> context_;
   std::unique_ptr<transport::ucx::UcxWorker> worker_;
   std::unique_ptr<transport::ucx::LocalRegion> slots_;  // this process's heartbeat slot
-  // Heartbeats by RDMA WRITE into the same slots; null without verbs. After slots_: its QPs
-  // and registration go first.
+  // The verbs port and the slots' registration for heartbeats by RDMA WRITE; null without
+  // verbs, or when the message channel could not be made. After slots_: its registration goes
+  // first.
   std::unique_ptr<VerbsHeartbeats> verbs_heartbeats_;
-  // Control messages as SENDs on the heartbeats' port (control_verbs.cc); null without verbs.
-  // After verbs_heartbeats_, whose context it uses: it goes first.
+  // Control messages as SENDs and heartbeats as RDMA WRITEs, on one QP per peer
+  // (control_verbs.cc); null without verbs. After verbs_heartbeats_, whose context it uses:
+  // it goes first.
   std::unique_ptr<verbs::EagerChannel> verbs_messages_;
   RankSet verbs_message_peers_;  // connected through it; the control thread's
-  // Replacements connected through it and the heartbeat QPs, whose greeting has not come yet:
+  // Replacements connected through it, whose greeting has not come yet:
   // UCX reaches them until it does. The control thread's.
   RankSet late_verbs_peers_;
   std::unique_ptr<transport::ucx::EndpointTable> endpoints_;

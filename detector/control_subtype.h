@@ -21,8 +21,8 @@ enum ControlSubtype : uint8_t {
   kBroadcast = 2,       // payload: an encoded BroadcastMessage
   kDeparture = 3,       // no payload: the sender ends cleanly (control_departure.cc)
   kDepartureAck = 4,    // no payload: the departure was recorded
-  // To a replacement that joined, from a survivor that made it QPs (control_verbs.cc): the
-  // heartbeat QP's part (VerbsHeartbeats::PartFor), then a one-entry QP address table of the
+  // To a replacement that joined, from a survivor that made it a QP (control_verbs.cc): the
+  // heartbeat slots' part (VerbsHeartbeats::Part), then a one-entry QP address table of the
   // message channel's QP.
   kVerbsAddress = 5,
 };

@@ -1,18 +1,18 @@
 // ControlPlane over verbs (docs/verbs.md, "Heartbeats by RDMA WRITE", "Control messages by SEND").
-// Where the host has a verbs port, the control plane opens two things on it beside its UCX worker:
-// - the heartbeat QPs (verbs_heartbeats.h): each heartbeat is an RDMA WRITE into the observer's
-//   slot;
-// - a message channel (transport/verbs/eager_channel.h): the control messages for the peers the
-//   same-node sockets do not reach (observe requests, the reliable broadcast's copies of failure
-//   news and revocations, the services' messages, departures) are SENDs with immediate data
-//   into slots the receiver posted. Each completes on the channel's CQ, whose completion channel
-//   is among the descriptors the control thread sleeps on: a revocation wakes the peer's control
-//   thread as it lands, and a dead peer shows as an error completion of a SEND to it.
-// Both exchange their QP addresses in the control record. A message larger than a slot, or one
-// that finds every send slot taken, goes through UCX as before.
+// Where the host has a verbs port, the control plane opens a message channel on it beside its UCX
+// worker (transport/verbs/eager_channel.h), with one RC QP per peer for two uses:
+// - the control messages for the peers the same-node sockets do not reach (observe requests, the
+//   reliable broadcast's copies of failure news and revocations, the services' messages,
+//   departures) are SENDs with immediate data into slots the receiver posted. Each completes on
+//   the channel's CQ, whose completion channel is among the descriptors the control thread
+//   sleeps on: a revocation wakes the peer's control thread as it lands, and a dead peer shows
+//   as an error completion of a SEND to it;
+// - each heartbeat is an RDMA WRITE on the same QP into the observer's slot (verbs_heartbeats.h).
+// The control record carries the slots' address and key and the channel's QP addresses. A
+// message larger than a slot, or one that finds every send slot taken, goes through UCX as
+// before.
 #include <poll.h>
 
-#include <algorithm>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -29,20 +29,23 @@ namespace {
 
 // Control messages are few and small (failure news, ring repairs, revocations, agreement
 // rounds): 2 KiB slots and 4 credits make (4 + 2) receive and as many send slots per peer,
-// 24 KiB per peer. The largest agreement messages of big jobs may not fit: they take UCX.
+// 24 KiB per peer. The largest agreement messages of big jobs may not fit: they take UCX. Two
+// more send queue entries per peer are the heartbeats' writes: a period's word and a hand-over
+// word (heartbeat_ring.h).
 verbs::EagerConfig MessageChannelConfig() {
   verbs::EagerConfig config;
   config.slot_size = 2048;
   config.credits = 4;
+  config.writes_per_peer = 2;
   return config;
 }
 
-// The message channel's part of the record, after the heartbeats' part: u32 rank count, then a
-// QP address for every rank (zeros for itself).
+// The message channel's part of the record, after the heartbeat slots' part: u32 rank count,
+// then a QP address for every rank (zeros for itself).
 constexpr size_t kChannelHeader = 4;
 
 // The message channel's QP address for `self` in the channel part `rest` of a record (after
-// the heartbeats' part), made for a job of `size` ranks.
+// the heartbeat slots' part), made for a job of `size` ranks.
 StatusOr<verbs::QpAddress> ChannelAddressIn(std::span<const std::byte> rest, uint32_t size,
                                             Rank self) {
   if (rest.size() != kChannelHeader + verbs::QpAddressTableSize(size) ||
@@ -58,14 +61,14 @@ StatusOr<verbs::QpAddress> ChannelAddressIn(std::span<const std::byte> rest, uin
 void ControlPlane::OpenVerbs() {
   if (!options_.verbs_heartbeats || size_ < 2) return;
   std::string why_not;
-  auto opened =
-      VerbsHeartbeats::Open(self_, size_, std::span(slots_->data(), slots_->size()), &why_not);
+  auto opened = VerbsHeartbeats::Open(std::span(slots_->data(), slots_->size()), &why_not);
   if (!opened.ok()) {
-    RFT_LOG_WARN("heartbeats through UCX only: %s", opened.status().ToString().c_str());
+    RFT_LOG_WARN("heartbeats and control messages through UCX only: %s",
+                 opened.status().ToString().c_str());
     return;
   }
   if (*opened == nullptr) {
-    RFT_LOG_DEBUG("heartbeats through UCX only: %s", why_not.c_str());
+    RFT_LOG_DEBUG("heartbeats and control messages through UCX only: %s", why_not.c_str());
     return;
   }
   verbs_heartbeats_ = std::move(*opened);
@@ -79,19 +82,27 @@ void ControlPlane::OpenVerbs() {
         verbs_message_peers_.Erase(peer);
         late_verbs_peers_.Erase(peer);
         if (registry_->IsFailed(peer)) return;  // the news came first (HandleWork)
-        ReportVerbsError(peer, "control message", status);
+        ReportVerbsError(peer, "control message or heartbeat write", status);
       });
   if (!channel.ok()) {
-    RFT_LOG_WARN("control messages through UCX only: %s", channel.status().ToString().c_str());
+    // The heartbeats write on the channel's QPs: neither goes by verbs.
+    RFT_LOG_WARN("heartbeats and control messages through UCX only: %s",
+                 channel.status().ToString().c_str());
+    verbs_heartbeats_.reset();
     return;
   }
   verbs_messages_ = std::move(*channel);
 }
 
+bool ControlPlane::WritesHeartbeatsTo(Rank observer) const {
+  return verbs_messages_ != nullptr && verbs_heartbeats_->knows(observer) &&
+         verbs_messages_->ready(observer);
+}
+
 std::vector<std::byte> ControlPlane::VerbsRecordPart() const {
-  if (verbs_heartbeats_ == nullptr) return {};
-  std::vector<std::byte> part = verbs_heartbeats_->RecordPart();
-  if (verbs_messages_ == nullptr) return part;
+  if (verbs_messages_ == nullptr) return {};
+  const auto slots = verbs_heartbeats_->Part();
+  std::vector<std::byte> part(slots.begin(), slots.end());
   const size_t at = part.size();
   part.resize(at + kChannelHeader);
   StoreLittleEndian<uint32_t>(part, at, size_);
@@ -101,45 +112,46 @@ std::vector<std::byte> ControlPlane::VerbsRecordPart() const {
   return part;
 }
 
+Status ControlPlane::ConnectVerbsPeer(Rank peer, std::span<const std::byte> slots,
+                                      const StatusOr<verbs::QpAddress>& address,
+                                      verbs::EagerChannel::Handshake handshake) {
+  RFT_RETURN_IF_ERROR(address.status());
+  RFT_RETURN_IF_ERROR(verbs_heartbeats_->Learn(peer, slots));
+  return verbs_messages_->Connect(peer, *address, handshake);
+}
+
 void ControlPlane::ConnectVerbs(const std::vector<std::vector<std::byte>>& parts) {
-  if (verbs_heartbeats_ == nullptr) return;
-  const size_t heartbeat_bytes = VerbsHeartbeats::PartBytes(size_);
-  // A replacement's parents made their QPs before it existed: each that grows sends it their
+  if (verbs_messages_ == nullptr) return;
+  constexpr size_t kSlotBytes = VerbsHeartbeats::kPartBytes;
+  // A replacement's parents made their QPs before it existed: each that grows sends it its
   // addresses (GrowVerbs). Its siblings connect here, as a job does at start-up.
   const Rank first = job_->own_block().first;
-  uint32_t writing = 0;
   for (Rank r = first; r < parts.size(); ++r) {
     if (r == self_ || parts[r].empty()) continue;  // it puts and takes through UCX
     const std::span<const std::byte> part(parts[r]);
-    const Status status =
-        verbs_heartbeats_->Connect(r, part.first(std::min(part.size(), heartbeat_bytes)));
-    if (!status.ok()) {
-      RFT_LOG_WARN("heartbeats to rank %u through UCX: %s", r, status.ToString().c_str());
-      continue;
-    }
-    ++writing;
-    // A peer without a channel (its Create failed) sends and takes its messages through UCX.
-    if (verbs_messages_ == nullptr || part.size() == heartbeat_bytes) continue;
-    StatusOr<verbs::QpAddress> address =
-        ChannelAddressIn(part.subspan(heartbeat_bytes), size_, self_);
-    const Status linked = address.ok() ? verbs_messages_->Connect(r, *address) : address.status();
+    const Status linked =
+        part.size() < kSlotBytes
+            ? OtherError(std::to_string(part.size()) + " bytes of verbs addresses")
+            : ConnectVerbsPeer(r, part.first(kSlotBytes),
+                               ChannelAddressIn(part.subspan(kSlotBytes), size_, self_),
+                               verbs::EagerChannel::Handshake::kNone);
     if (!linked.ok()) {
-      RFT_LOG_WARN("control messages to rank %u through UCX: %s", r, linked.ToString().c_str());
+      RFT_LOG_WARN("heartbeats and control messages to rank %u through UCX: %s", r,
+                   linked.ToString().c_str());
       continue;
     }
     verbs_message_peers_.Insert(r);
   }
-  RFT_LOG_INFO("heartbeats by RDMA WRITE to %u of %u peers, control messages by SEND to %zu%s",
-               writing, size() - 1, verbs_message_peers_.size(),
+  // Both counts are kept in the log line, which the soft-RoCE checks read.
+  RFT_LOG_INFO("heartbeats by RDMA WRITE to %zu of %u peers, control messages by SEND to %zu%s",
+               verbs_message_peers_.size(), size() - 1, verbs_message_peers_.size(),
                first > 0 ? " (a replacement: its parents' QPs come as they grow)" : "");
 }
 
 void ControlPlane::GrowVerbs(uint32_t old_size,
                              const std::vector<std::optional<PeerRecord>>& records,
                              const RankSet& unpublished) {
-  // Both or neither: the greeting on the channel is what tells that the peer's heartbeat QP is
-  // ready too.
-  if (verbs_heartbeats_ == nullptr || verbs_messages_ == nullptr) return;
+  if (verbs_messages_ == nullptr) return;
   const uint32_t new_size = size();
   RankSet joining;
   for (Rank r = old_size; r < new_size; ++r) {
@@ -155,37 +167,30 @@ void ControlPlane::GrowVerbs(uint32_t old_size,
   for (Rank r : connected) {
     if (registry_->IsFailed(r)) verbs_messages_->Disconnect(r);
   }
-  Status grown = verbs_heartbeats_->Grow(new_size);
-  if (grown.ok()) grown = verbs_messages_->Grow(new_size);
+  const Status grown = verbs_messages_->Grow(new_size);
   if (!grown.ok()) {
     RFT_LOG_WARN("heartbeats and control messages to ranks %s through UCX: %s",
                  joining.ToString().c_str(), grown.ToString().c_str());
     return;
   }
-  const size_t heartbeat_bytes = VerbsHeartbeats::PartBytes(new_size);
+  constexpr size_t kSlotBytes = VerbsHeartbeats::kPartBytes;
   for (Rank r : joining) {
     const std::span<const std::byte> part(records[r - old_size]->verbs_qps);
-    Status linked = Status::Ok();
-    if (part.size() <= heartbeat_bytes) {
-      linked = OtherError("its record has no message QP addresses");
-    } else {
-      StatusOr<verbs::QpAddress> address =
-          ChannelAddressIn(part.subspan(heartbeat_bytes), new_size, self_);
-      linked = address.ok() ? verbs_heartbeats_->Connect(r, part.first(heartbeat_bytes),
-                                                         /*writable=*/false)
-                            : address.status();
-      if (linked.ok()) {
-        linked =
-            verbs_messages_->Connect(r, *address, verbs::EagerChannel::Handshake::kAwaitGreeting);
-      }
-    }
+    const Status linked =
+        part.size() < kSlotBytes
+            ? OtherError("its record has " + std::to_string(part.size()) +
+                         " bytes of verbs addresses")
+            : ConnectVerbsPeer(r, part.first(kSlotBytes),
+                               ChannelAddressIn(part.subspan(kSlotBytes), new_size, self_),
+                               verbs::EagerChannel::Handshake::kAwaitGreeting);
     if (!linked.ok()) {
       RFT_LOG_WARN("heartbeats and control messages to rank %u, which joined, through UCX: %s", r,
                    linked.ToString().c_str());
       continue;
     }
     late_verbs_peers_.Insert(r);
-    std::vector<std::byte> addresses = verbs_heartbeats_->PartFor(r);
+    const auto slots = verbs_heartbeats_->Part();
+    std::vector<std::byte> addresses(slots.begin(), slots.end());
     const std::vector<std::byte> table = verbs::EncodeSingleQpAddress(verbs_messages_->address(r));
     addresses.insert(addresses.end(), table.begin(), table.end());
     Send(r, detector::internal::kDetectorService, detector::internal::kVerbsAddress,
@@ -196,22 +201,17 @@ void ControlPlane::GrowVerbs(uint32_t old_size,
 void ControlPlane::OnVerbsAddress(Rank source, std::span<const std::byte> payload) {
   // Only at a replacement with verbs, once per parent; a parent sends it only when this
   // record offered verbs.
-  if (verbs_heartbeats_ == nullptr || verbs_messages_ == nullptr || !job_->joined() ||
-      source >= size() || source == self_ || verbs_message_peers_.Contains(source) ||
-      payload.size() != VerbsHeartbeats::kPartForBytes + verbs::kSingleQpAddressSize) {
+  constexpr size_t kSlotBytes = VerbsHeartbeats::kPartBytes;
+  if (verbs_messages_ == nullptr || !job_->joined() || source >= size() || source == self_ ||
+      verbs_message_peers_.Contains(source) ||
+      payload.size() != kSlotBytes + verbs::kSingleQpAddressSize) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  StatusOr<verbs::QpAddress> address =
-      verbs::DecodeSingleQpAddress(payload.subspan(VerbsHeartbeats::kPartForBytes));
-  // The parent connected both of its QPs before it sent this: both are ready.
-  Status linked = address.ok() ? verbs_heartbeats_->ConnectJoined(
-                                     source, payload.first(VerbsHeartbeats::kPartForBytes),
-                                     /*writable=*/true)
-                               : address.status();
-  if (linked.ok()) {
-    linked = verbs_messages_->Connect(source, *address, verbs::EagerChannel::Handshake::kGreet);
-  }
+  // The parent connected its QP before it sent this: it is ready.
+  const Status linked = ConnectVerbsPeer(source, payload.first(kSlotBytes),
+                                         verbs::DecodeSingleQpAddress(payload.subspan(kSlotBytes)),
+                                         verbs::EagerChannel::Handshake::kGreet);
   if (!linked.ok()) {
     RFT_LOG_WARN("control messages to rank %u through UCX: %s", source, linked.ToString().c_str());
     return;
@@ -225,17 +225,9 @@ void ControlPlane::OnVerbsAddress(Rank source, std::span<const std::byte> payloa
 
 void ControlPlane::PromoteGreetedPeers() {
   for (Rank r : late_verbs_peers_) {
-    if (!verbs_messages_->ready(r)) continue;
-    verbs_heartbeats_->MarkWritable(r);
-    verbs_message_peers_.Insert(r);
+    if (verbs_messages_->ready(r)) verbs_message_peers_.Insert(r);
   }
   late_verbs_peers_ = late_verbs_peers_.Difference(verbs_message_peers_);
-}
-
-void ControlPlane::PollVerbsHeartbeats() {
-  verbs_heartbeats_->Poll([this](Rank peer, std::string_view status) {
-    ReportVerbsError(peer, "heartbeat write", status);
-  });
 }
 
 void ControlPlane::ReportVerbsError(Rank peer, const char* what, std::string_view status) {

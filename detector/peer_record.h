@@ -22,8 +22,8 @@ struct PeerRecord {
   std::string death_watch_segment;  // empty: not watchable (its DeathWatch::Create failed)
   // Where same-node peers send its control messages (LocalDatagramChannel); empty: none, UCX.
   std::string control_socket;
-  // VerbsHeartbeats::RecordPart (verbs_heartbeats.h), then the message channel's QP addresses
-  // when it has one (control_verbs.cc); empty: heartbeats and messages through UCX only.
+  // VerbsHeartbeats::Part (verbs_heartbeats.h: the heartbeat slots), then the message
+  // channel's QP addresses (control_verbs.cc); empty: heartbeats and messages through UCX only.
   std::vector<std::byte> verbs_qps;
   std::vector<std::byte> worker_address;
   friend bool operator==(const PeerRecord&, const PeerRecord&) = default;

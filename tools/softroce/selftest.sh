@@ -169,14 +169,16 @@ check_binary verbs-mesh 0 \
   'rftrun --ft -n 3 mesh_check --kill-last; status=$?
    echo "rftrun exit status $status"; [ "$status" = 137 ]'
 
-# The eager channel between three ranks: every size class, the burst through the credit window
-# and the explicit credits on every rank, then rank 2 raises SIGKILL and rank 0's failure
-# callback reports it once (137 from rftrun, as for the mesh).
+# The eager channel between three ranks: every size class, the burst through the credit window,
+# the explicit credits and RDMA WRITEs on the channel's QPs (the heartbeats' path) on every
+# rank, then rank 2 raises SIGKILL and rank 0's failure callback reports it once (137 from
+# rftrun, as for the mesh).
 check_binary verbs-channel 0 \
   "$(printf '%s\n' 'rank 0: sizes ok' 'rank 1: sizes ok' 'rank 2: sizes ok' \
     'rank 0: inline ok' 'rank 1: inline ok' 'rank 2: inline ok' \
     'rank 0: burst ok' 'rank 1: burst ok' 'rank 2: burst ok' \
     'rank 0: credits ok' 'rank 1: credits ok' 'rank 2: credits ok' \
+    'rank 0: writes ok' 'rank 1: writes ok' 'rank 2: writes ok' \
     '^\[0\] verbs channel: rank 0: dead peer 2 -> .* after [0-9]+ ms$' \
     '^\[0\] verbs channel: rank 0: failure ok ')" \
   "bazel-bin/tools/rftrun/rftrun bazel-bin/transport/verbs/channel_check" \
@@ -274,8 +276,8 @@ check_binary dataplane-verbs-read-death 0 \
   "$dataplane_env; rftrun --ft -n 2 dataplane_worker read-death; status=\$?
    echo \"rftrun exit status \$status\"; [ \"\$status\" = 137 ]"
 
-# Heartbeats by RDMA WRITE (detector/verbs_heartbeats.h): the control plane's own QPs write
-# every heartbeat word into the observer's slot. quiet: three ranks for 2 s, every heartbeat
+# Heartbeats by RDMA WRITE (detector/verbs_heartbeats.h): the control plane's message channel's
+# QPs write every heartbeat word into the observer's slot. quiet: three ranks for 2 s, every heartbeat
 # written through a QP and no suspicion (a write that did not land would be one); stop: a
 # stopped rank's silence is found by its observer (source=heartbeat) and it is killed.
 detector_env="export $ucx_env RFT_HEARTBEAT_PERIOD=20ms RFT_HEARTBEAT_TIMEOUT=1s RFT_LOG_LEVEL=info"

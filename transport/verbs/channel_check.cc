@@ -10,7 +10,9 @@
 // payload, and the next rank a burst of 10 windows' worth (sent as fast as the channel takes
 // them, so the window closes and the queue and explicit credits carry the rest). Each message
 // of 8 bytes or more carries its index and a checksum of the rest; smaller ones are compared
-// byte by byte, and every source's messages must arrive in the order sent.
+// byte by byte, and every source's messages must arrive in the order sent. Then every rank
+// writes two words by RDMA WRITE (Write: one unsignaled, one signaled) into its own slot of each
+// peer's registered buffer, and finds the peers' second words in its own.
 // With --kill-last (needs rftrun --ft) the last rank raises SIGKILL after the traffic, and rank
 // 0's failure callback must fire for it once rank 0 sends to it.
 // With --blocking a rank that has nothing to do sleeps in WaitForCompletion instead of
@@ -102,6 +104,61 @@ std::string Verify(Rank from, uint32_t index, size_t size, std::span<const std::
   if (carried != index) return what + ": carries index " + std::to_string(carried) + " (order)";
   if (LoadLittleEndian<uint32_t>(got, 4) != Checksum(got.subspan(8))) return what + ": checksum";
   return "";
+}
+
+uint64_t WordFor(Rank from, Rank to, uint32_t round) {
+  return 0x5752495445000000ull | (uint64_t{round} << 20) | (uint64_t{from} << 10) | to;
+}
+
+// RDMA WRITEs on the channel's QPs (the control plane's heartbeats take this path): each rank
+// writes an unsignaled word and then a signaled one into its slot (8 bytes at 8 · rank) of every
+// peer's registered buffer; once none awaits its completion and all have fenced, every slot of
+// this rank's buffer holds its writer's second word.
+Status CheckWrites(Bootstrap& boot, EagerChannel& channel, const std::vector<QpAddress>& remote,
+                   VerbsContext& context) {
+  const uint32_t n = boot.size();
+  for (Rank d = 0; d < n; ++d) {
+    if (d == self) continue;
+    for (uint32_t round = 0; round < 2; ++round) {
+      const auto give_up = Clock::now() + std::chrono::seconds(20);
+      for (;;) {
+        StatusOr<bool> posted = channel.Write(d, WordFor(self, d, round), remote[d].addr + 8 * self,
+                                              remote[d].rkey, /*signaled=*/round == 1);
+        if (!posted.ok())
+          return OtherError("write to rank " + std::to_string(d) + ": " +
+                            posted.status().ToString());
+        if (*posted) break;
+        if (Clock::now() > give_up)
+          return OtherError("write to rank " + std::to_string(d) + " not taken in 20 s");
+        if (StatusOr<int> polled = channel.Progress(); !polled.ok()) return polled.status();
+      }
+    }
+  }
+  const auto give_up = Clock::now() + std::chrono::seconds(20);
+  for (Rank d = 0; d < n; ++d) {
+    while (d != self && channel.awaiting(d)) {
+      if (Clock::now() > give_up) {
+        return OtherError("the signaled write to rank " + std::to_string(d) +
+                          " did not complete in 20 s");
+      }
+      if (StatusOr<int> polled = channel.Progress(); !polled.ok()) return polled.status();
+    }
+  }
+  if (Status s = boot.Fence(false); !s.ok()) return s;
+  const std::span<const std::byte> buffer = context.buffer();
+  for (Rank from = 0; from < n; ++from) {
+    if (from == self) continue;
+    const uint64_t word = LoadLittleEndian<uint64_t>(buffer, 8 * from);
+    if (word != WordFor(from, self, 1) || channel.stats(from).writes != 2) {
+      return OtherError("slot of rank " + std::to_string(from) + " holds " + std::to_string(word) +
+                        ", expected " + std::to_string(WordFor(from, self, 1)) + "; " +
+                        std::to_string(channel.stats(from).writes) + " writes posted to it");
+    }
+  }
+  Say("writes ok (2 RDMA WRITEs to each of " + std::to_string(n - 1) + " peers, " +
+      (channel.inline_capable() ? "inline" : "from send slots") +
+      "; every peer's second word in its slot here)");
+  return Status::Ok();
 }
 
 int Run(int argc, char** argv) {
@@ -330,6 +387,7 @@ int Run(int argc, char** argv) {
   }
   Say("credits ok (" + std::to_string(credit_messages) + " explicit credit messages to rank " +
       std::to_string(prev) + " while it sent its burst)");
+  if (Status s = CheckWrites(boot, channel, *remote, **opened); !s.ok()) return Fail(s.message());
   if (blocking) {
     // Asleep, not spinning: a wait that nothing ends costs next to no CPU. The others may still
     // send a late credit message, which ends a wait early: up to 10 tries for a quiet one.

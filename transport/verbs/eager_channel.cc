@@ -87,7 +87,7 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
 
   // Every receive slot and every send queue entry (sends, credit messages and reads) may
   // complete before the next poll (a failed QP completes its unsignaled sends too).
-  const uint32_t send_queue = per_peer + kReadsPerPeer;
+  const uint32_t send_queue = per_peer + kReadsPerPeer + config.writes_per_peer;
   c->cq_entries_ = static_cast<int>(c->receive_slots_ + peers * send_queue);
   // The CQ reports to a completion channel, so that a caller with nothing to do can sleep on
   // its fd (WaitForCompletion) instead of polling; a caller that polls never arms it.
@@ -284,17 +284,22 @@ void EagerChannel::MarkActive(Rank peer) {
   active_.push_back(peer);
 }
 
-StatusOr<SendResult> EagerChannel::Send(Rank peer, std::span<const std::byte> first,
-                                        std::span<const std::byte> second, bool queue) {
+Status EagerChannel::CheckPeer(Rank peer, const char* what) const {
   if (peer >= peers_.size() || peer == self_) {
-    return ArgError("eager send to " + PeerName(peer) + ": not a peer of rank " +
+    return ArgError(std::string(what) + " to " + PeerName(peer) + ": not a peer of rank " +
                     std::to_string(self_) + " in a job of " + std::to_string(peers_.size()));
   }
-  Peer& p = peers_[peer];
-  if (p.failed != nullptr) {
-    return ProcFailedError("eager send to " + PeerName(peer) + ": its QP failed (" + p.failed +
-                           ")");
+  if (peers_[peer].failed != nullptr) {
+    return ProcFailedError(std::string(what) + " to " + PeerName(peer) + ": its QP failed (" +
+                           peers_[peer].failed + ")");
   }
+  return Status::Ok();
+}
+
+StatusOr<SendResult> EagerChannel::Send(Rank peer, std::span<const std::byte> first,
+                                        std::span<const std::byte> second, bool queue) {
+  RFT_RETURN_IF_ERROR(CheckPeer(peer, "eager send"));
+  Peer& p = peers_[peer];
   if (!p.ready && !p.holds_place) {
     return ArgError("eager send to " + PeerName(peer) + ": not connected");
   }
@@ -371,6 +376,46 @@ StatusOr<bool> EagerChannel::Read(Rank peer, void* local, uint32_t lkey, uint64_
                           " bytes from " + PeerName(peer),
                       rc);
   }
+  return true;
+}
+
+StatusOr<bool> EagerChannel::Write(Rank peer, uint64_t word, uint64_t remote_address, uint32_t rkey,
+                                   bool signaled) {
+  RFT_RETURN_IF_ERROR(CheckPeer(peer, "RDMA write"));
+  Peer& p = peers_[peer];
+  if (!p.ready || !p.signals.has_room()) return false;
+  const bool inline_write = max_inline_ >= sizeof(word);
+  uint32_t index = kNoSlot;
+  ibv_sge sge;
+  sge.length = sizeof(word);
+  sge.lkey = mr_->lkey;
+  if (inline_write) {
+    sge.addr = reinterpret_cast<uintptr_t>(&word);  // copied as it is posted
+  } else {
+    if (free_send_.empty()) return false;
+    index = free_send_.back();
+    free_send_.pop_back();
+    std::memcpy(slot(index), &word, sizeof(word));
+    sge.addr = reinterpret_cast<uintptr_t>(slot(index));
+  }
+  // From a slot, its completion frees the slot: signaled, as a SEND from a slot is.
+  const bool signal = p.signals.Take(signaled || !inline_write);
+  ibv_send_wr wr;
+  std::memset(&wr, 0, sizeof(wr));
+  wr.wr_id = (inline_write ? kSendFreeId : kSendSlotId) | (static_cast<uint64_t>(peer) << 32) |
+             (inline_write ? 0 : index);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = (signal ? IBV_SEND_SIGNALED : 0) | (inline_write ? IBV_SEND_INLINE : 0);
+  wr.wr.rdma.remote_addr = remote_address;
+  wr.wr.rdma.rkey = rkey;
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(p.qp->qp(), &wr, &bad); rc != 0) {
+    if (!inline_write) free_send_.push_back(index);
+    return CallFailed("ibv_post_send of an RDMA write to " + PeerName(peer), rc);
+  }
+  ++p.stats.writes;
   return true;
 }
 

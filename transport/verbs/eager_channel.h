@@ -79,6 +79,9 @@ struct EagerConfig {
   // and the reservation its receiver makes (checked at Connect, as is slot_size).
   uint32_t credits = 16;
   uint32_t max_inline_data = 256;  // requested per QP; the device's grant is used
+  // Send queue entries per peer added for Write, beside those of SENDs and READs: a WRITE takes
+  // no credit, so without room of its own it could hold entries the SENDs wait for.
+  uint32_t writes_per_peer = 0;
   RcTiming timing;
 };
 
@@ -178,6 +181,21 @@ class EagerChannel {
   StatusOr<bool> Read(Rank peer, void* local, uint32_t lkey, uint64_t remote_address, uint32_t rkey,
                       uint32_t length, uint32_t token);
   void set_read_callback(ReadCallback on_read) { on_read_ = std::move(on_read); }
+
+  // One RDMA WRITE of the 8-byte `word` at `remote_address` in `peer`'s memory, registered there
+  // under `rkey`, on the QP that carries the peer's messages (the control plane's heartbeats:
+  // detector/verbs_heartbeats.h). Inline when the device allows, else from a send slot. It
+  // takes no credit and consumes none of the peer's receives. `signaled`: its completion is
+  // awaited (awaiting(peer) holds until it comes); an unsignaled one shows only if it fails.
+  // False (nothing posted) while the peer is not ready, its send queue is full, or (without
+  // inline data) every send slot is taken. RFT_ERR_PROC_FAILED once its QP failed.
+  StatusOr<bool> Write(Rank peer, uint64_t word, uint64_t remote_address, uint32_t rkey,
+                       bool signaled);
+  // Whether a signaled SEND, READ or WRITE to `peer` awaits its completion (false once the peer
+  // failed: nothing more completes for it).
+  bool awaiting(Rank peer) const {
+    return peers_[peer].failed == nullptr && peers_[peer].signals.awaited() > 0;
+  }
   // Reads a peer may have outstanding at once (each takes a send queue entry of its own).
   static constexpr uint32_t kReadsPerPeer = 4;
 
@@ -236,6 +254,7 @@ class EagerChannel {
     uint64_t queued = 0;           // sends that had to wait (SendResult::kQueued)
     uint64_t credit_messages = 0;  // explicit credit messages posted
     uint64_t greetings = 0;        // greetings received (Handshake::kAwaitGreeting)
+    uint64_t writes = 0;           // RDMA WRITEs posted (Write)
     uint32_t max_in_flight = 0;    // the most credits ever taken at once (never above C)
   };
   const PeerStats& stats(Rank peer) const { return peers_[peer].stats; }
@@ -243,6 +262,9 @@ class EagerChannel {
  private:
   StatusOr<SendResult> Send(Rank peer, std::span<const std::byte> first,
                             std::span<const std::byte> second, bool queue);
+  // RFT_ERR_ARG for a rank that is not a peer, RFT_ERR_PROC_FAILED naming the status for one
+  // whose QP failed; `what` names the operation in the message.
+  Status CheckPeer(Rank peer, const char* what) const;
 
   struct Waiting {
     uint32_t slot;
