@@ -227,8 +227,11 @@ check_binary verbs-async 0 \
 # probes, cancel, and the eager/rendezvous boundary sizes (the RDMA READ rendezvous); mesh: three
 # ranks sleeping on the completion channel (four ranks' worth of work on two CPUs); failure: rank
 # 1 is killed with operations of both sizes pending on it, and the survivors' complete with
-# RFT_ERR_PROC_FAILED through the failure registry.
-dataplane_env="export RFT_TRANSPORT=verbs RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx $ucx_env"
+# RFT_ERR_PROC_FAILED through the failure registry. These checks are not about the detector:
+# its timeout is 1 s, as in the detector's checks, so that a guest slowed by a busy host (the
+# default 20 ms once declared two live ranks failed in `failure`) does not fail them.
+patient_detector="RFT_HEARTBEAT_PERIOD=20ms RFT_HEARTBEAT_TIMEOUT=1s"
+dataplane_env="export RFT_TRANSPORT=verbs RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx $ucx_env $patient_detector"
 dataplane_bins="bazel-bin/tools/rftrun/rftrun bazel-bin/tests/multiproc/dataplane_worker"
 check_binary dataplane-verbs-rules 0 \
   "$(printf '%s\n' '^\[0\] rank 0: paths to 1 peers: 0 ring, 1 verbs$' \
