@@ -192,9 +192,10 @@ class EagerChannel {
   StatusOr<bool> Write(Rank peer, uint64_t word, uint64_t remote_address, uint32_t rkey,
                        bool signaled);
   // Whether a signaled SEND, READ or WRITE to `peer` awaits its completion (false once the peer
-  // failed: nothing more completes for it).
+  // failed: nothing more completes for it; false for a rank beyond the channel's size).
   bool awaiting(Rank peer) const {
-    return peers_[peer].failed == nullptr && peers_[peer].signals.awaited() > 0;
+    return peer < peers_.size() && peers_[peer].failed == nullptr &&
+           peers_[peer].signals.awaited() > 0;
   }
   // Reads a peer may have outstanding at once (each takes a send queue entry of its own).
   static constexpr uint32_t kReadsPerPeer = 4;
