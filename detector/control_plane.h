@@ -274,6 +274,10 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   Status ConnectVerbsPeer(Rank peer, std::span<const std::byte> slots,
                           const StatusOr<verbs::QpAddress>& address,
                           verbs::EagerChannel::Handshake handshake);
+  // The same from `peer`'s record part (heartbeat slots, then the message channel's QP table
+  // for a job of `size` ranks).
+  Status ConnectRecordPart(Rank peer, std::span<const std::byte> part, uint32_t size,
+                           verbs::EagerChannel::Handshake handshake);
   // Whether heartbeats to `observer` go by RDMA WRITE: the channel reaches it (ready).
   bool WritesHeartbeatsTo(Rank observer) const;
   // Replacements [old_size, size()) joined (Grow): each whose record offers verbs gets a

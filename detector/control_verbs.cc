@@ -120,21 +120,27 @@ Status ControlPlane::ConnectVerbsPeer(Rank peer, std::span<const std::byte> slot
   return verbs_messages_->Connect(peer, *address, handshake);
 }
 
+Status ControlPlane::ConnectRecordPart(Rank peer, std::span<const std::byte> part, uint32_t size,
+                                       verbs::EagerChannel::Handshake handshake) {
+  constexpr size_t kSlotBytes = VerbsHeartbeats::kPartBytes;
+  if (part.size() < kSlotBytes) {
+    return OtherError("its record has " + std::to_string(part.size()) +
+                      " bytes of verbs addresses, fewer than the " + std::to_string(kSlotBytes) +
+                      " of its heartbeat slots");
+  }
+  return ConnectVerbsPeer(peer, part.first(kSlotBytes),
+                          ChannelAddressIn(part.subspan(kSlotBytes), size, self_), handshake);
+}
+
 void ControlPlane::ConnectVerbs(const std::vector<std::vector<std::byte>>& parts) {
   if (verbs_messages_ == nullptr) return;
-  constexpr size_t kSlotBytes = VerbsHeartbeats::kPartBytes;
   // A replacement's parents made their QPs before it existed: each that grows sends it its
   // addresses (GrowVerbs). Its siblings connect here, as a job does at start-up.
   const Rank first = job_->own_block().first;
   for (Rank r = first; r < parts.size(); ++r) {
     if (r == self_ || parts[r].empty()) continue;  // it puts and takes through UCX
-    const std::span<const std::byte> part(parts[r]);
     const Status linked =
-        part.size() < kSlotBytes
-            ? OtherError(std::to_string(part.size()) + " bytes of verbs addresses")
-            : ConnectVerbsPeer(r, part.first(kSlotBytes),
-                               ChannelAddressIn(part.subspan(kSlotBytes), size_, self_),
-                               verbs::EagerChannel::Handshake::kNone);
+        ConnectRecordPart(r, parts[r], size_, verbs::EagerChannel::Handshake::kNone);
     if (!linked.ok()) {
       RFT_LOG_WARN("heartbeats and control messages to rank %u through UCX: %s", r,
                    linked.ToString().c_str());
@@ -173,16 +179,9 @@ void ControlPlane::GrowVerbs(uint32_t old_size,
                  joining.ToString().c_str(), grown.ToString().c_str());
     return;
   }
-  constexpr size_t kSlotBytes = VerbsHeartbeats::kPartBytes;
   for (Rank r : joining) {
-    const std::span<const std::byte> part(records[r - old_size]->verbs_qps);
-    const Status linked =
-        part.size() < kSlotBytes
-            ? OtherError("its record has " + std::to_string(part.size()) +
-                         " bytes of verbs addresses")
-            : ConnectVerbsPeer(r, part.first(kSlotBytes),
-                               ChannelAddressIn(part.subspan(kSlotBytes), new_size, self_),
-                               verbs::EagerChannel::Handshake::kAwaitGreeting);
+    const Status linked = ConnectRecordPart(r, records[r - old_size]->verbs_qps, new_size,
+                                            verbs::EagerChannel::Handshake::kAwaitGreeting);
     if (!linked.ok()) {
       RFT_LOG_WARN("heartbeats and control messages to rank %u, which joined, through UCX: %s", r,
                    linked.ToString().c_str());
