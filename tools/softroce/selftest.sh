@@ -331,14 +331,16 @@ check_binary agreement-verbs-during 137 \
 # process 2 of 4 at iteration 300; the survivors revoke, agree, spawn a replacement and restore
 # its state from its buddy's checkpoint, and all four totals are exact. Every pair talks by
 # verbs, data and control planes both: the survivors among themselves, and each survivor with
-# the replacement (job rank 4) through QPs made when it joined, their addresses sent over UCX
-# and the replacement's greeting back (docs/verbs.md, "Replacements").
+# the replacement (job rank 4). The data plane's QPs are made when a pair first talks: each
+# survivor, the lower rank, sends its QP's address over UCX, and the replacement connects,
+# answers and waits for the greeting (docs/verbs.md, "Connecting on demand"); the control
+# plane's when the replacement joined ("Replacements").
 check_binary recovery-verbs-respawn 137 \
   "$(printf '%s\n' 'info: heartbeats by RDMA WRITE to 3 of 3 peers, control messages by SEND to 3$' \
-    'info: verbs: ranks \{4\} joined through verbs$' \
-    'info: verbs: connected to rank 0, which made a QP for this replacement$' \
-    'info: verbs: connected to rank 1, which made a QP for this replacement$' \
-    'info: verbs: connected to rank 3, which made a QP for this replacement$' \
+    'info: verbs: ranks \{4\} joined; their QPs are made when a message first needs them$' \
+    '\[rft:4\] info: verbs: connected to rank 0, awaiting its greeting' \
+    '\[rft:4\] info: verbs: connected to rank 1, awaiting its greeting' \
+    '\[rft:4\] info: verbs: connected to rank 3, awaiting its greeting' \
     'info: heartbeats by RDMA WRITE and control messages by SEND to rank 0, which made QPs for this replacement$' \
     'info: heartbeats by RDMA WRITE and control messages by SEND to rank 3, which made QPs for this replacement$' \
     '^\[s1:0\] respawn_solver: rank 2: total .* after 0 respawn\(s\) \(a replacement\)$' \

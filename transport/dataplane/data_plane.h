@@ -502,29 +502,46 @@ class DataPlane : private ucx::PeerFailureSink {
   // (nothing is cached when the hooks cannot be set); closing unhooks it and deregisters all.
   void OpenRegistrationCache(VerbsPath& path);
   void CloseRegistrationCache(VerbsPath& path);
-  // What this process appends to its record after the prefix: a QP address for every rank
-  // (empty unless it offers verbs).
+  // What this process appends to its record after the prefix when it offers verbs: its eager
+  // channel's configuration (kVerbsPartBytes), which every rank must share. No QP address: a
+  // pair's QPs are made and connected when one of them first sends to the other.
   std::vector<std::byte> VerbsRecordPart() const;
-  // Connects to each published peer that offers verbs too (`records[r]`, and `parts[r]` its
-  // QP addresses) and sends to it through verbs unless a ring is there. Ranks in `missing`
-  // published nothing. RFT_ERR_ARG for RFT_TRANSPORT=verbs when a peer offers none.
+  // Sends through verbs to each published peer that offers it too (`records[r]`, and
+  // `parts[r]` its part), unless a ring is there. Ranks in `missing` published nothing.
+  // RFT_ERR_ARG for RFT_TRANSPORT=verbs when a peer offers none, and for a peer whose eager
+  // configuration differs.
   Status ConnectVerbs(const std::vector<RecordPrefix>& records,
                       const std::vector<std::span<const std::byte>>& parts, const RankSet& missing);
   // Replacements [old_size, size_) joined (AddRanks): those whose `records` (indexed from
-  // old_size) offer verbs, with their QP addresses in `parts`, get a QP each here, connected to
-  // theirs, and are sent this QP's address over UCX (MessageType::kVerbsAddress); messages to
-  // them wait until their greeting arrives (EagerChannel::Handshake). One that cannot be given
-  // a QP is reported failed: it expects one.
+  // old_size) offer verbs, with a matching configuration in `parts`, are sent to through verbs,
+  // connected on demand as the job's first ranks are. One whose part does not match, or for
+  // which the channel cannot grow, is reported failed: it sends through verbs too.
   void JoinVerbs(uint32_t old_size, const std::vector<RecordPrefix>& records,
                  const std::vector<std::vector<std::byte>>& parts, const RankSet& unreachable);
-  void SendVerbsAddress(Rank peer);
-  // At a replacement: a survivor's QP address for it (JoinVerbs). Connects and greets.
+  // A pair's QPs on demand (docs/verbs.md, "Connecting on demand"). The lower rank of a pair
+  // always sends its QP address first: when it wants the QP (OfferVerbsAddress), or when the
+  // higher one asks for it (kVerbsAsk). The higher one connects to it, waits for a greeting
+  // and sends its own address back; the lower one connects and greets. So two addresses never
+  // cross, and nothing is sent on a QP before its other end is ready.
+  void StartVerbsLink(Rank peer);
+  void OfferVerbsAddress(Rank peer);
+  // Sends a kVerbsAddress (this QP's address) or a kVerbsAsk (no payload) through UCX.
+  void SendVerbsLinkMessage(Rank peer, MessageType type);
+  bool TakesVerbsLinkMessage(Rank source) const;
+  // Whether `peer` is reached through verbs and its QP is not even being connected yet.
+  bool VerbsLinkIdle(Rank peer) const;
+  void HandleVerbsAsk(const WireHeader& header, std::span<const std::byte> payload);
   void HandleVerbsAddress(const WireHeader& header, std::span<const std::byte> payload);
-  // The bytes of a QP address part for a job of `size` ranks.
-  static size_t VerbsPartBytes(uint32_t size);
-  // The bytes of the QP address part in `rank`'s published `record` (whose prefix has kVerbs),
-  // which the UCX address follows; an error naming the rank when it does not fit.
+  // The channel could not make or connect `peer`'s QP: messages to it wait for that QP, so it
+  // is reported failed (fail-stop, as for a broken path).
+  void FailVerbsLink(Rank peer, const Status& why);
+  // The bytes of the verbs part of a record: the eager channel's credits and slot size (u32s).
+  static constexpr size_t kVerbsPartBytes = 8;
+  // The bytes of the verbs part in `rank`'s published `record` (whose prefix has kVerbs), which
+  // the UCX address follows; an error naming the rank when it does not fit.
   static StatusOr<size_t> VerbsPartOf(Rank rank, std::span<const std::byte> record);
+  // RFT_ERR_ARG naming `rank` when its part's configuration is not this channel's.
+  Status CheckVerbsPart(Rank rank, std::span<const std::byte> part) const;
   bool VerbsWrite(Rank peer, std::span<const std::byte> first, std::span<const std::byte> second);
   // Registers a large send's buffer (or finds it registered) and writes its request-to-send's
   // descriptor (with the rkey) after its header; false (nothing registered) when registration
@@ -566,8 +583,8 @@ class DataPlane : private ucx::PeerFailureSink {
   static constexpr size_t kRecordPrefix = 24;  // RecordPrefix's six words
   // The record's flags: it takes part in the same-node rendezvous, only its parent's
   // descendants may read it, it sleeps when idle.
-  // kVerbs: it offers the verbs backend, and its record carries a QP address for every rank
-  // after the prefix (verbs_path.cc).
+  // kVerbs: it offers the verbs backend, and its record carries the eager channel's
+  // configuration after the prefix (verbs_path.cc).
   static constexpr uint32_t kCmaUsable = 1, kCmaParentOnly = 2, kBlocks = 4, kVerbs = 8;
   RecordPrefix own_record_;  // this process's, as published
   uint32_t size_ = 0;

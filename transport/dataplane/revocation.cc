@@ -16,7 +16,11 @@ void DataPlane::ReportContextRevoked(uint32_t context_id, uint32_t epoch, uint32
 
 void DataPlane::SendRevocation(Rank peer, uint32_t context_id, uint32_t epoch, uint32_t owner) {
   if (endpoints_ == nullptr || peer >= size_ || peer == rank_) return;
-  auto ep = EndpointFor(peer);
+  // A verbs peer this process has not talked to yet gets the notice over UCX: connecting the
+  // pair for it would make a QP for every member a revocation reaches. The notice needs no
+  // order with the data: the control plane's flood of the same revocation has none either.
+  const bool by_ucx = VerbsLinkIdle(peer);
+  auto ep = by_ucx ? endpoints_->Get(peer) : EndpointFor(peer);
   if (!ep.ok()) return;  // failed: it needs no notice
   ControlSend* send = control_sends_.Acquire();
   send->plane = this;
@@ -30,7 +34,7 @@ void DataPlane::SendRevocation(Rank peer, uint32_t context_id, uint32_t epoch, u
   header.length = 0;
   header.job_token = job_token_;
   EncodeHeader(header, std::span<std::byte, kWireHeaderSize>(send->bytes.data(), kWireHeaderSize));
-  if (DirectSendControl(peer, send, kWireHeaderSize, nullptr)) return;
+  if (!by_ucx && DirectSendControl(peer, send, kWireHeaderSize, nullptr)) return;
   // The header alone travels as the AM data.
   void* ucx_request =
       internal::SendOwnMessage(*ep, send->bytes.data(), kWireHeaderSize, &OnControlSendDone, send);

@@ -83,6 +83,7 @@ Status DataPlane::OpenVerbs() {
   // A slot holds a header and up to the eager limit: every rank has the same limit
   // (RFT_EAGER_LIMIT), so every rank has the same slots, which Connect checks.
   config.slot_size = (options_.eager_limit + kWireHeaderSize + 63) / 64 * 64;
+  config.qps_on_demand = true;  // only for the peers this process talks to (StartVerbsLink)
   auto on_message = [this](Rank, std::span<const std::byte> message) {
     // What a UCX active message with the header first carries: the same receive path
     // (unexpected data is copied out, since the slot goes back).
@@ -152,43 +153,43 @@ DataPlane::RegistrationCounts DataPlane::registration_counts() const {
   return {.hits = stats.hits, .misses = stats.misses, .invalidations = stats.invalidations};
 }
 
-size_t DataPlane::VerbsPartBytes(uint32_t size) { return 4 + verbs::QpAddressTableSize(size); }
-
 StatusOr<size_t> DataPlane::VerbsPartOf(Rank rank, std::span<const std::byte> record) {
-  // The part starts with the job size it was made for: a replacement reads its parents'
-  // records, made when the job was smaller.
-  if (record.size() < kRecordPrefix + 4) {
-    return OtherError("rank " + std::to_string(rank) + "'s data-plane record ends before its " +
-                      "QP addresses");
+  if (record.size() <= kRecordPrefix + kVerbsPartBytes) {
+    return OtherError("rank " + std::to_string(rank) + "'s data-plane record of " +
+                      std::to_string(record.size()) + " bytes ends before its verbs part and UCX " +
+                      "address");
   }
-  const uint32_t ranks = LoadLittleEndian<uint32_t>(record, kRecordPrefix);
-  if (ranks < 2 || ranks > kMaxRank || kRecordPrefix + VerbsPartBytes(ranks) >= record.size()) {
-    return OtherError("rank " + std::to_string(rank) + "'s data-plane record: QP addresses for " +
-                      std::to_string(ranks) + " ranks do not fit its " +
-                      std::to_string(record.size()) + " bytes");
-  }
-  return VerbsPartBytes(ranks);
+  return kVerbsPartBytes;
 }
 
 std::vector<std::byte> DataPlane::VerbsRecordPart() const {
   if (verbs_ == nullptr) return {};
-  std::vector<std::byte> part(4);
-  StoreLittleEndian<uint32_t>(part, 0, size_);
-  const std::vector<std::byte> table = verbs::EncodeQpAddressTable(
-      size_, rank_, [this](uint32_t p) { return verbs_->channel->address(p); });
-  part.insert(part.end(), table.begin(), table.end());
+  std::vector<std::byte> part(kVerbsPartBytes);
+  StoreLittleEndian<uint32_t>(part, 0, verbs_->channel->credits());
+  StoreLittleEndian<uint32_t>(part, 4, static_cast<uint32_t>(verbs_->channel->max_payload()));
   return part;
+}
+
+Status DataPlane::CheckVerbsPart(Rank rank, std::span<const std::byte> part) const {
+  const uint32_t credits = LoadLittleEndian<uint32_t>(part, 0);
+  const uint32_t slot_size = LoadLittleEndian<uint32_t>(part, 4);
+  if (credits == verbs_->channel->credits() && slot_size == verbs_->channel->max_payload()) {
+    return Status::Ok();
+  }
+  // A larger window would overrun the receive queue's reservation for it, a larger slot the
+  // receive slots: refused before any message.
+  return ArgError("rank " + std::to_string(rank) + " uses " + std::to_string(credits) +
+                  " verbs eager credits of " + std::to_string(slot_size) + "-byte slots, rank " +
+                  std::to_string(rank_) + " " + std::to_string(verbs_->channel->credits()) +
+                  " of " + std::to_string(verbs_->channel->max_payload()) +
+                  ": every rank of a job must use the same RFT_EAGER_LIMIT");
 }
 
 Status DataPlane::ConnectVerbs(const std::vector<RecordPrefix>& records,
                                const std::vector<std::span<const std::byte>>& parts,
                                const RankSet& missing) {
   if (size_ < 2) return Status::Ok();
-  // A replacement's parents made their QPs before it existed: each sends its address for it
-  // once it grew (JoinVerbs), and messages to it wait until then. Its siblings, spawned with
-  // it, connect as a job does at start-up.
-  const Rank first_sibling = job_->own_block().first;
-  RankSet offering;  // the ranks that connect through verbs, this one included
+  RankSet offering;  // the ranks that send through verbs, this one included
   for (Rank r = 0; r < size_; ++r) {
     if (missing.Contains(r)) continue;
     const bool offers = r == rank_ ? verbs_ != nullptr : (records[r].flags & kVerbs) != 0;
@@ -200,37 +201,24 @@ Status DataPlane::ConnectVerbs(const std::vector<RecordPrefix>& records,
                       "or RFT_TRANSPORT=auto");
     }
   }
-  if (verbs_ == nullptr || offering.size() < 2) return Status::Ok();
-  RankSet fence;  // those that connect now
+  if (verbs_ == nullptr) return Status::Ok();
+  verbs_->links.assign(size_, VerbsLink::kIdle);
+  // A pair connects when one of its ranks first sends (StartVerbsLink), and the greeting keeps
+  // either end from sending on its QP before the other is ready. A replacement's parents are
+  // connected the same way; they took it in before the merge let anyone send (JoinVerbs).
+  const Rank first_sibling = job_->own_block().first;
+  RankSet fence;
   for (Rank r : offering) {
     if (r == rank_) continue;
-    if (r < first_sibling) {
-      // Only a parent that failed already is refused: it will send nothing.
-      if (Status expected = verbs_->channel->Expect(r); !expected.ok()) {
-        RFT_LOG_INFO("verbs: rank %u: %s", r, expected.ToString().c_str());
-        continue;
-      }
-      if (path_[r] == Path::kUcx) path_[r] = Path::kVerbs;
-      continue;
-    }
-    fence.Insert(r);
-    const std::span<const std::byte> part = parts[r];
-    if (part.size() != VerbsPartBytes(size_) || LoadLittleEndian<uint32_t>(part, 0) != size_) {
-      return OtherError("rank " + std::to_string(r) + "'s QP addresses are not for a job of " +
-                        std::to_string(size_) + " ranks");
-    }
-    StatusOr<verbs::QpAddress> address = verbs::DecodeQpAddressTable(part.subspan(4), size_, rank_);
-    if (!address.ok()) {
-      return OtherError("rank " + std::to_string(r) +
-                        "'s QP address: " + address.status().message());
-    }
-    RFT_RETURN_IF_ERROR(verbs_->channel->Connect(r, *address));
+    RFT_RETURN_IF_ERROR(CheckVerbsPart(r, parts[r]));
     if (path_[r] == Path::kUcx) path_[r] = Path::kVerbs;  // a ring wins on one node
+    if (r >= first_sibling) fence.Insert(r);
   }
   if (fence.empty()) return Status::Ok();
   fence.Insert(rank_);
-  // A SEND that reaches a QP not yet ready to receive is dropped and retried only a few times
-  // (RcTiming): no rank sends before every one of them has connected.
+  // An address or a request for one that came before this plane knew the sender offers verbs
+  // would be dropped, and the sender would wait for ever: no rank sends before every one of
+  // them got here.
   return job_->Fence(false, fence);
 }
 
@@ -239,101 +227,150 @@ void DataPlane::JoinVerbs(uint32_t old_size, const std::vector<RecordPrefix>& re
                           const RankSet& unreachable) {
   // Without verbs here, this record offered none: the replacements talk to this rank by UCX.
   if (verbs_ == nullptr) return;
+  verbs_->links.resize(size_, VerbsLink::kIdle);
   RankSet joining;
   for (Rank r = old_size; r < size_; ++r) {
     if (!unreachable.Contains(r) && (records[r - old_size].flags & kVerbs) != 0) joining.Insert(r);
   }
   if (joining.empty()) return;
   if (Status grown = verbs_->channel->Grow(size_); !grown.ok()) {
-    // They wait for an address that will never come: fail-stop, as for a broken path.
-    RFT_LOG_ERROR("verbs: no QPs for ranks %s that joined: %s; they are reported failed",
+    // They will send through verbs: fail-stop, as for a broken path.
+    RFT_LOG_ERROR("verbs: no room for ranks %s that joined: %s; they are reported failed",
                   joining.ToString().c_str(), grown.ToString().c_str());
     for (Rank r : joining) Discovered(r);
     return;
   }
   verbs_->channel_size = size_;
-  RankSet joined;
   for (Rank r : joining) {
-    // AddRanks took the part whole (VerbsPartOf): its rank count, then its table.
-    const std::span<const std::byte> part(parts[r - old_size]);
-    const StatusOr<verbs::QpAddress> address =
-        verbs::DecodeQpAddressTable(part.subspan(4), LoadLittleEndian<uint32_t>(part, 0), rank_);
-    Status connected =
-        address.ok()
-            ? verbs_->channel->Connect(r, *address, verbs::EagerChannel::Handshake::kAwaitGreeting)
-            : address.status();
-    if (!connected.ok()) {
+    // AddRanks took the part whole (VerbsPartOf).
+    if (Status matches = CheckVerbsPart(r, parts[r - old_size]); !matches.ok()) {
       RFT_LOG_ERROR("verbs: rank %u, which joined: %s; it is reported failed", r,
-                    connected.ToString().c_str());
+                    matches.ToString().c_str());
       Discovered(r);
       continue;
     }
-    SendVerbsAddress(r);  // through UCX: before the path moves to verbs
     path_[r] = Path::kVerbs;
-    joined.Insert(r);
   }
-  if (!joined.empty()) {
-    RFT_LOG_INFO("verbs: ranks %s joined through verbs", joined.ToString().c_str());
+  RFT_LOG_INFO("verbs: ranks %s joined; their QPs are made when a message first needs them",
+               joining.ToString().c_str());
+}
+
+void DataPlane::FailVerbsLink(Rank peer, const Status& why) {
+  RFT_LOG_ERROR("verbs: rank %u: %s; it is reported failed", peer, why.ToString().c_str());
+  Discovered(peer);
+}
+
+void DataPlane::StartVerbsLink(Rank peer) {
+  verbs_->links[peer] = VerbsLink::kAsked;
+  if (rank_ < peer) return OfferVerbsAddress(peer);
+  SendVerbsLinkMessage(peer, MessageType::kVerbsAsk);
+}
+
+void DataPlane::OfferVerbsAddress(Rank peer) {
+  verbs_->links[peer] = VerbsLink::kOffered;
+  if (Status opened = verbs_->channel->Open(peer); !opened.ok()) {
+    if (opened.code() != RFT_ERR_PROC_FAILED) FailVerbsLink(peer, opened);
+    return;
   }
+  SendVerbsLinkMessage(peer, MessageType::kVerbsAddress);
 }
 
 namespace {
 
-// A verbs address on its way through UCX (rare: once per pair that joined), kept until sent.
-struct VerbsAddressSend {
+// A message of the on-demand connection on its way through UCX (once or twice per pair), kept
+// until sent.
+struct VerbsLinkSend {
   std::array<std::byte, kWireHeaderSize + verbs::kSingleQpAddressSize> bytes;
 };
 
-void OnVerbsAddressSent(void* ucx_request, ucs_status_t, void* user_data) {
-  delete static_cast<VerbsAddressSend*>(user_data);
+void OnVerbsLinkSent(void* ucx_request, ucs_status_t, void* user_data) {
+  delete static_cast<VerbsLinkSend*>(user_data);
   ucp_request_free(ucx_request);
 }
 
 }  // namespace
 
-void DataPlane::SendVerbsAddress(Rank peer) {
+void DataPlane::SendVerbsLinkMessage(Rank peer, MessageType type) {
   StatusOr<ucp_ep_h> ep = endpoints_->Get(peer);
   if (!ep.ok()) return;  // failed: nothing waits for it
-  const std::vector<std::byte> table = verbs::EncodeSingleQpAddress(verbs_->channel->address(peer));
-  auto* send = new VerbsAddressSend;
-  RFT_CHECK(table.size() + kWireHeaderSize == send->bytes.size(),
-            "a QP address table of one entry has a fixed size");
+  std::vector<std::byte> table;
+  if (type == MessageType::kVerbsAddress) {
+    table = verbs::EncodeSingleQpAddress(verbs_->channel->address(peer));
+    RFT_CHECK(table.size() == verbs::kSingleQpAddressSize,
+              "a QP address table of one entry has a fixed size");
+  }
+  auto* send = new VerbsLinkSend;
   WireHeader header;
-  header.type = MessageType::kVerbsAddress;
+  header.type = type;
   header.source = rank_;
   header.length = table.size();
   header.job_token = job_token_;
   EncodeHeader(header, std::span<std::byte, kWireHeaderSize>(send->bytes.data(), kWireHeaderSize));
-  std::memcpy(send->bytes.data() + kWireHeaderSize, table.data(), table.size());
-  void* request = internal::SendOwnMessage(*ep, send->bytes.data(), send->bytes.size(),
-                                           &OnVerbsAddressSent, send);
+  if (!table.empty()) std::memcpy(send->bytes.data() + kWireHeaderSize, table.data(), table.size());
+  void* request = internal::SendOwnMessage(*ep, send->bytes.data(), kWireHeaderSize + table.size(),
+                                           &OnVerbsLinkSent, send);
   // Sent at once, or the endpoint failed (then the peer's failure ends what waits for it).
   if (!UCS_PTR_IS_PTR(request) || request == nullptr) delete send;
 }
 
+// Whether a link message from `source` can be taken: this process sends to it through verbs,
+// and it has not failed.
+bool DataPlane::TakesVerbsLinkMessage(Rank source) const {
+  return verbs_ != nullptr && source < verbs_->channel_size && source != rank_ &&
+         path_[source] == Path::kVerbs && !verbs_->channel->failed(source) &&
+         (endpoints_ == nullptr || !endpoints_->failed(source));
+}
+
+bool DataPlane::VerbsLinkIdle(Rank peer) const {
+  return path_[peer] == Path::kVerbs && verbs_->links[peer] == VerbsLink::kIdle;
+}
+
+void DataPlane::HandleVerbsAsk(const WireHeader& header, std::span<const std::byte> payload) {
+  const Rank source = header.source;
+  // Only a higher rank asks, once, and only before this rank offered its address itself (then
+  // the offer answers it).
+  if (!TakesVerbsLinkMessage(source) || source < rank_ || !payload.empty()) {
+    drops_.Record(DecodeError::kBadPayload);
+    return;
+  }
+  if (verbs_->links[source] == VerbsLink::kIdle) OfferVerbsAddress(source);
+}
+
 void DataPlane::HandleVerbsAddress(const WireHeader& header, std::span<const std::byte> payload) {
   const Rank source = header.source;
-  // Only at a replacement with verbs, once per parent. A parent sends it only when this
-  // record offered verbs and its own did, which is also when ConnectVerbs expects it; it may
-  // come before, if UCX was progressed during the start-up.
-  if (verbs_ == nullptr || !job_->joined() || source >= verbs_->channel_size ||
-      verbs_->channel->ready(source) || (endpoints_ != nullptr && endpoints_->failed(source))) {
+  if (!TakesVerbsLinkMessage(source) || verbs_->channel->opened(source) != (source > rank_)) {
+    // A lower rank's offer comes before this rank made its QP; a higher rank's answer after.
     drops_.Record(DecodeError::kBadPayload);
     return;
   }
   StatusOr<verbs::QpAddress> address = verbs::DecodeSingleQpAddress(payload);
-  Status connected = address.ok() ? verbs_->channel->Connect(source, *address,
-                                                             verbs::EagerChannel::Handshake::kGreet)
-                                  : address.status();
-  if (!connected.ok()) {
-    // Messages to it wait for this connection: fail-stop, as for a broken path.
-    RFT_LOG_ERROR("verbs: rank %u's QP address: %s; it is reported failed", source,
-                  connected.ToString().c_str());
-    Discovered(source);
+  if (!address.ok()) {
+    drops_.Record(DecodeError::kBadPayload);
     return;
   }
-  path_[source] = Path::kVerbs;
-  RFT_LOG_INFO("verbs: connected to rank %u, which made a QP for this replacement", source);
+  if (source > rank_) {
+    // The answer to this rank's offer: its QP is connected to this one's and ready.
+    if (verbs_->links[source] != VerbsLink::kOffered) {
+      drops_.Record(DecodeError::kBadPayload);
+      return;
+    }
+    verbs_->links[source] = VerbsLink::kConnected;
+    Status connected =
+        verbs_->channel->Connect(source, *address, verbs::EagerChannel::Handshake::kGreet);
+    if (!connected.ok()) return FailVerbsLink(source, connected);
+    RFT_LOG_INFO("verbs: connected to rank %u, greeted (%u QPs)", source,
+                 verbs_->channel->qp_count());
+    return;
+  }
+  // A lower rank's offer (asked for or not): connected now, this rank's address back, and the
+  // first message waits for its greeting.
+  verbs_->links[source] = VerbsLink::kConnected;
+  Status connected =
+      verbs_->channel->Connect(source, *address, verbs::EagerChannel::Handshake::kAwaitGreeting);
+  if (!connected.ok()) return FailVerbsLink(source, connected);
+  SendVerbsLinkMessage(source, MessageType::kVerbsAddress);
+  RFT_LOG_INFO("verbs: connected to rank %u, awaiting its greeting (%u QPs)", source,
+               verbs_->channel->qp_count());
 }
 
 bool DataPlane::VerbsWrite(Rank peer, std::span<const std::byte> first,
@@ -341,6 +378,11 @@ bool DataPlane::VerbsWrite(Rank peer, std::span<const std::byte> first,
   // Only a message on the wire counts as written: one the channel queued would go out only from
   // a later Progress, and the done message of a receive that completed meanwhile would wait for
   // a receiver that may have blocked outside rft (a fence), holding the sender's send.
+  if (!verbs_->channel->ready(peer)) [[unlikely]] {
+    // Not connected yet: the message waits in the direct queue until the greeting.
+    if (verbs_->links[peer] == VerbsLink::kIdle) StartVerbsLink(peer);
+    return false;
+  }
   StatusOr<verbs::SendResult> sent = verbs_->channel->SendNow(peer, first, second);
   if (sent.ok()) return *sent == verbs::SendResult::kPosted;
   if (sent.status().code() != RFT_ERR_PROC_FAILED) {

@@ -35,6 +35,14 @@ struct VerbsRead {
   bool in_use = false;
 };
 
+// Where a pair's on-demand connection stands, at this end (DataPlane::StartVerbsLink).
+enum class VerbsLink : uint8_t {
+  kIdle,       // nothing asked or sent yet
+  kAsked,      // the higher rank asked the lower one for its address
+  kOffered,    // the lower rank sent its address, and waits for the higher one's
+  kConnected,  // the QP is connected (ready once greeted: EagerChannel::ready)
+};
+
 struct VerbsPath {
   std::unique_ptr<verbs::VerbsContext> context;
   std::unique_ptr<verbs::EagerChannel> channel;
@@ -42,8 +50,9 @@ struct VerbsPath {
   // memory by UCX's memory hooks while `unmap_hook` is set (verbs_path.cc).
   std::unique_ptr<verbs::RegistrationCache> registrations;
   bool unmap_hook = false;
-  uint32_t channel_size = 0;  // the job's size when the QPs were made: later ranks use UCX
-  uint64_t read_size = 0;     // one READ's largest length (setting and port)
+  uint32_t channel_size = 0;     // the ranks the channel has room for (it grows with the job)
+  std::vector<VerbsLink> links;  // [rank]
+  uint64_t read_size = 0;        // one READ's largest length (setting and port)
   // The reads in flight, indexed by the token the channel hands back; `free_reads` the unused
   // indices. Grows when all are in use (a read is a large message: rare next to eager ones).
   std::vector<VerbsRead> reads;

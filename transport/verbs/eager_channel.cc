@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/check.h"
 #include "base/log.h"
 
 namespace rft::verbs {
@@ -128,6 +129,12 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   c->qp_options_.signal_all = false;
   c->qp_options_.reads_in_flight = kReadsPerPeer;  // as many as the send queue has entries for
   c->max_inline_ = UINT32_MAX;
+  if (config.qps_on_demand) {
+    // Every QP of these options gets the same grant: learnt from one made and let go.
+    StatusOr<std::unique_ptr<RcQp>> probe = RcQp::Create(context, c->qp_options_);
+    if (!probe.ok()) return probe.status();
+    c->max_inline_ = (*probe)->max_inline_data();
+  }
   c->peers_.reserve(size);
   c->active_.reserve(size);
   c->by_qpn_.reserve(peers);
@@ -142,14 +149,42 @@ Status EagerChannel::AddPeer(const CreditWindow& window) {
   // burst would find the queue full.
   peers_.emplace_back(window, SendQueueSignals(send_queue, std::max(1u, send_slots_per_peer_ / 2)));
   const Rank rank = static_cast<Rank>(peers_.size() - 1);
-  if (rank == self_) return Status::Ok();
+  if (rank == self_ || config_.qps_on_demand) return Status::Ok();
+  return MakeQp(rank, /*sorted=*/false);
+}
+
+Status EagerChannel::MakeQp(Rank rank, bool sorted) {
   StatusOr<std::unique_ptr<RcQp>> qp = RcQp::Create(*context_, qp_options_);
   if (!qp.ok()) return qp.status();
-  Peer& peer = peers_.back();
+  Peer& peer = peers_[rank];
   peer.qp = std::move(*qp);
   peer.waiting.resize(send_slots_);
-  by_qpn_.emplace_back(peer.qp->qp()->qp_num, rank);
+  const std::pair<uint32_t, Rank> entry(peer.qp->qp()->qp_num, rank);
+  if (sorted) {
+    by_qpn_.insert(std::lower_bound(by_qpn_.begin(), by_qpn_.end(), entry), entry);
+  } else {
+    by_qpn_.push_back(entry);
+  }
   max_inline_ = std::min(max_inline_, peer.qp->max_inline_data());
+  return Status::Ok();
+}
+
+Status EagerChannel::Open(Rank peer) {
+  if (peer >= peers_.size() || peer == self_) {
+    return ArgError("eager channel: no QP for " + PeerName(peer));
+  }
+  Peer& p = peers_[peer];
+  if (p.failed != nullptr) return ProcFailedError("eager channel: " + PeerName(peer) + " failed");
+  if (p.qp != nullptr) return Status::Ok();
+  const bool had_place = p.holds_place;
+  RFT_RETURN_IF_ERROR(TakePlace(peer));
+  if (Status made = MakeQp(peer, /*sorted=*/true); !made.ok()) {
+    if (!had_place) {
+      p.holds_place = false;
+      --holders_;
+    }
+    return OtherError("a QP for " + PeerName(peer) + ": " + made.message());
+  }
   return Status::Ok();
 }
 
@@ -190,6 +225,7 @@ EagerChannel::~EagerChannel() {
 }
 
 QpAddress EagerChannel::address(Rank peer) const {
+  RFT_CHECK(opened(peer), "an eager channel QP's address is read only once it is made");
   QpAddress address = peers_[peer].qp->address();
   address.eager_credits = config_.credits;
   address.eager_slot_size = static_cast<uint32_t>(config_.slot_size);
@@ -216,6 +252,8 @@ Status EagerChannel::Expect(Rank peer) {
   if (peers_[peer].failed != nullptr) {
     return ProcFailedError("eager channel: " + PeerName(peer) + " failed");
   }
+  // Messages queued meanwhile need the QP's ring of waiting sends.
+  if (config_.qps_on_demand) return Open(peer);
   return TakePlace(peer);
 }
 
@@ -235,8 +273,8 @@ Status EagerChannel::Connect(Rank peer, const QpAddress& remote, Handshake hands
                     std::to_string(config_.credits) + " of " + std::to_string(config_.slot_size) +
                     ": every rank of a job must use the same eager configuration");
   }
-  const bool had_place = p.holds_place;  // from Expect
-  RFT_RETURN_IF_ERROR(TakePlace(peer));
+  const bool had_place = p.holds_place;  // from Expect or Open
+  RFT_RETURN_IF_ERROR(p.qp == nullptr ? Open(peer) : TakePlace(peer));
   if (Status s = p.qp->Connect(remote, config_.timing); !s.ok()) {
     if (!had_place) {  // nothing will use it: the place goes back
       p.holds_place = false;
@@ -420,11 +458,11 @@ StatusOr<bool> EagerChannel::Write(Rank peer, uint64_t word, uint64_t remote_add
 }
 
 void EagerChannel::Disconnect(Rank peer) {
-  if (peer >= peers_.size() || peer == self_ || peers_[peer].qp == nullptr) return;
+  if (peer >= peers_.size() || peer == self_) return;
   Peer& p = peers_[peer];
   if (p.failed != nullptr) return;
-  // A QP never connected is still in the reset state, which receives nothing and cannot move
-  // to the error state.
+  // A QP never connected (or never made) is still in the reset state, which receives nothing
+  // and cannot move to the error state.
   if (p.connected) {
     ibv_qp_attr attr;
     std::memset(&attr, 0, sizeof(attr));

@@ -82,6 +82,11 @@ struct EagerConfig {
   // Send queue entries per peer added for Write, beside those of SENDs and READs: a WRITE takes
   // no credit, so without room of its own it could hold entries the SENDs wait for.
   uint32_t writes_per_peer = 0;
+  // A peer's QP is made when it is first opened (Open, Expect, Connect) instead of by Create,
+  // so that a process holds QPs only for the peers it talks to (the data plane, which connects
+  // pairs on demand: docs/verbs.md). Create still makes one QP, and destroys it, to learn the
+  // device's inline grant and to fail at once where no QP can be made.
+  bool qps_on_demand = false;
   RcTiming timing;
 };
 
@@ -104,7 +109,8 @@ class EagerChannel {
   // failed first (the peer is reported through the failure callback as well).
   using ReadCallback = std::function<void(uint32_t token, bool ok)>;
 
-  // QPs to every rank of 0..size-1 but `self`, not yet connected, and the SRQ's slots posted.
+  // QPs to every rank of 0..size-1 but `self` (none yet with qps_on_demand), not yet
+  // connected, and the SRQ's slots posted.
   // `context` must outlive the channel. Errors name the call or the value that was wrong.
   static StatusOr<std::unique_ptr<EagerChannel>> Create(VerbsContext& context, Rank self,
                                                         uint32_t size, const EagerConfig& config,
@@ -131,11 +137,19 @@ class EagerChannel {
   // connecting to `peer`'s record for this rank: RFT_ERR_ARG naming both configurations when the
   // peer's credits or slot size differ from this channel's, when the QP is connected already,
   // and when every place in the receive queue is taken (see Grow).
+  // address() needs the peer's QP (opened(peer)); Connect opens it when needed.
   QpAddress address(Rank peer) const;
   Status Connect(Rank peer, const QpAddress& remote, Handshake handshake = Handshake::kNone);
   // `peer` will connect, once its address comes: it takes its place now, and messages to it
   // wait (Send queues them, SendNow returns kFull) until Connect.
   Status Expect(Rank peer);
+  // Makes `peer`'s QP (qps_on_demand) and takes its place in the receive queue, as Expect
+  // does: RFT_ERR_PROC_FAILED once it failed, RFT_ERR_ARG when no place is left, the call's
+  // error when the device makes no more QPs. Nothing to do when the QP exists.
+  Status Open(Rank peer);
+  bool opened(Rank peer) const { return peer < peers_.size() && peers_[peer].qp != nullptr; }
+  // QPs made so far.
+  uint32_t qp_count() const { return static_cast<uint32_t>(by_qpn_.size()); }
   // Whether messages to `peer` go out now: connected, and greeted when the handshake asked.
   bool ready(Rank peer) const { return peer < peers_.size() && peers_[peer].ready; }
 
@@ -288,8 +302,10 @@ class EagerChannel {
   };
 
   EagerChannel(Rank self, const EagerConfig& config);
-  // Appends the entry of rank peers_.size(): its QP (none for `self`).
+  // Appends the entry of rank peers_.size(), and its QP unless qps_on_demand (none for `self`).
   Status AddPeer(const CreditWindow& window);
+  // Makes `peer`'s QP; `sorted`: keeps by_qpn_ sorted (Create and Grow sort once after).
+  Status MakeQp(Rank peer, bool sorted);
   // `peer` takes a place in the receive queue (Expect, Connect); RFT_ERR_ARG when none is left.
   Status TakePlace(Rank peer);
   std::byte* slot(uint32_t index) const {

@@ -35,8 +35,9 @@ enum class MessageType : uint8_t {
   kControl = 4,            // control plane (failure propagation, revoke, agreement)
   kRevoke = 5,        // data plane: the sender revoked `context_id` at `epoch` (the fast notice
                       // beside the control plane's reliable flood)
-  kVerbsAddress = 6,  // data plane, over UCX: the sender's QP address for a rank that joined
-                      // (docs/verbs.md, "Replacements")
+  kVerbsAddress = 6,  // data plane, over UCX: the sender's QP address for the receiver
+                      // (docs/verbs.md, "Connecting on demand")
+  kVerbsAsk = 7,      // data plane, over UCX: the sender wants the receiver's QP address
 };
 
 // The protocol that handles a kControl message on the receiving control plane. `flags` of a
