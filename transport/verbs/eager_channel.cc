@@ -119,6 +119,7 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
     return CallFailed("ibv_reg_mr (" + std::to_string(bytes) + " bytes)", errno);
   }
   c->free_send_.reserve(c->send_slots_);
+  c->queued_.resize(c->send_slots_);
   for (uint32_t i = 0; i < c->send_slots_; ++i) c->free_send_.push_back(slots - 1 - i);
   for (uint32_t i = 0; i < c->receive_slots_; ++i) RFT_RETURN_IF_ERROR(c->PostReceive(i));
 
@@ -158,7 +159,6 @@ Status EagerChannel::MakeQp(Rank rank, bool sorted) {
   if (!qp.ok()) return qp.status();
   Peer& peer = peers_[rank];
   peer.qp = std::move(*qp);
-  peer.waiting.resize(send_slots_);
   const std::pair<uint32_t, Rank> entry(peer.qp->qp()->qp_num, rank);
   if (sorted) {
     by_qpn_.insert(std::lower_bound(by_qpn_.begin(), by_qpn_.end(), entry), entry);
@@ -252,7 +252,7 @@ Status EagerChannel::Expect(Rank peer) {
   if (peers_[peer].failed != nullptr) {
     return ProcFailedError("eager channel: " + PeerName(peer) + " failed");
   }
-  // Messages queued meanwhile need the QP's ring of waiting sends.
+  // Messages queued meanwhile go out on the QP.
   if (config_.qps_on_demand) return Open(peer);
   return TakePlace(peer);
 }
@@ -373,8 +373,7 @@ StatusOr<SendResult> EagerChannel::Send(Rank peer, std::span<const std::byte> fi
   free_send_.pop_back();
   if (!first.empty()) std::memcpy(slot(index), first.data(), first.size());
   if (!second.empty()) std::memcpy(slot(index) + first.size(), second.data(), second.size());
-  p.waiting[(p.head + p.count) % p.waiting.size()] = Waiting{index, length};
-  ++p.count;
+  Enqueue(p, index, length);
   p.window.Enqueue();
   RFT_RETURN_IF_ERROR(Flush(peer));
   if (p.count == 0) return SendResult::kPosted;
@@ -516,12 +515,31 @@ Status EagerChannel::Post(Rank peer, const std::byte* data, uint32_t length, uin
 Status EagerChannel::Flush(Rank peer) {
   Peer& p = peers_[peer];
   while (p.count > 0 && p.ready && p.signals.has_room() && p.window.TryDispatch()) {
-    const Waiting w = p.waiting[p.head];
-    p.head = (p.head + 1) % p.waiting.size();
-    --p.count;
-    RFT_RETURN_IF_ERROR(Post(peer, slot(w.slot), w.length, w.slot, EagerKind::kData));
+    uint32_t length = 0;
+    const uint32_t index = Dequeue(p, &length);
+    RFT_RETURN_IF_ERROR(Post(peer, slot(index), length, index, EagerKind::kData));
   }
   return Status::Ok();
+}
+
+void EagerChannel::Enqueue(Peer& peer, uint32_t index, uint32_t length) {
+  queued_[index - receive_slots_] = QueuedSlot{.length = length, .next = kNoSlot};
+  if (peer.count == 0) {
+    peer.head = index;
+  } else {
+    queued_[peer.tail - receive_slots_].next = index;
+  }
+  peer.tail = index;
+  ++peer.count;
+}
+
+uint32_t EagerChannel::Dequeue(Peer& peer, uint32_t* length) {
+  const uint32_t index = peer.head;
+  const QueuedSlot& queued = queued_[index - receive_slots_];
+  *length = queued.length;
+  peer.head = queued.next;
+  if (--peer.count == 0) peer.tail = kNoSlot;
+  return index;
 }
 
 Status EagerChannel::SendCreditIfDue(Rank peer) {
@@ -731,9 +749,9 @@ void EagerChannel::Fail(Rank peer, const char* why) {
     --holders_;
   }
   // Messages that never left cannot reach a dead peer: their slots go back to the pool.
-  for (; p.count > 0; --p.count) {
-    free_send_.push_back(p.waiting[p.head].slot);
-    p.head = (p.head + 1) % p.waiting.size();
+  while (p.count > 0) {
+    uint32_t length = 0;
+    free_send_.push_back(Dequeue(p, &length));
   }
   if (on_failure_) on_failure_(peer, p.failed);
 }

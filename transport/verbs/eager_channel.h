@@ -281,18 +281,15 @@ class EagerChannel {
   // whose QP failed; `what` names the operation in the message.
   Status CheckPeer(Rank peer, const char* what) const;
 
-  struct Waiting {
-    uint32_t slot;
-    uint32_t length;
-  };
   struct Peer {
     Peer(const CreditWindow& w, const SendQueueSignals& s) : window(w), signals(s) {}
     std::unique_ptr<RcQp> qp;
     CreditWindow window;
     SendQueueSignals signals;
-    std::vector<Waiting> waiting;  // a ring of queued messages, oldest at `head`
-    size_t head = 0;
-    size_t count = 0;
+    // Queued messages, oldest first: a list through the send slots holding them (queued_).
+    uint32_t head = kNoSlot;
+    uint32_t tail = kNoSlot;
+    uint32_t count = 0;
     bool connected = false;
     bool ready = false;            // connected, and greeted if the handshake asked for it
     bool holds_place = false;      // counted in holders_ (Expect or Connect, until it fails)
@@ -325,6 +322,11 @@ class EagerChannel {
   // The rank whose QP has number `qpn`, or kInvalidRank.
   Rank PeerOfQp(uint32_t qpn) const;
 
+  // A message copied into send slot `index` waits behind `peer`'s others; the oldest leaves
+  // (its slot returned, its length in *length).
+  void Enqueue(Peer& peer, uint32_t index, uint32_t length);
+  uint32_t Dequeue(Peer& peer, uint32_t* length);
+
   static constexpr uint32_t kNoSlot = UINT32_MAX;
   // The largest message in two pieces posted inline: joined on the stack first.
   static constexpr uint32_t kMaxGatheredInline = 512;
@@ -356,7 +358,15 @@ class EagerChannel {
   RcQpOptions qp_options_;           // what every QP is created with (Grow makes more)
   uint32_t max_inline_ = 0;          // header included
   std::vector<uint32_t> free_send_;  // a stack of free send slot indices
-  std::vector<Peer> peers_;          // indexed by rank; this rank's entry unused
+  // Per send slot (indexed from receive_slots_) that holds a queued message: its length and the
+  // next queued slot of the same peer. One entry per slot, shared by the peers: a ring per peer
+  // sized for every slot took 8 bytes · slots per peer, quadratic in the ranks.
+  struct QueuedSlot {
+    uint32_t length = 0;
+    uint32_t next = kNoSlot;
+  };
+  std::vector<QueuedSlot> queued_;
+  std::vector<Peer> peers_;  // indexed by rank; this rank's entry unused
   // Peers with a message queued or a credit message due (a peer stays until it has neither):
   // Progress visits only these instead of every peer.
   std::vector<Rank> active_;
