@@ -262,6 +262,13 @@ check_binary dataplane-verbs-done 0 \
   "$(printf '%s\n' '^\[0\] cma-done ok rank=0 flooded=[0-9]+ path=verbs$' \
     '^\[1\] cma-done ok rank=1 flooded=')" \
   "$dataplane_bins" "$dataplane_env; rftrun -n 2 dataplane_worker cma-done"
+# QPs on demand (docs/verbs.md, "Connecting on demand"): four ranks that talk in pairs make QPs
+# for their partners only, whichever end sends first: both at once (0 and 1), the higher rank
+# asking (3 to 2), the lower rank sending its address unasked (0 to 2).
+check_binary dataplane-verbs-on-demand 0 \
+  "$(printf '%s\n' '^\[0\] on-demand ok rank=0 qps=2$' '^\[1\] on-demand ok rank=1 qps=1$' \
+    '^\[2\] on-demand ok rank=2 qps=2$' '^\[3\] on-demand ok rank=3 qps=1$')" \
+  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block; rftrun -n 4 dataplane_worker on-demand"
 # The rendezvous's registration cache: buffers sent from and received into again are found
 # registered; unmapped and mapped again at the same address, they are registered anew (the
 # contents are checked, so a stale registration fails the check).
@@ -353,7 +360,8 @@ check_binary recovery-verbs-respawn 137 \
 
 # A replacement joins on verbs (tests/multiproc/growth_worker.cc, which growth_test runs on the
 # host): rank 2 of 3 dies, a replacement (job rank 3) joins, and every pair exchanges an eager
-# and a large message (RDMA READ) through verbs, the replacement's QPs made when it joined.
+# and a large message (RDMA READ) through verbs, the replacement's data-plane QPs connected
+# when the pair first talks (its control-plane QPs when it joined).
 # While all are quiet, every process writes its heartbeats to its observer by RDMA (the ring of
 # 0, 1 and 3 has the replacement observe one survivor and be observed by the other).
 # Then rank 1 dies and the replacement raises SIGKILL: the others learn both, and a receive

@@ -162,6 +162,8 @@ class DataPlane : private ucx::PeerFailureSink {
     uint64_t invalidations = 0;
   };
   RegistrationCounts registration_counts() const;
+  // The verbs QPs this process has made so far (0 without verbs): one per peer it talked to.
+  uint32_t verbs_qp_count() const;
 
   // Starts sending `bytes` bytes at `buffer` to `dest` with `tag` (>= 0) in `context_id`. The
   // buffer must stay untouched until the request completes. A failed `dest` gives a request

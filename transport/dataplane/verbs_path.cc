@@ -153,6 +153,10 @@ DataPlane::RegistrationCounts DataPlane::registration_counts() const {
   return {.hits = stats.hits, .misses = stats.misses, .invalidations = stats.invalidations};
 }
 
+uint32_t DataPlane::verbs_qp_count() const {
+  return verbs_ == nullptr ? 0 : verbs_->channel->qp_count();
+}
+
 StatusOr<size_t> DataPlane::VerbsPartOf(Rank rank, std::span<const std::byte> record) {
   if (record.size() <= kRecordPrefix + kVerbsPartBytes) {
     return OtherError("rank " + std::to_string(rank) + "'s data-plane record of " +
