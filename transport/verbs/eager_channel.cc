@@ -82,9 +82,7 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   const uint32_t per_peer = config.credits + CreditWindow::kCreditMessagesInFlight;
   c->receive_slots_ = peers * per_peer;
   c->send_slots_per_peer_ = per_peer;
-  c->send_slots_ = peers * per_peer;
   c->places_ = peers;
-  const uint32_t slots = c->receive_slots_ + c->send_slots_;
 
   // Every receive slot and every send queue entry (sends, credit messages and reads) may
   // complete before the next poll (a failed QP completes its unsignaled sends too).
@@ -107,21 +105,9 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   if (c->srq_ == nullptr) {
     return CallFailed("ibv_create_srq (" + std::to_string(c->receive_slots_) + " receives)", errno);
   }
-  const size_t bytes = static_cast<size_t>(slots) * config.slot_size;
-  const size_t page = 4096;
-  c->region_ = static_cast<std::byte*>(std::aligned_alloc(page, (bytes + page - 1) / page * page));
-  if (c->region_ == nullptr) {
-    return OtherError("cannot allocate " + std::to_string(bytes) + " bytes of eager slots");
-  }
-  std::memset(c->region_, 0, bytes);
-  c->mr_ = ibv_reg_mr(context.pd(), c->region_, bytes, IBV_ACCESS_LOCAL_WRITE);
-  if (c->mr_ == nullptr) {
-    return CallFailed("ibv_reg_mr (" + std::to_string(bytes) + " bytes)", errno);
-  }
-  c->free_send_.reserve(c->send_slots_);
-  c->queued_.resize(c->send_slots_);
-  for (uint32_t i = 0; i < c->send_slots_; ++i) c->free_send_.push_back(slots - 1 - i);
-  for (uint32_t i = 0; i < c->receive_slots_; ++i) RFT_RETURN_IF_ERROR(c->PostReceive(i));
+  // The first place's slots now, so that a host that cannot register them fails here; the
+  // others as peers take places.
+  RFT_RETURN_IF_ERROR(c->AddSlotBlock());
 
   c->qp_options_.max_send_wr = send_queue;
   c->qp_options_.cq = c->cq_;
@@ -210,18 +196,44 @@ Status EagerChannel::Grow(uint32_t new_size) {
   return Status::Ok();
 }
 
+Status EagerChannel::AddSlotBlock() {
+  const uint32_t per_kind = send_slots_per_peer_;  // C + 2 receive slots, as many send slots
+  const size_t bytes = size_t{2} * per_kind * config_.slot_size;
+  const size_t page = 4096;
+  auto* region =
+      static_cast<std::byte*>(std::aligned_alloc(page, (bytes + page - 1) / page * page));
+  if (region == nullptr) {
+    return OtherError("cannot allocate " + std::to_string(bytes) + " bytes of eager slots");
+  }
+  std::memset(region, 0, bytes);
+  ibv_mr* mr = ibv_reg_mr(context_->pd(), region, bytes, IBV_ACCESS_LOCAL_WRITE);
+  if (mr == nullptr) {
+    const int error = errno;
+    std::free(region);
+    return CallFailed("ibv_reg_mr (" + std::to_string(bytes) + " bytes of eager slots)", error);
+  }
+  blocks_.push_back(SlotBlock{.region = region, .mr = mr});
+  const uint32_t first = static_cast<uint32_t>(slots_.size());
+  for (uint32_t i = 0; i < 2 * per_kind; ++i) {
+    slots_.push_back(Slot{.address = region + i * config_.slot_size, .lkey = mr->lkey});
+  }
+  for (uint32_t i = 0; i < per_kind; ++i) free_send_.push_back(first + 2 * per_kind - 1 - i);
+  for (uint32_t i = 0; i < per_kind; ++i) RFT_RETURN_IF_ERROR(PostReceive(first + i));
+  return Status::Ok();
+}
+
 EagerChannel::~EagerChannel() {
   // The QPs go first: an SRQ or CQ still in use cannot be destroyed.
   for (Peer& peer : peers_) peer.qp.reset();
   if (srq_ != nullptr) ibv_destroy_srq(srq_);
-  if (mr_ != nullptr) ibv_dereg_mr(mr_);
+  for (const SlotBlock& block : blocks_) ibv_dereg_mr(block.mr);
   if (cq_ != nullptr) {
     // A CQ cannot be destroyed while events it raised are unacknowledged.
     if (unacked_events_ > 0) ibv_ack_cq_events(cq_, unacked_events_);
     ibv_destroy_cq(cq_);
   }
   if (completion_channel_ != nullptr) ibv_destroy_comp_channel(completion_channel_);
-  std::free(region_);
+  for (const SlotBlock& block : blocks_) std::free(block.region);
 }
 
 QpAddress EagerChannel::address(Rank peer) const {
@@ -240,6 +252,7 @@ Status EagerChannel::TakePlace(Rank peer) {
                     ": its " + std::to_string(places_) +
                     " places are all held by live peers (a joining rank takes a failed one's)");
   }
+  if (holders_ == blocks_.size()) RFT_RETURN_IF_ERROR(AddSlotBlock());
   ++holders_;
   p.holds_place = true;
   return Status::Ok();
@@ -302,7 +315,7 @@ Status EagerChannel::PostReceive(uint32_t index) {
   ibv_sge sge;
   sge.addr = reinterpret_cast<uintptr_t>(slot(index));
   sge.length = static_cast<uint32_t>(config_.slot_size);
-  sge.lkey = mr_->lkey;
+  sge.lkey = slots_[index].lkey;
   ibv_recv_wr wr;
   std::memset(&wr, 0, sizeof(wr));
   wr.wr_id = kRecvId | index;
@@ -425,7 +438,7 @@ StatusOr<bool> EagerChannel::Write(Rank peer, uint64_t word, uint64_t remote_add
   uint32_t index = kNoSlot;
   ibv_sge sge;
   sge.length = sizeof(word);
-  sge.lkey = mr_->lkey;
+  sge.lkey = 0;  // inline: no key is read
   if (inline_write) {
     sge.addr = reinterpret_cast<uintptr_t>(&word);  // copied as it is posted
   } else {
@@ -434,6 +447,7 @@ StatusOr<bool> EagerChannel::Write(Rank peer, uint64_t word, uint64_t remote_add
     free_send_.pop_back();
     std::memcpy(slot(index), &word, sizeof(word));
     sge.addr = reinterpret_cast<uintptr_t>(slot(index));
+    sge.lkey = slots_[index].lkey;
   }
   // From a slot, its completion frees the slot: signaled, as a SEND from a slot is.
   const bool signal = p.signals.Take(signaled || !inline_write);
@@ -484,7 +498,8 @@ Status EagerChannel::Post(Rank peer, const std::byte* data, uint32_t length, uin
   ibv_sge sge;
   sge.addr = reinterpret_cast<uintptr_t>(data);
   sge.length = length;
-  sge.lkey = mr_->lkey;
+  // Inline bytes need no key; bytes from outside the slots are always inline.
+  sge.lkey = slot_index == kNoSlot ? 0 : slots_[slot_index].lkey;
   ibv_send_wr wr;
   std::memset(&wr, 0, sizeof(wr));
   wr.wr_id =
@@ -523,11 +538,12 @@ Status EagerChannel::Flush(Rank peer) {
 }
 
 void EagerChannel::Enqueue(Peer& peer, uint32_t index, uint32_t length) {
-  queued_[index - receive_slots_] = QueuedSlot{.length = length, .next = kNoSlot};
+  slots_[index].queued_length = length;
+  slots_[index].queued_next = kNoSlot;
   if (peer.count == 0) {
     peer.head = index;
   } else {
-    queued_[peer.tail - receive_slots_].next = index;
+    slots_[peer.tail].queued_next = index;
   }
   peer.tail = index;
   ++peer.count;
@@ -535,9 +551,8 @@ void EagerChannel::Enqueue(Peer& peer, uint32_t index, uint32_t length) {
 
 uint32_t EagerChannel::Dequeue(Peer& peer, uint32_t* length) {
   const uint32_t index = peer.head;
-  const QueuedSlot& queued = queued_[index - receive_slots_];
-  *length = queued.length;
-  peer.head = queued.next;
+  *length = slots_[index].queued_length;
+  peer.head = slots_[index].queued_next;
   if (--peer.count == 0) peer.tail = kNoSlot;
   return index;
 }

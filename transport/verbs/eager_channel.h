@@ -286,7 +286,7 @@ class EagerChannel {
     std::unique_ptr<RcQp> qp;
     CreditWindow window;
     SendQueueSignals signals;
-    // Queued messages, oldest first: a list through the send slots holding them (queued_).
+    // Queued messages, oldest first: a list through the send slots holding them (slots_).
     uint32_t head = kNoSlot;
     uint32_t tail = kNoSlot;
     uint32_t count = 0;
@@ -305,9 +305,7 @@ class EagerChannel {
   Status MakeQp(Rank peer, bool sorted);
   // `peer` takes a place in the receive queue (Expect, Connect); RFT_ERR_ARG when none is left.
   Status TakePlace(Rank peer);
-  std::byte* slot(uint32_t index) const {
-    return region_ + static_cast<size_t>(index) * config_.slot_size;
-  }
+  std::byte* slot(uint32_t index) const { return slots_[index].address; }
   Status PostReceive(uint32_t index);
   // `slot_index` is kNoSlot for bytes outside the slots (posted inline) or none.
   Status Post(Rank peer, const std::byte* data, uint32_t length, uint32_t slot_index,
@@ -345,28 +343,38 @@ class EagerChannel {
   static constexpr uint32_t kAckBatch = 64;
   ibv_cq* cq_ = nullptr;
   ibv_srq* srq_ = nullptr;
-  ibv_mr* mr_ = nullptr;
-  std::byte* region_ = nullptr;  // receive slots, then send slots
-  uint32_t receive_slots_ = 0;
+  uint32_t receive_slots_ = 0;  // the receive queue's capacity: C + 2 for every place
   uint32_t send_slots_per_peer_ = 0;
-  uint32_t send_slots_ = 0;  // all of them, shared by the peers
   // Places in the receive queue (C + 2 receives each: the peers the channel was created for)
   // and the peers holding one.
   uint32_t places_ = 0;
   uint32_t holders_ = 0;
+  // The slots' memory comes a place at a time (AddSlotBlock): C + 2 receive slots, posted at
+  // once, and as many send slots for the shared pool, registered together. A block is added
+  // when a peer takes a place beyond those the blocks cover, so memory follows the peers that
+  // connect, not the job's size; a failed peer's place, and its block, go to the next one.
+  struct SlotBlock {
+    std::byte* region;
+    ibv_mr* mr;
+  };
+  std::vector<SlotBlock> blocks_;
+  Status AddSlotBlock();
+  // Every slot by index (the index travels in work request ids): where it is, its key, and for
+  // a send slot that holds a queued message its length and the next queued slot of the same
+  // peer (a list through the slots, not a ring per peer: one sized for every slot took 8 bytes
+  // per slot per peer, quadratic in the ranks).
+  struct Slot {
+    std::byte* address;
+    uint32_t lkey;
+    uint32_t queued_length = 0;
+    uint32_t queued_next = kNoSlot;
+  };
+  std::vector<Slot> slots_;
   int cq_entries_ = 0;
   RcQpOptions qp_options_;           // what every QP is created with (Grow makes more)
   uint32_t max_inline_ = 0;          // header included
   std::vector<uint32_t> free_send_;  // a stack of free send slot indices
-  // Per send slot (indexed from receive_slots_) that holds a queued message: its length and the
-  // next queued slot of the same peer. One entry per slot, shared by the peers: a ring per peer
-  // sized for every slot took 8 bytes · slots per peer, quadratic in the ranks.
-  struct QueuedSlot {
-    uint32_t length = 0;
-    uint32_t next = kNoSlot;
-  };
-  std::vector<QueuedSlot> queued_;
-  std::vector<Peer> peers_;  // indexed by rank; this rank's entry unused
+  std::vector<Peer> peers_;          // indexed by rank; this rank's entry unused
   // Peers with a message queued or a credit message due (a peer stays until it has neither):
   // Progress visits only these instead of every peer.
   std::vector<Rank> active_;
