@@ -163,7 +163,7 @@ Status DataPlane::ExchangeAndConnect() {
                  .ring_fd = ring_fd_,
                  .ring_capacity = static_cast<uint32_t>(ring_capacity_),
                  .wake_fd = reports_.fd()};
-  // The record: the prefix, the QP addresses for every rank when it offers verbs, then the UCX
+  // The record: the prefix, the eager channel's configuration when it offers verbs, then the UCX
   // worker address.
   const std::span<const std::byte> address = worker_->address();
   const std::vector<std::byte> verbs_part = VerbsRecordPart();

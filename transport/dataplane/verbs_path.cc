@@ -2,15 +2,16 @@
 // libibverbs instead of UCX.
 //
 // Every process that finds a usable port (RFT_NET_DEVICE, else the nearest) opens an eager
-// channel (transport/verbs/eager_channel.h: RC QPs, a shared receive queue, credits) with one
-// QP per rank, and publishes the QPs' addresses in its data-plane record. Two processes that
-// both offer verbs connect and send each other every message through it, as the same-node
-// rings do: the direct queue keeps their order when the channel is full, and a message arrives
-// through the plane's one receive path (OnActiveMessage). A message above the eager limit
-// travels as the rendezvous request of cma_rendezvous.cc with an rkey in its descriptor: the
-// receiver reads the data with an RDMA READ straight into the matched receive buffer and
-// answers with the done message, which completes the send. Both buffers' registrations are
-// kept for the next transfers (registration_cache.h), until their memory is unmapped.
+// channel (transport/verbs/eager_channel.h: RC QPs, a shared receive queue, credits) and offers
+// it in its data-plane record. Two processes that both offer verbs send each other every
+// message through it, their QPs made and connected when one of them first sends (the addresses
+// go over UCX: StartVerbsLink), as the same-node rings do: the direct queue keeps their order when
+// the channel is full, and a message arrives through the plane's one receive path
+// (OnActiveMessage). A message above the eager limit travels as the rendezvous request of
+// cma_rendezvous.cc with an rkey in its descriptor: the receiver reads the data with an RDMA READ
+// straight into the matched receive buffer and answers with the done message, which completes the
+// send. Both buffers' registrations are kept for the next transfers (registration_cache.h), until
+// their memory is unmapped.
 //
 // Failures: an error completion or a fatal asynchronous event fails the peer through the
 // registry (Discovered), as UCX's error callback does. When the plane fails a peer, its QP is

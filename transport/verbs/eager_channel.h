@@ -10,8 +10,9 @@
 // max_inline_data is posted inline, and only some SENDs are signaled (SendQueueSignals).
 //
 // Single-threaded: Send and Progress are called from one thread (the message callback, called
-// from Progress, may Send). Nothing is allocated per message: the slots, the queues of waiting
-// sends and the work requests are all set up by Create.
+// from Progress, may Send). Nothing is allocated per message: the slots and a QP are set up
+// when a peer first takes a place in the receive queue (or by Create), the work requests on
+// the stack.
 #ifndef RFT_TRANSPORT_VERBS_EAGER_CHANNEL_H_
 #define RFT_TRANSPORT_VERBS_EAGER_CHANNEL_H_
 
