@@ -176,18 +176,11 @@ std::vector<std::byte> DataPlane::VerbsRecordPart() const {
 }
 
 Status DataPlane::CheckVerbsPart(Rank rank, std::span<const std::byte> part) const {
-  const uint32_t credits = LoadLittleEndian<uint32_t>(part, 0);
-  const uint32_t slot_size = LoadLittleEndian<uint32_t>(part, 4);
-  if (credits == verbs_->channel->credits() && slot_size == verbs_->channel->max_payload()) {
-    return Status::Ok();
-  }
-  // A larger window would overrun the receive queue's reservation for it, a larger slot the
-  // receive slots: refused before any message.
-  return ArgError("rank " + std::to_string(rank) + " uses " + std::to_string(credits) +
-                  " verbs eager credits of " + std::to_string(slot_size) + "-byte slots, rank " +
-                  std::to_string(rank_) + " " + std::to_string(verbs_->channel->credits()) +
-                  " of " + std::to_string(verbs_->channel->max_payload()) +
-                  ": every rank of a job must use the same RFT_EAGER_LIMIT");
+  Status matches = verbs_->channel->CheckPeerConfig(LoadLittleEndian<uint32_t>(part, 0),
+                                                    LoadLittleEndian<uint32_t>(part, 4),
+                                                    "rank " + std::to_string(rank));
+  if (matches.ok()) return matches;
+  return ArgError(matches.message() + " (RFT_EAGER_LIMIT sets the slot size)");
 }
 
 Status DataPlane::ConnectVerbs(const std::vector<RecordPrefix>& records,
@@ -266,8 +259,8 @@ void DataPlane::FailVerbsLink(Rank peer, const Status& why) {
 }
 
 void DataPlane::StartVerbsLink(Rank peer) {
-  verbs_->links[peer] = VerbsLink::kAsked;
   if (rank_ < peer) return OfferVerbsAddress(peer);
+  verbs_->links[peer] = VerbsLink::kAsked;
   SendVerbsLinkMessage(peer, MessageType::kVerbsAsk);
 }
 

@@ -165,10 +165,7 @@ Status EagerChannel::Open(Rank peer) {
   const bool had_place = p.holds_place;
   RFT_RETURN_IF_ERROR(TakePlace(peer));
   if (Status made = MakeQp(peer, /*sorted=*/true); !made.ok()) {
-    if (!had_place) {
-      p.holds_place = false;
-      --holders_;
-    }
+    ReleasePlaceUnlessHeld(peer, had_place);
     return OtherError("a QP for " + PeerName(peer) + ": " + made.message());
   }
   return Status::Ok();
@@ -258,6 +255,25 @@ Status EagerChannel::TakePlace(Rank peer) {
   return Status::Ok();
 }
 
+void EagerChannel::ReleasePlaceUnlessHeld(Rank peer, bool held_before) {
+  Peer& p = peers_[peer];
+  if (held_before || !p.holds_place) return;
+  p.holds_place = false;
+  --holders_;
+}
+
+Status EagerChannel::CheckPeerConfig(uint32_t credits, uint32_t slot_size,
+                                     const std::string& peer_name) const {
+  if (credits == config_.credits && slot_size == config_.slot_size) return Status::Ok();
+  // A larger window than ours would overrun the SRQ's reservation for it, a larger slot our
+  // receive slots (a local length error that would fail a live peer): refused before any
+  // message.
+  return ArgError(peer_name + " uses " + std::to_string(credits) + " credits of " +
+                  std::to_string(slot_size) + "-byte slots, " + PeerName(self_) + " " +
+                  std::to_string(config_.credits) + " of " + std::to_string(config_.slot_size) +
+                  ": every rank of a job must use the same eager configuration");
+}
+
 Status EagerChannel::Expect(Rank peer) {
   if (peer >= peers_.size() || peer == self_) {
     return ArgError("eager channel: no QP for " + PeerName(peer));
@@ -265,8 +281,7 @@ Status EagerChannel::Expect(Rank peer) {
   if (peers_[peer].failed != nullptr) {
     return ProcFailedError("eager channel: " + PeerName(peer) + " failed");
   }
-  // Messages queued meanwhile go out on the QP.
-  if (config_.qps_on_demand) return Open(peer);
+  // Messages queued meanwhile go out on the QP once it is connected.
   return TakePlace(peer);
 }
 
@@ -277,22 +292,12 @@ Status EagerChannel::Connect(Rank peer, const QpAddress& remote, Handshake hands
   Peer& p = peers_[peer];
   if (p.connected) return ArgError("eager channel: " + PeerName(peer) + " is connected already");
   if (p.failed != nullptr) return ProcFailedError("eager channel: " + PeerName(peer) + " failed");
-  // A larger window than ours would overrun the SRQ's reservation for it, a larger slot our
-  // receive slots (a local length error that would fail a live peer): refused before connecting.
-  if (remote.eager_credits != config_.credits || remote.eager_slot_size != config_.slot_size) {
-    return ArgError("eager channel: " + PeerName(peer) + " uses " +
-                    std::to_string(remote.eager_credits) + " credits of " +
-                    std::to_string(remote.eager_slot_size) + "-byte slots, this rank " +
-                    std::to_string(config_.credits) + " of " + std::to_string(config_.slot_size) +
-                    ": every rank of a job must use the same eager configuration");
-  }
+  RFT_RETURN_IF_ERROR(CheckPeerConfig(remote.eager_credits, remote.eager_slot_size,
+                                      "eager channel: " + PeerName(peer)));
   const bool had_place = p.holds_place;  // from Expect or Open
   RFT_RETURN_IF_ERROR(p.qp == nullptr ? Open(peer) : TakePlace(peer));
   if (Status s = p.qp->Connect(remote, config_.timing); !s.ok()) {
-    if (!had_place) {  // nothing will use it: the place goes back
-      p.holds_place = false;
-      --holders_;
-    }
+    ReleasePlaceUnlessHeld(peer, had_place);  // nothing will use it
     return OtherError("connecting to " + PeerName(peer) + ": " + s.message());
   }
   p.connected = true;

@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -144,6 +145,10 @@ class EagerChannel {
   // `peer` will connect, once its address comes: it takes its place now, and messages to it
   // wait (Send queues them, SendNow returns kFull) until Connect.
   Status Expect(Rank peer);
+  // Whether a peer's eager configuration matches this channel's: RFT_ERR_ARG naming both, and
+  // `peer_name` first, when not. Connect checks it; so does whoever learns a peer's
+  // configuration before its address (the data plane's record, at start-up).
+  Status CheckPeerConfig(uint32_t credits, uint32_t slot_size, const std::string& peer_name) const;
   // Makes `peer`'s QP (qps_on_demand) and takes its place in the receive queue, as Expect
   // does: RFT_ERR_PROC_FAILED once it failed, RFT_ERR_ARG when no place is left, the call's
   // error when the device makes no more QPs. Nothing to do when the QP exists.
@@ -306,6 +311,9 @@ class EagerChannel {
   Status MakeQp(Rank peer, bool sorted);
   // `peer` takes a place in the receive queue (Expect, Connect); RFT_ERR_ARG when none is left.
   Status TakePlace(Rank peer);
+  // Gives `peer`'s place back when it took it in this call (`held_before` false): a QP that
+  // could not be made or connected receives nothing.
+  void ReleasePlaceUnlessHeld(Rank peer, bool held_before);
   std::byte* slot(uint32_t index) const { return slots_[index].address; }
   Status PostReceive(uint32_t index);
   // `slot_index` is kNoSlot for bytes outside the slots (posted inline) or none.
