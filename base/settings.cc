@@ -120,6 +120,17 @@ constexpr SettingSpec kSettings[] = {
         .max = int64_t{1} << 31,
     },
     {
+        .name = "RFT_VERBS_PEERS",
+        .kind = Kind::kInt,
+        .default_text = "0",
+        .doc = "The most peers a process talks to through verbs at once (each holds C + 2 "
+               "receives of the shared receive queue, and a QP); a pair beyond it, at either "
+               "end, talks through UCX. 0: every peer, as far as the device's shared receive "
+               "queue and completion queue reach.",
+        .min = 0,
+        .max = int64_t{1} << 30,
+    },
+    {
         .name = "RFT_REGISTRATION_CACHE",
         .kind = Kind::kSize,
         .default_text = "1g",

@@ -50,6 +50,13 @@ int Rules(transport::Bootstrap& job, transport::DataPlane& plane);
 // RFT_ERR_REVOKED, what arrived is discarded, new operations are refused, a new epoch lives.
 int Revocation(transport::Bootstrap& job, transport::DataPlane& plane);
 
+// The verbs backend's pairs on demand (dataplane_verbs_links.cc; n = 4, in the soft-RoCE
+// guest): QPs only for the pairs that talk, whichever end sends first; and with
+// RFT_VERBS_PEERS=1, pairs beyond a process's one place refused and moved to UCX, their queued
+// messages intact and in order.
+int OnDemand(transport::Bootstrap& job, transport::DataPlane& plane);
+int WorkingSet(transport::Bootstrap& job, transport::DataPlane& plane);
+
 }  // namespace rft::testing
 
 #endif  // RFT_TESTS_MULTIPROC_DATAPLANE_CHECKS_H_

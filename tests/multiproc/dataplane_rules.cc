@@ -321,11 +321,14 @@ int MalformedInput(DataPlane& plane, uint32_t job_token) {
                    32, 4, DecodeError::kUnknownType});
   cases.push_back({"context", with([](WireHeader& h) { h.context_id = 1u << 30; }), 32, 4,
                    DecodeError::kUnknownContext});
-  // The verbs backend's connection messages (docs/wire_format.md, types 6 and 7): never from
+  // The verbs backend's connection messages (docs/wire_format.md, types 6 to 8): never from
   // this process itself, and a request carries nothing.
   cases.push_back({"verbs request with a payload",
                    with([](WireHeader& h) { h.type = transport::MessageType::kVerbsAsk; }), 32, 4,
                    DecodeError::kBadPayload});
+  cases.push_back({"verbs refusal with a payload",
+                   with([](WireHeader& h) { h.type = transport::MessageType::kVerbsRefuse; }), 32,
+                   4, DecodeError::kBadPayload});
   cases.push_back({"verbs address of 4 bytes",
                    with([](WireHeader& h) { h.type = transport::MessageType::kVerbsAddress; }), 32,
                    4, DecodeError::kBadPayload});

@@ -14,6 +14,9 @@
 //                and mapped again at the same address: found registered, then not
 //   on-demand    (n = 4, verbs) QPs made only for the pairs that talk, whichever end sends
 //                first: both at once, the higher rank, the lower rank
+//   working-set  (n = 4, verbs, RFT_VERBS_PEERS=1) a pair one of whose ends has no place left
+//                is refused and talks through UCX: queued small and large messages arrive, in
+//                order (dataplane_verbs_links.cc, as on-demand)
 //   teardown     (n = 2) rank 0 destroys its data plane with operations in flight to a
 //                stopped rank 1: it returns within its bound, without aborting
 //   read-death   (n = 2; rftrun --ft) a receive that matches the rendezvous request of a
@@ -475,49 +478,6 @@ int RegistrationCacheCheck(Bootstrap& job, DataPlane& plane) {
   return 0;
 }
 
-// Pairs connect when they first talk (docs/verbs.md, "Connecting on demand"). Ranks 0 and 1
-// send to each other at once (rank 1's request for an address may cross rank 0's address);
-// rank 3 sends to rank 2, which only receives (the higher rank asks); then rank 0 sends to rank
-// 2 (the lower rank sends its address unasked). Each rank holds QPs for exactly its partners.
-int OnDemand(Bootstrap& job, DataPlane& plane) {
-  constexpr int32_t kTag = 31;
-  CHECK(job.size() == 4, "on-demand needs n = 4, not " << job.size());
-  const Rank me = job.rank();
-  for (Rank peer = 0; peer < 4; ++peer) {
-    CHECK(peer == me || plane.UsesVerbsTo(peer), "rank " << peer << " is not reached by verbs");
-  }
-  CHECK(plane.verbs_qp_count() == 0, plane.verbs_qp_count() << " QPs before any message");
-  const uint64_t out = 100 + me;
-  uint64_t in = 0;
-  const Rank partner = me ^ 1;
-  if (me < 2) {
-    Request* send = nullptr;
-    CHECK_OK(plane.Isend(&out, sizeof(out), partner, kTag, kContext, &send));
-    CHECK_OK(plane.Recv(&in, sizeof(in), partner, kTag, kContext, nullptr));
-    CHECK_OK(plane.Wait(&send, nullptr));
-  } else if (me == 3) {
-    CHECK_OK(plane.Send(&out, sizeof(out), partner, kTag, kContext));
-    CHECK_OK(plane.Recv(&in, sizeof(in), partner, kTag, kContext, nullptr));
-  } else {
-    CHECK_OK(plane.Recv(&in, sizeof(in), partner, kTag, kContext, nullptr));
-    CHECK_OK(plane.Send(&out, sizeof(out), partner, kTag, kContext));
-  }
-  CHECK(in == 100 + partner, "from rank " << partner << ": " << in);
-  CHECK(plane.verbs_qp_count() == 1, plane.verbs_qp_count() << " QPs after talking to one peer");
-  // Every send of the first pairs is on the wire: rank 0's address for rank 2 comes after this.
-  CHECK_OK(job.Fence(false));
-  if (me == 0) CHECK_OK(plane.Send(&out, sizeof(out), 2, kTag, kContext));
-  if (me == 2) {
-    CHECK_OK(plane.Recv(&in, sizeof(in), 0, kTag, kContext, nullptr));
-    CHECK(in == 100, "from rank 0: " << in);
-  }
-  const uint32_t expected = me % 2 == 0 ? 2 : 1;
-  CHECK(plane.verbs_qp_count() == expected, plane.verbs_qp_count()
-                                                << " QPs, expected " << expected);
-  std::printf("on-demand ok rank=%u qps=%u\n", me, plane.verbs_qp_count());
-  return 0;
-}
-
 }  // namespace
 }  // namespace rft::testing
 
@@ -526,7 +486,8 @@ int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   if (argc < 2)
     return Fail(
-        "usage: rules | mesh | cma-done | reg-cache | on-demand | read-death | teardown | "
+        "usage: rules | mesh | cma-done | reg-cache | on-demand | working-set | read-death | "
+        "teardown | "
         "failure --victim V");
   const std::string mode = argv[1];
   auto joined = rft::transport::Bootstrap::Init();
@@ -573,6 +534,8 @@ int main(int argc, char** argv) {
     rc = RegistrationCacheCheck(job, plane);
   } else if (mode == "on-demand") {
     rc = OnDemand(job, plane);
+  } else if (mode == "working-set") {
+    rc = WorkingSet(job, plane);
   } else if (mode == "read-death") {
     rc = ReadFromTheDead(job, plane);
     if (rc == 0) return 0;  // rank 1 is gone: no final fence
@@ -580,7 +543,8 @@ int main(int argc, char** argv) {
     return Teardown(job, bare_plane);
   } else {
     return Fail(
-        "usage: rules | mesh | cma-done | reg-cache | on-demand | read-death | teardown | "
+        "usage: rules | mesh | cma-done | reg-cache | on-demand | working-set | read-death | "
+        "teardown | "
         "failure --victim V");
   }
   if (rc != 0) return rc;

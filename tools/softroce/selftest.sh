@@ -269,6 +269,15 @@ check_binary dataplane-verbs-on-demand 0 \
   "$(printf '%s\n' '^\[0\] on-demand ok rank=0 qps=2$' '^\[1\] on-demand ok rank=1 qps=1$' \
     '^\[2\] on-demand ok rank=2 qps=2$' '^\[3\] on-demand ok rank=3 qps=1$')" \
   "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block; rftrun -n 4 dataplane_worker on-demand"
+# A working set of one peer (RFT_VERBS_PEERS=1; docs/verbs.md, "A working set of peers"): a pair
+# one of whose ends has no place left is refused a QP and talks through UCX; its queued small and
+# large messages arrive in order, and each rank ends with a QP for its one partner only.
+check_binary dataplane-verbs-working-set 0 \
+  "$(printf '%s\n' '^\[0\] working-set ok rank=0 qps=1 partner=3$' \
+    '^\[1\] working-set ok rank=1 qps=1 partner=2$' '^\[2\] working-set ok rank=2 qps=1 partner=1$' \
+    '^\[3\] working-set ok rank=3 qps=1 partner=0$')" \
+  "$dataplane_bins" \
+  "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1; rftrun -n 4 dataplane_worker working-set"
 # The rendezvous's registration cache: buffers sent from and received into again are found
 # registered; unmapped and mapped again at the same address, they are registered anew (the
 # contents are checked, so a stale registration fails the check).

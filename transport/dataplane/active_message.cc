@@ -57,6 +57,9 @@ ucs_status_t DataPlane::OnActiveMessage(void* arg, const void* header, size_t he
       case MessageType::kVerbsAsk:
         self->HandleVerbsAsk(decoded, bytes);
         break;
+      case MessageType::kVerbsRefuse:
+        self->HandleVerbsRefuse(decoded, bytes);
+        break;
       case MessageType::kRevoke:
         // Handled at the end of this Progress, in order with the control plane's news (this is
         // the data-plane thread: no wake-up needed).

@@ -52,6 +52,9 @@ StatusOr<DataPlane::Options> DataPlane::OptionsFromConfig(const Bootstrap& job) 
   auto read_size = config::GetSize("RFT_VERBS_READ_SIZE");
   if (!read_size.ok()) return read_size.status();
   options.verbs_read_size = *read_size;
+  auto verbs_peers = config::GetInt("RFT_VERBS_PEERS");
+  if (!verbs_peers.ok()) return verbs_peers.status();
+  options.verbs_peers = static_cast<uint32_t>(*verbs_peers);
   return options;
 }
 
@@ -417,6 +420,16 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
     return Status::Ok();
   }
 
+  if (cma) EncodeCmaRequest(request);
+  if (SendRequestByUcx(request, *ep, cma)) {
+    request->complete = true;  // sent (copied out) at once: the common small-message case
+  }
+  return Status::Ok();
+}
+
+bool DataPlane::SendRequestByUcx(Request* request, ucp_ep_h ep, bool cma) {
+  const size_t bytes = request->capacity;
+  const void* buffer = request->buffer;
   ucp_request_param_t param;
   param.op_attr_mask =
       UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
@@ -425,31 +438,31 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
   param.user_data = request;
   void* ucx_request;
   if (cma) {
-    EncodeCmaRequest(request);
     param.flags = UCP_AM_SEND_FLAG_EAGER;
-    ucx_request = ucp_am_send_nbx(*ep, internal::kDataAmId, nullptr, 0, request->header.data(),
+    ucx_request = ucp_am_send_nbx(ep, internal::kDataAmId, nullptr, 0, request->header.data(),
                                   kWireHeaderSize + kRendezvousDescriptorSize, &param);
   } else if (bytes <= kInlinePayloadMax && bytes <= options_.eager_limit) {
     // Small: header and payload in one AM data buffer with no AM header. UCX sends that
     // through its plain short path, cheaper than the gather of a separate header (measured in
     // the 8-byte ping-pong).
     if (bytes > 0) std::memcpy(request->header.data() + kWireHeaderSize, buffer, bytes);
-    ucx_request = ucp_am_send_nbx(*ep, internal::kDataAmId, nullptr, 0, request->header.data(),
+    ucx_request = ucp_am_send_nbx(ep, internal::kDataAmId, nullptr, 0, request->header.data(),
                                   kWireHeaderSize + bytes, &param);
   } else {
-    ucx_request = ucp_am_send_nbx(*ep, internal::kDataAmId, request->header.data(), kWireHeaderSize,
+    ucx_request = ucp_am_send_nbx(ep, internal::kDataAmId, request->header.data(), kWireHeaderSize,
                                   buffer, bytes, &param);
   }
   if (UCS_PTR_IS_ERR(ucx_request)) {
     request->awaiting_cma_done = false;
     Complete(request, internal::ErrorFromUcx(UCS_PTR_STATUS(ucx_request)));
-  } else if (ucx_request != nullptr || request->awaiting_cma_done) {
-    request->ucx_request = ucx_request;
-    LinkToPeer(request, dest);
-  } else {
-    request->complete = true;  // sent (copied out) at once: the common small-message case
+    return false;
   }
-  return Status::Ok();
+  if (ucx_request != nullptr || request->awaiting_cma_done) {
+    request->ucx_request = ucx_request;
+    LinkToPeer(request, request->peer);
+    return false;
+  }
+  return true;
 }
 
 void DataPlane::EncodeDataHeader(const Context& context, uint32_t context_id, int32_t tag,

@@ -97,6 +97,9 @@ class DataPlane : private ucx::PeerFailureSink {
     // The largest RDMA READ of the verbs rendezvous; longer messages go in pieces
     // (RFT_VERBS_READ_SIZE).
     size_t verbs_read_size = size_t{1} << 30;
+    // The most peers connected through verbs at once, 0 for every peer (RFT_VERBS_PEERS): a
+    // pair beyond it talks through UCX.
+    uint32_t verbs_peers = 0;
     // Context ids are below this (the API layer allocates them densely); messages for a
     // larger id are dropped and counted.
     uint32_t max_contexts = 65536;
@@ -527,15 +530,30 @@ class DataPlane : private ucx::PeerFailureSink {
   // cross, and nothing is sent on a QP before its other end is ready.
   void StartVerbsLink(Rank peer);
   void OfferVerbsAddress(Rank peer);
-  // Sends a kVerbsAddress (this QP's address) or a kVerbsAsk (no payload) through UCX.
+  // Sends a kVerbsAddress (this QP's address), a kVerbsAsk or a kVerbsRefuse (no payload)
+  // through UCX.
   void SendVerbsLinkMessage(Rank peer, MessageType type);
   bool TakesVerbsLinkMessage(Rank source) const;
+  bool RefusedVerbsLink(Rank peer) const;
   // Whether `peer` is reached through verbs and its QP is not even being connected yet.
   bool VerbsLinkIdle(Rank peer) const;
   void HandleVerbsAsk(const WireHeader& header, std::span<const std::byte> payload);
   void HandleVerbsAddress(const WireHeader& header, std::span<const std::byte> payload);
-  // The channel could not make or connect `peer`'s QP: messages to it wait for that QP, so it
-  // is reported failed (fail-stop, as for a broken path).
+  void HandleVerbsRefuse(const WireHeader& header, std::span<const std::byte> payload);
+  // This end cannot hold a QP for `peer` (no place left: RFT_VERBS_PEERS, or the device made
+  // none) before anything went on one: `peer` is told (kVerbsRefuse), and the pair talks
+  // through UCX (MoveToUcx).
+  void RefuseVerbsLink(Rank peer, const Status& why);
+  // `peer` is sent to through UCX from now on: what waits for it in the direct queue goes
+  // there, in order (nothing has gone on its QP). A large send queued for a verbs read is sent
+  // through UCX's rendezvous instead.
+  void MoveToUcx(Rank peer);
+  // Hands `request` (its header encoded; its bytes, or a same-node rendezvous descriptor when
+  // `cma`) to UCX: true when UCX took it whole at once (the caller completes it), else it is
+  // linked to its peer until UCX is done, or completed with UCX's error.
+  bool SendRequestByUcx(Request* request, ucp_ep_h ep, bool cma);
+  // The channel could not connect `peer`'s QP after the other end had: messages to it wait for
+  // that QP, so it is reported failed (fail-stop, as for a broken path).
   void FailVerbsLink(Rank peer, const Status& why);
   // The bytes of the verbs part of a record: the eager channel's credits and slot size (u32s).
   static constexpr size_t kVerbsPartBytes = 8;

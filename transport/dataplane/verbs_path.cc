@@ -85,6 +85,7 @@ Status DataPlane::OpenVerbs() {
   // (RFT_EAGER_LIMIT), so every rank has the same slots, which Connect checks.
   config.slot_size = (options_.eager_limit + kWireHeaderSize + 63) / 64 * 64;
   config.qps_on_demand = true;  // only for the peers this process talks to (StartVerbsLink)
+  config.max_places = options_.verbs_peers;  // beyond them, pairs stay on UCX (RefuseVerbsLink)
   auto on_message = [this](Rank, std::span<const std::byte> message) {
     // What a UCX active message with the header first carries: the same receive path
     // (unexpected data is copied out, since the slot goes back).
@@ -108,8 +109,9 @@ Status DataPlane::OpenVerbs() {
   OpenRegistrationCache(*path);
   verbs_wake_fds_[0] = path->channel->completion_fd();
   verbs_wake_fds_[1] = path->context->async_fd();
-  RFT_LOG_INFO("verbs backend: %s port %d (%s)", endpoint.device.c_str(), endpoint.port,
-               endpoint.link_layer.c_str());
+  RFT_LOG_INFO("verbs backend: %s port %d (%s), places for %u peers at once (RFT_VERBS_PEERS)",
+               endpoint.device.c_str(), endpoint.port, endpoint.link_layer.c_str(),
+               path->channel->places());
   verbs_ = std::move(path);
   return Status::Ok();
 }
@@ -260,6 +262,11 @@ void DataPlane::FailVerbsLink(Rank peer, const Status& why) {
 
 void DataPlane::StartVerbsLink(Rank peer) {
   if (rank_ < peer) return OfferVerbsAddress(peer);
+  if (!verbs_->channel->has_place_for(peer)) {
+    return RefuseVerbsLink(
+        peer, ArgError("no place left in the receive queue: all " +
+                       std::to_string(verbs_->channel->places()) + " are held by live peers"));
+  }
   verbs_->links[peer] = VerbsLink::kAsked;
   SendVerbsLinkMessage(peer, MessageType::kVerbsAsk);
 }
@@ -267,10 +274,82 @@ void DataPlane::StartVerbsLink(Rank peer) {
 void DataPlane::OfferVerbsAddress(Rank peer) {
   verbs_->links[peer] = VerbsLink::kOffered;
   if (Status opened = verbs_->channel->Open(peer); !opened.ok()) {
-    if (opened.code() != RFT_ERR_PROC_FAILED) FailVerbsLink(peer, opened);
+    if (opened.code() != RFT_ERR_PROC_FAILED) RefuseVerbsLink(peer, opened);
     return;
   }
   SendVerbsLinkMessage(peer, MessageType::kVerbsAddress);
+}
+
+void DataPlane::RefuseVerbsLink(Rank peer, const Status& why) {
+  RFT_LOG_INFO("verbs: no QP for rank %u (%s): the pair talks through UCX", peer,
+               why.message().c_str());
+  // Never connected: nothing was posted on it, and the peer will not connect to it.
+  if (Status withdrawn = verbs_->channel->Withdraw(peer); !withdrawn.ok()) {
+    return FailVerbsLink(peer, withdrawn);
+  }
+  verbs_->links[peer] = VerbsLink::kRefused;
+  SendVerbsLinkMessage(peer, MessageType::kVerbsRefuse);
+  // Not now: this may run inside a send to `peer`, which queues its message after returning.
+  verbs_->moving.push_back(peer);
+}
+
+void DataPlane::HandleVerbsRefuse(const WireHeader& header, std::span<const std::byte> payload) {
+  const Rank source = header.source;
+  if (!payload.empty() || verbs_ == nullptr || source >= verbs_->links.size()) {
+    drops_.Record(DecodeError::kBadPayload);
+    return;
+  }
+  if (verbs_->links[source] == VerbsLink::kRefused) return;  // both ends refused at once
+  // A refusal comes instead of an address (or of the answer to one): never once connected.
+  if (!TakesVerbsLinkMessage(source) || verbs_->links[source] == VerbsLink::kConnected) {
+    drops_.Record(DecodeError::kBadPayload);
+    return;
+  }
+  RFT_LOG_INFO("verbs: rank %u has no QP for this rank: the pair talks through UCX", source);
+  if (Status withdrawn = verbs_->channel->Withdraw(source); !withdrawn.ok()) {
+    return FailVerbsLink(source, withdrawn);
+  }
+  verbs_->links[source] = VerbsLink::kRefused;
+  verbs_->moving.push_back(source);
+}
+
+void DataPlane::MoveToUcx(Rank peer) {
+  path_[peer] = Path::kUcx;
+  std::erase(direct_backlog_, peer);
+  StatusOr<ucp_ep_h> ep = endpoints_->Get(peer);
+  IntrusiveList<RingLink>& queue = direct_queue_[peer];
+  while (RingLink* link = queue.front()) {
+    queue.erase(link);
+    if (link->control != nullptr) {
+      auto* send = static_cast<ControlSend*>(link->control);
+      void* sending = ep.ok() ? internal::SendOwnMessage(*ep, send->bytes.data(), send->length,
+                                                         &OnControlSendDone, send)
+                              : nullptr;
+      // Sent at once, or the endpoint failed (the peer's failure ends what waits for it).
+      if (!UCS_PTR_IS_PTR(sending) || sending == nullptr) FinishControlSend(send);
+      continue;
+    }
+    Request* request = link->request;
+    UnlinkFromPeer(request);  // SendRequestByUcx links it again while UCX holds it
+    if (request->awaiting_cma_done) {
+      // Queued as a descriptor for a verbs READ: the bytes go through UCX's rendezvous instead.
+      ReleaseVerbsRegistration(request);
+      request->awaiting_cma_done = false;
+      WireHeader header;
+      const std::span<std::byte, kWireHeaderSize> encoded(request->header.data(), kWireHeaderSize);
+      const DecodeError decoded =
+          DecodeHeader(encoded, kRendezvousDescriptorSize, job_token_, size_, &header);
+      RFT_CHECK(decoded == DecodeError::kNone, "a queued request's own header decodes");
+      header.type = MessageType::kEager;
+      header.length = request->capacity;
+      EncodeHeader(header, encoded);
+    }
+    if (!ep.ok()) {
+      Complete(request, ep.status().code());
+    } else if (SendRequestByUcx(request, *ep, /*cma=*/false)) {
+      Complete(request, RFT_SUCCESS);
+    }
+  }
 }
 
 namespace {
@@ -319,12 +398,18 @@ bool DataPlane::TakesVerbsLinkMessage(Rank source) const {
          (endpoints_ == nullptr || !endpoints_->failed(source));
 }
 
+bool DataPlane::RefusedVerbsLink(Rank peer) const {
+  return verbs_ != nullptr && peer < verbs_->links.size() &&
+         verbs_->links[peer] == VerbsLink::kRefused;
+}
+
 bool DataPlane::VerbsLinkIdle(Rank peer) const {
   return path_[peer] == Path::kVerbs && verbs_->links[peer] == VerbsLink::kIdle;
 }
 
 void DataPlane::HandleVerbsAsk(const WireHeader& header, std::span<const std::byte> payload) {
   const Rank source = header.source;
+  if (RefusedVerbsLink(source) && payload.empty()) return;  // crossed this rank's refusal
   // Only a higher rank asks, once, and only before this rank offered its address itself (then
   // the offer answers it).
   if (!TakesVerbsLinkMessage(source) || source < rank_ || !payload.empty()) {
@@ -336,6 +421,7 @@ void DataPlane::HandleVerbsAsk(const WireHeader& header, std::span<const std::by
 
 void DataPlane::HandleVerbsAddress(const WireHeader& header, std::span<const std::byte> payload) {
   const Rank source = header.source;
+  if (RefusedVerbsLink(source)) return;  // an offer that crossed this rank's refusal
   if (!TakesVerbsLinkMessage(source) || verbs_->channel->opened(source) != (source > rank_)) {
     // A lower rank's offer comes before this rank made its QP; a higher rank's answer after.
     drops_.Record(DecodeError::kBadPayload);
@@ -361,11 +447,15 @@ void DataPlane::HandleVerbsAddress(const WireHeader& header, std::span<const std
     return;
   }
   // A lower rank's offer (asked for or not): connected now, this rank's address back, and the
-  // first message waits for its greeting.
-  verbs_->links[source] = VerbsLink::kConnected;
+  // first message waits for its greeting. Without a place (or a QP) here, the lower rank is
+  // refused, and withdraws its QP: nothing has gone on either.
   Status connected =
       verbs_->channel->Connect(source, *address, verbs::EagerChannel::Handshake::kAwaitGreeting);
-  if (!connected.ok()) return FailVerbsLink(source, connected);
+  if (!connected.ok()) {
+    if (connected.code() != RFT_ERR_PROC_FAILED) RefuseVerbsLink(source, connected);
+    return;
+  }
+  verbs_->links[source] = VerbsLink::kConnected;
   SendVerbsLinkMessage(source, MessageType::kVerbsAddress);
   RFT_LOG_INFO("verbs: connected to rank %u, awaiting its greeting (%u QPs)", source,
                verbs_->channel->qp_count());
@@ -538,6 +628,14 @@ unsigned DataPlane::ProgressVerbs() {
     RFT_LOG_ERROR("verbs: %s", handled.status().ToString().c_str());
     return 0;
   }
+  if (!path.moving.empty()) [[unlikely]] {
+    std::vector<Rank> moving;
+    moving.swap(path.moving);
+    for (Rank peer : moving) {
+      // A peer that failed meanwhile had its queue dropped: nothing is left to move.
+      if (!path.channel->failed(peer) && !endpoints_->failed(peer)) MoveToUcx(peer);
+    }
+  }
   if (!path.read_backlog.empty()) [[unlikely]] {
     std::vector<uint32_t> waiting;
     waiting.swap(path.read_backlog);
@@ -572,6 +670,7 @@ void DataPlane::DisconnectVerbs(Rank peer) {
 }
 
 bool DataPlane::VerbsReadyToSleep() {
+  if (!verbs_->moving.empty()) return false;  // queued messages to move to UCX (Progress)
   StatusOr<bool> idle = verbs_->channel->ArmForSleep();
   if (!idle.ok()) {
     RFT_LOG_ERROR("verbs: %s", idle.status().ToString().c_str());

@@ -41,6 +41,7 @@ enum class VerbsLink : uint8_t {
   kAsked,      // the higher rank asked the lower one for its address
   kOffered,    // the lower rank sent its address, and waits for the higher one's
   kConnected,  // the QP is connected (ready once greeted: EagerChannel::ready)
+  kRefused,    // one end had no place for the other: the pair talks through UCX
 };
 
 struct VerbsPath {
@@ -59,6 +60,8 @@ struct VerbsPath {
   std::vector<uint32_t> free_reads;
   // Reads that found their peer's send queue full, posted again by Progress in order.
   std::vector<uint32_t> read_backlog;
+  // Peers refused a QP (at either end), whose queued messages Progress moves to UCX.
+  std::vector<Rank> moving;
   // Progress calls since the device's asynchronous events were last read (poll mode: nothing
   // wakes the process for them).
   uint32_t calls_since_async = 0;

@@ -80,14 +80,35 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   c->context_ = &context;
   const uint32_t peers = size - 1;
   const uint32_t per_peer = config.credits + CreditWindow::kCreditMessagesInFlight;
-  c->receive_slots_ = peers * per_peer;
+  ibv_device_attr device;
+  if (int rc = ibv_query_device(context.pd()->context, &device); rc != 0) {
+    return CallFailed("ibv_query_device", rc);
+  }
+  const uint32_t device_places = static_cast<uint32_t>(std::max(device.max_srq_wr, 0)) / per_peer;
+  const uint32_t wanted = config.max_places > 0 ? std::min(peers, config.max_places) : peers;
+  c->places_ = std::min(wanted, device_places);
+  // QPs made at once are all connected at once, at both ends: a place for each, or none (an
+  // end refused a place would leave its peer sending into a QP that never receives). On
+  // demand, a pair beyond the places is refused before either end sends.
+  const uint32_t needed = config.qps_on_demand ? 1 : wanted;
+  if (c->places_ < needed) {
+    return ArgError("eager channel: the device's shared receive queue holds " +
+                    std::to_string(device.max_srq_wr) + " receives, room for " +
+                    std::to_string(device_places) + " places of " + std::to_string(per_peer) +
+                    " (credits " + std::to_string(config.credits) + " + 2), fewer than the " +
+                    std::to_string(needed) + " needed");
+  }
+  c->receive_slots_ = c->places_ * per_peer;
   c->send_slots_per_peer_ = per_peer;
-  c->places_ = peers;
+  c->max_cqe_ = device.max_cqe;
 
   // Every receive slot and every send queue entry (sends, credit messages and reads) may
-  // complete before the next poll (a failed QP completes its unsignaled sends too).
+  // complete before the next poll (a failed QP completes its unsignaled sends too): the CQ
+  // starts with the receives and grows with the QPs (ReserveCompletions).
   const uint32_t send_queue = per_peer + kReadsPerPeer + config.writes_per_peer;
-  c->cq_entries_ = static_cast<int>(c->receive_slots_ + peers * send_queue);
+  c->cq_entries_ = static_cast<int>(std::min<uint64_t>(
+      c->receive_slots_ + uint64_t{config.qps_on_demand ? 1 : peers} * send_queue,
+      static_cast<uint64_t>(std::max(device.max_cqe, 1))));
   // The CQ reports to a completion channel, so that a caller with nothing to do can sleep on
   // its fd (WaitForCompletion) instead of polling; a caller that polls never arms it.
   c->completion_channel_ = ibv_create_comp_channel(context.pd()->context);
@@ -117,7 +138,8 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   c->qp_options_.reads_in_flight = kReadsPerPeer;  // as many as the send queue has entries for
   c->max_inline_ = UINT32_MAX;
   if (config.qps_on_demand) {
-    // Every QP of these options gets the same grant: learnt from one made and let go.
+    // Every QP of these options gets the same grant: learnt from one made and let go (its
+    // send queue fits in the CQ's first size, and leaves nothing in it).
     StatusOr<std::unique_ptr<RcQp>> probe = RcQp::Create(context, c->qp_options_);
     if (!probe.ok()) return probe.status();
     c->max_inline_ = (*probe)->max_inline_data();
@@ -140,9 +162,35 @@ Status EagerChannel::AddPeer(const CreditWindow& window) {
   return MakeQp(rank, /*sorted=*/false);
 }
 
+Status EagerChannel::ReserveCompletions(uint32_t send_entries) {
+  const uint64_t needed = receive_slots_ + sends_reserved_ + send_entries;
+  if (needed > static_cast<uint64_t>(cq_entries_)) {
+    // Doubling keeps the resizes few while peers connect one by one.
+    const uint64_t entries = std::min<uint64_t>(
+        std::max<uint64_t>(needed, uint64_t{2} * static_cast<uint64_t>(cq_entries_)),
+        static_cast<uint64_t>(max_cqe_));
+    if (entries < needed) {
+      return OtherError("the completion queue would need " + std::to_string(needed) +
+                        " entries, beyond the device's " + std::to_string(max_cqe_));
+    }
+    if (int rc = ibv_resize_cq(cq_, static_cast<int>(entries)); rc != 0) {
+      return CallFailed("ibv_resize_cq (" + std::to_string(cq_entries_) + " to " +
+                            std::to_string(entries) + " entries)",
+                        rc);
+    }
+    cq_entries_ = static_cast<int>(entries);
+  }
+  sends_reserved_ += send_entries;
+  return Status::Ok();
+}
+
 Status EagerChannel::MakeQp(Rank rank, bool sorted) {
+  RFT_RETURN_IF_ERROR(ReserveCompletions(qp_options_.max_send_wr));
   StatusOr<std::unique_ptr<RcQp>> qp = RcQp::Create(*context_, qp_options_);
-  if (!qp.ok()) return qp.status();
+  if (!qp.ok()) {
+    sends_reserved_ -= qp_options_.max_send_wr;
+    return qp.status();
+  }
   Peer& peer = peers_[rank];
   peer.qp = std::move(*qp);
   const std::pair<uint32_t, Rank> entry(peer.qp->qp()->qp_num, rank);
@@ -177,14 +225,7 @@ Status EagerChannel::Grow(uint32_t new_size) {
     return ArgError("eager channel: cannot grow from " + std::to_string(size) + " to " +
                     std::to_string(new_size) + " ranks: expected a larger size, at most 2^30");
   }
-  // The new QPs' send queues may complete all at once, as the others' may.
-  const int entries = cq_entries_ + static_cast<int>((new_size - size) * qp_options_.max_send_wr);
-  if (int rc = ibv_resize_cq(cq_, entries); rc != 0) {
-    return CallFailed("ibv_resize_cq (" + std::to_string(cq_entries_) + " to " +
-                          std::to_string(entries) + " entries)",
-                      rc);
-  }
-  cq_entries_ = entries;
+  // The new QPs' send queues (made now, or on demand) grow the CQ as they are made (MakeQp).
   StatusOr<CreditWindow> window = CreditWindow::Create(config_.credits);
   if (!window.ok()) return window.status();
   peers_.reserve(new_size);
@@ -246,12 +287,31 @@ Status EagerChannel::TakePlace(Rank peer) {
   if (p.holds_place) return Status::Ok();
   if (holders_ >= places_) {
     return ArgError("eager channel: no place left in the receive queue for " + PeerName(peer) +
-                    ": its " + std::to_string(places_) +
-                    " places are all held by live peers (a joining rank takes a failed one's)");
+                    ": all " + std::to_string(places_) + " are held by live peers");
   }
   if (holders_ == blocks_.size()) RFT_RETURN_IF_ERROR(AddSlotBlock());
   ++holders_;
   p.holds_place = true;
+  return Status::Ok();
+}
+
+Status EagerChannel::Withdraw(Rank peer) {
+  if (peer >= peers_.size() || peer == self_) {
+    return ArgError("eager channel: no QP for " + PeerName(peer));
+  }
+  Peer& p = peers_[peer];
+  if (p.connected || p.count > 0) {
+    return ArgError("eager channel: the QP of " + PeerName(peer) +
+                    " cannot be withdrawn: it is connected or holds messages");
+  }
+  if (p.qp != nullptr) {
+    const std::pair<uint32_t, Rank> entry(p.qp->qp()->qp_num, peer);
+    const auto found = std::lower_bound(by_qpn_.begin(), by_qpn_.end(), entry);
+    if (found != by_qpn_.end() && *found == entry) by_qpn_.erase(found);
+    p.qp.reset();  // never connected: nothing of it is in the CQ
+    sends_reserved_ -= qp_options_.max_send_wr;
+  }
+  ReleasePlaceUnlessHeld(peer, /*held_before=*/false);
   return Status::Ok();
 }
 

@@ -89,6 +89,10 @@ struct EagerConfig {
   // pairs on demand: docs/verbs.md). Create still makes one QP, and destroys it, to learn the
   // device's inline grant and to fail at once where no QP can be made.
   bool qps_on_demand = false;
+  // The most peers connected at once (a place each in the receive queue: C + 2 receives);
+  // 0: one for every peer. The device's largest shared receive queue bounds it too (places()).
+  // A peer beyond it is refused a place (Open and Connect: RFT_ERR_ARG) until one is free.
+  uint32_t max_places = 0;
   RcTiming timing;
 };
 
@@ -154,14 +158,23 @@ class EagerChannel {
   // error when the device makes no more QPs. Nothing to do when the QP exists.
   Status Open(Rank peer);
   bool opened(Rank peer) const { return peer < peers_.size() && peers_[peer].qp != nullptr; }
+  // Whether Open(peer) would find a place in the receive queue: it holds one, or one is free.
+  bool has_place_for(Rank peer) const {
+    return peer < peers_.size() && (peers_[peer].holds_place || holders_ < places_);
+  }
+  uint32_t places() const { return places_; }
+  // A QP made for `peer` that will not be used (the pair stays on another transport) goes, and
+  // its place comes back: RFT_ERR_ARG once it is connected or holds messages. Nothing to do when
+  // it has none.
+  Status Withdraw(Rank peer);
   // QPs made so far.
   uint32_t qp_count() const { return static_cast<uint32_t>(by_qpn_.size()); }
   // Whether messages to `peer` go out now: connected, and greeted when the handshake asked.
   bool ready(Rank peer) const { return peer < peers_.size() && peers_[peer].ready; }
 
   // Ranks [size, new_size) join the job (replacements, docs/recovery.md): a QP for each, not yet
-  // connected. The receive queue does not grow: it holds C + 2 receives for each of the ranks
-  // the channel was created for, and a connected peer that has not failed holds one such place.
+  // connected. The receive queue does not grow: it holds C + 2 receives for each place (see
+  // max_places), and a connected peer that has not failed holds one such place.
   // A failed peer's QP receives nothing more, so its place goes to the next peer that connects:
   // a replacement takes a failed rank's place. The CQ grows for the new QPs (ibv_resize_cq).
   Status Grow(uint32_t new_size);
@@ -354,8 +367,9 @@ class EagerChannel {
   ibv_srq* srq_ = nullptr;
   uint32_t receive_slots_ = 0;  // the receive queue's capacity: C + 2 for every place
   uint32_t send_slots_per_peer_ = 0;
-  // Places in the receive queue (C + 2 receives each: the peers the channel was created for)
-  // and the peers holding one.
+  // Places in the receive queue (C + 2 receives each: the peers the channel was created for,
+  // at most EagerConfig::max_places and what the device's receive queue holds) and the peers
+  // holding one.
   uint32_t places_ = 0;
   uint32_t holders_ = 0;
   // The slots' memory comes a place at a time (AddSlotBlock): C + 2 receive slots, posted at
@@ -379,7 +393,12 @@ class EagerChannel {
     uint32_t queued_next = kNoSlot;
   };
   std::vector<Slot> slots_;
+  // The CQ holds a completion for every receive and every send queue entry of every QP made
+  // (sends_reserved_ of them): MakeQp grows it, up to the device's largest (max_cqe_).
   int cq_entries_ = 0;
+  int max_cqe_ = 0;
+  uint64_t sends_reserved_ = 0;
+  Status ReserveCompletions(uint32_t send_entries);
   RcQpOptions qp_options_;           // what every QP is created with (Grow makes more)
   uint32_t max_inline_ = 0;          // header included
   std::vector<uint32_t> free_send_;  // a stack of free send slot indices

@@ -38,6 +38,8 @@ enum class MessageType : uint8_t {
   kVerbsAddress = 6,  // data plane, over UCX: the sender's QP address for the receiver
                       // (docs/verbs.md, "Connecting on demand")
   kVerbsAsk = 7,      // data plane, over UCX: the sender wants the receiver's QP address
+  kVerbsRefuse = 8,   // data plane, over UCX: the sender has no place for the receiver; the
+                      // pair stays on UCX
 };
 
 // The protocol that handles a kControl message on the receiving control plane. `flags` of a
