@@ -325,11 +325,17 @@ Status ControlPlane::Exchange() {
   transport::ucx::EndpointTable::Options table_options;
   table_options.failed = published->missing;
   table_options.owner = "control plane";
-  // When the verbs channel reaches every live peer, UCX only carries what does not fit a slot:
-  // its endpoints are made on first use, not all at once (nor flushed at the end).
+  // When the verbs channel reaches every live peer it made QPs for (its static neighbours),
+  // UCX only carries what does not fit a slot and, after failures, what goes to other peers: its
+  // endpoints are made on first use, not all at once (nor flushed at the end).
   bool all_by_verbs = verbs_messages_ != nullptr;
-  for (Rank r = 0; r < size_ && all_by_verbs; ++r) {
-    all_by_verbs = r == self_ || published->missing.Contains(r) || verbs_message_peers_.Contains(r);
+  if (all_by_verbs) {
+    for (Rank r : RecordPeers()) {
+      if (!published->missing.Contains(r) && !verbs_message_peers_.Contains(r)) {
+        all_by_verbs = false;
+        break;
+      }
+    }
   }
   if (all_by_verbs) table_options.connect_all_max = 0;
   auto table = transport::ucx::EndpointTable::Create(worker_.get(), self_, std::move(addresses),

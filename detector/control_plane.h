@@ -269,6 +269,9 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // its part of the record; connects to the peers that published theirs.
   void OpenVerbs();
   std::vector<std::byte> VerbsRecordPart() const;
+  // The peers whose message channel QPs this process makes at start-up and publishes: its
+  // static neighbours (ReliableBroadcast::StaticNeighbors); every rank for a replacement.
+  std::vector<Rank> RecordPeers() const;
   void ConnectVerbs(const std::vector<std::vector<std::byte>>& parts);
   // Learns where `peer`'s heartbeat slots are and connects the message channel's QP to it.
   Status ConnectVerbsPeer(Rank peer, std::span<const std::byte> slots,

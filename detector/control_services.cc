@@ -202,6 +202,8 @@ void ControlPlane::Send(Rank to, ControlService service, uint8_t kind,
   param.cb.send = &OnControlSent;
   param.user_data = send;
   messages_sent_by_ucx_.fetch_add(1, std::memory_order_relaxed);
+  RFT_LOG_DEBUG("control message (service %u, kind %u, %zu bytes) to rank %u through UCX",
+                static_cast<unsigned>(service), static_cast<unsigned>(kind), payload.size(), to);
   void* request = ucp_am_send_nbx(*ep, kControlAmId, nullptr, 0, send->bytes.data(),
                                   send->bytes.size(), &param);
   if (!UCS_PTR_IS_PTR(request) || request == nullptr) delete send;  // done, or failed at once

@@ -8,20 +8,24 @@
 //   sleeps on: a revocation wakes the peer's control thread as it lands, and a dead peer shows
 //   as an error completion of a SEND to it;
 // - each heartbeat is an RDMA WRITE on the same QP into the observer's slot (verbs_heartbeats.h).
-// The control record carries the slots' address and key and the channel's QP addresses. A
-// message larger than a slot, or one that finds every send slot taken, goes through UCX as
-// before.
+// The control record carries the slots' address and key and the channel's QP addresses, for the
+// peers a process talks to while none has failed: the ring's and the broadcast's neighbours
+// (ReliableBroadcast::StaticNeighbors), O(log N) of them, not every rank. A message to another
+// peer, one larger than a slot, or one that finds every send slot taken, goes through UCX.
 #include <poll.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "base/byte_order.h"
 #include "base/log.h"
 #include "detector/control_plane.h"
 #include "detector/control_subtype.h"
+#include "detector/reliable_broadcast.h"
 #include "transport/verbs/qp_address.h"
 
 namespace rft::detector {
@@ -37,26 +41,55 @@ verbs::EagerConfig MessageChannelConfig() {
   config.slot_size = 2048;
   config.credits = 4;
   config.writes_per_peer = 2;
+  // QPs only for the peers of the record (RecordPeers), not for every rank.
+  config.qps_on_demand = true;
   return config;
 }
 
 // The message channel's part of the record, after the heartbeat slots' part: u32 rank count,
-// then a QP address for every rank (zeros for itself).
-constexpr size_t kChannelHeader = 4;
+// u32 layout, then a QP address table. kNeighbors: an entry for each of the publisher's static
+// neighbours, in their order (a job's first ranks); kEveryRank: an entry for every rank, zeros
+// for itself (a replacement, which every survivor connects to).
+constexpr size_t kChannelHeader = 8;
+enum ChannelLayout : uint32_t { kNeighbors = 1, kEveryRank = 2 };
 
-// The message channel's QP address for `self` in the channel part `rest` of a record (after
-// the heartbeat slots' part), made for a job of `size` ranks.
+// The message channel's QP address for `reader` in the channel part `rest` of `writer`'s record
+// (after the heartbeat slots' part), made for a job of `size` ranks.
 StatusOr<verbs::QpAddress> ChannelAddressIn(std::span<const std::byte> rest, uint32_t size,
-                                            Rank self) {
-  if (rest.size() != kChannelHeader + verbs::QpAddressTableSize(size) ||
-      LoadLittleEndian<uint32_t>(rest, 0) != size) {
+                                            Rank writer, Rank reader) {
+  if (rest.size() < kChannelHeader || LoadLittleEndian<uint32_t>(rest, 0) != size) {
     return OtherError(std::to_string(rest.size()) + " bytes of message QP addresses, not " +
                       "those of a job of " + std::to_string(size) + " ranks");
   }
-  return verbs::DecodeQpAddressTable(rest.subspan(kChannelHeader), size, self);
+  const uint32_t layout = LoadLittleEndian<uint32_t>(rest, 4);
+  const std::span<const std::byte> table = rest.subspan(kChannelHeader);
+  if (layout == kEveryRank) return verbs::DecodeQpAddressTable(table, size, reader);
+  if (layout != kNeighbors) {
+    return OtherError("message QP addresses of layout " + std::to_string(layout) +
+                      ", expected 1 (neighbours) or 2 (every rank)");
+  }
+  const std::vector<Rank> neighbors = ReliableBroadcast::StaticNeighbors(writer, size);
+  const auto found = std::find(neighbors.begin(), neighbors.end(), reader);
+  if (found == neighbors.end()) {
+    return OtherError("rank " + std::to_string(reader) + " is not among its neighbours");
+  }
+  return verbs::DecodeQpAddressTable(table, static_cast<uint32_t>(neighbors.size()),
+                                     static_cast<uint32_t>(found - neighbors.begin()));
 }
 
 }  // namespace
+
+std::vector<Rank> ControlPlane::RecordPeers() const {
+  // A replacement is connected to by every survivor (GrowVerbs) and by its siblings.
+  if (job_->joined()) {
+    std::vector<Rank> every;
+    for (Rank r = 0; r < size_; ++r) {
+      if (r != self_) every.push_back(r);
+    }
+    return every;
+  }
+  return ReliableBroadcast::StaticNeighbors(self_, size_);
+}
 
 void ControlPlane::OpenVerbs() {
   if (!options_.verbs_heartbeats || size_ < 2) return;
@@ -91,6 +124,14 @@ void ControlPlane::OpenVerbs() {
     verbs_heartbeats_.reset();
     return;
   }
+  for (Rank r : RecordPeers()) {
+    if (Status opened = (*channel)->Open(r); !opened.ok()) {
+      RFT_LOG_WARN("heartbeats and control messages through UCX only: %s",
+                   opened.ToString().c_str());
+      verbs_heartbeats_.reset();
+      return;
+    }
+  }
   verbs_messages_ = std::move(*channel);
 }
 
@@ -106,8 +147,18 @@ std::vector<std::byte> ControlPlane::VerbsRecordPart() const {
   const size_t at = part.size();
   part.resize(at + kChannelHeader);
   StoreLittleEndian<uint32_t>(part, at, size_);
-  const std::vector<std::byte> table = verbs::EncodeQpAddressTable(
-      size_, self_, [this](uint32_t r) { return verbs_messages_->address(r); });
+  std::vector<std::byte> table;
+  if (job_->joined()) {
+    StoreLittleEndian<uint32_t>(part, at + 4, kEveryRank);
+    table = verbs::EncodeQpAddressTable(size_, self_,
+                                        [this](uint32_t r) { return verbs_messages_->address(r); });
+  } else {
+    StoreLittleEndian<uint32_t>(part, at + 4, kNeighbors);
+    const std::vector<Rank> neighbors = RecordPeers();
+    table = verbs::EncodeQpAddressTable(
+        static_cast<uint32_t>(neighbors.size()), verbs::kNoHole,
+        [&](uint32_t i) { return verbs_messages_->address(neighbors[i]); });
+  }
   part.insert(part.end(), table.begin(), table.end());
   return part;
 }
@@ -129,21 +180,27 @@ Status ControlPlane::ConnectRecordPart(Rank peer, std::span<const std::byte> par
                       " of its heartbeat slots");
   }
   return ConnectVerbsPeer(peer, part.first(kSlotBytes),
-                          ChannelAddressIn(part.subspan(kSlotBytes), size, self_), handshake);
+                          ChannelAddressIn(part.subspan(kSlotBytes), size, peer, self_), handshake);
 }
 
 void ControlPlane::ConnectVerbs(const std::vector<std::vector<std::byte>>& parts) {
   if (verbs_messages_ == nullptr) return;
   // A replacement's parents made their QPs before it existed: each that grows sends it its
-  // addresses (GrowVerbs). Its siblings connect here, as a job does at start-up.
+  // addresses (GrowVerbs). Its siblings connect here, as a job does at start-up. Only the peers
+  // this process made QPs for (RecordPeers), which made one for it: a symmetric relation.
   const Rank first = job_->own_block().first;
   for (Rank r = first; r < parts.size(); ++r) {
-    if (r == self_ || parts[r].empty()) continue;  // it puts and takes through UCX
+    if (r == self_ || !verbs_messages_->opened(r)) continue;
+    if (parts[r].empty()) {                // it puts and takes through UCX
+      (void)verbs_messages_->Withdraw(r);  // never connected: its QP and place go
+      continue;
+    }
     const Status linked =
         ConnectRecordPart(r, parts[r], size_, verbs::EagerChannel::Handshake::kNone);
     if (!linked.ok()) {
       RFT_LOG_WARN("heartbeats and control messages to rank %u through UCX: %s", r,
                    linked.ToString().c_str());
+      (void)verbs_messages_->Withdraw(r);
       continue;
     }
     verbs_message_peers_.Insert(r);

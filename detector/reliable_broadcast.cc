@@ -85,6 +85,20 @@ uint32_t CeilLog2(Rank size) {
 }
 }  // namespace
 
+std::vector<Rank> ReliableBroadcast::StaticNeighbors(Rank self, Rank size) {
+  std::vector<Rank> out;
+  const uint32_t log2_size = CeilLog2(size);
+  for (uint32_t i = 0; i < log2_size; ++i) {
+    const uint64_t step = uint64_t{1} << i;  // < size
+    out.push_back(static_cast<Rank>((self + step) % size));
+    out.push_back(static_cast<Rank>((self + size - step) % size));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  std::erase(out, self);
+  return out;
+}
+
 ReliableBroadcast::ReliableBroadcast(Rank self, Rank size)
     : self_(self), size_(size), log2_size_(CeilLog2(size)) {
   RFT_CHECK(size >= 1 && size - 1 <= kMaxRank, "ReliableBroadcast: size out of range");

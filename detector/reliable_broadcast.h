@@ -113,6 +113,11 @@ class ReliableBroadcast {
   // Messages delivered and not pruned by an epoch change, in key order.
   const std::vector<BroadcastMessage>& log() const { return log_; }
   size_t log_size() const { return log_.size(); }
+  // The neighbours of `self` in a job of `size` ranks while none has failed: the ranks at
+  // self ± 2^i (the ring's two included), sorted, without `self`. A symmetric relation (a is b's
+  // neighbour exactly when b is a's), of at most 2 · ceil(log2 size) ranks: the control plane's
+  // message channel connects these pairs at start-up (docs/verbs.md).
+  static std::vector<Rank> StaticNeighbors(Rank self, Rank size);
   bool Delivered(const BroadcastMessage& message) const;
   uint64_t duplicates_dropped() const { return duplicates_dropped_; }
   uint64_t stale_dropped() const { return stale_dropped_; }
@@ -123,7 +128,7 @@ class ReliableBroadcast {
     uint32_t epoch;
   };
 
-  // Appends the neighbours (unsorted, unique, excluding failed ranks and self) to *out.
+  // Appends the neighbours (sorted, unique, excluding failed ranks and self) to *out.
   void AppendNeighbors(std::vector<Rank>* out) const;
   // True when `rank` sits at self ± 2^i for some i.
   bool AtPowerOfTwoDistance(Rank rank) const;

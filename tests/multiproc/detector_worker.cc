@@ -359,16 +359,18 @@ int Revoke(Bootstrap& job, ControlPlane& control, DataPlane& plane, api::RevokeS
   // The control thread delivers the revocation and then forwards it: the receive above can end
   // before the forwards are sent. A task posted now runs after them, so the counts include them.
   CHECK(WaitForControlThread(control), "the control thread takes no more work");
-  CHECK_OK(job.Fence(false));
   // How the control messages travelled (the soft-RoCE checks read it: with
-  // RFT_CONTROL_SOCKETS=n and a verbs port, all by verbs).
+  // RFT_CONTROL_SOCKETS=n and a verbs port, all by verbs). Read before the fence: after it, a
+  // rank that went on to end sends departures, whose answers would count here.
+  const auto by_ucx = static_cast<unsigned long long>(control.messages_sent_by_ucx());
+  const auto by_verbs = static_cast<unsigned long long>(control.messages_sent_by_verbs());
+  const auto received = static_cast<unsigned long long>(control.messages_received_by_verbs());
+  const auto wakeups = static_cast<unsigned long long>(control.verbs_wakeups());
+  CHECK_OK(job.Fence(false));
   std::printf(
       "revoke ok rank=%u us=%.1f control_by_ucx=%llu by_verbs=%llu received_by_verbs=%llu "
       "verbs_wakeups=%llu\n",
-      me, us, static_cast<unsigned long long>(control.messages_sent_by_ucx()),
-      static_cast<unsigned long long>(control.messages_sent_by_verbs()),
-      static_cast<unsigned long long>(control.messages_received_by_verbs()),
-      static_cast<unsigned long long>(control.verbs_wakeups()));
+      me, us, by_ucx, by_verbs, received, wakeups);
   return 0;
 }
 

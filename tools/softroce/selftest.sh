@@ -323,6 +323,16 @@ check_binary control-verbs-revoke 0 \
     '^\[[02]\] revoke ok .* verbs_wakeups=[1-9]')" \
   "$detector_bins" \
   "$detector_env RFT_CONTROL_SOCKETS=n; rftrun --ft -n 3 detector_worker revoke --origin 1"
+# Six ranks: each makes message channel QPs for its static neighbours only (ranks at a distance
+# of 1, 2 or 4: four of five peers; docs/verbs.md, "Control messages by SEND"), and a
+# revocation's flood, which travels between neighbours, still needs no UCX message.
+check_binary control-verbs-neighbours 0 \
+  "$(for r in 0 1 2 3 4 5; do
+    printf '%s\n' "^\\[$r\\] \\[rft:$r\\] info: heartbeats by RDMA WRITE to 4 of 5 peers, "\
+"control messages by SEND to 4\$" "^\\[$r\\] revoke ok rank=$r .* control_by_ucx=0 by_verbs=[1-9]"
+  done)" \
+  "$detector_bins" \
+  "$detector_env RFT_CONTROL_SOCKETS=n; rftrun --ft -n 6 detector_worker revoke --origin 1"
 check_binary control-verbs-fault 137 \
   "$(printf '%s\n' '^\[0\] fault ok rank=0 victim=2 ' '^\[1\] fault ok rank=1 victim=2 ')" \
   "$detector_bins" \
@@ -342,6 +352,16 @@ check_binary agreement-verbs-during 137 \
   "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/multiproc/agreement_worker" \
   "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=verbs RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx; \
    rftrun --ft -n 4 agreement_worker during 1 >/tmp/out 2>&1; s=\$?; cat /tmp/out; \
+   echo outcomes=\$(grep -o 'decided rc=.*' /tmp/out | sort -u | wc -l); exit \$s"
+# Six ranks, member 1 dies inside an agreement: the tree rebuilt over the survivors makes rank 0
+# the parent of rank 3, which is not its neighbour (distance 3): their rounds go through UCX, the
+# others' by verbs, and the survivors still decide one outcome.
+check_binary agreement-verbs-non-neighbours 137 \
+  "$(printf '%s\n' 'info: heartbeats by RDMA WRITE to 4 of 5 peers, control messages by SEND to 4$' \
+    '^\[0\] during ok rank=0' '^\[3\] during ok rank=3' '^\[5\] during ok rank=5' '^outcomes=1$')" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/multiproc/agreement_worker" \
+  "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=verbs RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx; \
+   rftrun --ft -n 6 agreement_worker during 1 >/tmp/out 2>&1; s=\$?; cat /tmp/out; \
    echo outcomes=\$(grep -o 'decided rc=.*' /tmp/out | sort -u | wc -l); exit \$s"
 # Recovery on verbs: the respawn solver (examples/respawn_solver.cc, as in spawn_test) loses
 # process 2 of 4 at iteration 300; the survivors revoke, agree, spawn a replacement and restore

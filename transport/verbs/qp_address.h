@@ -7,7 +7,9 @@
 // 48 bytes per peer, three tables per process (data plane, heartbeats, control messages) made a
 // job's start-up exchange 3 · 48 · N² bytes; at 6 it was 3 · 6 · N² plus 3 · 44 · N. Since
 // the heartbeats write on the control messages' QPs, two tables: 2 · 6 · N² + 2 · 44 · N; since
-// the data plane connects on demand (sending single addresses), one: 6 · N² + 44 · N.
+// the data plane connects on demand (sending single addresses), one: 6 · N² + 44 · N; since
+// the control plane's table holds only its O(log N) neighbours' entries, 6 · N · 2⌈log2 N⌉ at
+// most.
 //
 // Plain data and bytes only (no libibverbs), so the codec is tested without RDMA.
 #ifndef RFT_TRANSPORT_VERBS_QP_ADDRESS_H_

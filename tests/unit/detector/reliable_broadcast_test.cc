@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <deque>
 #include <vector>
 
@@ -37,6 +39,27 @@ TEST(ReliableBroadcastTest, BinomialNeighbours) {
   EXPECT_EQ(ReliableBroadcast(0, 2).Neighbors(), std::vector<Rank>{1});
   EXPECT_EQ(ReliableBroadcast(0, 16).Neighbors(), (std::vector<Rank>{1, 2, 4, 8, 12, 14, 15}));
   EXPECT_EQ(ReliableBroadcast(3, 10).Neighbors(), (std::vector<Rank>{1, 2, 4, 5, 7, 9}));
+}
+
+// The control plane connects its message channel's QPs to these at start-up, each end from its
+// own list: the relation must be symmetric, or one end would send into a QP the other never
+// connected. They are the broadcast's neighbours while nobody failed.
+TEST(ReliableBroadcastTest, StaticNeighboursAreSymmetricAndTheBroadcastsOwn) {
+  EXPECT_EQ(ReliableBroadcast::StaticNeighbors(0, 1), std::vector<Rank>{});
+  EXPECT_EQ(ReliableBroadcast::StaticNeighbors(1, 2), std::vector<Rank>{0});
+  EXPECT_EQ(ReliableBroadcast::StaticNeighbors(0, 6), (std::vector<Rank>{1, 2, 4, 5}));
+  for (Rank size : {1u, 2u, 3u, 5u, 6u, 7u, 8u, 10u, 16u, 33u, 100u}) {
+    for (Rank a = 0; a < size; ++a) {
+      const std::vector<Rank> of_a = ReliableBroadcast::StaticNeighbors(a, size);
+      EXPECT_EQ(of_a, ReliableBroadcast(a, size).Neighbors()) << a << " of " << size;
+      EXPECT_LE(of_a.size(), 2u * static_cast<size_t>(std::bit_width(size))) << a << " of " << size;
+      for (Rank b : of_a) {
+        const std::vector<Rank> of_b = ReliableBroadcast::StaticNeighbors(b, size);
+        EXPECT_TRUE(std::binary_search(of_b.begin(), of_b.end(), a))
+            << a << " lists " << b << " but not the other way, in " << size << " ranks";
+      }
+    }
+  }
 }
 
 TEST(ReliableBroadcastTest, FailedNeighboursAreReplacedByTheLiveRing) {
