@@ -343,26 +343,24 @@ check_binary control-verbs-departure 0 \
   "$(printf '%s\n' '^\[0\] staggered ok rank=0' '^\[1\] staggered ok rank=1' \
     '^\[2\] staggered ok rank=2' '^\[3\] staggered ok rank=3')" \
   "$detector_bins" "$detector_env RFT_CONTROL_SOCKETS=n; rftrun --ft -n 4 detector_worker staggered"
-# The whole stack on verbs (data plane and control messages): a member dies inside an agreement
-# and the three survivors decide one outcome (the agreement's rounds, the failure's news and
-# the data all by verbs).
-check_binary agreement-verbs-during 137 \
+# The whole stack on verbs (data plane and control messages): member 1 of RANKS dies inside an
+# agreement (agreement_worker during 1), and the survivors decide one outcome.
+agreement_during_check() {  # NAME RANKS PATTERNS
+  check_binary "$1" 137 "$(printf '%s\n' "$3" '^outcomes=1$')" \
+    "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/multiproc/agreement_worker" \
+    "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=verbs RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx; \
+     rftrun --ft -n $2 agreement_worker during 1 >/tmp/out 2>&1; s=\$?; cat /tmp/out; \
+     echo outcomes=\$(grep -o 'decided rc=.*' /tmp/out | sort -u | wc -l); exit \$s"
+}
+# Four ranks: the agreement's rounds, the failure's news and the data all by verbs.
+agreement_during_check agreement-verbs-during 4 \
   "$(printf '%s\n' 'info: heartbeats by RDMA WRITE to 3 of 3 peers, control messages by SEND to 3$' \
-    '^\[0\] during ok rank=0' '^\[2\] during ok rank=2' '^\[3\] during ok rank=3' '^outcomes=1$')" \
-  "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/multiproc/agreement_worker" \
-  "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=verbs RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx; \
-   rftrun --ft -n 4 agreement_worker during 1 >/tmp/out 2>&1; s=\$?; cat /tmp/out; \
-   echo outcomes=\$(grep -o 'decided rc=.*' /tmp/out | sort -u | wc -l); exit \$s"
-# Six ranks, member 1 dies inside an agreement: the tree rebuilt over the survivors makes rank 0
-# the parent of rank 3, which is not its neighbour (distance 3): their rounds go through UCX, the
-# others' by verbs, and the survivors still decide one outcome.
-check_binary agreement-verbs-non-neighbours 137 \
+    '^\[0\] during ok rank=0' '^\[2\] during ok rank=2' '^\[3\] during ok rank=3')"
+# Six ranks: the tree rebuilt over the survivors makes rank 0 the parent of rank 3, which is not
+# its neighbour (distance 3): their rounds go through UCX, the others' by verbs.
+agreement_during_check agreement-verbs-non-neighbours 6 \
   "$(printf '%s\n' 'info: heartbeats by RDMA WRITE to 4 of 5 peers, control messages by SEND to 4$' \
-    '^\[0\] during ok rank=0' '^\[3\] during ok rank=3' '^\[5\] during ok rank=5' '^outcomes=1$')" \
-  "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/multiproc/agreement_worker" \
-  "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=verbs RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx; \
-   rftrun --ft -n 6 agreement_worker during 1 >/tmp/out 2>&1; s=\$?; cat /tmp/out; \
-   echo outcomes=\$(grep -o 'decided rc=.*' /tmp/out | sort -u | wc -l); exit \$s"
+    '^\[0\] during ok rank=0' '^\[3\] during ok rank=3' '^\[5\] during ok rank=5')"
 # Recovery on verbs: the respawn solver (examples/respawn_solver.cc, as in spawn_test) loses
 # process 2 of 4 at iteration 300; the survivors revoke, agree, spawn a replacement and restore
 # its state from its buddy's checkpoint, and all four totals are exact. Every pair talks by

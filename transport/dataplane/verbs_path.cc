@@ -622,12 +622,6 @@ void DataPlane::AbandonVerbsRead(Request* request) {
 
 unsigned DataPlane::ProgressVerbs() {
   VerbsPath& path = *verbs_;
-  StatusOr<int> handled = path.channel->Progress();
-  if (!handled.ok()) {
-    // Only a peer that broke the channel's protocol gets here; the channel named it.
-    RFT_LOG_ERROR("verbs: %s", handled.status().ToString().c_str());
-    return 0;
-  }
   if (!path.moving.empty()) [[unlikely]] {
     std::vector<Rank> moving;
     moving.swap(path.moving);
@@ -635,6 +629,12 @@ unsigned DataPlane::ProgressVerbs() {
       // A peer that failed meanwhile had its queue dropped: nothing is left to move.
       if (!path.channel->failed(peer) && !endpoints_->failed(peer)) MoveToUcx(peer);
     }
+  }
+  StatusOr<int> handled = path.channel->Progress();
+  if (!handled.ok()) {
+    // Only a peer that broke the channel's protocol gets here; the channel named it.
+    RFT_LOG_ERROR("verbs: %s", handled.status().ToString().c_str());
+    return 0;
   }
   if (!path.read_backlog.empty()) [[unlikely]] {
     std::vector<uint32_t> waiting;
