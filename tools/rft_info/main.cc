@@ -89,6 +89,10 @@ void PrintText(const Report& r) {
                 d.node_guid.c_str(),
                 Plural(static_cast<int>(d.ports.size()), "port", "ports").c_str());
     std::printf("verbs: %s: %s\n", d.name.c_str(), LocalityText(d.locality).c_str());
+    if (d.error.empty()) {
+      std::printf("verbs: %s limits: %d QPs, %d receives per shared receive queue, %d CQ entries\n",
+                  d.name.c_str(), d.max_qp, d.max_srq_wr, d.max_cqe);
+    }
     for (const VerbsPort& p : d.ports) {
       std::printf("verbs: %s port %d: %s, %s, MTU %d, LID %d\n", d.name.c_str(), p.number,
                   p.state.c_str(), p.link_layer.c_str(), p.active_mtu, p.lid);
@@ -168,6 +172,9 @@ void PrintJson(const Report& r) {
     w.Field("node_guid", d.node_guid);
     w.Field("locality", verbs::LocalityName(d.locality.locality));
     if (!d.locality.near_cpus.empty()) w.Field("near_cpus", d.locality.near_cpus);
+    w.Field("max_qp", d.max_qp);
+    w.Field("max_srq_wr", d.max_srq_wr);
+    w.Field("max_cqe", d.max_cqe);
     w.Key("ports");
     w.BeginArray();
     for (const VerbsPort& p : d.ports) {

@@ -153,7 +153,9 @@ check ucx-rc 0 'Final:' -- \
 check verbs-two-guests 0 't_typical' --pair -- \
   'ib_write_lat -d rxe0 -x 1 -n 200' \
   "bash -c '$retry' client ib_write_lat -d rxe0 -x 1 -n 200 \"\$SOFTROCE_PEER\""
-check_binary rft-info-verbs 0 '^verbs: rxe0 port 1: active, Ethernet' \
+check_binary rft-info-verbs 0 \
+  "$(printf '%s\n' '^verbs: rxe0 port 1: active, Ethernet' \
+    '^verbs: rxe0 limits: [1-9][0-9]* QPs, [1-9][0-9]* receives per shared receive queue, [1-9][0-9]* CQ entries$')" \
   bazel-bin/tools/rft_info/rft_info rft_info
 check_binary verbs-loopback 0 '^verbs loopback: dead peer -> ' \
   bazel-bin/transport/verbs/loopback_check loopback_check

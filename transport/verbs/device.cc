@@ -121,6 +121,9 @@ VerbsDevice Describe(ibv_device* device) {
     ibv_close_device(context);
     return out;
   }
+  out.max_qp = attr.max_qp;
+  out.max_srq_wr = attr.max_srq_wr;
+  out.max_cqe = attr.max_cqe;
   size_t table_total = 0;
   std::vector<int> table_lengths;
   for (int number = 1; number <= attr.phys_port_cnt; ++number) {

@@ -63,6 +63,11 @@ struct VerbsDevice {
   std::string node_guid;  // "0002:c903:0042:a3f0"
   std::string transport;  // "InfiniBand" (RoCE too), "iWARP", "usNIC", ...
   std::vector<Port> ports;
+  // The device's limits that bound how many peers a process connects at once (docs/verbs.md,
+  // "A working set of peers"): QPs, receives in one shared receive queue, entries in one CQ.
+  int max_qp = 0;
+  int max_srq_wr = 0;
+  int max_cqe = 0;
   std::string error;  // set when the device could not be opened or queried; it has no ports then
   DeviceLocality locality;
 };

@@ -84,7 +84,12 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   if (int rc = ibv_query_device(context.pd()->context, &device); rc != 0) {
     return CallFailed("ibv_query_device", rc);
   }
-  const uint32_t device_places = static_cast<uint32_t>(std::max(device.max_srq_wr, 0)) / per_peer;
+  // A place is C + 2 receives of the shared receive queue, and they and the peer's send queue
+  // need room in the CQ: the device's largest of either bounds the places.
+  const uint32_t send_queue = per_peer + kReadsPerPeer + config.writes_per_peer;
+  const uint32_t device_places =
+      std::min(static_cast<uint32_t>(std::max(device.max_srq_wr, 0)) / per_peer,
+               static_cast<uint32_t>(std::max(device.max_cqe, 0)) / (per_peer + send_queue));
   const uint32_t wanted = config.max_places > 0 ? std::min(peers, config.max_places) : peers;
   c->places_ = std::min(wanted, device_places);
   // QPs made at once are all connected at once, at both ends: a place for each, or none (an
@@ -93,10 +98,11 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   const uint32_t needed = config.qps_on_demand ? 1 : wanted;
   if (c->places_ < needed) {
     return ArgError("eager channel: the device's shared receive queue holds " +
-                    std::to_string(device.max_srq_wr) + " receives, room for " +
-                    std::to_string(device_places) + " places of " + std::to_string(per_peer) +
-                    " (credits " + std::to_string(config.credits) + " + 2), fewer than the " +
-                    std::to_string(needed) + " needed");
+                    std::to_string(device.max_srq_wr) + " receives and its CQs " +
+                    std::to_string(device.max_cqe) + " entries, room for " +
+                    std::to_string(device_places) + " peers of " + std::to_string(per_peer) +
+                    " receives and " + std::to_string(send_queue) +
+                    " send queue entries, fewer than the " + std::to_string(needed) + " needed");
   }
   c->receive_slots_ = c->places_ * per_peer;
   c->send_slots_per_peer_ = per_peer;
@@ -105,7 +111,6 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   // Every receive slot and every send queue entry (sends, credit messages and reads) may
   // complete before the next poll (a failed QP completes its unsignaled sends too): the CQ
   // starts with the receives and grows with the QPs (ReserveCompletions).
-  const uint32_t send_queue = per_peer + kReadsPerPeer + config.writes_per_peer;
   c->cq_entries_ = static_cast<int>(std::min<uint64_t>(
       c->receive_slots_ + uint64_t{config.qps_on_demand ? 1 : peers} * send_queue,
       static_cast<uint64_t>(std::max(device.max_cqe, 1))));
