@@ -83,19 +83,31 @@ namespace {
 uint32_t CeilLog2(Rank size) {
   return size <= 1 ? 0 : static_cast<uint32_t>(std::bit_width(size - 1));
 }
+
+// Sorts (*out)[first..] and drops its repeats.
+void SortUniqueFrom(size_t first, std::vector<Rank>* out) {
+  const auto begin = out->begin() + static_cast<std::ptrdiff_t>(first);
+  std::sort(begin, out->end());
+  out->erase(std::unique(begin, out->end()), out->end());
+}
 }  // namespace
 
-std::vector<Rank> ReliableBroadcast::StaticNeighbors(Rank self, Rank size) {
-  std::vector<Rank> out;
+void ReliableBroadcast::AppendStaticNeighbors(Rank self, Rank size, std::vector<Rank>* out) {
+  const size_t first_index = out->size();
   const uint32_t log2_size = CeilLog2(size);
   for (uint32_t i = 0; i < log2_size; ++i) {
     const uint64_t step = uint64_t{1} << i;  // < size
-    out.push_back(static_cast<Rank>((self + step) % size));
-    out.push_back(static_cast<Rank>((self + size - step) % size));
+    out->push_back(static_cast<Rank>((self + step) % size));
+    out->push_back(static_cast<Rank>((self + size - step) % size));
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  std::erase(out, self);
+  SortUniqueFrom(first_index, out);
+  out->erase(std::remove(out->begin() + static_cast<std::ptrdiff_t>(first_index), out->end(), self),
+             out->end());
+}
+
+std::vector<Rank> ReliableBroadcast::StaticNeighbors(Rank self, Rank size) {
+  std::vector<Rank> out;
+  AppendStaticNeighbors(self, size, &out);
   return out;
 }
 
@@ -106,20 +118,17 @@ ReliableBroadcast::ReliableBroadcast(Rank self, Rank size)
 }
 
 void ReliableBroadcast::AppendNeighbors(std::vector<Rank>* out) const {
+  // The static neighbours less the failed ones, plus the ring's two live ranks: the same ± 2^i
+  // walk as StaticNeighbors, so the control plane's start-up QPs are the broadcast's own edges.
   const size_t first = out->size();
-  auto consider = [&](Rank rank) {
-    if (rank != kInvalidRank && rank != self_ && !failed_.Contains(rank)) out->push_back(rank);
-  };
-  for (uint32_t i = 0; i < log2_size_; ++i) {
-    const uint64_t step = uint64_t{1} << i;  // < size
-    consider(static_cast<Rank>((self_ + step) % size_));
-    consider(static_cast<Rank>((self_ + size_ - step) % size_));
-  }
-  consider(NextLiveRank(failed_, size_, self_));
-  consider(PreviousLiveRank(failed_, size_, self_));
-  std::sort(out->begin() + static_cast<std::ptrdiff_t>(first), out->end());
-  out->erase(std::unique(out->begin() + static_cast<std::ptrdiff_t>(first), out->end()),
+  AppendStaticNeighbors(self_, size_, out);
+  out->erase(std::remove_if(out->begin() + static_cast<std::ptrdiff_t>(first), out->end(),
+                            [&](Rank rank) { return failed_.Contains(rank); }),
              out->end());
+  for (Rank rank : {NextLiveRank(failed_, size_, self_), PreviousLiveRank(failed_, size_, self_)}) {
+    if (rank != kInvalidRank && rank != self_ && !failed_.Contains(rank)) out->push_back(rank);
+  }
+  SortUniqueFrom(first, out);
 }
 
 std::vector<Rank> ReliableBroadcast::Neighbors() const {

@@ -128,6 +128,9 @@ class ReliableBroadcast {
     uint32_t epoch;
   };
 
+  // StaticNeighbors appended to *out, its earlier entries untouched: allocation-free once *out
+  // holds enough. AppendNeighbors starts from it, so the two agree by construction.
+  static void AppendStaticNeighbors(Rank self, Rank size, std::vector<Rank>* out);
   // Appends the neighbours (sorted, unique, excluding failed ranks and self) to *out.
   void AppendNeighbors(std::vector<Rank>* out) const;
   // True when `rank` sits at self ± 2^i for some i.

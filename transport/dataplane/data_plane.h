@@ -544,6 +544,9 @@ class DataPlane : private ucx::PeerFailureSink {
   // none) before anything went on one: `peer` is told (kVerbsRefuse), and the pair talks
   // through UCX (MoveToUcx).
   void RefuseVerbsLink(Rank peer, const Status& why);
+  // Withdraws `peer`'s never-connected QP and queues the pair's move to UCX (kRefused): false
+  // when the withdrawal failed and `peer` was reported failed instead (FailVerbsLink).
+  bool StayOnUcx(Rank peer);
   // `peer` is sent to through UCX from now on: what waits for it in the direct queue goes
   // there, in order (nothing has gone on its QP). A large send queued for a verbs read is sent
   // through UCX's rendezvous instead.

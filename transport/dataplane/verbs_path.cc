@@ -283,14 +283,19 @@ void DataPlane::OfferVerbsAddress(Rank peer) {
 void DataPlane::RefuseVerbsLink(Rank peer, const Status& why) {
   RFT_LOG_INFO("verbs: no QP for rank %u (%s): the pair talks through UCX", peer,
                why.message().c_str());
+  if (StayOnUcx(peer)) SendVerbsLinkMessage(peer, MessageType::kVerbsRefuse);
+}
+
+bool DataPlane::StayOnUcx(Rank peer) {
   // Never connected: nothing was posted on it, and the peer will not connect to it.
   if (Status withdrawn = verbs_->channel->Withdraw(peer); !withdrawn.ok()) {
-    return FailVerbsLink(peer, withdrawn);
+    FailVerbsLink(peer, withdrawn);
+    return false;
   }
   verbs_->links[peer] = VerbsLink::kRefused;
-  SendVerbsLinkMessage(peer, MessageType::kVerbsRefuse);
   // Not now: this may run inside a send to `peer`, which queues its message after returning.
   verbs_->moving.push_back(peer);
+  return true;
 }
 
 void DataPlane::HandleVerbsRefuse(const WireHeader& header, std::span<const std::byte> payload) {
@@ -306,11 +311,7 @@ void DataPlane::HandleVerbsRefuse(const WireHeader& header, std::span<const std:
     return;
   }
   RFT_LOG_INFO("verbs: rank %u has no QP for this rank: the pair talks through UCX", source);
-  if (Status withdrawn = verbs_->channel->Withdraw(source); !withdrawn.ok()) {
-    return FailVerbsLink(source, withdrawn);
-  }
-  verbs_->links[source] = VerbsLink::kRefused;
-  verbs_->moving.push_back(source);
+  StayOnUcx(source);
 }
 
 void DataPlane::MoveToUcx(Rank peer) {
