@@ -458,6 +458,9 @@ void ControlPlane::HandleWork() {
     // Its QP to the error state: nothing more is sent to it, and it writes here no more.
     if (verbs_message_peers_.Contains(record.rank) || late_verbs_peers_.Contains(record.rank)) {
       verbs_messages_->Disconnect(record.rank);
+    } else if (offered_verbs_peers_.Contains(record.rank)) {
+      offered_verbs_peers_.Erase(record.rank);
+      (void)verbs_messages_->Withdraw(record.rank);  // never connected: its place comes back
     }
     // A process on its way out sees its own endpoints close: what its sources say then is not
     // news, and acting on it would kill live peers. The node only keeps its view consistent.
@@ -494,10 +497,7 @@ void ControlPlane::HandleTimer() {
 }
 
 void ControlPlane::NoteLeaving() {
-  if (stop_.load(std::memory_order_acquire) ||
-      departure_requested_.load(std::memory_order_acquire)) {
-    node_.SetLeaving();
-  }
+  if (Leaving()) node_.SetLeaving();
 }
 
 void ControlPlane::Execute(size_t start) {
@@ -682,6 +682,8 @@ void ControlPlane::HandleControlMessage(std::span<const std::byte> message) {
     departure_acks_.Insert(header.source);
   } else if (kind == internal::kVerbsAddress) {
     OnVerbsAddress(header.source, payload);
+  } else if (kind == internal::kVerbsOffer) {
+    OnVerbsOffer(header.source, payload);
   } else if (kind == kBroadcast) {
     auto decoded = DecodeBroadcastMessage(payload);
     if (!decoded.ok()) {

@@ -260,6 +260,11 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   void Execute(size_t start);
   // Tells the node this process is ending, once the destructor or a departure started.
   void NoteLeaving();
+  // Whether the destructor or a departure started.
+  bool Leaving() const {
+    return stop_.load(std::memory_order_acquire) ||
+           departure_requested_.load(std::memory_order_acquire);
+  }
   // False while an earlier put to `observer` is still in flight (try again after progress);
   // true once posted, or when there is nothing to put to. `signaled`: an RDMA WRITE's
   // completion is asked for (the farewell waits for it).
@@ -289,8 +294,19 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // until its greeting comes on the channel (PromoteGreetedPeers).
   void GrowVerbs(uint32_t old_size, const std::vector<std::optional<PeerRecord>>& records,
                  const RankSet& unpublished);
-  // At a replacement: a survivor's addresses (GrowVerbs). Connects its QP and greets.
+  // The heartbeat slots' part and the message channel's QP address for `peer` (opened): the
+  // payload of kVerbsAddress and kVerbsOffer.
+  std::vector<std::byte> VerbsAddressPayload(Rank peer) const;
+  // At a replacement, a survivor's addresses (GrowVerbs); at a process that offered its QP
+  // (OfferVerbs), the answer. Connects its QP and greets.
   void OnVerbsAddress(Rank source, std::span<const std::byte> payload);
+  // A control message to `peer` goes through UCX: when `peer` is of this job's first ranks,
+  // published a verbs part and was never offered a QP nor made one, its QP is made and offered
+  // (kVerbsOffer, through UCX). docs/verbs.md, "Control messages by SEND".
+  void OfferVerbs(Rank peer);
+  // `source` offered its QP: this end connects it (awaiting the greeting) and answers with its
+  // own address (kVerbsAddress). Crossing offers: the lower rank's is answered.
+  void OnVerbsOffer(Rank source, std::span<const std::byte> payload);
   // The peers of late_verbs_peers_ that greeted: from now on reached by verbs.
   void PromoteGreetedPeers();
   // An error completion of `what` (a heartbeat write, a control message) to `peer`: reported
@@ -362,6 +378,14 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // Replacements connected through it, whose greeting has not come yet:
   // UCX reaches them until it does. The control thread's.
   RankSet late_verbs_peers_;
+  // Ranks of the job's first ranks that published a verbs part (ConnectVerbs): those a QP may
+  // be offered to on demand. The control thread's.
+  RankSet verbs_capable_peers_;
+  // Peers offered a QP on demand whose answer has not come; their QP holds a place until it
+  // does or they fail. The control thread's.
+  RankSet offered_verbs_peers_;
+  // Peers a QP was made for on demand, or tried: never twice. The control thread's.
+  RankSet on_demand_tried_;
   std::unique_ptr<transport::ucx::EndpointTable> endpoints_;
   std::vector<std::vector<std::byte>> region_descriptors_;  // [rank]
   std::vector<std::string> death_watch_segments_;           // [rank]; empty: none

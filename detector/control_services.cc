@@ -185,6 +185,7 @@ void ControlPlane::Send(Rank to, ControlService service, uint8_t kind,
     if (SendLocal(to, encoded, payload)) return;
   }
   if (SendVerbs(to, encoded, payload)) return;
+  OfferVerbs(to);  // a peer outside the static neighbours: its QP is made now, for what follows
   auto ep = endpoints_->Get(to);
   if (!ep.ok()) return;  // failed: nothing to tell it
   auto* send = new ControlSend();

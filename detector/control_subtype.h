@@ -21,10 +21,14 @@ enum ControlSubtype : uint8_t {
   kBroadcast = 2,       // payload: an encoded BroadcastMessage
   kDeparture = 3,       // no payload: the sender ends cleanly (control_departure.cc)
   kDepartureAck = 4,    // no payload: the departure was recorded
-  // To a replacement that joined, from a survivor that made it a QP (control_verbs.cc): the
-  // heartbeat slots' part (VerbsHeartbeats::Part), then a one-entry QP address table of the
-  // message channel's QP.
+  // From a peer that connected its message channel QP to the receiver's (control_verbs.cc): a
+  // survivor to a replacement that joined, or the answer to a kVerbsOffer. The heartbeat slots'
+  // part (VerbsHeartbeats::Part), then a one-entry QP address table of the message channel's QP.
   kVerbsAddress = 5,
+  // The same payload, from a peer outside the receiver's static neighbours that made a QP for
+  // it on demand (a message to it went through UCX): the receiver connects and answers with
+  // kVerbsAddress.
+  kVerbsOffer = 6,
 };
 
 // The service a delivered broadcast of `kind` belongs to; kDetector for failures (the

@@ -190,6 +190,8 @@ void ControlPlane::ConnectVerbs(const std::vector<std::vector<std::byte>>& parts
   // this process made QPs for (RecordPeers), which made one for it: a symmetric relation.
   const Rank first = job_->own_block().first;
   for (Rank r = first; r < parts.size(); ++r) {
+    // A first-job peer that is not a neighbour may be connected later, on demand (OfferVerbs).
+    if (first == 0 && r != self_ && !parts[r].empty()) verbs_capable_peers_.Insert(r);
     if (r == self_ || !verbs_messages_->opened(r)) continue;
     if (parts[r].empty()) {                // it puts and takes through UCX
       (void)verbs_messages_->Withdraw(r);  // never connected: its QP and place go
@@ -245,26 +247,32 @@ void ControlPlane::GrowVerbs(uint32_t old_size,
       continue;
     }
     late_verbs_peers_.Insert(r);
-    const auto slots = verbs_heartbeats_->Part();
-    std::vector<std::byte> addresses(slots.begin(), slots.end());
-    const std::vector<std::byte> table = verbs::EncodeSingleQpAddress(verbs_messages_->address(r));
-    addresses.insert(addresses.end(), table.begin(), table.end());
     Send(r, detector::internal::kDetectorService, detector::internal::kVerbsAddress,
-         addresses);  // through UCX
+         VerbsAddressPayload(r));  // through UCX
   }
 }
 
+std::vector<std::byte> ControlPlane::VerbsAddressPayload(Rank peer) const {
+  const auto slots = verbs_heartbeats_->Part();
+  std::vector<std::byte> payload(slots.begin(), slots.end());
+  const std::vector<std::byte> table = verbs::EncodeSingleQpAddress(verbs_messages_->address(peer));
+  payload.insert(payload.end(), table.begin(), table.end());
+  return payload;
+}
+
 void ControlPlane::OnVerbsAddress(Rank source, std::span<const std::byte> payload) {
-  // Only at a replacement with verbs, once per parent; a parent sends it only when this
-  // record offered verbs.
+  // At a replacement with verbs, once per parent (a parent sends it only when this record
+  // offered verbs); or the answer to this process's offer.
   constexpr size_t kSlotBytes = VerbsHeartbeats::kPartBytes;
-  if (verbs_messages_ == nullptr || !job_->joined() || source >= size() || source == self_ ||
-      verbs_message_peers_.Contains(source) ||
+  const bool answer = offered_verbs_peers_.Contains(source);
+  if (verbs_messages_ == nullptr || (!job_->joined() && !answer) || source >= size() ||
+      source == self_ || verbs_message_peers_.Contains(source) ||
       payload.size() != kSlotBytes + verbs::kSingleQpAddressSize) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  // The parent connected its QP before it sent this: it is ready.
+  offered_verbs_peers_.Erase(source);
+  // The sender connected its QP before it sent this: it is ready.
   const Status linked = ConnectVerbsPeer(source, payload.first(kSlotBytes),
                                          verbs::DecodeSingleQpAddress(payload.subspan(kSlotBytes)),
                                          verbs::EagerChannel::Handshake::kGreet);
@@ -273,9 +281,72 @@ void ControlPlane::OnVerbsAddress(Rank source, std::span<const std::byte> payloa
     return;
   }
   verbs_message_peers_.Insert(source);
+  if (answer) {
+    RFT_LOG_INFO(
+        "heartbeats by RDMA WRITE and control messages by SEND to rank %u on demand: "
+        "it answered this process's offer",
+        source);
+    return;
+  }
   RFT_LOG_INFO(
       "heartbeats by RDMA WRITE and control messages by SEND to rank %u, which made "
       "QPs for this replacement",
+      source);
+}
+
+void ControlPlane::OfferVerbs(Rank peer) {
+  if (verbs_messages_ == nullptr || !verbs_capable_peers_.Contains(peer) ||
+      on_demand_tried_.Contains(peer) || verbs_messages_->opened(peer)) {
+    return;
+  }
+  // Not for a departure or its acknowledgement: a QP for a pair that is ending would only hold
+  // a place.
+  if (registry_->IsFailed(peer) || registry_->IsDeparted(peer) || Leaving()) return;
+  on_demand_tried_.Insert(peer);
+  if (Status opened = verbs_messages_->Open(peer); !opened.ok()) {
+    RFT_LOG_INFO("control messages to rank %u through UCX: %s", peer, opened.ToString().c_str());
+    return;
+  }
+  offered_verbs_peers_.Insert(peer);
+  // Through UCX, ahead of the message that called for it.
+  Send(peer, detector::internal::kDetectorService, detector::internal::kVerbsOffer,
+       VerbsAddressPayload(peer));
+}
+
+void ControlPlane::OnVerbsOffer(Rank source, std::span<const std::byte> payload) {
+  constexpr size_t kSlotBytes = VerbsHeartbeats::kPartBytes;
+  if (verbs_messages_ == nullptr || source >= size() || source == self_ ||
+      payload.size() != kSlotBytes + verbs::kSingleQpAddressSize) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  // Connected already, failed or ending (at either end): nothing to answer. The offering end
+  // keeps using UCX.
+  if (verbs_message_peers_.Contains(source) || late_verbs_peers_.Contains(source) ||
+      registry_->IsFailed(source) || registry_->IsDeparted(source) || Leaving()) {
+    return;
+  }
+  // Both ends offered at once: the lower rank's offer is the one answered, and this end (the
+  // lower) waits for the answer to its own.
+  if (offered_verbs_peers_.Contains(source) && self_ < source) return;
+  offered_verbs_peers_.Erase(source);
+  on_demand_tried_.Insert(source);
+  // The offering end's QP waits for this end's address: this end sends nothing before its
+  // greeting (kAwaitGreeting), which comes once it connected.
+  const Status linked = ConnectVerbsPeer(source, payload.first(kSlotBytes),
+                                         verbs::DecodeSingleQpAddress(payload.subspan(kSlotBytes)),
+                                         verbs::EagerChannel::Handshake::kAwaitGreeting);
+  if (!linked.ok()) {
+    RFT_LOG_WARN("control messages to rank %u through UCX: %s", source, linked.ToString().c_str());
+    (void)verbs_messages_->Withdraw(source);  // never connected: its QP and place go
+    return;
+  }
+  late_verbs_peers_.Insert(source);
+  Send(source, detector::internal::kDetectorService, detector::internal::kVerbsAddress,
+       VerbsAddressPayload(source));  // through UCX: source is not ready before its greeting
+  RFT_LOG_INFO(
+      "heartbeats by RDMA WRITE and control messages by SEND to rank %u on demand: "
+      "this process answered its offer",
       source);
 }
 
