@@ -69,6 +69,15 @@ INSTANTIATE_TEST_SUITE_P(Faults, FaultTest,
                                            Fault{4, "kill", 0}, Fault{2, "stop", 0},
                                            Fault{4, "stop", 3}, Fault{8, "kill", 5}));
 
+// Two neighbours on the ring die at once: each survivor records exactly both, and the ring
+// repaired around them (rank 0 now observes rank 3 or is observed by it) carries on.
+TEST(DetectorTest, TwoAdjacentVictimsAreBothRecordedAndTheSurvivorsGoOn) {
+  const auto r = RunWorker(6, {"fault", "kill", "--victim", "1,2"}, kTolerant);
+  ASSERT_EQ(r.exit_status, 128 + 9) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "fault ok"), 4) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "FAILED"), 0) << r.Report();
+}
+
 // A rank that dies before the start-up exchange: the others start without it (issue: the
 // whole --ft job used to fail with a PMIx_Get timeout). Its crash is still the job's status.
 TEST(DetectorTest, ARankKilledDuringStartUpIsFailedAndTheOthersStart) {

@@ -1,10 +1,12 @@
 // Multi-process checks of the detector (detector/), run under rftrun by detector_test.cc.
 // Every check prints "FAILED: ..." and exits 3 on a violation.
 //
-//   fault kill|stop --victim V   (rftrun --ft) the ranks agree on an instant; the victim then
-//                SIGKILLs or SIGSTOPs itself. Every survivor's registry must have it, its data
-//                plane must have failed the receive posted on it, and the survivors must still
-//                talk to each other. A stopped victim must be killed by the launcher.
+//   fault kill|stop --victim V[,W...] [--writes]   (rftrun --ft) the ranks agree on an instant;
+//                the victims then SIGKILL or SIGSTOP themselves. Every survivor's registry must
+//                have exactly them, its data plane must have failed the receive posted on the
+//                first, and the survivors must still talk to each other. A stopped victim must
+//                be killed by the launcher. --writes (a verbs port): the survivors' heartbeats
+//                then all go by RDMA WRITE, to the repaired ring's observers too, within 20 s.
 //   quiet --seconds S   no fault: heartbeats flow (each rank's observer sees its counter move)
 //                and nobody is suspected; with RFT_PROGRESS_THREAD=n through Poll calls.
 //   services     a service hosted beside the detector gets its messages (sent from posted
@@ -50,15 +52,36 @@ using transport::DataPlane;
 
 constexpr uint32_t kContext = 5;
 
+// Waits until a window of 25 heartbeat periods in which every heartbeat this process put went
+// by RDMA WRITE; the windows it took, or 0 after 20 s.
+int AwaitHeartbeatsByRdmaWrite(ControlPlane& control) {
+  const int64_t period = control.options().heartbeat.period_ns;
+  const Deadline deadline = Deadline::After(std::chrono::seconds(20));
+  for (int windows = 1; !deadline.expired(); ++windows) {
+    const uint64_t put = control.heartbeats_put();
+    const uint64_t written = control.heartbeats_written();
+    usleep(static_cast<useconds_t>(25 * period / 1000));
+    const uint64_t put_in_window = control.heartbeats_put() - put;
+    if (put_in_window > 0 && control.heartbeats_written() - written == put_in_window) {
+      return windows;
+    }
+  }
+  return 0;
+}
+
 int Fault(Bootstrap& job, FailureRegistry& registry, ControlPlane& control, DataPlane& plane,
-          bool kill, Rank victim) {
+          bool kill, const RankSet& victims, bool writes) {
   const Rank me = job.rank();
   const Rank n = job.size();
-  CHECK(victim < n && n >= 2, "victim " << victim << " of " << n);
-  // A receive only the victim could complete.
+  CHECK(!victims.empty() && victims.Nth(victims.size() - 1) < n && victims.size() < n,
+        "victims " << victims.ToString() << " of " << n);
+  const Rank first_victim = victims.Nth(0);
+  // A receive only the first victim could complete.
   char in[8];
   transport::Request* pending = nullptr;
-  if (me != victim) CHECK_OK(plane.Irecv(in, sizeof(in), victim, 1, kContext, &pending));
+  if (!victims.Contains(me)) {
+    CHECK_OK(plane.Irecv(in, sizeof(in), first_victim, 1, kContext, &pending));
+  }
   // The instant of the fault: the latest clock of all ranks plus a margin for the ring to run.
   const int64_t now = MonotonicNanos();
   auto clocks = job.Exchange(
@@ -73,27 +96,37 @@ int Fault(Bootstrap& job, FailureRegistry& registry, ControlPlane& control, Data
   }
   fault_at += 3 * control.options().heartbeat.timeout_ns;
   CHECK_OK(job.Fence(false));  // everyone has every clock before anyone can fail
-  if (me == victim) {
+  if (victims.Contains(me)) {
     while (MonotonicNanos() < fault_at) usleep(100);
     raise(kill ? SIGKILL : SIGSTOP);
     for (;;) pause();
   }
   // Generous for sanitizer builds on 2 shared cores; the benchmark measures the real figure.
-  CHECK_OK(AwaitFailed(registry, {victim}, Deadline::After(std::chrono::seconds(20))));
+  CHECK_OK(AwaitFailed(registry, victims, Deadline::After(std::chrono::seconds(20))));
   const auto records = registry.Records();
-  CHECK(records.size() == 1 && records[0].rank == victim,
-        records.size() << " failures recorded; expected only rank " << victim);
+  CHECK(records.size() == victims.size(),
+        records.size() << " failures recorded; expected only ranks " << victims.ToString());
+  for (const auto& record : records) {
+    CHECK(victims.Contains(record.rank), "rank " << record.rank << " recorded failed");
+  }
   const double ms = static_cast<double>(records[0].known_ns - fault_at) / 1e6;
   // The data plane heard it through the registry and failed what depended on the victim.
   transport::MessageStatus status;
   const Status received = plane.Wait(&pending, &status, Deadline::After(std::chrono::seconds(10)));
   CHECK(received.code() == RFT_ERR_PROC_FAILED, "receive from the victim: " << received.ToString());
   // The survivors go on: a ring among them.
-  RankSet survivors = RankSet::Range(0, n);
-  survivors.Erase(victim);
+  const RankSet survivors = RankSet::Range(0, n).Difference(victims);
   CHECK_OK(TokenRing(plane, survivors, 2, kContext));
-  std::printf("fault ok rank=%u victim=%u source=%s ms=%.2f\n", me, victim,
-              detector::FailureSourceName(records[0].source), ms);
+  std::string by_rdma_write;
+  if (writes) {
+    const int windows = AwaitHeartbeatsByRdmaWrite(control);
+    CHECK(windows > 0, "heartbeats still put through UCX 20 s after the ring was repaired ("
+                           << control.heartbeats_written() << " of " << control.heartbeats_put()
+                           << " by RDMA WRITE)");
+    by_rdma_write = " heartbeats_by_rdma_write_after_windows=" + std::to_string(windows);
+  }
+  std::printf("fault ok rank=%u victim=%u source=%s ms=%.2f%s\n", me, first_victim,
+              detector::FailureSourceName(records[0].source), ms, by_rdma_write.c_str());
   std::fflush(stdout);
   // The survivors finish together (a fence over the dead victim has no defined outcome).
   CHECK_OK(job.Fence(false, survivors));
@@ -405,7 +438,7 @@ int Staggered(Bootstrap& job, FailureRegistry& registry, ControlPlane& control, 
 int Main(int argc, char** argv) {
   if (argc < 2) {
     return Fail(
-        "usage: detector_worker fault kill|stop --victim V | quiet --seconds S | "
+        "usage: detector_worker fault kill|stop --victim V[,W...] [--writes] | quiet --seconds S | "
         "startup kill|stop --victim V");
   }
   const std::string mode = argv[1];
@@ -441,9 +474,21 @@ int Main(int argc, char** argv) {
   ControlPlane& control = (*runtime)->control();
   DataPlane& plane = (*runtime)->plane();
   int rc;
-  if (mode == "fault" && argc == 5 && std::string(argv[3]) == "--victim") {
+  if (mode == "fault" && (argc == 5 || (argc == 6 && std::string(argv[5]) == "--writes")) &&
+      std::string(argv[3]) == "--victim") {
     const std::string kind = argv[2];
-    rc = Fault(job, registry, control, plane, kind == "kill", std::atoi(argv[4]));
+    RankSet victims;
+    for (const char* at = argv[4]; *at != '\0';) {
+      char* end = nullptr;
+      const unsigned long victim = std::strtoul(at, &end, 10);
+      if (end == at || (*end != ',' && *end != '\0') || victim >= job.size()) {
+        return Fail(std::string("--victim ") + argv[4] + ": expected ranks below " +
+                    std::to_string(job.size()) + " separated by commas");
+      }
+      victims.Insert(static_cast<Rank>(victim));
+      at = *end == ',' ? end + 1 : end;
+    }
+    rc = Fault(job, registry, control, plane, kind == "kill", victims, argc == 6);
   } else if (mode == "accuse" && argc == 5 && std::string(argv[3]) == "--victim") {
     rc = Accuse(job, registry, std::atoi(argv[4]), argv[2]);
   } else if (mode == "revoke" && argc == 4 && std::string(argv[2]) == "--origin") {

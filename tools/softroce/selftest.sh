@@ -339,6 +339,18 @@ check_binary control-verbs-fault 137 \
   "$(printf '%s\n' '^\[0\] fault ok rank=0 victim=2 ' '^\[1\] fault ok rank=1 victim=2 ')" \
   "$detector_bins" \
   "$detector_env RFT_CONTROL_SOCKETS=n; rftrun --ft -n 3 detector_worker fault kill --victim 2"
+# Ranks 1 and 2 of 6 die at once: the ring repaired around them joins ranks 0 and 3, which are
+# not neighbours (distance 3) and made no QP for each other at start-up. The observe request of
+# the repair offers one (docs/verbs.md, "Control messages by SEND"), and within 20 s every
+# survivor's heartbeats, those to the repaired ring's observer included, go by RDMA WRITE.
+check_binary control-verbs-ring-repair 137 \
+  "$(for r in 0 3 4 5; do
+    printf '%s\n' "^\\[$r\\] fault ok rank=$r victim=1 .* heartbeats_by_rdma_write_after_windows="
+  done
+  printf '%s\n' '^\[0\] .* control messages by SEND to rank 3 on demand: ' \
+    '^\[3\] .* control messages by SEND to rank 0 on demand: ')" \
+  "$detector_bins" \
+  "$detector_env RFT_CONTROL_SOCKETS=n; rftrun --ft -n 6 detector_worker fault kill --victim 1,2 --writes"
 # Ranks that end at different times tell the peers that would see their QPs close (their
 # observed rank among them): nobody records the first one to leave as failed.
 check_binary control-verbs-departure 0 \
