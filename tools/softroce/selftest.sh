@@ -512,6 +512,13 @@ sanitizer_check tsan-dataplane-verbs-mesh 0 \
 sanitizer_check asan-dataplane-verbs-rules 0 \
   "$(printf '%s\n' '^\[0\] rules ok n=2' '^\[1\] rules ok n=2')" \
   dataplane_worker "$dataplane_env" "-n 2 --timeout 300 dataplane_worker rules"
+# The control plane's QPs offered on demand (control-verbs-ring-repair above), under ASan.
+sanitizer_check asan-control-verbs-ring-repair 137 \
+  "$(printf '%s\n' '^\[0\] fault ok rank=0 victim=1 .* heartbeats_by_rdma_write_after_windows=' \
+    '^\[3\] fault ok rank=3 victim=1 .* heartbeats_by_rdma_write_after_windows=' \
+    '^\[0\] .* control messages by SEND to rank 3 on demand: ')" \
+  detector_worker "$detector_env RFT_CONTROL_SOCKETS=n" \
+  "--ft -n 6 --timeout 300 detector_worker fault kill --victim 1,2 --writes"
 sanitizer_check asan-dataplane-verbs-failure 0 \
   "$(printf '%s\n' '^\[0\] failure completed in .* survivors ok without rank 1$' \
     '^\[3\] failure completed in .* survivors ok without rank 1$')" \
