@@ -684,6 +684,8 @@ void ControlPlane::HandleControlMessage(std::span<const std::byte> message) {
     OnVerbsAddress(header.source, payload);
   } else if (kind == internal::kVerbsOffer) {
     OnVerbsOffer(header.source, payload);
+  } else if (kind == internal::kVerbsDecline) {
+    OnVerbsDecline(header.source, payload);
   } else if (kind == kBroadcast) {
     auto decoded = DecodeBroadcastMessage(payload);
     if (!decoded.ok()) {

@@ -305,8 +305,11 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // (kVerbsOffer, through UCX). docs/verbs.md, "Control messages by SEND".
   void OfferVerbs(Rank peer);
   // `source` offered its QP: this end connects it (awaiting the greeting) and answers with its
-  // own address (kVerbsAddress). Crossing offers: the lower rank's is answered.
+  // own address (kVerbsAddress), or declines (kVerbsDecline) when it cannot connect. Crossing
+  // offers: the lower rank's is answered.
   void OnVerbsOffer(Rank source, std::span<const std::byte> payload);
+  // `source` could not connect to this process's offer: the offered QP goes.
+  void OnVerbsDecline(Rank source, std::span<const std::byte> payload);
   // The peers of late_verbs_peers_ that greeted: from now on reached by verbs.
   void PromoteGreetedPeers();
   // An error completion of `what` (a heartbeat write, a control message) to `peer`: reported

@@ -29,6 +29,9 @@ enum ControlSubtype : uint8_t {
   // it on demand (a message to it went through UCX): the receiver connects and answers with
   // kVerbsAddress.
   kVerbsOffer = 6,
+  // No payload: the answer to a kVerbsOffer whose receiver could not connect its QP (no place
+  // left, a device error); the offering end withdraws its QP.
+  kVerbsDecline = 7,
 };
 
 // The service a delivered broadcast of `kind` belongs to; kDetector for failures (the

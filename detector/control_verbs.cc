@@ -339,6 +339,8 @@ void ControlPlane::OnVerbsOffer(Rank source, std::span<const std::byte> payload)
   if (!linked.ok()) {
     RFT_LOG_WARN("control messages to rank %u through UCX: %s", source, linked.ToString().c_str());
     (void)verbs_messages_->Withdraw(source);  // never connected: its QP and place go
+    // So that the offered QP goes too, rather than hold its place for nothing.
+    Send(source, detector::internal::kDetectorService, detector::internal::kVerbsDecline, {});
     return;
   }
   late_verbs_peers_.Insert(source);
@@ -348,6 +350,16 @@ void ControlPlane::OnVerbsOffer(Rank source, std::span<const std::byte> payload)
       "heartbeats by RDMA WRITE and control messages by SEND to rank %u on demand: "
       "this process answered its offer",
       source);
+}
+
+void ControlPlane::OnVerbsDecline(Rank source, std::span<const std::byte> payload) {
+  if (verbs_messages_ == nullptr || !payload.empty() || !offered_verbs_peers_.Contains(source)) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  offered_verbs_peers_.Erase(source);
+  (void)verbs_messages_->Withdraw(source);  // never connected: its QP and place go
+  RFT_LOG_INFO("control messages to rank %u through UCX: it could not connect a QP", source);
 }
 
 void ControlPlane::PromoteGreetedPeers() {
