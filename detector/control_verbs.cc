@@ -278,6 +278,9 @@ void ControlPlane::OnVerbsAddress(Rank source, std::span<const std::byte> payloa
                                          verbs::EagerChannel::Handshake::kGreet);
   if (!linked.ok()) {
     RFT_LOG_WARN("control messages to rank %u through UCX: %s", source, linked.ToString().c_str());
+    // Never connected here: its QP and place go. The sender waits for a greeting that does not
+    // come, and reaches this process through UCX meanwhile (a device error at one end only).
+    (void)verbs_messages_->Withdraw(source);
     return;
   }
   verbs_message_peers_.Insert(source);
