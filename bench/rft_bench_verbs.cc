@@ -3,7 +3,12 @@
 //
 //   rftrun -n 2 rft_bench_verbs [--sizes 8,64] [--iters N] [--warmup N] [--reps R] [--window W]
 //                               [--json] [RFT_NET_DEVICE value, e.g. rxe0:1]
+//   rft_bench_verbs --listen [HOST:]PORT [options]     (on one host, started by hand)
+//   rft_bench_verbs --connect HOST:PORT [options]      (on the other)
 //
+// With --listen and --connect there is no PMIx job: the two processes exchange their QP
+// addresses by IP through the RDMA connection manager (transport/verbs/cm_exchange.h), as
+// perftest's -R does, and the listener is rank 0, which prints the figures.
 // Latency: ping-pong, rank 0 sends and rank 1 answers with as many bytes; one-way = round trip
 // / 2, one clock read per iteration. Each rep gives a p50 and a p99 over its iterations; the
 // figure printed is the median of the reps' (an emulated guest stalls now and then, and one bad
@@ -19,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,6 +32,7 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "transport/bootstrap/bootstrap.h"
+#include "transport/verbs/cm_exchange.h"
 #include "transport/verbs/device.h"
 #include "transport/verbs/eager_channel.h"
 #include "transport/verbs/qp_address.h"
@@ -56,6 +63,7 @@ struct Options {
   int window = 64;
   bool json = false;
   std::string device;
+  std::optional<CmPeer> by_ip;  // --listen or --connect: no PMIx job
 };
 
 bool ParseCount(const char* text, long low, long high, long* out) {
@@ -82,8 +90,9 @@ bool ParseSizes(const char* text, std::vector<size_t>* sizes) {
 int Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: rftrun -n 2 %s [--sizes 8,64] [--iters N] [--warmup N] [--reps R] "
-               "[--window W] [--json] [RFT_NET_DEVICE value]\n",
-               argv0);
+               "[--window W] [--json] [RFT_NET_DEVICE value]\n"
+               "   or: %s --listen [HOST:]PORT | --connect HOST:PORT [the same options]\n",
+               argv0, argv0);
   return 2;
 }
 
@@ -109,6 +118,14 @@ int Parse(int argc, char** argv, Options* options) {
       ++i;
     } else if (arg == "--sizes" && has_value && ParseSizes(argv[i + 1], &options->sizes)) {
       ++i;
+    } else if ((arg == "--listen" || arg == "--connect") && has_value && !options->by_ip) {
+      StatusOr<CmPeer> peer = ParseCmPeer(argv[++i], arg == "--listen");
+      if (!peer.ok()) {
+        std::fprintf(stderr, "rft_bench_verbs: %s: %s\n", arg.c_str(),
+                     peer.status().message().c_str());
+        return 2;
+      }
+      options->by_ip = *peer;
     } else if (arg.starts_with("-") || !options->device.empty()) {
       return Usage(argv[0]);
     } else {
@@ -215,14 +232,18 @@ int Run(int argc, char** argv) {
   StatusOr<Endpoint> endpoint = SelectPort(*devices, options.device);
   if (!endpoint.ok()) Die(endpoint.status().message());
 
-  StatusOr<std::unique_ptr<Bootstrap>> job = Bootstrap::Init();
-  Check(job.status(), "bootstrap");
-  Bootstrap& boot = **job;
-  if (boot.size() != 2) {
-    std::fprintf(stderr, "rft_bench_verbs needs exactly 2 ranks (got %u)\n", boot.size());
-    return 2;
+  // A PMIx job of two ranks, or two processes that connect by IP address (no bootstrap).
+  std::unique_ptr<Bootstrap> boot;
+  if (!options.by_ip) {
+    StatusOr<std::unique_ptr<Bootstrap>> job = Bootstrap::Init();
+    Check(job.status(), "bootstrap");
+    boot = std::move(*job);
+    if (boot->size() != 2) {
+      std::fprintf(stderr, "rft_bench_verbs needs exactly 2 ranks (got %u)\n", boot->size());
+      return 2;
+    }
   }
-  const Rank self = boot.rank();
+  const Rank self = boot != nullptr ? boot->rank() : (options.by_ip->listen ? 0 : 1);
   const Rank peer = 1 - self;
   const bool leader = self == 0;
 
@@ -241,15 +262,27 @@ int Run(int argc, char** argv) {
   Bench state(&channel, peer);
   bench = &state;
 
-  // Each rank publishes a table of its one QP; with two ranks there is nothing to index.
-  const std::vector<std::byte> mine = EncodeSingleQpAddress(channel.address(peer));
-  StatusOr<std::vector<std::vector<std::byte>>> all = boot.Exchange(kKey, mine);
-  Check(all.status(), "exchange");
-  StatusOr<QpAddress> theirs = DecodeSingleQpAddress((*all)[peer]);
-  if (!theirs.ok()) Die("rank " + std::to_string(peer) + "'s record: " + theirs.status().message());
-  Check(channel.Connect(peer, *theirs), "connect");
-  // No SEND before the peer's QP can receive.
-  Check(boot.Fence(false), "fence");
+  if (boot != nullptr) {
+    // Each rank publishes a table of its one QP; with two ranks there is nothing to index.
+    const std::vector<std::byte> mine = EncodeSingleQpAddress(channel.address(peer));
+    StatusOr<std::vector<std::vector<std::byte>>> all = boot->Exchange(kKey, mine);
+    Check(all.status(), "exchange");
+    StatusOr<QpAddress> theirs = DecodeSingleQpAddress((*all)[peer]);
+    if (!theirs.ok()) {
+      Die("rank " + std::to_string(peer) + "'s record: " + theirs.status().message());
+    }
+    Check(channel.Connect(peer, *theirs), "connect");
+  } else {
+    // The listener's QP connects first and waits for the other's greeting, which comes once
+    // that one's QP connected too: no SEND reaches a QP that cannot receive it.
+    const auto handshake =
+        leader ? EagerChannel::Handshake::kAwaitGreeting : EagerChannel::Handshake::kGreet;
+    Check(ExchangeByCm(
+              *options.by_ip, endpoint->device, channel.address(peer),
+              [&](const QpAddress& theirs) { return channel.Connect(peer, theirs, handshake); },
+              Deadline::After(std::chrono::seconds(120))),
+          "connection manager");
+  }
 
   const size_t largest = channel.max_payload();
   std::vector<size_t> sizes = options.sizes;
@@ -261,6 +294,15 @@ int Run(int argc, char** argv) {
     }
   }
   std::vector<std::byte> payload(largest, std::byte{0x5a});
+  uint64_t expected = 0;  // messages from the peer so far
+  // Both ranks get here before either goes on. Without a job, a message each way: the last
+  // one a full slot, whose SEND is signaled, so that once Drain saw it complete the peer has it.
+  auto barrier = [&](bool last) {
+    if (boot != nullptr) return Check(boot->Fence(false), "fence");
+    state.SendOne(std::span<const std::byte>(payload.data(), last ? largest : 0));
+    state.AwaitArrivals(++expected);
+  };
+  barrier(false);  // no SEND before the peer's QP can receive
   std::vector<int64_t> samples(static_cast<size_t>(options.iters));
   if (leader && !options.json) {
     std::printf(
@@ -274,7 +316,6 @@ int Run(int argc, char** argv) {
     std::fflush(stdout);
   }
 
-  uint64_t expected = 0;
   for (size_t size : sizes) {
     const std::span<const std::byte> message(payload.data(), size);
     std::vector<double> p50s, p99s;
@@ -330,7 +371,7 @@ int Run(int argc, char** argv) {
   const std::span<const std::byte> ack(payload.data(), 8);
   std::vector<double> rates;
   for (int rep = 0; rep < options.reps; ++rep) {
-    Check(boot.Fence(false), "fence");  // both sides start together
+    barrier(false);  // both sides start together
     const int64_t start = MonotonicNanos();
     for (long w = 0; w < windows; ++w) {
       if (leader) {
@@ -361,7 +402,8 @@ int Run(int argc, char** argv) {
     std::fflush(stdout);
   }
   state.Drain();
-  Check(boot.Fence(false), "fence");  // nobody tears down while the other still sends
+  barrier(true);  // nobody tears down while the other still sends
+  state.Drain();
   return 0;
 }
 

@@ -157,6 +157,30 @@ check_binary rft-info-verbs 0 \
   "$(printf '%s\n' '^verbs: rxe0 port 1: active, Ethernet' \
     '^verbs: rxe0 limits: [1-9][0-9]* QPs, [1-9][0-9]* receives per shared receive queue, [1-9][0-9]* CQ entries$')" \
   bazel-bin/tools/rft_info/rft_info rft_info
+# Two processes started by hand connect the eager channel by IP address through the RDMA
+# connection manager (no PMIx), and echo 300 messages of every size class: in one guest, then
+# across two, where the listener starts 2 s late so that the connecting side must try again.
+check_binary verbs-cm 0 \
+  "$(printf '%s\n' '^verbs cm: listener: 300 messages ok over rxe0' \
+    '^verbs cm: connecting side: 300 messages ok over rxe0' '^statuses 0 0$')" \
+  bazel-bin/transport/verbs/cm_check \
+  'cm_check --listen 7471 --messages 300 >/tmp/listener.out 2>&1 & listener=$!
+   cm_check --connect "$SOFTROCE_IP:7471" --messages 300; c=$?; wait $listener; l=$?
+   cat /tmp/listener.out; echo "statuses $c $l"; exit $((c | l))'
+if selected verbs-cm-two-guests && stage verbs-cm-two-guests bazel-bin/transport/verbs/cm_check; then
+  check verbs-cm-two-guests 0 \
+    "$(printf '%s\n' '^verbs cm: listener: 300 messages ok over rxe0' \
+      '^verbs cm: connecting side: 300 messages ok over rxe0')" \
+    --pair --add "$stage" -- 'sleep 2; cm_check --listen 7471 --messages 300' \
+    'cm_check --connect "$SOFTROCE_PEER:7471" --messages 300'
+fi
+# The eager channel's benchmark between two processes started by hand, connected by IP.
+check_binary verbs-cm-bench 0 \
+  "$(printf '%s\n' '^ *8 +yes +300 +[0-9.]+ ' '^# bandwidth: 8192-byte messages' '^statuses 0 0$')" \
+  bazel-bin/bench/rft_bench_verbs \
+  'rft_bench_verbs --listen 7472 --iters 300 --reps 1 --sizes 8 >/tmp/listener.out 2>&1 &
+   listener=$!; rft_bench_verbs --connect "$SOFTROCE_IP:7472" --iters 300 --reps 1 --sizes 8
+   c=$?; wait $listener; l=$?; cat /tmp/listener.out; echo "statuses $c $l"; exit $((c | l))'
 check_binary verbs-loopback 0 '^verbs loopback: dead peer -> ' \
   bazel-bin/transport/verbs/loopback_check loopback_check
 # Three ranks under rftrun (PMIx in the guest), RC QPs between them: the ring and the writes on
