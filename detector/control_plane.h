@@ -297,6 +297,10 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // The heartbeat slots' part and the message channel's QP address for `peer` (opened): the
   // payload of kVerbsAddress and kVerbsOffer.
   std::vector<std::byte> VerbsAddressPayload(Rank peer) const;
+  // Connects `source`'s QP to the addresses in `payload` (kVerbsAddress's layout, its size
+  // checked): false, the QP withdrawn and a warning logged, when that fails.
+  bool ConnectAddressPayload(Rank source, std::span<const std::byte> payload,
+                             verbs::EagerChannel::Handshake handshake);
   // At a replacement, a survivor's addresses (GrowVerbs); at a process that offered its QP
   // (OfferVerbs), the answer. Connects its QP and greets.
   void OnVerbsAddress(Rank source, std::span<const std::byte> payload);

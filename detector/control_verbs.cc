@@ -272,17 +272,10 @@ void ControlPlane::OnVerbsAddress(Rank source, std::span<const std::byte> payloa
     return;
   }
   offered_verbs_peers_.Erase(source);
-  // The sender connected its QP before it sent this: it is ready.
-  const Status linked = ConnectVerbsPeer(source, payload.first(kSlotBytes),
-                                         verbs::DecodeSingleQpAddress(payload.subspan(kSlotBytes)),
-                                         verbs::EagerChannel::Handshake::kGreet);
-  if (!linked.ok()) {
-    RFT_LOG_WARN("control messages to rank %u through UCX: %s", source, linked.ToString().c_str());
-    // Never connected here: its QP and place go. The sender waits for a greeting that does not
-    // come, and reaches this process through UCX meanwhile (a device error at one end only).
-    (void)verbs_messages_->Withdraw(source);
-    return;
-  }
+  // The sender connected its QP before it sent this: it is ready. Should this end fail to
+  // connect, the sender waits for a greeting that does not come and reaches this process
+  // through UCX meanwhile (a device error at one end only).
+  if (!ConnectAddressPayload(source, payload, verbs::EagerChannel::Handshake::kGreet)) return;
   verbs_message_peers_.Insert(source);
   if (answer) {
     RFT_LOG_INFO(
@@ -295,6 +288,18 @@ void ControlPlane::OnVerbsAddress(Rank source, std::span<const std::byte> payloa
       "heartbeats by RDMA WRITE and control messages by SEND to rank %u, which made "
       "QPs for this replacement",
       source);
+}
+
+bool ControlPlane::ConnectAddressPayload(Rank source, std::span<const std::byte> payload,
+                                         verbs::EagerChannel::Handshake handshake) {
+  constexpr size_t kSlotBytes = VerbsHeartbeats::kPartBytes;
+  const Status linked =
+      ConnectVerbsPeer(source, payload.first(kSlotBytes),
+                       verbs::DecodeSingleQpAddress(payload.subspan(kSlotBytes)), handshake);
+  if (linked.ok()) return true;
+  RFT_LOG_WARN("control messages to rank %u through UCX: %s", source, linked.ToString().c_str());
+  (void)verbs_messages_->Withdraw(source);  // never connected here: its QP and place go
+  return false;
 }
 
 void ControlPlane::OfferVerbs(Rank peer) {
@@ -336,12 +341,7 @@ void ControlPlane::OnVerbsOffer(Rank source, std::span<const std::byte> payload)
   on_demand_tried_.Insert(source);
   // The offering end's QP waits for this end's address: this end sends nothing before its
   // greeting (kAwaitGreeting), which comes once it connected.
-  const Status linked = ConnectVerbsPeer(source, payload.first(kSlotBytes),
-                                         verbs::DecodeSingleQpAddress(payload.subspan(kSlotBytes)),
-                                         verbs::EagerChannel::Handshake::kAwaitGreeting);
-  if (!linked.ok()) {
-    RFT_LOG_WARN("control messages to rank %u through UCX: %s", source, linked.ToString().c_str());
-    (void)verbs_messages_->Withdraw(source);  // never connected: its QP and place go
+  if (!ConnectAddressPayload(source, payload, verbs::EagerChannel::Handshake::kAwaitGreeting)) {
     // So that the offered QP goes too, rather than hold its place for nothing.
     Send(source, detector::internal::kDetectorService, detector::internal::kVerbsDecline, {});
     return;
