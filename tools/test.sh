@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds rft and runs every test: the default build, then the sanitizer builds (asan, ubsan,
-# tsan unless RFT_TEST_CONFIGS says otherwise), the compatibility stage (the default build's
+# Builds rft and runs every test: the default build, then the sanitizer builds (asan, which is
+# ASan and UBSan in one build, and tsan, unless RFT_TEST_CONFIGS says otherwise; ubsan alone is
+# for developers and checks nothing asan does not), the compatibility stage (the default build's
 # binaries in a Debian trixie root: UCX 1.18, PMIx 5, PRRTE/Open MPI 5; tools/compat/), the
 # fuzz targets (tools/fuzz.sh) and the soft-RoCE guests' self-test (tools/softroce). Prints one
 # line per configuration or stage and, last, "N passed, N failed" counting the format and
@@ -12,7 +13,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-CONFIGS=${RFT_TEST_CONFIGS:-"default asan ubsan tsan"}
+CONFIGS=${RFT_TEST_CONFIGS:-"default asan tsan"}
 STAGES=${RFT_TEST_STAGES:-"compat fuzz softroce"}
 BAZEL_FLAGS=(--color=no --curses=no --show_progress_rate_limit=30)
 [[ "${CI:-}" == "true" ]] && BAZEL_FLAGS+=(--noshow_progress)

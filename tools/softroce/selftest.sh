@@ -101,8 +101,8 @@ check_two_nodes() {
 }
 
 # The host's sanitizer stages never reach the verbs code (no device there): TSan and ASan builds
-# of the workers run in the guest too. Built first and copied aside ($sanitized/CONFIG/), since
-# every config writes one output directory and the plain build below replaces them.
+# (with UBSan) of the workers run in the guest too. Built first and copied aside
+# ($sanitized/CONFIG/), since bazel-bin points at the last config's output directory.
 sanitized_targets="//tests/multiproc:dataplane_worker //tests/multiproc:detector_worker \
   //tests/multiproc:agreement_worker //tests/multiproc:growth_worker"
 for config in tsan asan; do
@@ -123,8 +123,9 @@ for config in tsan asan; do
 done
 
 # rft's programs in the plain configuration: bazel-bin names the last build's outputs, which in
-# CI are a sanitizer's (tools/test.sh runs the sanitizer stages first; every config writes one
-# output directory). Only what the guests run is built back, not all of //...
+# CI are a sanitizer's (tools/test.sh runs the sanitizer stages first; each config has its own
+# output directory, so after tools/test.sh this is found in the cache). Only what the guests run
+# is named, not all of //...
 if command -v bazel >/dev/null 2>&1; then
   if ! (cd "$root" && bazel build --color=no --curses=no --noshow_progress //tools/rft_info \
     //tools/rftrun //transport/verbs:loopback_check //transport/verbs:mesh_check \
@@ -160,13 +161,19 @@ check_binary rft-info-verbs 0 \
 # Two processes started by hand connect the eager channel by IP address through the RDMA
 # connection manager (no PMIx), and echo 300 messages of every size class: in one guest, then
 # across two, where the listener starts 2 s late so that the connecting side must try again.
+#
+# by_ip PROGRAM PORT ARGS: the guest command that starts `PROGRAM --listen PORT ARGS` in the
+# background, runs `PROGRAM --connect $SOFTROCE_IP:PORT ARGS`, prints the listener's output and
+# "statuses CONNECTOR LISTENER", and fails when either failed.
+by_ip() {
+  printf '%s' "$1 --listen $2 $3 >/tmp/listener.out 2>&1 & listener=\$!
+   $1 --connect \"\$SOFTROCE_IP:$2\" $3; c=\$?; wait \$listener; l=\$?
+   cat /tmp/listener.out; echo \"statuses \$c \$l\"; exit \$((c | l))"
+}
 check_binary verbs-cm 0 \
   "$(printf '%s\n' '^verbs cm: listener: 300 messages ok over rxe0' \
     '^verbs cm: connecting side: 300 messages ok over rxe0' '^statuses 0 0$')" \
-  bazel-bin/transport/verbs/cm_check \
-  'cm_check --listen 7471 --messages 300 >/tmp/listener.out 2>&1 & listener=$!
-   cm_check --connect "$SOFTROCE_IP:7471" --messages 300; c=$?; wait $listener; l=$?
-   cat /tmp/listener.out; echo "statuses $c $l"; exit $((c | l))'
+  bazel-bin/transport/verbs/cm_check "$(by_ip cm_check 7471 '--messages 300')"
 if selected verbs-cm-two-guests && stage verbs-cm-two-guests bazel-bin/transport/verbs/cm_check; then
   check verbs-cm-two-guests 0 \
     "$(printf '%s\n' '^verbs cm: listener: 300 messages ok over rxe0' \
@@ -178,9 +185,7 @@ fi
 check_binary verbs-cm-bench 0 \
   "$(printf '%s\n' '^ *8 +yes +300 +[0-9.]+ ' '^# bandwidth: 8192-byte messages' '^statuses 0 0$')" \
   bazel-bin/bench/rft_bench_verbs \
-  'rft_bench_verbs --listen 7472 --iters 300 --reps 1 --sizes 8 >/tmp/listener.out 2>&1 &
-   listener=$!; rft_bench_verbs --connect "$SOFTROCE_IP:7472" --iters 300 --reps 1 --sizes 8
-   c=$?; wait $listener; l=$?; cat /tmp/listener.out; echo "statuses $c $l"; exit $((c | l))'
+  "$(by_ip rft_bench_verbs 7472 '--iters 300 --reps 1 --sizes 8')"
 check_binary verbs-loopback 0 '^verbs loopback: dead peer -> ' \
   bazel-bin/transport/verbs/loopback_check loopback_check
 # Three ranks under rftrun (PMIx in the guest), RC QPs between them: the ring and the writes on
