@@ -10,7 +10,6 @@
 #include <charconv>
 #include <cstring>
 #include <memory>
-#include <optional>
 #include <vector>
 
 #include "base/log.h"
@@ -164,6 +163,16 @@ StatusOr<QpAddress> PeerAddress(const Event& event, const std::string& from) {
   return address;
 }
 
+// Connects the QP to the address in `event`'s private data; on failure the request or reply is
+// rejected, so the peer's connection manager hears of it instead of waiting out its deadline.
+Status ConnectOrReject(rdma_cm_id* id, const Event& event, const std::string& from,
+                       const std::function<Status(const QpAddress&)>& connect) {
+  StatusOr<QpAddress> theirs = PeerAddress(event, from);
+  Status status = theirs.ok() ? connect(*theirs) : theirs.status();
+  if (!status.ok()) rdma_reject(id, nullptr, 0);
+  return status;
+}
+
 Status Listen(const CmPeer& peer, std::string_view device, const std::vector<std::byte>& mine,
               uint32_t qpn, const std::function<Status(const QpAddress&)>& connect,
               Deadline deadline) {
@@ -183,16 +192,11 @@ Status Listen(const CmPeer& peer, std::string_view device, const std::vector<std
   }
   CmId accepted(request.id);
   const std::string from = "the peer connecting to " + Where(peer);
-  Status status = CheckDevice(accepted.get(), device, from);
-  StatusOr<QpAddress> theirs = status.ok() ? PeerAddress(request, from) : status;
-  if (theirs.ok())
-    status = connect(*theirs);
-  else
-    status = theirs.status();
-  if (!status.ok()) {
+  if (Status status = CheckDevice(accepted.get(), device, from); !status.ok()) {
     rdma_reject(accepted.get(), nullptr, 0);
     return status;
   }
+  RFT_RETURN_IF_ERROR(ConnectOrReject(accepted.get(), request, from, connect));
   rdma_conn_param param = ConnParam(mine, qpn);
   if (rdma_accept(accepted.get(), &param) != 0) return Errno("connection manager: rdma_accept");
   // The peer confirms once its QP is connected. The QPs themselves carry on from here (the
@@ -206,11 +210,14 @@ Status Listen(const CmPeer& peer, std::string_view device, const std::vector<std
   return Status::Ok();
 }
 
-// One attempt to connect. nullopt: the listener is not there yet (rejected with no answer of
-// its own, or unreachable), try again.
-StatusOr<std::optional<QpAddress>> TryConnect(
-    const CmPeer& peer, std::string_view device, const std::vector<std::byte>& mine, uint32_t qpn,
-    const std::function<Status(const QpAddress&)>& connect, Deadline deadline) {
+// One attempt to connect: true once connected; false when the listener is not there yet, so
+// the caller tries again: its address or route does not resolve yet (timed out, host or network
+// unreachable), or its connection manager rejected the request (nobody listening on the port) or
+// found it unreachable.
+StatusOr<bool> TryConnect(const CmPeer& peer, std::string_view device,
+                          const std::vector<std::byte>& mine, uint32_t qpn,
+                          const std::function<Status(const QpAddress&)>& connect,
+                          Deadline deadline) {
   const std::string where = Where(peer);
   RFT_ASSIGN_OR_RETURN(EventChannel channel, MakeChannel());
   RFT_ASSIGN_OR_RETURN(CmId id, MakeId(channel.get()));
@@ -219,9 +226,7 @@ StatusOr<std::optional<QpAddress>> TryConnect(
     return Errno("connection manager: resolving " + where);
   }
   RFT_ASSIGN_OR_RETURN(Event resolved, NextEvent(channel.get(), deadline, "resolving " + where));
-  if (resolved.type == RDMA_CM_EVENT_ADDR_ERROR && NotThereYet(resolved.status)) {
-    return std::optional<QpAddress>();
-  }
+  if (resolved.type == RDMA_CM_EVENT_ADDR_ERROR && NotThereYet(resolved.status)) return false;
   if (resolved.type != RDMA_CM_EVENT_ADDR_RESOLVED) {
     return ArgError("connection manager: " + where + " is not reached through an RDMA device (" +
                     rdma_event_str(resolved.type) + ", " + std::strerror(-resolved.status) + ")");
@@ -231,9 +236,7 @@ StatusOr<std::optional<QpAddress>> TryConnect(
     return Errno("connection manager: the route to " + where);
   }
   RFT_ASSIGN_OR_RETURN(Event routed, NextEvent(channel.get(), deadline, "the route to " + where));
-  if (routed.type == RDMA_CM_EVENT_ROUTE_ERROR && NotThereYet(routed.status)) {
-    return std::optional<QpAddress>();
-  }
+  if (routed.type == RDMA_CM_EVENT_ROUTE_ERROR && NotThereYet(routed.status)) return false;
   if (routed.type != RDMA_CM_EVENT_ROUTE_RESOLVED) {
     return OtherError("connection manager: no route to " + where + " (" +
                       rdma_event_str(routed.type) + ")");
@@ -243,7 +246,7 @@ StatusOr<std::optional<QpAddress>> TryConnect(
   RFT_ASSIGN_OR_RETURN(Event answer, NextEvent(channel.get(), deadline, "connecting " + where));
   if (answer.type == RDMA_CM_EVENT_UNREACHABLE ||
       (answer.type == RDMA_CM_EVENT_REJECTED && !answer.by_consumer)) {
-    return std::optional<QpAddress>();
+    return false;
   }
   if (answer.type == RDMA_CM_EVENT_REJECTED) {
     return OtherError("connection manager: " + where +
@@ -253,14 +256,9 @@ StatusOr<std::optional<QpAddress>> TryConnect(
     return OtherError("connection manager: " + where + " answered " + rdma_event_str(answer.type) +
                       " (status " + std::to_string(answer.status) + ")");
   }
-  StatusOr<QpAddress> theirs = PeerAddress(answer, where);
-  Status status = theirs.ok() ? connect(*theirs) : theirs.status();
-  if (!status.ok()) {
-    rdma_reject(id.get(), nullptr, 0);
-    return status;
-  }
+  RFT_RETURN_IF_ERROR(ConnectOrReject(id.get(), answer, where, connect));
   if (rdma_establish(id.get()) != 0) return Errno("connection manager: confirming to " + where);
-  return std::optional<QpAddress>(*theirs);
+  return true;
 }
 
 }  // namespace
@@ -292,9 +290,9 @@ Status ExchangeByCm(const CmPeer& peer, std::string_view device, const QpAddress
   const std::vector<std::byte> encoded = EncodeSingleQpAddress(mine);
   if (peer.listen) return Listen(peer, device, encoded, mine.qpn, connect, deadline);
   for (;;) {
-    RFT_ASSIGN_OR_RETURN(std::optional<QpAddress> theirs,
+    RFT_ASSIGN_OR_RETURN(bool connected,
                          TryConnect(peer, device, encoded, mine.qpn, connect, deadline));
-    if (theirs.has_value()) return Status::Ok();
+    if (connected) return Status::Ok();
     if (deadline.expired()) {
       return TimeoutError("connection manager: no answer from " + Where(peer) +
                           " before the deadline (nobody listening there, or the host unreachable)");
