@@ -157,8 +157,13 @@ class Bench {
   Bench(EagerChannel* channel, Rank peer) : channel_(channel), peer_(peer) {}
 
   void OnMessage(std::span<const std::byte> payload) {
-    ++arrived_;
-    last_size_ = payload.size();
+    if (++arrived_ == watched_) watched_size_ = payload.size();
+  }
+  // Keeps the size of the message that will be the `index`th to arrive. Not simply the last
+  // one's: the peer's next message (a barrier's) may come in the same poll.
+  void WatchSizeOf(uint64_t index) {
+    watched_ = index;
+    watched_size_ = 0;
   }
   void OnFailure(std::string_view status) { failed_ = status; }
 
@@ -204,13 +209,14 @@ class Bench {
   }
 
   uint64_t arrived() const { return arrived_; }
-  size_t last_size() const { return last_size_; }
+  size_t watched_size() const { return watched_size_; }
 
  private:
   EagerChannel* channel_;
   const Rank peer_;
   uint64_t arrived_ = 0;
-  size_t last_size_ = 0;
+  uint64_t watched_ = 0;
+  size_t watched_size_ = 0;
   std::string failed_;
 };
 
@@ -322,6 +328,7 @@ int Run(int argc, char** argv) {
     for (int rep = 0; rep < options.reps; ++rep) {
       const long total = options.warmup + options.iters;
       if (leader) {
+        state.WatchSizeOf(expected + static_cast<uint64_t>(total));
         int64_t last = MonotonicNanos();
         for (long i = 0; i < total; ++i) {
           state.SendOne(message);
@@ -330,8 +337,8 @@ int Run(int argc, char** argv) {
           if (i >= options.warmup) samples[static_cast<size_t>(i - options.warmup)] = now - last;
           last = now;
         }
-        if (state.last_size() != size) {
-          Die("rank 1 answered " + std::to_string(state.last_size()) + " bytes to " +
+        if (state.watched_size() != size) {
+          Die("rank 1 answered " + std::to_string(state.watched_size()) + " bytes to " +
               std::to_string(size));
         }
         p50s.push_back(static_cast<double>(Percentile(samples, 50)) / 2e3);

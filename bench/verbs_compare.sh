@@ -1,30 +1,42 @@
 #!/usr/bin/env bash
 # Runs the verbs eager channel's ping-pong (rft_bench_verbs) beside perftest's ib_send_lat on the
 # same device in one invocation, and prints per size the medians and their ratio as JSON lines
-# plus a table. Made for a soft-RoCE guest (docs/verbs.md), where it runs on rxe0:
+# plus a table. Made for soft-RoCE guests (docs/verbs.md), where it runs on rxe0:
 #
-#   verbs_compare.sh [--reps R] [--iters N] [--device rxe0] [--gid 1] [--address IP]
+#   verbs_compare.sh [--reps R] [--iters N] [--device rxe0] [--gid 1] [--address IP] [--collect PEER | --serve PEER]
 #
 # rftrun and rft_bench_verbs are taken from this script's directory, then PATH. Each rep runs
-# ib_send_lat (server and client in this one machine, over the device's GID --gid) for every
-# size, then `rftrun -n 2 rft_bench_verbs --json --reps 1`: interleaved, so that a slow stretch
-# of an emulated guest hits both sides alike. Figures are medians over the reps of each side's
-# median one-way latency (perftest's t_typical, rft's p50). Exit 1 when a measurement is
-# missing (its log is printed).
+# ib_send_lat for every size, then rft_bench_verbs --reps 1: interleaved, so that a slow stretch
+# of an emulated machine hits both sides alike. Figures are medians over the reps of each side's
+# median one-way latency (perftest's t_typical, rft's p50).
+#
+# In one machine (the default), perftest's server and client both run here, over the device's
+# GID --gid at --address, and rft's two ranks under `rftrun -n 2`. Between two machines, the same
+# command runs on both: `--collect PEER` on the one that prints the figures (perftest's client,
+# rft's listener) and `--serve PEER` on the other (perftest's server, rft's connecting side).
+# Both must be given the same --reps, --iters and sizes: they take their ports in the same
+# order from 19000. A perftest run that prints no figure (it converts its TSC cycles with the CPU
+# frequency it reads, and under emulation now and then prints "inf") is noted and left out; in
+# one machine it is repeated up to 3 times. Exit 1 when a size ends without a figure, or a run of
+# the serving side failed (its log is printed).
 set -uo pipefail
-reps=3 iters=2000 device=rxe0 gid=1 address=${SOFTROCE_IP:-127.0.0.1}
+reps=3 iters=2000 device=rxe0 gid=1 address=${SOFTROCE_IP:-127.0.0.1} mode=one peer=
 usage() {
   sed -n '6p' "$0" | sed 's/^#  */usage: /' >&2
   exit 2
 }
 while (($# > 0)); do
   case $1 in
-    --reps | --iters | --device | --gid | --address) (($# > 1)) || usage ;;&
+    --reps | --iters | --device | --gid | --address | --collect | --serve) (($# > 1)) || usage ;;&
     --reps) reps=$2 ;;
     --iters) iters=$2 ;;
     --device) device=$2 ;;
     --gid) gid=$2 ;;
     --address) address=$2 ;;
+    --collect | --serve)
+      [[ $mode == one ]] || usage
+      mode=${1#--} peer=$2
+      ;;
     *) usage ;;
   esac
   shift 2
@@ -35,24 +47,37 @@ sizes=(8 64 256 1024 4096)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 results=$work/results  # lines: "ref|rft|bw SIZE VALUE"
-port=$((19000 + RANDOM % 1000))
+# Between two machines both ends count the same ports; in one, a random start keeps a lingering
+# socket of an earlier run out of the way.
+port=19000
+[[ $mode == one ]] && port=$((19000 + RANDOM % 1000))
 missing=0
 
 # ib_send_lat SIZE: prints its t_typical, or nothing (its log is in $work/client.log). The client
 # retries until the server listens (an emulated guest starts programs slowly); a fresh port per
 # run keeps one run's lingering socket from the next.
 perftest_once() {
-  local size=$1 server
+  local size=$1 server=
+  local -a lat=(ib_send_lat -d "$device" -x "$gid" -s "$size" -n "$iters")
   port=$((port + 1))
-  ib_send_lat -d "$device" -x "$gid" -s "$size" -n "$iters" -p "$port" >"$work/server.log" 2>&1 &
-  server=$!
+  if [[ $mode == serve ]]; then
+    # Bounded: a client that never comes (its side gave up) must not stop the rest.
+    timeout 120 "${lat[@]}" -p "$port" >"$work/server.log" 2>&1 ||
+      echo "verbs_compare: ib_send_lat -s $size server on port $port ended with status $?" >&2
+    return
+  fi
+  if [[ $mode == one ]]; then
+    "${lat[@]}" -p "$port" >"$work/server.log" 2>&1 &
+    server=$!
+  fi
   for _ in $(seq 1 20); do
-    ib_send_lat -d "$device" -x "$gid" -s "$size" -n "$iters" -p "$port" "$address" \
-      >"$work/client.log" 2>&1 && break
+    "${lat[@]}" -p "$port" "${peer:-$address}" >"$work/client.log" 2>&1 && break
     sleep 1
   done
-  kill "$server" 2>/dev/null
-  wait "$server" 2>/dev/null
+  if [[ -n $server ]]; then
+    kill "$server" 2>/dev/null
+    wait "$server" 2>/dev/null
+  fi
   # The column is found by its header: perftest versions differ in what precedes it.
   awk -v size="$size" '
     /t_typical|t_median/ { for (i = 1; i <= NF; i++) if ($i ~ /^t_(typical|median)/) col = i; next }
@@ -64,23 +89,37 @@ perftest_once() {
 # such a run is repeated (up to 3 times) and noted, never averaged in.
 perftest_lat() {
   local size=$1 try value
+  if [[ $mode == serve ]]; then
+    perftest_once "$size"
+    return
+  fi
   for try in 1 2 3; do
     value=$(perftest_once "$size")
+    port=$((port + 1))  # the subshell's count
     if [[ "$value" =~ ^[0-9]+(\.[0-9]*)?$ ]]; then
       echo "ref $size $value" >>"$results"
       return
     fi
     echo "verbs_compare: ib_send_lat -s $size, try $try: t_typical '${value}'; client log:" >&2
     grep -Eiv '^ *(-{5}|\*)|address|GID' "$work/client.log" | sed 's/^/  /' >&2
+    # The serving side runs one server per size: no second try against it.
+    [[ $mode == collect ]] && return
   done
-  missing=1
 }
 
-# One rftrun job: appends "rft SIZE p50" per size and "bw SIZE MB/s".
+# One run of the benchmark (two ranks under rftrun, or this machine's end of the pair connected
+# by IP): appends "rft SIZE p50" per size and "bw SIZE MB/s".
 rft_lat() {
-  if ! rftrun -n 2 --no-tag-output --timeout 300 rft_bench_verbs --json --reps 1 \
-    --iters "$iters" "$device" >"$work/rft.log" 2>&1; then
-    echo "verbs_compare: rft_bench_verbs failed; its output:" >&2
+  local -a bench=(rft_bench_verbs --json --reps 1 --iters "$iters")
+  port=$((port + 1))
+  case $mode in
+    one) rftrun -n 2 --no-tag-output --timeout 300 "${bench[@]}" "$device" ;;
+    collect) timeout 300 "${bench[@]}" --listen "$port" "$device" ;;
+    serve) timeout 300 "${bench[@]}" --connect "$peer:$port" "$device" ;;
+  esac >"$work/rft.log" 2>&1
+  local status=$?
+  if ((status != 0)); then
+    echo "verbs_compare: rft_bench_verbs ended with status $status; its output:" >&2
     sed 's/^/  /' "$work/rft.log" >&2
     missing=1
     return
@@ -99,6 +138,10 @@ for ((rep = 1; rep <= reps; rep++)); do
   for size in "${sizes[@]}"; do perftest_lat "$size"; done
   rft_lat
 done
+if [[ $mode == serve ]]; then
+  echo "verbs_compare: served $reps reps for $peer (status $missing)"
+  exit "$missing"
+fi
 
 # median KIND SIZE: the median of that kind's values for the size, or nothing.
 median() {
@@ -117,8 +160,12 @@ each() {
 
 rft_sizes=$(awk '$1 == "rft" { print $2 }' "$results" | sort -n -u)
 table=$work/table
-printf '# verbs eager channel beside ib_send_lat on %s (GID %s): %s reps of %s iterations, one-way latency, medians\n' \
-  "$device" "$gid" "$reps" "$iters" >"$table"
+where="on $device (GID $gid)" nodes=1
+if [[ $mode == collect ]]; then
+  where="between this machine and $peer, $device (GID $gid)" nodes=2
+fi
+printf '# verbs eager channel beside ib_send_lat %s: %s reps of %s iterations, one-way latency, medians\n' \
+  "$where" "$reps" "$iters" >"$table"
 printf '%8s %12s %14s %8s   %s\n' size rft_p50_us ib_send_lat_us ratio 'rft | ib_send_lat per rep' \
   >>"$table"
 for size in $rft_sizes; do
@@ -126,12 +173,12 @@ for size in $rft_sizes; do
   ref=$(median ref "$size")
   if [[ -n "$ref" ]]; then
     ratio=$(awk -v a="$rft" -v b="$ref" 'BEGIN { printf "%.3f", a / b }')
-    printf '{"bench":"verbs_latency","n":2,"size":%s,"reps":%s,"iters":%s,"p50_us":%s,"ref":"ib_send_lat","ref_p50_us":%s,"ratio":%s}\n' \
-      "$size" "$reps" "$iters" "$rft" "$ref" "$ratio"
+    printf '{"bench":"verbs_latency","n":2,"nodes":%s,"size":%s,"reps":%s,"iters":%s,"p50_us":%s,"ref":"ib_send_lat","ref_p50_us":%s,"ratio":%s}\n' \
+      "$nodes" "$size" "$reps" "$iters" "$rft" "$ref" "$ratio"
   else
     ratio=-
-    printf '{"bench":"verbs_latency","n":2,"size":%s,"reps":%s,"iters":%s,"p50_us":%s}\n' \
-      "$size" "$reps" "$iters" "$rft"
+    printf '{"bench":"verbs_latency","n":2,"nodes":%s,"size":%s,"reps":%s,"iters":%s,"p50_us":%s}\n' \
+      "$nodes" "$size" "$reps" "$iters" "$rft"
   fi
   printf '%8s %12s %14s %8s  %s |%s\n' "$size" "$rft" "${ref:--}" "$ratio" "$(each rft "$size")" \
     "$(each ref "$size")" >>"$table"
@@ -139,9 +186,15 @@ done
 bw_sizes=$(awk '$1 == "bw" { print $2 }' "$results" | sort -n -u)
 for size in $bw_sizes; do
   bw=$(median bw "$size")
-  printf '{"bench":"verbs_bandwidth","n":2,"size":%s,"reps":%s,"mb_s":%s}\n' "$size" "$reps" "$bw"
+  printf '{"bench":"verbs_bandwidth","n":2,"nodes":%s,"size":%s,"reps":%s,"mb_s":%s}\n' "$nodes" "$size" "$reps" "$bw"
   printf '# streaming %s-byte messages: %s MB/s (reps:%s)\n' "$size" "$bw" "$(each bw "$size")" \
     >>"$table"
 done
 cat "$table"
+for size in "${sizes[@]}"; do
+  if [[ -z $(median ref "$size") || -z $(median rft "$size") ]]; then
+    echo "verbs_compare: no figure for $size bytes in any rep" >&2
+    missing=1
+  fi
+done
 exit "$missing"

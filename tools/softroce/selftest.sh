@@ -186,6 +186,19 @@ check_binary verbs-cm-bench 0 \
   "$(printf '%s\n' '^ *8 +yes +300 +[0-9.]+ ' '^# bandwidth: 8192-byte messages' '^statuses 0 0$')" \
   bazel-bin/bench/rft_bench_verbs \
   "$(by_ip rft_bench_verbs 7472 '--iters 300 --reps 1 --sizes 8')"
+# bench/verbs_compare.sh across two guests: perftest and the benchmark, by IP, every size. Only
+# rft's figures and the serving side's status are asserted: perftest under emulation may print
+# "inf" for a size, which the script leaves out (and then exits 1).
+if selected verbs-compare-two-guests &&
+  stage verbs-compare-two-guests "bazel-bin/bench/rft_bench_verbs bench/verbs_compare.sh"; then
+  check verbs-compare-two-guests 0 \
+    "$(printf '%s\n' '^\{"bench":"verbs_latency","n":2,"nodes":2,"size":8,' \
+      '^\{"bench":"verbs_latency","n":2,"nodes":2,"size":8192,' \
+      '^\{"bench":"verbs_bandwidth","n":2,"nodes":2,' 'served 1 reps for .* \(status 0\)$')" \
+    --pair --add "$stage" -- \
+    'verbs_compare.sh --reps 1 --iters 100 --collect "$SOFTROCE_PEER"; echo "collected: $?"' \
+    'verbs_compare.sh --reps 1 --iters 100 --serve "$SOFTROCE_PEER"'
+fi
 check_binary verbs-loopback 0 '^verbs loopback: dead peer -> ' \
   bazel-bin/transport/verbs/loopback_check loopback_check
 # Three ranks under rftrun (PMIx in the guest), RC QPs between them: the ring and the writes on
