@@ -47,37 +47,14 @@ sizes=(8 64 256 1024 4096)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 results=$work/results  # lines: "ref|rft|bw SIZE VALUE"
-# Between two machines both ends count the same ports; in one, a random start keeps a lingering
-# socket of an earlier run out of the way.
-port=19000
-[[ $mode == one ]] && port=$((19000 + RANDOM % 1000))
+source "$(dirname "$0")/client_server.sh"
+first_port
 missing=0
 
-# ib_send_lat SIZE: prints its t_typical, or nothing (its log is in $work/client.log). The client
-# retries until the server listens (an emulated guest starts programs slowly); a fresh port per
-# run keeps one run's lingering socket from the next.
+# ib_send_lat SIZE: prints its t_typical, or nothing (its log is in $work/client.log).
 perftest_once() {
-  local size=$1 server=
-  local -a lat=(ib_send_lat -d "$device" -x "$gid" -s "$size" -n "$iters")
-  port=$((port + 1))
-  if [[ $mode == serve ]]; then
-    # Bounded: a client that never comes (its side gave up) must not stop the rest.
-    timeout 120 "${lat[@]}" -p "$port" >"$work/server.log" 2>&1 ||
-      echo "verbs_compare: ib_send_lat -s $size server on port $port ended with status $?" >&2
-    return
-  fi
-  if [[ $mode == one ]]; then
-    "${lat[@]}" -p "$port" >"$work/server.log" 2>&1 &
-    server=$!
-  fi
-  for _ in $(seq 1 20); do
-    "${lat[@]}" -p "$port" "${peer:-$address}" >"$work/client.log" 2>&1 && break
-    sleep 1
-  done
-  if [[ -n $server ]]; then
-    kill "$server" 2>/dev/null
-    wait "$server" 2>/dev/null
-  fi
+  client_server "$work/client.log" ib_send_lat -d "$device" -x "$gid" -s "$1" -n "$iters"
+  local size=$1
   # The column is found by its header: perftest versions differ in what precedes it.
   awk -v size="$size" '
     /t_typical|t_median/ { for (i = 1; i <= NF; i++) if ($i ~ /^t_(typical|median)/) col = i; next }

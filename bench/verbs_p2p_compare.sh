@@ -3,7 +3,7 @@
 # on the same device in one invocation, and prints the medians and ratios as JSON lines plus a
 # table. Made for a soft-RoCE guest (docs/verbs.md), where only ratios mean anything:
 #
-#   verbs_p2p_compare.sh [--reps R] [--iters N] [--device rxe0] [--gid 1] [--address IP]
+#   verbs_p2p_compare.sh [--reps R] [--iters N] [--device rxe0] [--gid 1] [--address IP] [--collect PEER | --serve PEER]
 #
 # rftrun and rft_bench_p2p are taken from this script's directory, then PATH. Each rep runs, in
 # this order (interleaved, so that a slow stretch of an emulated guest hits every side alike):
@@ -14,20 +14,29 @@
 # Same-node rings and CMA are off, so that the two ranks talk through the device. Figures are
 # medians over the reps: one-way latency (perftest's t_typical, UCX's typical, rft's p50) and
 # bandwidth in MB/s (perftest's average, UCX's and rft's). Exit 1 when a measurement is missing.
+#
+# Between two machines the same command runs on both, with the same --reps and --iters:
+# `--collect PEER` where the figures are printed (the reference programs' clients, and rftrun
+# --listen at --address: rank 0) and `--serve PEER` on the other (their servers, and rftrun
+# --join); one rank per machine. Both count the same ports from 19000.
 set -uo pipefail
-reps=3 iters=2000 device=rxe0 gid=1 address=${SOFTROCE_IP:-127.0.0.1}
+reps=3 iters=2000 device=rxe0 gid=1 address=${SOFTROCE_IP:-127.0.0.1} mode=one peer=
 usage() {
   sed -n '6p' "$0" | sed 's/^#  */usage: /' >&2
   exit 2
 }
 while (($# > 0)); do
   case $1 in
-    --reps | --iters | --device | --gid | --address) (($# > 1)) || usage ;;&
+    --reps | --iters | --device | --gid | --address | --collect | --serve) (($# > 1)) || usage ;;&
     --reps) reps=$2 ;;
     --iters) iters=$2 ;;
     --device) device=$2 ;;
     --gid) gid=$2 ;;
     --address) address=$2 ;;
+    --collect | --serve)
+      [[ $mode == one ]] || usage
+      mode=${1#--} peer=$2
+      ;;
     *) usage ;;
   esac
   shift 2
@@ -37,29 +46,18 @@ PATH=$(cd "$(dirname "$0")" && pwd):$PATH
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 results=$work/results  # lines: "NAME VALUE"
-port=$((19000 + RANDOM % 1000))
+source "$(dirname "$0")/client_server.sh"
+first_port
 missing=0
 ucx_rc="UCX_TLS=rc,self UCX_NET_DEVICES=$device:1 UCX_UD_ETH_DGID_CHECK=n"
 
-# client_server NAME PROGRAM ARGS...: runs PROGRAM as a server and, retrying until it listens
-# (an emulated guest starts programs slowly), as its client; the client's log is
-# $work/NAME.log. A fresh port per run keeps one run's lingering socket from the next.
-client_server() {
-  local name=$1 server
-  shift
-  port=$((port + 1))
-  "$@" -p "$port" >"$work/server.log" 2>&1 &
-  server=$!
-  for _ in $(seq 1 20); do
-    timeout 300 "$@" -p "$port" "$address" >"$work/$name.log" 2>&1 && break
-    sleep 1
-  done
-  kill "$server" 2>/dev/null
-  wait "$server" 2>/dev/null
-}
-
-# record NAME VALUE: keeps a number; anything else is a missing measurement, with the log.
+# record NAME VALUE: keeps a number; anything else is a missing measurement, with the log. The
+# serving side keeps nothing; only a failed rft run of its own counts there.
 record() {
+  if [[ $mode == serve ]]; then
+    [[ $2 == failed ]] && missing=1
+    return 0
+  fi
   if [[ "$2" =~ ^[0-9]+(\.[0-9]*)?$ ]]; then
     echo "$1 $2" >>"$results"
   else
@@ -83,10 +81,14 @@ perftest_column() {
 # 1 MiB bandwidth (--iters 10: windows of 64 messages, 640 MiB through the emulated device).
 rft_p2p() {  # TRANSPORT: appends "rft_TRANSPORT_lat" and "rft_TRANSPORT_bw"
   local name=rft_$1
-  run_rft() {  # SIZE ITERS
+  run_rft() {  # TRANSPORT SIZE ITERS
+    local -a launch=(rftrun -n 2)
+    port=$((port + 1))
+    [[ $mode == collect ]] && launch=(rftrun --nodes 2 --listen "$address:$port" -n 1)
+    [[ $mode == serve ]] && launch=(rftrun --join "$peer:$port" -n 1)
     env RFT_TRANSPORT="$1" RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx $ucx_rc \
-      rftrun -n 2 --no-tag-output --timeout 600 rft_bench_p2p --sizes "$2" --iters "$3" --json \
-      >"$work/$name.log" 2>&1
+      "${launch[@]}" --no-tag-output --timeout 600 rft_bench_p2p --sizes "$2" --iters "$3" \
+      --json >"$work/$name.log" 2>&1
   }
   if run_rft "$1" 8 "$iters"; then
     record "${name}_lat" "$(awk -F'"p50_us": *' '/"p2p_latency"/ && /"size": *8,/ {
@@ -103,13 +105,13 @@ rft_p2p() {  # TRANSPORT: appends "rft_TRANSPORT_lat" and "rft_TRANSPORT_bw"
 }
 
 for ((rep = 1; rep <= reps; rep++)); do
-  client_server ib_send_lat ib_send_lat -d "$device" -x "$gid" -s 8 -n "$iters"
+  client_server "$work/ib_send_lat.log" ib_send_lat -d "$device" -x "$gid" -s 8 -n "$iters"
   record ib_send_lat "$(perftest_column 8 '^t_(typical|median)' "$work/ib_send_lat.log")"
-  client_server ib_read_bw ib_read_bw -d "$device" -x "$gid" -s 1048576 -n 200
+  client_server "$work/ib_read_bw.log" ib_read_bw -d "$device" -x "$gid" -s 1048576 -n 200
   record ib_read_bw "$(perftest_column 1048576 4 "$work/ib_read_bw.log")"
-  client_server ucx_tag_lat env $ucx_rc ucx_perftest -t tag_lat -s 8 -n "$iters"
+  client_server "$work/ucx_tag_lat.log" env $ucx_rc ucx_perftest -t tag_lat -s 8 -n "$iters"
   record ucx_tag_lat "$(awk '/^Final/ { print $3 }' "$work/ucx_tag_lat.log")"
-  client_server ucx_tag_bw env $ucx_rc ucx_perftest -t tag_bw -s 1048576 -n 200
+  client_server "$work/ucx_tag_bw.log" env $ucx_rc ucx_perftest -t tag_bw -s 1048576 -n 200
   record ucx_tag_bw "$(awk '/^Final/ { print $6 }' "$work/ucx_tag_bw.log")"
   rft_p2p verbs
   rft_p2p ucx
@@ -132,13 +134,21 @@ line() {
   b=$(median "$ref")
   [[ -n "$a" && -n "$b" ]] || return
   ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", a / b }')
-  printf '{"bench":"%s","transport":"verbs","n":2,"size":%s,"reps":%s,"%s":%s,"ref":"%s","ref_%s":%s,"ratio":%s}\n' \
-    "$bench" "$size" "$reps" "$field" "$a" "$ref" "$field" "$b" "$ratio"
+  printf '{"bench":"%s","transport":"verbs","n":2,"nodes":%s,"size":%s,"reps":%s,"%s":%s,"ref":"%s","ref_%s":%s,"ratio":%s}\n' \
+    "$bench" "$nodes" "$size" "$reps" "$field" "$a" "$ref" "$field" "$b" "$ratio"
   printf '%-14s %8s %-9s %10s %-14s %10s %7s   %s |%s\n' "$bench" "$size" "$rft" "$a" "$ref" "$b" \
     "$ratio" "$(each "$rft")" "$(each "$ref")" >>"$work/table"
 }
-printf '# rft data plane over verbs beside perftest and UCX rc on %s: %s reps, medians\n' \
-  "$device" "$reps" >"$work/table"
+if [[ $mode == serve ]]; then
+  echo "verbs_p2p_compare: served $reps reps for $peer (status $missing)"
+  exit "$missing"
+fi
+where="on $device" nodes=1
+if [[ $mode == collect ]]; then
+  where="between this machine and $peer, $device" nodes=2
+fi
+printf '# rft data plane over verbs beside perftest and UCX rc %s: %s reps, medians\n' \
+  "$where" "$reps" >"$work/table"
 line p2p_latency 8 p50_us rft_verbs_lat ib_send_lat
 line p2p_latency 8 p50_us rft_verbs_lat ucx_tag_lat
 line p2p_latency 8 p50_us rft_verbs_lat rft_ucx_lat

@@ -65,7 +65,7 @@ stage() {
   for binary in $binaries; do
     path=$binary
     [[ $path == /* ]] || path=$root/$binary
-    if [[ ! -x "$path" ]]; then
+    if [[ ! -f "$path" ]]; then
       failed=$((failed + 1))
       echo "softroce check $name: FAILED ($binary is missing: run bazel build //... first)"
       return 1
@@ -190,7 +190,8 @@ check_binary verbs-cm-bench 0 \
 # rft's figures and the serving side's status are asserted: perftest under emulation may print
 # "inf" for a size, which the script leaves out (and then exits 1).
 if selected verbs-compare-two-guests &&
-  stage verbs-compare-two-guests "bazel-bin/bench/rft_bench_verbs bench/verbs_compare.sh"; then
+  stage verbs-compare-two-guests \
+    "bazel-bin/bench/rft_bench_verbs bench/verbs_compare.sh bench/client_server.sh"; then
   check verbs-compare-two-guests 0 \
     "$(printf '%s\n' '^\{"bench":"verbs_latency","n":2,"nodes":2,"size":8,' \
       '^\{"bench":"verbs_latency","n":2,"nodes":2,"size":8192,' \
