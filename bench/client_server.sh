@@ -1,7 +1,53 @@
 # Sourced by bench/verbs_compare.sh and bench/verbs_p2p_compare.sh (keep it beside them when
-# copying them into a guest): how they run a reference program that has a server and a client
-# (perftest, ucx_perftest), in one machine or across two. Uses the caller's variables: mode (one,
-# collect or serve), peer, address, work, and port, the last port used.
+# copying them into a guest): their common options, and how they run a reference program that
+# has a server and a client (perftest, ucx_perftest), in one machine or across two. Sets and uses
+# the caller's variables: reps, iters, device, gid, address, mode (one, collect or serve), peer,
+# work, and port, the last port used.
+
+# usage: line 6 of the calling script is its synopsis.
+usage() {
+  sed -n '6p' "$0" | sed 's/^#  */usage: /' >&2
+  exit 2
+}
+
+# parse_options "$@": the options both scripts take (synopsis on line 6), with their defaults;
+# a bad option or count ends the script with its usage.
+parse_options() {
+  reps=3 iters=2000 device=rxe0 gid=1 address=${SOFTROCE_IP:-127.0.0.1} mode=one peer=
+  while (($# > 0)); do
+    case $1 in
+      --reps | --iters | --device | --gid | --address | --collect | --serve) (($# > 1)) || usage ;;&
+      --reps) reps=$2 ;;
+      --iters) iters=$2 ;;
+      --device) device=$2 ;;
+      --gid) gid=$2 ;;
+      --address) address=$2 ;;
+      --collect | --serve)
+        [[ $mode == one ]] || usage
+        mode=${1#--} peer=$2
+        ;;
+      *) usage ;;
+    esac
+    shift 2
+  done
+  [[ "$reps" =~ ^[1-9][0-9]*$ && "$iters" =~ ^[1-9][0-9]*$ ]] || usage
+}
+
+# end_if_serving STATUS: the serving side prints no figures (they are the collecting side's):
+# it says what it served and ends with STATUS.
+end_if_serving() {
+  [[ $mode == serve ]] || return 0
+  echo "$(basename "$0" .sh): served $reps reps for $peer (status $1)"
+  exit "$1"
+}
+
+# describe_pair ON: sets where (ON, the device, in one machine; between this machine and the
+# peer in two) and nodes, for the table's title and the JSON lines.
+describe_pair() {
+  where="on $1" nodes=1
+  [[ $mode == collect ]] && where="between this machine and $peer, $1" nodes=2
+  return 0
+}
 
 # first_port: sets port before the first run. Between two machines both ends count the same
 # ports from 19000; in one, a random start keeps a lingering socket of an earlier run away.

@@ -20,41 +20,20 @@
 # one machine it is repeated up to 3 times. Exit 1 when a size ends without a figure, or a run of
 # the serving side failed (its log is printed).
 set -uo pipefail
-reps=3 iters=2000 device=rxe0 gid=1 address=${SOFTROCE_IP:-127.0.0.1} mode=one peer=
-usage() {
-  sed -n '6p' "$0" | sed 's/^#  */usage: /' >&2
-  exit 2
-}
-while (($# > 0)); do
-  case $1 in
-    --reps | --iters | --device | --gid | --address | --collect | --serve) (($# > 1)) || usage ;;&
-    --reps) reps=$2 ;;
-    --iters) iters=$2 ;;
-    --device) device=$2 ;;
-    --gid) gid=$2 ;;
-    --address) address=$2 ;;
-    --collect | --serve)
-      [[ $mode == one ]] || usage
-      mode=${1#--} peer=$2
-      ;;
-    *) usage ;;
-  esac
-  shift 2
-done
-[[ "$reps" =~ ^[1-9][0-9]*$ && "$iters" =~ ^[1-9][0-9]*$ ]] || usage
+source "$(dirname "$0")/client_server.sh"
+parse_options "$@"
 PATH=$(cd "$(dirname "$0")" && pwd):$PATH
 sizes=(8 64 256 1024 4096)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 results=$work/results  # lines: "ref|rft|bw SIZE VALUE"
-source "$(dirname "$0")/client_server.sh"
 first_port
 missing=0
 
 # ib_send_lat SIZE: prints its t_typical, or nothing (its log is in $work/client.log).
 perftest_once() {
-  client_server "$work/client.log" ib_send_lat -d "$device" -x "$gid" -s "$1" -n "$iters"
   local size=$1
+  client_server "$work/client.log" ib_send_lat -d "$device" -x "$gid" -s "$size" -n "$iters"
   # The column is found by its header: perftest versions differ in what precedes it.
   awk -v size="$size" '
     /t_typical|t_median/ { for (i = 1; i <= NF; i++) if ($i ~ /^t_(typical|median)/) col = i; next }
@@ -115,10 +94,7 @@ for ((rep = 1; rep <= reps; rep++)); do
   for size in "${sizes[@]}"; do perftest_lat "$size"; done
   rft_lat
 done
-if [[ $mode == serve ]]; then
-  echo "verbs_compare: served $reps reps for $peer (status $missing)"
-  exit "$missing"
-fi
+end_if_serving "$missing"
 
 # median KIND SIZE: the median of that kind's values for the size, or nothing.
 median() {
@@ -137,10 +113,7 @@ each() {
 
 rft_sizes=$(awk '$1 == "rft" { print $2 }' "$results" | sort -n -u)
 table=$work/table
-where="on $device (GID $gid)" nodes=1
-if [[ $mode == collect ]]; then
-  where="between this machine and $peer, $device (GID $gid)" nodes=2
-fi
+describe_pair "$device (GID $gid)"
 printf '# verbs eager channel beside ib_send_lat %s: %s reps of %s iterations, one-way latency, medians\n' \
   "$where" "$reps" "$iters" >"$table"
 printf '%8s %12s %14s %8s   %s\n' size rft_p50_us ib_send_lat_us ratio 'rft | ib_send_lat per rep' \

@@ -20,33 +20,12 @@
 # --listen at --address: rank 0) and `--serve PEER` on the other (their servers, and rftrun
 # --join); one rank per machine. Both count the same ports from 19000.
 set -uo pipefail
-reps=3 iters=2000 device=rxe0 gid=1 address=${SOFTROCE_IP:-127.0.0.1} mode=one peer=
-usage() {
-  sed -n '6p' "$0" | sed 's/^#  */usage: /' >&2
-  exit 2
-}
-while (($# > 0)); do
-  case $1 in
-    --reps | --iters | --device | --gid | --address | --collect | --serve) (($# > 1)) || usage ;;&
-    --reps) reps=$2 ;;
-    --iters) iters=$2 ;;
-    --device) device=$2 ;;
-    --gid) gid=$2 ;;
-    --address) address=$2 ;;
-    --collect | --serve)
-      [[ $mode == one ]] || usage
-      mode=${1#--} peer=$2
-      ;;
-    *) usage ;;
-  esac
-  shift 2
-done
-[[ "$reps" =~ ^[1-9][0-9]*$ && "$iters" =~ ^[1-9][0-9]*$ ]] || usage
+source "$(dirname "$0")/client_server.sh"
+parse_options "$@"
 PATH=$(cd "$(dirname "$0")" && pwd):$PATH
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 results=$work/results  # lines: "NAME VALUE"
-source "$(dirname "$0")/client_server.sh"
 first_port
 missing=0
 ucx_rc="UCX_TLS=rc,self UCX_NET_DEVICES=$device:1 UCX_UD_ETH_DGID_CHECK=n"
@@ -139,14 +118,8 @@ line() {
   printf '%-14s %8s %-9s %10s %-14s %10s %7s   %s |%s\n' "$bench" "$size" "$rft" "$a" "$ref" "$b" \
     "$ratio" "$(each "$rft")" "$(each "$ref")" >>"$work/table"
 }
-if [[ $mode == serve ]]; then
-  echo "verbs_p2p_compare: served $reps reps for $peer (status $missing)"
-  exit "$missing"
-fi
-where="on $device" nodes=1
-if [[ $mode == collect ]]; then
-  where="between this machine and $peer, $device" nodes=2
-fi
+end_if_serving "$missing"
+describe_pair "$device"
 printf '# rft data plane over verbs beside perftest and UCX rc %s: %s reps, medians\n' \
   "$where" "$reps" >"$work/table"
 line p2p_latency 8 p50_us rft_verbs_lat ib_send_lat
