@@ -130,6 +130,7 @@ if command -v bazel >/dev/null 2>&1; then
   if ! (cd "$root" && bazel build --color=no --curses=no --noshow_progress //tools/rft_info \
     //tools/rftrun //transport/verbs:loopback_check //transport/verbs:mesh_check \
     //transport/verbs:channel_check //transport/verbs:async_check \
+    //transport/verbs:grow_check //transport/verbs:close_check //transport/verbs:cm_check \
     //tests/multiproc:dataplane_worker //tests/multiproc:detector_worker //examples:respawn_solver \
     //tests/multiproc:agreement_worker //tests/multiproc:api_worker \
     //tests/multiproc:growth_worker) >"$out" 2>&1; then
@@ -257,6 +258,19 @@ check_binary verbs-channel-grow 0 \
     'rank 3: grown ok: 48 messages each way with ranks 0 and 1$')" \
   "bazel-bin/tools/rftrun/rftrun bazel-bin/transport/verbs/grow_check" \
   'rftrun -n 3 grow_check'
+
+# Pairs closing their QPs by agreement (close_check: docs/verbs.md, "Closing a pair"): with one
+# place per process, ranks 0 and 1 close, rank 0's place goes to rank 2, and after that pair
+# closes too, ranks 0 and 1 connect again; every pair's messages arrive in order. Last, rank 0
+# closes with sends outstanding, which all complete as flushed. No close reports a failure.
+check_binary verbs-channel-close 0 \
+  "$(printf '%s\n' '^\[0\] verbs close: rank 0: refused: .*no place left.*not connected' \
+    'rank 0: closed with [1-8] sends? outstanding: all flushed$' \
+    'rank 0: close ok: 96 from rank 1 over 2 closes, 48 from rank 2 over 1 close, in order' \
+    'rank 1: close ok: 96 from rank 0 over 2 closes, in order' \
+    'rank 2: close ok: 48 from rank 0 over 1 close, in order')" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/transport/verbs/close_check" \
+  'rftrun -n 3 close_check'
 
 # The device's asynchronous events through the eager channel: the guest's netdev under rxe0 goes
 # down and comes back, and the channel counts the port-down and port-up events without failing

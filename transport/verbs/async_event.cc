@@ -7,9 +7,13 @@ AsyncEffect ClassifyAsyncEvent(ibv_event_type type) {
     case IBV_EVENT_QP_FATAL:
     case IBV_EVENT_QP_REQ_ERR:
     case IBV_EVENT_QP_ACCESS_ERR:
-    // A QP on an SRQ that entered the error state (the last WQE it will consume is done).
-    case IBV_EVENT_QP_LAST_WQE_REACHED:
       return AsyncEffect::kQpFailed;
+    // A QP on an SRQ that entered the error state (the last receive it will take is done). Not
+    // a failure of its own: whatever moved the QP there is reported already, by an error
+    // completion or one of the events above, or was this process's choice (a Close). A close's
+    // event may even come after the QP was reset for another peer, whom it must not fail.
+    case IBV_EVENT_QP_LAST_WQE_REACHED:
+      return AsyncEffect::kNone;
     case IBV_EVENT_PORT_ERR:
       return AsyncEffect::kPortDown;
     case IBV_EVENT_PORT_ACTIVE:

@@ -24,6 +24,9 @@ constexpr uint64_t kSendSlotId = 2ull << 62;  // from a slot freed at its comple
 constexpr uint64_t kSendFreeId = 3ull << 62;  // inline or empty: no slot to free
 constexpr uint64_t kKindMask = 3ull << 62;
 constexpr uint64_t kPeerMask = (1ull << 30) - 1;
+// The low 32 bits of a closing QP's drain marker (kSendFreeId: it has no slot); an inline SEND
+// has kNoSlot there, an inline WRITE 0.
+constexpr uint32_t kDrainMarker = UINT32_MAX - 1;
 constexpr uint32_t kMaxRanks = 1u << 30;
 
 std::string PeerName(Rank peer) { return "rank " + std::to_string(peer); }
@@ -87,9 +90,10 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   // A place is C + 2 receives of the shared receive queue, and they and the peer's send queue
   // need room in the CQ: the device's largest of either bounds the places.
   const uint32_t send_queue = per_peer + kReadsPerPeer + config.writes_per_peer;
+  // The QP's send queue has one entry more, for a close's drain marker (Close).
   const uint32_t device_places =
       std::min(static_cast<uint32_t>(std::max(device.max_srq_wr, 0)) / per_peer,
-               static_cast<uint32_t>(std::max(device.max_cqe, 0)) / (per_peer + send_queue));
+               static_cast<uint32_t>(std::max(device.max_cqe, 0)) / (per_peer + send_queue + 1));
   const uint32_t wanted = config.max_places > 0 ? std::min(peers, config.max_places) : peers;
   c->places_ = std::min(wanted, device_places);
   // QPs made at once are all connected at once, at both ends: a place for each, or none (an
@@ -112,7 +116,7 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   // complete before the next poll (a failed QP completes its unsignaled sends too): the CQ
   // starts with the receives and grows with the QPs (ReserveCompletions).
   c->cq_entries_ = static_cast<int>(std::min<uint64_t>(
-      c->receive_slots_ + uint64_t{config.qps_on_demand ? 1 : peers} * send_queue,
+      c->receive_slots_ + uint64_t{config.qps_on_demand ? 1 : peers} * (send_queue + 1),
       static_cast<uint64_t>(std::max(device.max_cqe, 1))));
   // The CQ reports to a completion channel, so that a caller with nothing to do can sleep on
   // its fd (WaitForCompletion) instead of polling; a caller that polls never arms it.
@@ -135,7 +139,9 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   // others as peers take places.
   RFT_RETURN_IF_ERROR(c->AddSlotBlock());
 
-  c->qp_options_.max_send_wr = send_queue;
+  // One entry more than the sends, reads and writes take: the drain marker of a close always
+  // has room, however full the queue is.
+  c->qp_options_.max_send_wr = send_queue + 1;
   c->qp_options_.cq = c->cq_;
   c->qp_options_.srq = c->srq_;
   c->qp_options_.max_inline_data = config.max_inline_data;
@@ -157,11 +163,14 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   return c;
 }
 
+SendQueueSignals EagerChannel::FreshSignals() const {
+  // The drain marker's entry is not the sends' to take. Half the queue: a completion every few
+  // SENDs is cheap, and entries come back long before a burst would find the queue full.
+  return SendQueueSignals(qp_options_.max_send_wr - 1, std::max(1u, send_slots_per_peer_ / 2));
+}
+
 Status EagerChannel::AddPeer(const CreditWindow& window) {
-  const uint32_t send_queue = qp_options_.max_send_wr;
-  // Half the queue: a completion every few SENDs is cheap, and entries come back long before a
-  // burst would find the queue full.
-  peers_.emplace_back(window, SendQueueSignals(send_queue, std::max(1u, send_slots_per_peer_ / 2)));
+  peers_.emplace_back(window, FreshSignals());
   const Rank rank = static_cast<Rank>(peers_.size() - 1);
   if (rank == self_ || config_.qps_on_demand) return Status::Ok();
   return MakeQp(rank, /*sorted=*/false);
@@ -191,13 +200,18 @@ Status EagerChannel::ReserveCompletions(uint32_t send_entries) {
 
 Status EagerChannel::MakeQp(Rank rank, bool sorted) {
   RFT_RETURN_IF_ERROR(ReserveCompletions(qp_options_.max_send_wr));
-  StatusOr<std::unique_ptr<RcQp>> qp = RcQp::Create(*context_, qp_options_);
-  if (!qp.ok()) {
-    sends_reserved_ -= qp_options_.max_send_wr;
-    return qp.status();
-  }
   Peer& peer = peers_[rank];
-  peer.qp = std::move(*qp);
+  if (!spare_qps_.empty()) {
+    peer.qp = std::move(spare_qps_.back());
+    spare_qps_.pop_back();
+  } else {
+    StatusOr<std::unique_ptr<RcQp>> qp = RcQp::Create(*context_, qp_options_);
+    if (!qp.ok()) {
+      sends_reserved_ -= qp_options_.max_send_wr;
+      return qp.status();
+    }
+    peer.qp = std::move(*qp);
+  }
   const std::pair<uint32_t, Rank> entry(peer.qp->qp()->qp_num, rank);
   if (sorted) {
     by_qpn_.insert(std::lower_bound(by_qpn_.begin(), by_qpn_.end(), entry), entry);
@@ -214,6 +228,10 @@ Status EagerChannel::Open(Rank peer) {
   }
   Peer& p = peers_[peer];
   if (p.failed != nullptr) return ProcFailedError("eager channel: " + PeerName(peer) + " failed");
+  if (p.closing) {
+    return ArgError("eager channel: the QP of " + PeerName(peer) +
+                    " is closing; open it again once the close ended");
+  }
   if (p.qp != nullptr) return Status::Ok();
   const bool had_place = p.holds_place;
   RFT_RETURN_IF_ERROR(TakePlace(peer));
@@ -268,6 +286,7 @@ Status EagerChannel::AddSlotBlock() {
 EagerChannel::~EagerChannel() {
   // The QPs go first: an SRQ or CQ still in use cannot be destroyed.
   for (Peer& peer : peers_) peer.qp.reset();
+  spare_qps_.clear();
   if (srq_ != nullptr) ibv_destroy_srq(srq_);
   for (const SlotBlock& block : blocks_) ibv_dereg_mr(block.mr);
   if (cq_ != nullptr) {
@@ -414,6 +433,9 @@ Status EagerChannel::CheckPeer(Rank peer, const char* what) const {
     return ProcFailedError(std::string(what) + " to " + PeerName(peer) + ": its QP failed (" +
                            peers_[peer].failed + ")");
   }
+  if (peers_[peer].quiet) {
+    return ArgError(std::string(what) + " to " + PeerName(peer) + ": its QP is closing (quiet)");
+  }
   return Status::Ok();
 }
 
@@ -558,6 +580,96 @@ void EagerChannel::Disconnect(Rank peer) {
   Fail(peer, "reported failed");
 }
 
+Status EagerChannel::CheckClosable(Rank peer, const char* what) const {
+  if (peer >= peers_.size() || peer == self_) {
+    return ArgError(std::string(what) + " of " + PeerName(peer) + ": not a peer of rank " +
+                    std::to_string(self_) + " in a job of " + std::to_string(peers_.size()));
+  }
+  const Peer& p = peers_[peer];
+  if (p.failed != nullptr) {
+    return ProcFailedError(std::string(what) + " of " + PeerName(peer) + ": its QP failed (" +
+                           p.failed + ")");
+  }
+  if (!p.connected || p.closing || p.count > 0) {
+    return ArgError("eager channel: " + std::string(what) + " of " + PeerName(peer) +
+                    " is not possible: " +
+                    (!p.connected ? std::string("it is not connected")
+                     : p.closing  ? std::string("it is closing")
+                                  : std::to_string(p.count) + " messages are queued for it"));
+  }
+  return Status::Ok();
+}
+
+Status EagerChannel::Quiet(Rank peer) {
+  RFT_RETURN_IF_ERROR(CheckClosable(peer, "quieting the QP"));
+  Peer& p = peers_[peer];
+  p.quiet = true;
+  p.ready = false;
+  return Status::Ok();
+}
+
+Status EagerChannel::Close(Rank peer) {
+  RFT_RETURN_IF_ERROR(CheckClosable(peer, "closing the QP"));
+  Peer& p = peers_[peer];
+  ibv_qp_attr attr;
+  std::memset(&attr, 0, sizeof(attr));
+  attr.qp_state = IBV_QPS_ERR;
+  if (int rc = ibv_modify_qp(p.qp->qp(), &attr, IBV_QP_STATE); rc != 0) {
+    return CallFailed("moving the QP of " + PeerName(peer) + " to the error state to close it", rc);
+  }
+  p.closing = true;
+  p.quiet = true;
+  p.ready = false;
+  // Requests posted to a QP in the error state complete at once, flushed, and a send queue
+  // completes in order: the marker's completion comes after every other request's (signaled or
+  // not: a flushed one always completes). It has the entry no other request takes.
+  ibv_send_wr wr;
+  std::memset(&wr, 0, sizeof(wr));
+  wr.wr_id = kSendFreeId | (static_cast<uint64_t>(peer) << 32) | kDrainMarker;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(p.qp->qp(), &wr, &bad); rc != 0) {
+    // Without its marker the close would never end: the QP is lost to this pair, as a failed
+    // one is, and the layer above hears of it as a failure.
+    p.closing = false;
+    p.quiet = false;
+    Fail(peer, "the close's drain marker could not be posted");
+    return CallFailed("posting the drain marker that closes the QP of " + PeerName(peer), rc);
+  }
+  return Status::Ok();
+}
+
+void EagerChannel::FinishClose(Rank peer) {
+  Peer& p = peers_[peer];
+  const std::pair<uint32_t, Rank> entry(p.qp->qp()->qp_num, peer);
+  const auto found = std::lower_bound(by_qpn_.begin(), by_qpn_.end(), entry);
+  if (found != by_qpn_.end() && *found == entry) by_qpn_.erase(found);
+  sends_reserved_ -= qp_options_.max_send_wr;
+  if (Status reset = p.qp->Reset(); reset.ok()) {
+    spare_qps_.push_back(std::move(p.qp));
+  } else {
+    // Destroying it waits until the device's events on it were read: read them first.
+    RFT_LOG_WARN("verbs: the closed QP of %s is destroyed, not kept: %s", PeerName(peer).c_str(),
+                 reset.ToString().c_str());
+    PollAsyncEvents();
+    p.qp.reset();
+  }
+  // As a peer never opened: a new QP, a full window and an empty send queue if it opens again.
+  p.window = *CreditWindow::Create(config_.credits);  // the window Create checked
+  p.signals = FreshSignals();
+  p.connected = false;
+  p.ready = false;
+  p.closing = false;
+  p.quiet = false;
+  if (p.holds_place) {
+    p.holds_place = false;
+    --holders_;
+  }
+  ++p.stats.closes;
+  if (on_closed_) on_closed_(peer);
+}
+
 Status EagerChannel::Post(Rank peer, const std::byte* data, uint32_t length, uint32_t slot_index,
                           EagerKind kind) {
   Peer& p = peers_[peer];
@@ -646,11 +758,13 @@ StatusOr<int> EagerChannel::Progress() {
   for (size_t i = 0; i < active_.size();) {
     const Rank peer = active_[i];
     Peer& p = peers_[peer];
-    if (p.failed == nullptr) {
+    // A quiet QP posts nothing more: the credits it owes are not needed any more.
+    const bool posts = p.failed == nullptr && !p.quiet;
+    if (posts) {
       RFT_RETURN_IF_ERROR(Flush(peer));
       RFT_RETURN_IF_ERROR(SendCreditIfDue(peer));
     }
-    if (p.failed != nullptr || (p.count == 0 && !p.window.CreditMessageDue())) {
+    if (!posts || (p.count == 0 && !p.window.CreditMessageDue())) {
       p.active = false;
       active_[i] = active_.back();
       active_.pop_back();
@@ -666,13 +780,14 @@ Status EagerChannel::Handle(const ibv_wc& wc) {
   const uint32_t index = static_cast<uint32_t>(wc.wr_id);
   if (kind == kRecvId) {
     const Rank peer = PeerOfQp(wc.qp_num);
+    if (wc.status != IBV_WC_SUCCESS) {
+      // A receive flushed by a quiet QP (or one closed since: a spare's) is the close's.
+      if (peer != kInvalidRank && !peers_[peer].quiet) Fail(peer, ibv_wc_status_str(wc.status));
+      return PostReceive(index);
+    }
     if (peer == kInvalidRank) {
       return OtherError("eager channel: receive completion on QP " + std::to_string(wc.qp_num) +
                         ", which is none of this channel's");
-    }
-    if (wc.status != IBV_WC_SUCCESS) {
-      Fail(peer, ibv_wc_status_str(wc.status));
-      return PostReceive(index);
     }
     return Receive(peer, index, wc);
   }
@@ -681,8 +796,8 @@ Status EagerChannel::Handle(const ibv_wc& wc) {
   if (kind == kReadId) {
     const bool ok = wc.status == IBV_WC_SUCCESS;
     if (!ok) {
-      Fail(peer, ibv_wc_status_str(wc.status));
-    } else if (p.failed == nullptr && !p.signals.Completed()) {
+      if (!p.quiet) Fail(peer, ibv_wc_status_str(wc.status));
+    } else if (p.failed == nullptr && !p.quiet && !p.signals.Completed()) {
       return OtherError("eager channel: a read completion for " + PeerName(peer) +
                         " that no signaled work request awaited");
     }
@@ -690,13 +805,22 @@ Status EagerChannel::Handle(const ibv_wc& wc) {
     return Status::Ok();
   }
   if (kind == kSendSlotId) free_send_.push_back(index);
-  if (wc.status != IBV_WC_SUCCESS) {
-    // A failed QP completes unsignaled sends too, so the count is not kept past the first
-    // error: nothing is posted to the peer again.
-    Fail(peer, ibv_wc_status_str(wc.status));
+  if (kind == kSendFreeId && index == kDrainMarker) {
+    // Everything posted before it completed. A peer failed meanwhile keeps its QP, as others do.
+    if (p.closing && p.failed == nullptr) FinishClose(peer);
     return Status::Ok();
   }
-  if (p.failed != nullptr) return Status::Ok();
+  if (wc.status != IBV_WC_SUCCESS) {
+    // A failed QP completes unsignaled sends too, so the count is not kept past the first
+    // error: nothing is posted to the peer again. A quiet one's errors are its flushes.
+    if (p.quiet) {
+      ++p.stats.flushed;
+    } else {
+      Fail(peer, ibv_wc_status_str(wc.status));
+    }
+    return Status::Ok();
+  }
+  if (p.failed != nullptr || p.quiet) return Status::Ok();
   if (!p.signals.Completed()) {
     return OtherError("eager channel: a send completion for " + PeerName(peer) +
                       " that no signaled send awaited (work request id " +
@@ -798,7 +922,8 @@ int EagerChannel::PollAsyncEvents() {
     switch (ClassifyAsyncEvent(event.type)) {
       case AsyncEffect::kQpFailed: {
         const Rank peer = PeerOfQp(event.qp_num);
-        if (peer != kInvalidRank) Fail(peer, name);  // another owner's QP otherwise
+        // Another owner's QP otherwise; a quiet one's end is this process's choice.
+        if (peer != kInvalidRank && !peers_[peer].quiet) Fail(peer, name);
         break;
       }
       case AsyncEffect::kDeviceFatal:

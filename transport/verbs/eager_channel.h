@@ -114,6 +114,8 @@ class EagerChannel {
   // An RDMA READ started by Read ended: `ok` when its data is in place; false when the QP
   // failed first (the peer is reported through the failure callback as well).
   using ReadCallback = std::function<void(uint32_t token, bool ok)>;
+  // A Close ended: `peer`'s QP is gone and its place in the receive queue is free.
+  using ClosedCallback = std::function<void(Rank peer)>;
 
   // QPs to every rank of 0..size-1 but `self` (none yet with qps_on_demand), not yet
   // connected, and the SRQ's slots posted.
@@ -167,8 +169,30 @@ class EagerChannel {
   // its place comes back: RFT_ERR_ARG once it is connected or holds messages. Nothing to do when
   // it has none.
   Status Withdraw(Rank peer);
-  // QPs made so far.
+  // QPs made so far, spares excluded (see Close).
   uint32_t qp_count() const { return static_cast<uint32_t>(by_qpn_.size()); }
+
+  // The two ends of a pair agreed to stop using their QPs (the layer above's ordered close:
+  // docs/verbs.md): `peer`'s QP goes and its place in the receive queue comes back, without the
+  // peer being reported failed. It must be connected, not failed, with nothing queued; messages
+  // the peer sent before its end closed are delivered if they arrived. The QP moves to the
+  // error state at once, so that nothing more goes out or comes in, and a last request posted
+  // behind what it had outstanding (a drain marker) completes once all of that has: its
+  // completion, at a later Progress, ends the close and calls the closed callback. Errors
+  // completing for a closing peer are the close's own, never a failure. Sends, reads and writes
+  // to it are refused from now on, and Open may make it a QP again once closed. The QP itself
+  // is kept in the RESET state for the next peer that needs one: destroying it would wait for
+  // the device's asynchronous events on it to be read. RFT_ERR_ARG when it cannot be closed.
+  Status Close(Rank peer);
+  // The first half of a close, for the end that answers a request to close (docs/verbs.md):
+  // nothing more is posted on `peer`'s QP (no message, no credit), and errors completing on it
+  // are not failures (the other end may close first, and what this end posted last may then go
+  // unacknowledged). Messages keep arriving. Close ends it. Same conditions as Close.
+  Status Quiet(Rank peer);
+  bool closing(Rank peer) const { return peer < peers_.size() && peers_[peer].closing; }
+  void set_closed_callback(ClosedCallback on_closed) { on_closed_ = std::move(on_closed); }
+  // Peers holding a place in the receive queue now.
+  uint32_t place_holders() const { return holders_; }
   // Whether messages to `peer` go out now: connected, and greeted when the handshake asked.
   bool ready(Rank peer) const { return peer < peers_.size() && peers_[peer].ready; }
 
@@ -267,8 +291,8 @@ class EagerChannel {
   uint64_t wakeups() const { return wakeups_; }  // WaitForCompletion calls that were woken
 
   // Reads the device's asynchronous events (async_event.h). An event on a peer's QP (QP fatal,
-  // a request or access error, the last WQE of a QP in error) fails that peer as an error
-  // completion would, and a fatal device fails every peer, each reported once through the
+  // a request or access error) fails that peer as an error completion would (not while it is
+  // closing), and a fatal device fails every peer, each reported once through the
   // failure callback. Port events are counted and logged: the link may come back before the
   // QPs' retries run out, and a peer is failed only if they do. Call it when the context's
   // async_fd() is readable, or now and then (one non-blocking read when nothing is pending).
@@ -289,6 +313,8 @@ class EagerChannel {
     uint64_t credit_messages = 0;  // explicit credit messages posted
     uint64_t greetings = 0;        // greetings received (Handshake::kAwaitGreeting)
     uint64_t writes = 0;           // RDMA WRITEs posted (Write)
+    uint64_t closes = 0;           // closes ended (Close)
+    uint64_t flushed = 0;          // requests a close found outstanding, completed as flushed
     uint32_t max_in_flight = 0;    // the most credits ever taken at once (never above C)
   };
   const PeerStats& stats(Rank peer) const { return peers_[peer].stats; }
@@ -296,8 +322,8 @@ class EagerChannel {
  private:
   StatusOr<SendResult> Send(Rank peer, std::span<const std::byte> first,
                             std::span<const std::byte> second, bool queue);
-  // RFT_ERR_ARG for a rank that is not a peer, RFT_ERR_PROC_FAILED naming the status for one
-  // whose QP failed; `what` names the operation in the message.
+  // RFT_ERR_ARG for a rank that is not a peer or one quiet or closing, RFT_ERR_PROC_FAILED naming
+  // the status for one whose QP failed; `what` names the operation in the message.
   Status CheckPeer(Rank peer, const char* what) const;
 
   struct Peer {
@@ -313,6 +339,9 @@ class EagerChannel {
     bool ready = false;            // connected, and greeted if the handshake asked for it
     bool holds_place = false;      // counted in holders_ (Expect or Connect, until it fails)
     bool active = false;           // in active_
+    bool closing = false;          // Close called, its drain marker not yet completed
+    bool quiet = false;            // Quiet or Close called: nothing is posted, errors are not
+                                   // failures
     const char* failed = nullptr;  // the status text once the QP failed
     PeerStats stats;
   };
@@ -320,7 +349,8 @@ class EagerChannel {
   EagerChannel(Rank self, const EagerConfig& config);
   // Appends the entry of rank peers_.size(), and its QP unless qps_on_demand (none for `self`).
   Status AddPeer(const CreditWindow& window);
-  // Makes `peer`'s QP; `sorted`: keeps by_qpn_ sorted (Create and Grow sort once after).
+  // Makes `peer`'s QP, or takes a spare one; `sorted`: keeps by_qpn_ sorted (Create and Grow
+  // sort once after).
   Status MakeQp(Rank peer, bool sorted);
   // `peer` takes a place in the receive queue (Expect, Connect); RFT_ERR_ARG when none is left.
   Status TakePlace(Rank peer);
@@ -336,6 +366,13 @@ class EagerChannel {
   Status SendCreditIfDue(Rank peer);
   void MarkActive(Rank peer);
   Status Handle(const ibv_wc& wc);
+  // Why `peer`'s QP cannot be quieted or closed (`what`), if so: not connected, failed,
+  // closing, or messages queued.
+  Status CheckClosable(Rank peer, const char* what) const;
+  // The drain marker of a closing peer completed: nothing of its QP is outstanding.
+  void FinishClose(Rank peer);
+  // What a peer's send queue accounting starts with (AddPeer, and again after a close).
+  SendQueueSignals FreshSignals() const;
   Status Receive(Rank peer, uint32_t index, const ibv_wc& wc);
   // `why`: a static text (ibv_wc_status_str's or the async event's name).
   void Fail(Rank peer, const char* why);
@@ -356,6 +393,7 @@ class EagerChannel {
   MessageCallback on_message_;
   FailureCallback on_failure_;
   ReadCallback on_read_;
+  ClosedCallback on_closed_;
   VerbsContext* context_ = nullptr;
   DeviceStats device_stats_;
   ibv_comp_channel* completion_channel_ = nullptr;
@@ -399,7 +437,9 @@ class EagerChannel {
   int max_cqe_ = 0;
   uint64_t sends_reserved_ = 0;
   Status ReserveCompletions(uint32_t send_entries);
-  RcQpOptions qp_options_;           // what every QP is created with (Grow makes more)
+  RcQpOptions qp_options_;  // what every QP is created with (Grow makes more)
+  // QPs of closed pairs, in the RESET state, for the next peers that need one (Close).
+  std::vector<std::unique_ptr<RcQp>> spare_qps_;
   uint32_t max_inline_ = 0;          // header included
   std::vector<uint32_t> free_send_;  // a stack of free send slot indices
   std::vector<Peer> peers_;          // indexed by rank; this rank's entry unused

@@ -116,6 +116,15 @@ StatusOr<std::unique_ptr<RcQp>> RcQp::Create(VerbsContext& context, const RcQpOp
 
 RcQp::~RcQp() { ibv_destroy_qp(qp_); }
 
+Status RcQp::Reset() {
+  ibv_qp_attr attr;
+  std::memset(&attr, 0, sizeof(attr));
+  attr.qp_state = IBV_QPS_RESET;
+  if (int rc = ibv_modify_qp(qp_, &attr, IBV_QP_STATE); rc != 0) return ModifyFailed("RESET", rc);
+  psn_ = std::random_device()() & 0xffffff;
+  return Status::Ok();
+}
+
 QpAddress RcQp::address() const {
   QpAddress a;
   a.lid = context_.port_attr().lid;

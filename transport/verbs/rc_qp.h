@@ -76,6 +76,9 @@ class RcQp {
   // the context's buffer.
   QpAddress address() const;
   Status Connect(const QpAddress& remote, const RcTiming& timing = {});
+  // Back to the RESET state, for another peer: its send queue must be empty (drained: every
+  // request completed and polled). A new random first PSN, as a new QP would have.
+  Status Reset();
 
   // Work requests on ranges of the context's buffer. Every send is signaled.
   Status PostSend(uint64_t wr_id, size_t offset, size_t length);
