@@ -131,6 +131,15 @@ constexpr SettingSpec kSettings[] = {
         .max = int64_t{1} << 30,
     },
     {
+        .name = "RFT_VERBS_CLOSE_IDLE",
+        .kind = Kind::kBool,
+        .default_text = "y",
+        .doc = "When a pair needs a place for verbs and none is free (RFT_VERBS_PEERS), the "
+               "least recently used idle pair closes its QPs, with both ends agreeing, and "
+               "talks through UCX from then on: its place goes to the new pair. n: the new "
+               "pair talks through UCX instead.",
+    },
+    {
         .name = "RFT_REGISTRATION_CACHE",
         .kind = Kind::kSize,
         .default_text = "1g",

@@ -56,6 +56,10 @@ int Revocation(transport::Bootstrap& job, transport::DataPlane& plane);
 // messages intact and in order.
 int OnDemand(transport::Bootstrap& job, transport::DataPlane& plane);
 int WorkingSet(transport::Bootstrap& job, transport::DataPlane& plane);
+// The same with idle pairs closing to give their place to a pair that needs one.
+int GiveBack(transport::Bootstrap& job, transport::DataPlane& plane);
+// Both ends of a pair asking each other to close at once.
+int GiveBackCrossing(transport::Bootstrap& job, transport::DataPlane& plane);
 
 }  // namespace rft::testing
 

@@ -321,7 +321,7 @@ int MalformedInput(DataPlane& plane, uint32_t job_token) {
                    32, 4, DecodeError::kUnknownType});
   cases.push_back({"context", with([](WireHeader& h) { h.context_id = 1u << 30; }), 32, 4,
                    DecodeError::kUnknownContext});
-  // The verbs backend's connection messages (docs/wire_format.md, types 6 to 8): never from
+  // The verbs backend's connection messages (docs/wire_format.md, types 6 to 12): never from
   // this process itself, and a request carries nothing.
   cases.push_back({"verbs request with a payload",
                    with([](WireHeader& h) { h.type = transport::MessageType::kVerbsAsk; }), 32, 4,
@@ -329,6 +329,14 @@ int MalformedInput(DataPlane& plane, uint32_t job_token) {
   cases.push_back({"verbs refusal with a payload",
                    with([](WireHeader& h) { h.type = transport::MessageType::kVerbsRefuse; }), 32,
                    4, DecodeError::kBadPayload});
+  // A verbs pair's close (types 9 to 12) carries nothing, and fits only where a close stands.
+  for (transport::MessageType type :
+       {transport::MessageType::kVerbsClose, transport::MessageType::kVerbsStay,
+        transport::MessageType::kVerbsClosing, transport::MessageType::kVerbsClosed}) {
+    cases.push_back({"verbs close message with a payload",
+                     with([type](WireHeader& h) { h.type = type; }), 32, 4,
+                     DecodeError::kBadPayload});
+  }
   cases.push_back({"verbs address of 4 bytes",
                    with([](WireHeader& h) { h.type = transport::MessageType::kVerbsAddress; }), 32,
                    4, DecodeError::kBadPayload});

@@ -157,4 +157,127 @@ int WorkingSet(Bootstrap& job, DataPlane& plane) {
   return 0;
 }
 
+// RFT_VERBS_PEERS=1 with idle pairs giving their place back (docs/verbs.md, "Giving a place
+// back"):
+// 1. Pairs 0-3 and 1-2 connect (the one place of each rank).
+// 2. Ranks 0 and 1 exchange a small and a large message each way. Each needs a place: rank 0
+//    asks rank 3 to close their idle pair, rank 1 asks rank 2, and both agree (they only wait
+//    to receive). Then 0 and 1 connect in the places that came back. Each of them also sends its
+//    old partner a small and a large message right after asking: queued during the close, they
+//    go through UCX after it, in order.
+// 3. The closed pairs talk through UCX, the new ones through verbs; each rank closed one pair.
+// 4. Rank 1 announces a large message to rank 0, which does not receive it yet; rank 0 then
+//    needs a place for rank 2 and asks rank 1 to close: busy (rank 0 may still read that
+//    message), rank 1 refuses (kVerbsStay), rank 2 is refused a QP, and the large message
+//    arrives through the QPs that stayed.
+// 5. Every rank sends every other one a small and a large message at once: closes asked for,
+//    refused (kVerbsStay), crossing, and pairs left on UCX, whichever happens, lose nothing and
+//    keep every pair's order; no rank holds more than its one QP.
+int GiveBack(Bootstrap& job, DataPlane& plane) {
+  CHECK(job.size() == 4, "give-back needs n = 4, not " << job.size());
+  CHECK(plane.options().verbs_peers == 1 && plane.options().verbs_close_idle,
+        "give-back needs RFT_VERBS_PEERS=1 and RFT_VERBS_CLOSE_IDLE on");
+  const Rank me = job.rank();
+  const Rank first = 3 - me;                           // 0-3 and 1-2
+  const Rank second = me < 2 ? 1 - me : kInvalidRank;  // 0-1
+  if (int rc = Exchange(plane, {first}, {first}); rc != 0) return rc;
+  CHECK(plane.verbs_qp_count() == 1, plane.verbs_qp_count() << " QPs after step 1");
+  CHECK_OK(job.Fence(false));
+  if (second != kInvalidRank) {
+    if (int rc = Exchange(plane, {second, first}, {second}); rc != 0) return rc;
+  } else {
+    if (int rc = Exchange(plane, {}, {first}); rc != 0) return rc;
+  }
+  // The end that agreed closes its QP once kVerbsClosed comes: it may still be draining.
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (plane.verbs_pairs_closed() == 0 || plane.UsesVerbsTo(first)) {
+    CHECK(std::chrono::steady_clock::now() < limit,
+          "the pair with rank " << first << " did not close within 30 s");
+    plane.Progress();
+  }
+  CHECK(plane.verbs_pairs_closed() == 1, plane.verbs_pairs_closed() << " pairs closed");
+  if (second != kInvalidRank) {
+    CHECK(plane.UsesVerbsTo(second), "rank " << second << " is not reached by verbs");
+  }
+  const uint32_t expected_qps = second != kInvalidRank ? 1 : 0;
+  CHECK(plane.verbs_qp_count() == expected_qps,
+        plane.verbs_qp_count() << " QPs after step 2, expected " << expected_qps);
+  std::printf("give-back step 2 ok rank=%u closed with %u qps=%u\n", me, first,
+              plane.verbs_qp_count());
+  CHECK_OK(job.Fence(false));
+  // Step 4: rank 1 announces a large message to rank 0 (its descriptor goes on the QP, and rank
+  // 0 does not receive it yet), so when rank 0 asks it to close, to make a place for rank 2,
+  // rank 1 is busy and says so. Rank 2 is then refused, and the pair 0-1 keeps its QPs: the
+  // large message arrives through them.
+  const std::vector<char> held = LargeFor(plane, 1, 0);
+  if (me == 1) {
+    Request* send = nullptr;
+    CHECK_OK(plane.Isend(held.data(), held.size(), 0, kTag + 1, kContext, &send));
+    CHECK_OK(job.Fence(false));
+    MessageStatus status;
+    CHECK_OK(plane.Wait(&send, &status, Deadline::After(std::chrono::seconds(60))));
+  } else {
+    CHECK_OK(job.Fence(false));
+  }
+  if (me == 0 || me == 2) {
+    if (int rc = Exchange(plane, {2 - me}, {2 - me}); rc != 0) return rc;
+  }
+  if (me == 0) {
+    CHECK(plane.verbs_closes_refused() == 1,
+          plane.verbs_closes_refused() << " requests to close refused, expected 1 (rank 1's)");
+    CHECK(plane.UsesVerbsTo(1) && !plane.UsesVerbsTo(2),
+          "rank 1 " << (plane.UsesVerbsTo(1) ? "is" : "is not") << " and rank 2 "
+                    << (plane.UsesVerbsTo(2) ? "is" : "is not") << " reached by verbs");
+    std::vector<char> in(held.size() + 1);
+    MessageStatus status;
+    CHECK_OK(plane.Recv(in.data(), in.size(), 1, kTag + 1, kContext, &status));
+    CHECK(status.count == held.size() && std::equal(held.begin(), held.end(), in.begin()),
+          "rank 1's held message: " << status.count << " bytes, or corrupt");
+    std::printf("give-back step 4 ok rank=0 refused=%llu\n",
+                static_cast<unsigned long long>(plane.verbs_closes_refused()));
+  }
+  CHECK_OK(job.Fence(false));
+  // Step 5.
+  std::vector<Rank> others;
+  for (Rank peer = 0; peer < 4; ++peer) {
+    if (peer != me) others.push_back(peer);
+  }
+  if (int rc = Exchange(plane, others, others); rc != 0) return rc;
+  CHECK(plane.verbs_qp_count() <= 1, plane.verbs_qp_count() << " QPs, expected at most 1");
+  std::printf("give-back ok rank=%u closed=%llu qps=%u\n", me,
+              static_cast<unsigned long long>(plane.verbs_pairs_closed()), plane.verbs_qp_count());
+  return 0;
+}
+
+// RFT_VERBS_PEERS=1, both ends of a pair needing its place at once (docs/verbs.md, "Giving a
+// place back"): pairs 0-1 and 2-3 connect; then, all at once after a fence, pairs 0-2 and 1-3
+// exchange a small and a large message each way. Every rank asks its partner to close, and
+// requests cross or are answered first, whichever the timing makes: a rank that agreed to a
+// close waits for the place that close frees instead of refusing its new pair. Each rank ends
+// with one pair closed and one QP, for its new partner, and every message arrives in order.
+int GiveBackCrossing(Bootstrap& job, DataPlane& plane) {
+  CHECK(job.size() == 4, "give-back-crossing needs n = 4, not " << job.size());
+  CHECK(plane.options().verbs_peers == 1 && plane.options().verbs_close_idle,
+        "give-back-crossing needs RFT_VERBS_PEERS=1 and RFT_VERBS_CLOSE_IDLE on");
+  const Rank me = job.rank();
+  const Rank first = me ^ 1u;   // 0-1 and 2-3
+  const Rank second = me ^ 2u;  // 0-2 and 1-3
+  if (int rc = Exchange(plane, {first}, {first}); rc != 0) return rc;
+  CHECK_OK(job.Fence(false));
+  if (int rc = Exchange(plane, {second}, {second}); rc != 0) return rc;
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (plane.UsesVerbsTo(first)) {
+    CHECK(std::chrono::steady_clock::now() < limit,
+          "the pair with rank " << first << " did not close within 30 s");
+    plane.Progress();
+  }
+  CHECK(plane.verbs_pairs_closed() == 1 && plane.UsesVerbsTo(second) && plane.verbs_qp_count() == 1,
+        plane.verbs_pairs_closed()
+            << " pairs closed, " << plane.verbs_qp_count() << " QPs, rank " << second
+            << (plane.UsesVerbsTo(second) ? " is" : " is not") << " reached by verbs");
+  std::printf("give-back-crossing ok rank=%u closed with %u qps=%u verbs to %u\n", me, first,
+              plane.verbs_qp_count(), second);
+  return 0;
+}
+
 }  // namespace rft::testing

@@ -17,6 +17,9 @@
 //   working-set  (n = 4, verbs, RFT_VERBS_PEERS=1) a pair one of whose ends has no place left
 //                is refused and talks through UCX: queued small and large messages arrive, in
 //                order (dataplane_verbs_links.cc, as on-demand)
+//   give-back    (n = 4, verbs, RFT_VERBS_PEERS=1) idle pairs close by agreement to give their
+//                place to pairs that need one; nothing is lost or reordered (the same file)
+//   give-back-crossing (n = 4, as give-back) both ends of a pair asking each other to close
 //   teardown     (n = 2) rank 0 destroys its data plane with operations in flight to a
 //                stopped rank 1: it returns within its bound, without aborting
 //   read-death   (n = 2; rftrun --ft) a receive that matches the rendezvous request of a
@@ -486,7 +489,8 @@ int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   if (argc < 2)
     return Fail(
-        "usage: rules | mesh | cma-done | reg-cache | on-demand | working-set | read-death | "
+        "usage: rules | mesh | cma-done | reg-cache | on-demand | working-set | give-back | "
+        "give-back-crossing | read-death | "
         "teardown | "
         "failure --victim V");
   const std::string mode = argv[1];
@@ -536,6 +540,10 @@ int main(int argc, char** argv) {
     rc = OnDemand(job, plane);
   } else if (mode == "working-set") {
     rc = WorkingSet(job, plane);
+  } else if (mode == "give-back") {
+    rc = GiveBack(job, plane);
+  } else if (mode == "give-back-crossing") {
+    rc = GiveBackCrossing(job, plane);
   } else if (mode == "read-death") {
     rc = ReadFromTheDead(job, plane);
     if (rc == 0) return 0;  // rank 1 is gone: no final fence
@@ -543,7 +551,8 @@ int main(int argc, char** argv) {
     return Teardown(job, bare_plane);
   } else {
     return Fail(
-        "usage: rules | mesh | cma-done | reg-cache | on-demand | working-set | read-death | "
+        "usage: rules | mesh | cma-done | reg-cache | on-demand | working-set | give-back | "
+        "give-back-crossing | read-death | "
         "teardown | "
         "failure --victim V");
   }

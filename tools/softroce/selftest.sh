@@ -336,7 +336,33 @@ check_binary dataplane-verbs-working-set 0 \
     '^\[1\] working-set ok rank=1 qps=1 partner=2$' '^\[2\] working-set ok rank=2 qps=1 partner=1$' \
     '^\[3\] working-set ok rank=3 qps=1 partner=0$')" \
   "$dataplane_bins" \
-  "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1; rftrun -n 4 dataplane_worker working-set"
+  "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 RFT_VERBS_CLOSE_IDLE=n; rftrun -n 4 dataplane_worker working-set"
+# The same with idle pairs giving their place back (docs/verbs.md, "Giving a place back"): ranks
+# 0 and 1 each close their idle pair by agreement and connect in the places that came back;
+# what each sent its old partner during the close arrives through UCX, in order; a busy pair
+# refuses to close (rank 1 announced a large message rank 0 has not read); then every rank sends
+# every other one at once, and nothing is lost or reordered.
+check_binary dataplane-verbs-give-back 0 \
+  "$(printf '%s\n' '^\[0\] give-back step 2 ok rank=0 closed with 3 qps=1$' \
+    '^\[1\] give-back step 2 ok rank=1 closed with 2 qps=1$' \
+    '^\[2\] give-back step 2 ok rank=2 closed with 1 qps=0$' \
+    '^\[3\] give-back step 2 ok rank=3 closed with 0 qps=0$' \
+    '^\[0\] give-back step 4 ok rank=0 refused=1$' \
+    '^\[0\] give-back ok rank=0 closed=[1-9][0-9]* qps=[01]$' \
+    '^\[1\] give-back ok rank=1 closed=[1-9][0-9]* qps=[01]$' \
+    '^\[2\] give-back ok rank=2 closed=[1-9][0-9]* qps=[01]$' \
+    '^\[3\] give-back ok rank=3 closed=[1-9][0-9]* qps=[01]$')" \
+  "$dataplane_bins" \
+  "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1; rftrun -n 4 dataplane_worker give-back"
+# Both ends of a pair asking each other to close at once (pairs 0-1 and 2-3 connect, then 0-2
+# and 1-3 talk, all at once): the lower rank answers, and every rank ends with its new partner.
+check_binary dataplane-verbs-give-back-crossing 0 \
+  "$(printf '%s\n' '^\[0\] give-back-crossing ok rank=0 closed with 1 qps=1 verbs to 2$' \
+    '^\[1\] give-back-crossing ok rank=1 closed with 0 qps=1 verbs to 3$' \
+    '^\[2\] give-back-crossing ok rank=2 closed with 3 qps=1 verbs to 0$' \
+    '^\[3\] give-back-crossing ok rank=3 closed with 2 qps=1 verbs to 1$')" \
+  "$dataplane_bins" \
+  "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1; rftrun -n 4 dataplane_worker give-back-crossing"
 # The rendezvous's registration cache: buffers sent from and received into again are found
 # registered; unmapped and mapped again at the same address, they are registered anew (the
 # contents are checked, so a stale registration fails the check).
@@ -576,6 +602,17 @@ sanitizer_check asan-control-verbs-ring-repair 137 \
     '^\[0\] .* control messages by SEND to rank 3 on demand: ')" \
   detector_worker "$detector_env RFT_CONTROL_SOCKETS=n" \
   "--ft -n 6 --timeout 300 detector_worker fault kill --victim 1,2 --writes"
+# Pairs closing to give their place back (dataplane-verbs-give-back above), under ASan and TSan.
+sanitizer_check asan-dataplane-verbs-give-back 0 \
+  "$(printf '%s\n' '^\[0\] give-back step 4 ok rank=0 refused=1$' \
+    '^\[0\] give-back ok rank=0 closed=1 qps=1$' '^\[3\] give-back ok rank=3 closed=1 qps=1$')" \
+  dataplane_worker "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1" \
+  "-n 4 --timeout 300 dataplane_worker give-back"
+sanitizer_check tsan-dataplane-verbs-give-back-crossing 0 \
+  "$(printf '%s\n' '^\[0\] give-back-crossing ok rank=0 closed with 1 qps=1 verbs to 2$' \
+    '^\[3\] give-back-crossing ok rank=3 closed with 2 qps=1 verbs to 1$')" \
+  dataplane_worker "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1" \
+  "-n 4 --timeout 300 dataplane_worker give-back-crossing"
 sanitizer_check asan-dataplane-verbs-failure 0 \
   "$(printf '%s\n' '^\[0\] failure completed in .* survivors ok without rank 1$' \
     '^\[3\] failure completed in .* survivors ok without rank 1$')" \

@@ -60,6 +60,18 @@ ucs_status_t DataPlane::OnActiveMessage(void* arg, const void* header, size_t he
       case MessageType::kVerbsRefuse:
         self->HandleVerbsRefuse(decoded, bytes);
         break;
+      case MessageType::kVerbsClose:
+        self->HandleVerbsClose(decoded, bytes);
+        break;
+      case MessageType::kVerbsStay:
+        self->HandleVerbsStay(decoded, bytes);
+        break;
+      case MessageType::kVerbsClosing:
+        self->HandleVerbsClosing(decoded, bytes);
+        break;
+      case MessageType::kVerbsClosed:
+        self->HandleVerbsClosed(decoded, bytes);
+        break;
       case MessageType::kRevoke:
         // Handled at the end of this Progress, in order with the control plane's news (this is
         // the data-plane thread: no wake-up needed).

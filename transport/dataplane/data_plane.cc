@@ -55,6 +55,9 @@ StatusOr<DataPlane::Options> DataPlane::OptionsFromConfig(const Bootstrap& job) 
   auto verbs_peers = config::GetInt("RFT_VERBS_PEERS");
   if (!verbs_peers.ok()) return verbs_peers.status();
   options.verbs_peers = static_cast<uint32_t>(*verbs_peers);
+  auto close_idle = config::GetBool("RFT_VERBS_CLOSE_IDLE");
+  if (!close_idle.ok()) return close_idle.status();
+  options.verbs_close_idle = *close_idle;
   return options;
 }
 

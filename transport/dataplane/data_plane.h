@@ -59,6 +59,10 @@
 #include "transport/wire/rendezvous.h"
 #include "transport/wire/wire_header.h"
 
+namespace rft::verbs {
+struct QpAddress;
+}  // namespace rft::verbs
+
 namespace rft::transport {
 
 enum class ProgressMode : uint8_t {
@@ -81,6 +85,7 @@ enum class NetworkTransport : uint8_t {
 };
 
 struct VerbsPath;  // verbs_path.h: the data plane's verbs backend
+enum class PlaceWait : uint8_t;
 
 class DataPlane : private ucx::PeerFailureSink {
  public:
@@ -100,6 +105,9 @@ class DataPlane : private ucx::PeerFailureSink {
     // The most peers connected through verbs at once, 0 for every peer (RFT_VERBS_PEERS): a
     // pair beyond it talks through UCX.
     uint32_t verbs_peers = 0;
+    // With every place held, a pair that needs one closes the least recently used idle pair
+    // and takes its place (RFT_VERBS_CLOSE_IDLE; docs/verbs.md, "Giving a place back").
+    bool verbs_close_idle = true;
     // Context ids are below this (the API layer allocates them densely); messages for a
     // larger id are dropped and counted.
     uint32_t max_contexts = 65536;
@@ -165,8 +173,13 @@ class DataPlane : private ucx::PeerFailureSink {
     uint64_t invalidations = 0;
   };
   RegistrationCounts registration_counts() const;
-  // The verbs QPs this process has made so far (0 without verbs): one per peer it talked to.
+  // The verbs QPs this process holds (0 without verbs): one per peer it talks to through
+  // verbs, less those whose pair closed to give its place to another (docs/verbs.md).
   uint32_t verbs_qp_count() const;
+  // Pairs whose QPs closed by agreement at this end (a place given back), and requests to
+  // close that the other end refused because it was busy (kVerbsStay).
+  uint64_t verbs_pairs_closed() const;
+  uint64_t verbs_closes_refused() const;
 
   // Starts sending `bytes` bytes at `buffer` to `dest` with `tag` (>= 0) in `context_id`. The
   // buffer must stay untouched until the request completes. A failed `dest` gives a request
@@ -595,6 +608,47 @@ class DataPlane : private ucx::PeerFailureSink {
   void VerbsAwake();
   // Before the requests are abandoned: the QPs, then every registration still held.
   void CloseVerbs();
+
+  // Giving a place back (verbs_close.cc; docs/verbs.md, "Giving a place back"). `peer` needs a
+  // place and none is free: it waits for one (`then` says what to do when it comes; `address`
+  // is kept for kConnect) while the least recently used idle pair closes, if there is one.
+  // False when none can close: the caller refuses the pair instead.
+  bool WaitForPlace(Rank peer, PlaceWait then, const verbs::QpAddress* address);
+  // Asks the least recently used connected pair that is idle at this end to close (kVerbsClose)
+  // unless a close is under way here already: false when there is none to ask.
+  bool AskIdlePairToClose();
+  // Nothing of `peer`'s pair is in flight at this end: no send of this end that the peer
+  // will read by RDMA READ, no READ of the peer's memory, and (`queue_too`) nothing waiting in
+  // the direct queue.
+  bool VerbsPairIdle(Rank peer, bool queue_too) const;
+  // Posts a close message (kVerbsClose, kVerbsStay, kVerbsClosing) on `peer`'s QP, or keeps it
+  // for Progress when no credit is free; kVerbsClosing quiets the QP once posted.
+  void PostVerbsCloseMessage(Rank peer, MessageType type);
+  bool TryPostVerbsCloseMessage(Rank peer, MessageType type);
+  void HandleVerbsClose(const WireHeader& header, std::span<const std::byte> payload);
+  void HandleVerbsStay(const WireHeader& header, std::span<const std::byte> payload);
+  void HandleVerbsClosing(const WireHeader& header, std::span<const std::byte> payload);
+  void HandleVerbsClosed(const WireHeader& header, std::span<const std::byte> payload);
+  // Answers kVerbsClosing: the QP is quiet once it is posted.
+  void AgreeToClose(Rank peer);
+  // `peer`'s kVerbsClose was not answered the way this end asked: the pair goes on.
+  void CloseRefused(Rank peer);
+  // The channel ended the close of `peer`'s QP: the asker sends kVerbsClosed, and both ends
+  // move the pair to UCX; a waiting pair takes the place.
+  void OnVerbsPairClosed(Rank peer);
+  // A close of `peer`'s pair is under way at this end (asked or agreed to): its place will
+  // come free, so a pair that needs one waits for it. Ended by the close, a refusal, or the
+  // peer's failure.
+  void MarkCloseUnderWay(Rank peer);
+  void EndCloseUnderWay(Rank peer);
+  // Connects to the lower rank's offered `address` (kAwaitGreeting) and answers with this
+  // rank's; refuses the pair when the channel cannot.
+  void ConnectOfferedQp(Rank source, const verbs::QpAddress& address);
+  // `peer` no longer waits for a place (it failed, or the pair was refused).
+  void ForgetVerbsWaiter(Rank peer);
+  // Progress's part: close messages that waited for a credit, and pairs waiting for a place
+  // that is free now (or, when none is left to close, refused).
+  void ProgressVerbsCloses();
 
   // Waits until `ready()` or the deadline; progresses (and sleeps in block mode) meanwhile.
   template <class Ready>

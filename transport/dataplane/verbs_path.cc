@@ -86,7 +86,8 @@ Status DataPlane::OpenVerbs() {
   config.slot_size = (options_.eager_limit + kWireHeaderSize + 63) / 64 * 64;
   config.qps_on_demand = true;  // only for the peers this process talks to (StartVerbsLink)
   config.max_places = options_.verbs_peers;  // beyond them, pairs stay on UCX (RefuseVerbsLink)
-  auto on_message = [this](Rank, std::span<const std::byte> message) {
+  auto on_message = [this](Rank source, std::span<const std::byte> message) {
+    verbs_->last_used[source] = ++verbs_->tick;  // the least recently used pair closes first
     // What a UCX active message with the header first carries: the same receive path
     // (unexpected data is copied out, since the slot goes back).
     ucp_am_recv_param_t param{};
@@ -103,6 +104,7 @@ Status DataPlane::OpenVerbs() {
   if (!channel.ok()) return unavailable(channel.status().message());
   path->channel = std::move(*channel);
   path->channel->set_read_callback([this](uint32_t token, bool ok) { OnVerbsRead(token, ok); });
+  path->channel->set_closed_callback([this](Rank peer) { OnVerbsPairClosed(peer); });
   path->channel_size = size_;
   path->read_size =
       std::min<uint64_t>(options_.verbs_read_size, path->context->port_attr().max_msg_sz);
@@ -203,6 +205,8 @@ Status DataPlane::ConnectVerbs(const std::vector<RecordPrefix>& records,
   }
   if (verbs_ == nullptr) return Status::Ok();
   verbs_->links.assign(size_, VerbsLink::kIdle);
+  verbs_->last_used.assign(size_, 0);
+  verbs_->closing_here.assign(size_, false);
   // A pair connects when one of its ranks first sends (StartVerbsLink), and the greeting keeps
   // either end from sending on its QP before the other is ready. A replacement's parents are
   // connected the same way; they took it in before the merge let anyone send (JoinVerbs).
@@ -228,6 +232,8 @@ void DataPlane::JoinVerbs(uint32_t old_size, const std::vector<RecordPrefix>& re
   // Without verbs here, this record offered none: the replacements talk to this rank by UCX.
   if (verbs_ == nullptr) return;
   verbs_->links.resize(size_, VerbsLink::kIdle);
+  verbs_->last_used.resize(size_, 0);
+  verbs_->closing_here.resize(size_, false);
   RankSet joining;
   for (Rank r = old_size; r < size_; ++r) {
     if (!unreachable.Contains(r) && (records[r - old_size].flags & kVerbs) != 0) joining.Insert(r);
@@ -263,6 +269,7 @@ void DataPlane::FailVerbsLink(Rank peer, const Status& why) {
 void DataPlane::StartVerbsLink(Rank peer) {
   if (rank_ < peer) return OfferVerbsAddress(peer);
   if (!verbs_->channel->has_place_for(peer)) {
+    if (WaitForPlace(peer, PlaceWait::kAsk, nullptr)) return;
     return RefuseVerbsLink(
         peer, ArgError("no place left in the receive queue: all " +
                        std::to_string(verbs_->channel->places()) + " are held by live peers"));
@@ -272,6 +279,9 @@ void DataPlane::StartVerbsLink(Rank peer) {
 }
 
 void DataPlane::OfferVerbsAddress(Rank peer) {
+  if (!verbs_->channel->has_place_for(peer) && WaitForPlace(peer, PlaceWait::kOffer, nullptr)) {
+    return;
+  }
   verbs_->links[peer] = VerbsLink::kOffered;
   if (Status opened = verbs_->channel->Open(peer); !opened.ok()) {
     if (opened.code() != RFT_ERR_PROC_FAILED) RefuseVerbsLink(peer, opened);
@@ -293,6 +303,7 @@ bool DataPlane::StayOnUcx(Rank peer) {
     return false;
   }
   verbs_->links[peer] = VerbsLink::kRefused;
+  ForgetVerbsWaiter(peer);
   // Not now: this may run inside a send to `peer`, which queues its message after returning.
   verbs_->moving.push_back(peer);
   return true;
@@ -447,11 +458,22 @@ void DataPlane::HandleVerbsAddress(const WireHeader& header, std::span<const std
                  verbs_->channel->qp_count());
     return;
   }
-  // A lower rank's offer (asked for or not): connected now, this rank's address back, and the
-  // first message waits for its greeting. Without a place (or a QP) here, the lower rank is
-  // refused, and withdraws its QP: nothing has gone on either.
+  // A lower rank's offer (asked for or not). Without a place here, it waits for one while an
+  // idle pair closes (verbs_close.cc), if one can.
+  if (!verbs_->channel->has_place_for(source) &&
+      WaitForPlace(source, PlaceWait::kConnect, &*address)) {
+    return;
+  }
+  ForgetVerbsWaiter(source);  // it waited to ask for this address
+  ConnectOfferedQp(source, *address);
+}
+
+void DataPlane::ConnectOfferedQp(Rank source, const verbs::QpAddress& address) {
+  // Connected now, this rank's address back, and the first message waits for its greeting.
+  // Without a place (or a QP) here, the lower rank is refused, and withdraws its QP: nothing
+  // has gone on either.
   Status connected =
-      verbs_->channel->Connect(source, *address, verbs::EagerChannel::Handshake::kAwaitGreeting);
+      verbs_->channel->Connect(source, address, verbs::EagerChannel::Handshake::kAwaitGreeting);
   if (!connected.ok()) {
     if (connected.code() != RFT_ERR_PROC_FAILED) RefuseVerbsLink(source, connected);
     return;
@@ -467,13 +489,18 @@ bool DataPlane::VerbsWrite(Rank peer, std::span<const std::byte> first,
   // Only a message on the wire counts as written: one the channel queued would go out only from
   // a later Progress, and the done message of a receive that completed meanwhile would wait for
   // a receiver that may have blocked outside rft (a fence), holding the sender's send.
-  if (!verbs_->channel->ready(peer)) [[unlikely]] {
-    // Not connected yet: the message waits in the direct queue until the greeting.
+  if (verbs_->links[peer] != VerbsLink::kConnected || !verbs_->channel->ready(peer)) [[unlikely]] {
+    // Not connected yet: the message waits in the direct queue until the greeting. The same
+    // while the pair closes (verbs_close.cc): it then goes through UCX.
     if (verbs_->links[peer] == VerbsLink::kIdle) StartVerbsLink(peer);
     return false;
   }
   StatusOr<verbs::SendResult> sent = verbs_->channel->SendNow(peer, first, second);
-  if (sent.ok()) return *sent == verbs::SendResult::kPosted;
+  if (sent.ok()) {
+    if (*sent != verbs::SendResult::kPosted) return false;
+    verbs_->last_used[peer] = ++verbs_->tick;
+    return true;
+  }
   if (sent.status().code() != RFT_ERR_PROC_FAILED) {
     // The path to it broke in a way no retry mends: fail-stop, as for a broken connection.
     RFT_LOG_ERROR("verbs send to rank %u: %s; it is reported failed", peer,
@@ -623,6 +650,14 @@ void DataPlane::AbandonVerbsRead(Request* request) {
 
 unsigned DataPlane::ProgressVerbs() {
   VerbsPath& path = *verbs_;
+  StatusOr<int> handled = path.channel->Progress();
+  if (!handled.ok()) {
+    // Only a peer that broke the channel's protocol gets here; the channel named it.
+    RFT_LOG_ERROR("verbs: %s", handled.status().ToString().c_str());
+    return 0;
+  }
+  // After the channel's completions: a pair that closed in them moves at once (its
+  // kVerbsClosed went first).
   if (!path.moving.empty()) [[unlikely]] {
     std::vector<Rank> moving;
     moving.swap(path.moving);
@@ -631,11 +666,8 @@ unsigned DataPlane::ProgressVerbs() {
       if (!path.channel->failed(peer) && !endpoints_->failed(peer)) MoveToUcx(peer);
     }
   }
-  StatusOr<int> handled = path.channel->Progress();
-  if (!handled.ok()) {
-    // Only a peer that broke the channel's protocol gets here; the channel named it.
-    RFT_LOG_ERROR("verbs: %s", handled.status().ToString().c_str());
-    return 0;
+  if (!path.unposted.empty() || path.review_waiters) [[unlikely]] {
+    ProgressVerbsCloses();
   }
   if (!path.read_backlog.empty()) [[unlikely]] {
     std::vector<uint32_t> waiting;
@@ -655,6 +687,10 @@ unsigned DataPlane::ProgressVerbs() {
 void DataPlane::DisconnectVerbs(Rank peer) {
   if (peer >= verbs_->channel_size) return;
   verbs_->channel->Disconnect(peer);
+  // Its place is free (Disconnect), and a close it was asked for will not end.
+  EndCloseUnderWay(peer);
+  ForgetVerbsWaiter(peer);
+  verbs_->review_waiters = true;
   // Reads waiting for room stop here; what they have in flight ends as flushed, and the last
   // completion ends them (at once when none is in flight).
   std::vector<uint32_t> stopped;
@@ -671,7 +707,9 @@ void DataPlane::DisconnectVerbs(Rank peer) {
 }
 
 bool DataPlane::VerbsReadyToSleep() {
-  if (!verbs_->moving.empty()) return false;  // queued messages to move to UCX (Progress)
+  // Queued messages to move to UCX, or waiters to look at (Progress). Close messages waiting
+  // for a credit need no poll: the credit comes with a completion, which wakes the process.
+  if (!verbs_->moving.empty() || verbs_->review_waiters) return false;
   StatusOr<bool> idle = verbs_->channel->ArmForSleep();
   if (!idle.ok()) {
     RFT_LOG_ERROR("verbs: %s", idle.status().ToString().c_str());

@@ -8,14 +8,17 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "base/rank_set.h"
 #include "transport/dataplane/request.h"
 #include "transport/verbs/eager_channel.h"
+#include "transport/verbs/qp_address.h"
 #include "transport/verbs/registration_cache.h"
 #include "transport/verbs/verbs_context.h"
 #include "transport/wire/rendezvous.h"
+#include "transport/wire/wire_header.h"
 
 namespace rft::transport {
 
@@ -42,6 +45,26 @@ enum class VerbsLink : uint8_t {
   kOffered,    // the lower rank sent its address, and waits for the higher one's
   kConnected,  // the QP is connected (ready once greeted: EagerChannel::ready)
   kRefused,    // one end had no place for the other: the pair talks through UCX
+  // Giving a place back (docs/verbs.md, verbs_close.cc):
+  kWaitingPlace,     // this end needs a place for the pair; its next step waits for one
+  kCloseAsked,       // this end asked to close the QP (kVerbsClose); messages to it wait
+  kCloseAnswered,    // this end agreed (kVerbsClosing) and waits for kVerbsClosed
+  kClosingAsker,     // the QP is closing here (EagerChannel::Close); kVerbsClosed goes after
+  kClosingAnswerer,  // the same at the end that agreed
+  kClosed,           // closed by agreement: the pair talks through UCX
+};
+
+// What a pair waiting for a place does once one is free.
+enum class PlaceWait : uint8_t {
+  kAsk,      // ask the lower rank for its address (StartVerbsLink)
+  kOffer,    // make a QP and offer its address (OfferVerbsAddress)
+  kConnect,  // connect to the lower rank's address, kept meanwhile, and answer it
+};
+
+struct PlaceWaiter {
+  Rank peer;
+  PlaceWait then;
+  verbs::QpAddress address;  // for kConnect
 };
 
 struct VerbsPath {
@@ -62,6 +85,22 @@ struct VerbsPath {
   std::vector<uint32_t> read_backlog;
   // Peers refused a QP (at either end), whose queued messages Progress moves to UCX.
   std::vector<Rank> moving;
+  // Giving a place back (verbs_close.cc). A tick per message to or from each peer, for the
+  // least recently used pair; the pairs waiting for a place, oldest first; the pairs whose
+  // close is under way here, asked (one at a time) or agreed to; those that answered kVerbsStay
+  // while the current waiters wait; the close messages that found no credit yet (posted again
+  // by Progress); whether the waiters are to be looked at again (a close ended or was refused,
+  // a peer failed).
+  uint64_t tick = 0;
+  std::vector<uint64_t> last_used;  // [rank]
+  std::vector<PlaceWaiter> waiting;
+  std::vector<bool> closing_here;  // [rank]
+  uint32_t closes_under_way = 0;
+  std::vector<Rank> stayed;
+  std::vector<std::pair<Rank, MessageType>> unposted;
+  bool review_waiters = false;
+  uint64_t pairs_closed = 0;
+  uint64_t closes_refused = 0;
   // Progress calls since the device's asynchronous events were last read (poll mode: nothing
   // wakes the process for them).
   uint32_t calls_since_async = 0;

@@ -57,7 +57,7 @@ DecodeError DecodeHeader(std::span<const std::byte> message, uint64_t payload_si
   if (header.version != kWireVersion) return DecodeError::kBadVersion;
   const uint8_t type = LoadLittleEndian<uint8_t>(message, 1);
   if (type < static_cast<uint8_t>(MessageType::kEager) ||
-      type > static_cast<uint8_t>(MessageType::kVerbsRefuse)) {
+      type > static_cast<uint8_t>(MessageType::kVerbsClosed)) {
     return DecodeError::kUnknownType;
   }
   header.type = static_cast<MessageType>(type);

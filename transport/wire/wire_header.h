@@ -40,6 +40,11 @@ enum class MessageType : uint8_t {
   kVerbsAsk = 7,      // data plane, over UCX: the sender wants the receiver's QP address
   kVerbsRefuse = 8,   // data plane, over UCX: the sender has no place for the receiver; the
                       // pair stays on UCX
+  // A pair's ordered close, giving its places back (docs/verbs.md, "Giving a place back"):
+  kVerbsClose = 9,     // on the pair's QP: the sender asks to close it
+  kVerbsStay = 10,     // on the QP: the receiver of a kVerbsClose is busy; the pair stays
+  kVerbsClosing = 11,  // on the QP: it agrees; the last thing it posts there
+  kVerbsClosed = 12,   // over UCX: the asker closed its QP; the pair talks through UCX
 };
 
 // The protocol that handles a kControl message on the receiving control plane. `flags` of a
