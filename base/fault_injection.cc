@@ -17,7 +17,8 @@
 namespace rft::fault {
 namespace {
 
-constexpr std::array<std::string_view, 2> kPoints = {"spawn.launched", "merge.confirming"};
+constexpr std::array<std::string_view, 4> kPoints = {
+    "spawn.launched", "merge.confirming", "verbs.close.requested", "verbs.close.closing"};
 
 std::mutex g_mutex;
 std::vector<std::pair<std::string, Rank>> g_armed;  // guarded by g_mutex

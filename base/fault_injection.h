@@ -9,6 +9,10 @@
 //                     before it publishes the merge record and their namespace.
 //   merge.confirming  any member of a merged communicator (survivor or replacement), after it
 //                     started its part of the confirming agreement.
+//   verbs.close.requested  a process asked to close a verbs pair's QPs (docs/verbs.md, "Giving
+//                     a place back"), as the request arrives and before it answers.
+//   verbs.close.closing    the process that asked, as the agreement arrives and before it
+//                     closes its QP (the other end waits for kVerbsClosed, its QP quiet).
 #ifndef RFT_BASE_FAULT_INJECTION_H_
 #define RFT_BASE_FAULT_INJECTION_H_
 

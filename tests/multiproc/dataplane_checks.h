@@ -60,6 +60,8 @@ int WorkingSet(transport::Bootstrap& job, transport::DataPlane& plane);
 int GiveBack(transport::Bootstrap& job, transport::DataPlane& plane);
 // Both ends of a pair asking each other to close at once.
 int GiveBackCrossing(transport::Bootstrap& job, transport::DataPlane& plane);
+// A death during a close (n = 3, rftrun --ft, the runtime's registry, RFT_FAULT_INJECT).
+int GiveBackDeath(transport::Bootstrap& job, transport::DataPlane& plane, Rank victim);
 
 }  // namespace rft::testing
 

@@ -280,4 +280,71 @@ int GiveBackCrossing(Bootstrap& job, DataPlane& plane) {
   return 0;
 }
 
+// A death during a pair's close (docs/verbs.md, "Giving a place back"), under rftrun --ft with
+// the runtime's failure registry, RFT_VERBS_PEERS=1 and RFT_FAULT_INJECT naming the victim:
+//   victim 2 at verbs.close.requested: rank 0, which needs a place for rank 1, asks rank 2 to
+//     close their pair; rank 2 dies as the request arrives. Rank 0 waits until the registry
+//     reports rank 2, whose place the failure frees, then connects rank 1.
+//   victim 0 at verbs.close.closing: rank 2 agrees to close and waits, its QP quiet; rank 0
+//     dies as the agreement arrives. Rank 2 goes on once the registry reports rank 0, and then
+//     connects rank 1 in the freed place.
+// Either way what the survivors posted towards the victim completes with RFT_ERR_PROC_FAILED,
+// and the two survivors then talk through verbs.
+int GiveBackDeath(Bootstrap& job, DataPlane& plane, Rank victim) {
+  CHECK(job.size() == 3, "give-back-death needs n = 3, not " << job.size());
+  CHECK(victim == 0 || victim == 2, "give-back-death: the victim is 0 or 2, not " << victim);
+  const Rank me = job.rank();
+  // Step 1: pair 0-2 connects; rank 1 waits.
+  if (me != 1) {
+    if (int rc = Exchange(plane, {2 - me}, {2 - me}); rc != 0) return rc;
+  }
+  CHECK_OK(job.Fence(false));
+  const int32_t tag = kTag + 2;
+  const Rank survivor = 2 - victim;  // the victim's partner in the pair that closes
+  // Nobody sends it: only a failure ends it. The victim waits on its partner, progressing,
+  // until it dies at its point; the others on the victim.
+  const Rank waited = me == victim ? survivor : victim;
+  std::vector<char> never(8);
+  Request* from_waited = nullptr;
+  CHECK_OK(plane.Irecv(never.data(), never.size(), waited, tag, kContext, &from_waited));
+  // Step 2: rank 0 needs a place for rank 1 and asks rank 2; the victim dies in the close.
+  if (me == 0) {
+    if (victim == 2) {
+      if (int rc = Exchange(plane, {1}, {1}); rc != 0) return rc;
+    } else {
+      // Its messages wait for the place; it dies before any leaves.
+      std::vector<char> out = SmallFor(0, 1);
+      Request* send = nullptr;
+      CHECK_OK(plane.Isend(out.data(), out.size(), 1, kTag, kContext, &send));
+      MessageStatus status;
+      (void)plane.Wait(&send, &status, Deadline::After(std::chrono::seconds(60)));
+      return Fail("rank 0 was to die at verbs.close.closing");
+    }
+  }
+  if (me == 1 && victim == 2) {
+    if (int rc = Exchange(plane, {0}, {0}); rc != 0) return rc;
+  }
+  MessageStatus status;
+  const Status ended = plane.Wait(&from_waited, &status, Deadline::After(std::chrono::seconds(60)));
+  CHECK(me != victim, "rank " << me << " was to die in the close");
+  CHECK(ended.code() == RFT_ERR_PROC_FAILED || status.error == RFT_ERR_PROC_FAILED,
+        "a receive from the dead rank " << victim << ": " << ended.ToString() << ", "
+                                        << rft_error_name(status.error));
+  // Step 3: the survivors talk through verbs (victim 2: connected in step 2 already).
+  const Rank other = me == 1 ? survivor : 1;
+  RankSet survivors{me, other};
+  CHECK_OK(job.Fence(false, survivors));
+  if (victim == 0) {
+    if (int rc = Exchange(plane, {other}, {other}); rc != 0) return rc;
+  }
+  CHECK(plane.UsesVerbsTo(other), "rank " << other << " is not reached by verbs");
+  // The new pair's QP, and at the victim's partner the victim's, kept in the error state as
+  // every failed peer's is.
+  const uint32_t qps = me == survivor ? 2 : 1;
+  CHECK(plane.verbs_qp_count() == qps, plane.verbs_qp_count() << " QPs, expected " << qps);
+  std::printf("give-back-death ok rank=%u victim=%u verbs to %u\n", me, victim, other);
+  CHECK_OK(job.Fence(false, survivors));
+  return 0;
+}
+
 }  // namespace rft::testing

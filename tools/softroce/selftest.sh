@@ -363,6 +363,21 @@ check_binary dataplane-verbs-give-back-crossing 0 \
     '^\[3\] give-back-crossing ok rank=3 closed with 2 qps=1 verbs to 1$')" \
   "$dataplane_bins" \
   "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1; rftrun -n 4 dataplane_worker give-back-crossing"
+# A death during a close, at an agreed point (RFT_FAULT_INJECT): the end asked to close dies as
+# the request arrives, or the asker as the agreement arrives (the other end's QP quiet). The
+# survivors' operations on the victim end with RFT_ERR_PROC_FAILED through the registry, the
+# failure frees the place, and the two survivors then talk through verbs (137: rftrun reports
+# the victim's SIGKILL as a crash).
+check_binary dataplane-verbs-give-back-death-requested 137 \
+  "$(printf '%s\n' '^\[0\] give-back-death ok rank=0 victim=2 verbs to 1$' \
+    '^\[1\] give-back-death ok rank=1 victim=2 verbs to 0$')" \
+  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 \
+    RFT_FAULT_INJECT=verbs.close.requested@2; rftrun --ft -n 3 dataplane_worker give-back-death --victim 2"
+check_binary dataplane-verbs-give-back-death-closing 137 \
+  "$(printf '%s\n' '^\[1\] give-back-death ok rank=1 victim=0 verbs to 2$' \
+    '^\[2\] give-back-death ok rank=2 victim=0 verbs to 1$')" \
+  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 \
+    RFT_FAULT_INJECT=verbs.close.closing@0; rftrun --ft -n 3 dataplane_worker give-back-death --victim 0"
 # The rendezvous's registration cache: buffers sent from and received into again are found
 # registered; unmapped and mapped again at the same address, they are registered anew (the
 # contents are checked, so a stale registration fails the check).

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/fault_injection.h"
 #include "base/log.h"
 #include "transport/dataplane/data_plane.h"
 #include "transport/dataplane/verbs_path.h"
@@ -154,6 +155,7 @@ void DataPlane::HandleVerbsClose(const WireHeader& header, std::span<const std::
     drops_.Record(DecodeError::kBadPayload);
     return;
   }
+  if (fault::Armed("verbs.close.requested", rank_)) fault::Die("verbs.close.requested");
   const VerbsLink link = verbs_->links[source];
   if (link == VerbsLink::kConnected) {
     if (VerbsPairIdle(source, /*queue_too=*/true)) return AgreeToClose(source);
@@ -194,6 +196,7 @@ void DataPlane::HandleVerbsClosing(const WireHeader& header, std::span<const std
     drops_.Record(DecodeError::kBadPayload);
     return;
   }
+  if (fault::Armed("verbs.close.closing", rank_)) fault::Die("verbs.close.closing");
   // Nothing more comes on the QP: everything the peer sent by verbs was read before this.
   verbs_->links[source] = VerbsLink::kClosingAsker;
   if (Status closing = verbs_->channel->Close(source); !closing.ok()) {
