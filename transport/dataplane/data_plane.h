@@ -548,7 +548,8 @@ class DataPlane : private ucx::PeerFailureSink {
   void SendVerbsLinkMessage(Rank peer, MessageType type);
   bool TakesVerbsLinkMessage(Rank source) const;
   bool RefusedVerbsLink(Rank peer) const;
-  // Whether `peer` is reached through verbs and its QP is not even being connected yet.
+  // Whether `peer` is reached through verbs and its QP is not even being connected yet (or
+  // waits for a place to be).
   bool VerbsLinkIdle(Rank peer) const;
   void HandleVerbsAsk(const WireHeader& header, std::span<const std::byte> payload);
   void HandleVerbsAddress(const WireHeader& header, std::span<const std::byte> payload);

@@ -416,7 +416,8 @@ bool DataPlane::RefusedVerbsLink(Rank peer) const {
 }
 
 bool DataPlane::VerbsLinkIdle(Rank peer) const {
-  return path_[peer] == Path::kVerbs && verbs_->links[peer] == VerbsLink::kIdle;
+  return path_[peer] == Path::kVerbs && (verbs_->links[peer] == VerbsLink::kIdle ||
+                                         verbs_->links[peer] == VerbsLink::kWaitingPlace);
 }
 
 void DataPlane::HandleVerbsAsk(const WireHeader& header, std::span<const std::byte> payload) {
