@@ -262,10 +262,11 @@ check_binary verbs-channel-grow 0 \
 # Pairs closing their QPs by agreement (close_check: docs/verbs.md, "Closing a pair"): with one
 # place per process, ranks 0 and 1 close, rank 0's place goes to rank 2, and after that pair
 # closes too, ranks 0 and 1 connect again; every pair's messages arrive in order. Last, rank 0
-# closes with sends outstanding, which all complete as flushed. No close reports a failure.
+# closes with 8 SENDs and WRITEs outstanding, which all complete as flushed. No close reports a
+# failure.
 check_binary verbs-channel-close 0 \
   "$(printf '%s\n' '^\[0\] verbs close: rank 0: refused: .*no place left.*not connected' \
-    'rank 0: closed with [1-8] sends? outstanding: all flushed$' \
+    'rank 0: closed with 8 requests outstanding: all flushed$' \
     'rank 0: close ok: 96 from rank 1 over 2 closes, 48 from rank 2 over 1 close, in order' \
     'rank 1: close ok: 96 from rank 0 over 2 closes, in order' \
     'rank 2: close ok: 48 from rank 0 over 1 close, in order')" \

@@ -86,6 +86,7 @@ enum class NetworkTransport : uint8_t {
 
 struct VerbsPath;  // verbs_path.h: the data plane's verbs backend
 enum class PlaceWait : uint8_t;
+enum class VerbsLink : uint8_t;
 
 class DataPlane : private ucx::PeerFailureSink {
  public:
@@ -627,6 +628,10 @@ class DataPlane : private ucx::PeerFailureSink {
   void PostVerbsCloseMessage(Rank peer, MessageType type);
   bool TryPostVerbsCloseMessage(Rank peer, MessageType type);
   void HandleVerbsClose(const WireHeader& header, std::span<const std::byte> payload);
+  // Whether an answer in a close (kVerbsStay, kVerbsClosing, kVerbsClosed) from `source` fits:
+  // no payload, a verbs peer that has not failed, its pair `expected` here. Else it is dropped
+  // as a bad payload.
+  bool TakesVerbsCloseAnswer(Rank source, std::span<const std::byte> payload, VerbsLink expected);
   void HandleVerbsStay(const WireHeader& header, std::span<const std::byte> payload);
   void HandleVerbsClosing(const WireHeader& header, std::span<const std::byte> payload);
   void HandleVerbsClosed(const WireHeader& header, std::span<const std::byte> payload);

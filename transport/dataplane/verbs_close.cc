@@ -177,13 +177,19 @@ void DataPlane::HandleVerbsClose(const WireHeader& header, std::span<const std::
   drops_.Record(DecodeError::kBadPayload);
 }
 
+bool DataPlane::TakesVerbsCloseAnswer(Rank source, std::span<const std::byte> payload,
+                                      VerbsLink expected) {
+  if (!payload.empty() || !TakesVerbsLinkMessage(source) || source >= verbs_->links.size() ||
+      verbs_->links[source] != expected) {
+    drops_.Record(DecodeError::kBadPayload);
+    return false;
+  }
+  return true;
+}
+
 void DataPlane::HandleVerbsStay(const WireHeader& header, std::span<const std::byte> payload) {
   const Rank source = header.source;
-  if (!payload.empty() || !TakesVerbsLinkMessage(source) || source >= verbs_->links.size() ||
-      verbs_->links[source] != VerbsLink::kCloseAsked) {
-    drops_.Record(DecodeError::kBadPayload);
-    return;
-  }
+  if (!TakesVerbsCloseAnswer(source, payload, VerbsLink::kCloseAsked)) return;
   RFT_LOG_INFO("verbs: rank %u is busy: the pair keeps its QPs", source);
   ++verbs_->closes_refused;
   CloseRefused(source);
@@ -191,11 +197,7 @@ void DataPlane::HandleVerbsStay(const WireHeader& header, std::span<const std::b
 
 void DataPlane::HandleVerbsClosing(const WireHeader& header, std::span<const std::byte> payload) {
   const Rank source = header.source;
-  if (!payload.empty() || !TakesVerbsLinkMessage(source) || source >= verbs_->links.size() ||
-      verbs_->links[source] != VerbsLink::kCloseAsked) {
-    drops_.Record(DecodeError::kBadPayload);
-    return;
-  }
+  if (!TakesVerbsCloseAnswer(source, payload, VerbsLink::kCloseAsked)) return;
   if (fault::Armed("verbs.close.closing", rank_)) fault::Die("verbs.close.closing");
   // Nothing more comes on the QP: everything the peer sent by verbs was read before this.
   verbs_->links[source] = VerbsLink::kClosingAsker;
@@ -206,11 +208,7 @@ void DataPlane::HandleVerbsClosing(const WireHeader& header, std::span<const std
 
 void DataPlane::HandleVerbsClosed(const WireHeader& header, std::span<const std::byte> payload) {
   const Rank source = header.source;
-  if (!payload.empty() || !TakesVerbsLinkMessage(source) || source >= verbs_->links.size() ||
-      verbs_->links[source] != VerbsLink::kCloseAnswered) {
-    drops_.Record(DecodeError::kBadPayload);
-    return;
-  }
+  if (!TakesVerbsCloseAnswer(source, payload, VerbsLink::kCloseAnswered)) return;
   verbs_->links[source] = VerbsLink::kClosingAnswerer;
   if (Status closing = verbs_->channel->Close(source); !closing.ok()) {
     FailVerbsLink(source, closing);

@@ -16,8 +16,8 @@
 // 5. Ranks 0 and 2 close; ranks 0 and 1 connect again, with new QPs and full windows, and
 //    exchange 3 more windows, numbered on from the first ones: each pair's messages arrive in
 //    order across its two connections.
-// 6. Rank 1 closes first; rank 0 then sends messages that nothing acknowledges and closes at
-//    once: every one of them completes as flushed, and no failure is reported.
+// 6. Rank 1 closes first; rank 0 then posts SENDs and RDMA WRITEs that nothing acknowledges
+//    and closes at once: every one of them completes as flushed, and no failure is reported.
 // Exits 0 when every step passed, 1 when one failed, 77 without an RDMA device.
 #include <chrono>
 #include <cstdint>
@@ -165,6 +165,7 @@ class CloseCheck {
       if (!theirs.ok()) return theirs.status();
       StatusOr<QpAddress> address = DecodeSingleQpAddress(*theirs);
       if (!address.ok()) return address.status();
+      remote_[peer] = *address;
       RFT_RETURN_IF_ERROR(channel_->Connect(peer, *address));
     }
     return boot_.Fence(false);
@@ -208,31 +209,44 @@ class CloseCheck {
     return boot_.Fence(false);
   }
 
-  // Rank 1 closes first; then rank 0 sends up to kUnanswered messages, which nothing at rank 1 will
-  // acknowledge, and closes at once: they are outstanding, and each completes as flushed, with
-  // no failure reported.
+  // Rank 1 closes first; then rank 0 posts kUnanswered SENDs and WRITEs, which nothing at rank
+  // 1 will acknowledge, and closes at once: they are outstanding, and each completes as
+  // flushed, with no failure reported.
   Status CloseUnderTraffic(Rank peer) {
     if (self == 1) RFT_RETURN_IF_ERROR(CloseOne(peer));
     RFT_RETURN_IF_ERROR(boot_.Fence(false));
     if (self == 0) {
       const uint64_t flushed_before = channel_->stats(peer).flushed;
-      // As many as the credits allow: rank 1's last credit message may have been lost to its
-      // close (a pair that closes needs no credits).
+      // SENDs as far as the credits allow (rank 1's last credit message may have been lost to
+      // its close: a pair that closes needs no credits), then RDMA WRITEs, which take none.
       const std::vector<std::byte> message = Message(self, peer, 0);
       uint32_t posted = 0;
-      for (; posted < kUnanswered; ++posted) {
-        StatusOr<SendResult> r = channel_->SendNow(peer, message, {});
-        if (!r.ok()) return OtherError("a send to rank 1 before closing: " + r.status().ToString());
-        if (*r != SendResult::kPosted) break;
+      bool by_send = true;
+      while (posted < kUnanswered) {
+        if (by_send) {
+          StatusOr<SendResult> r = channel_->SendNow(peer, message, {});
+          if (!r.ok())
+            return OtherError("a send to rank 1 before closing: " + r.status().ToString());
+          by_send = *r == SendResult::kPosted;
+          if (by_send) ++posted;
+          continue;
+        }
+        StatusOr<bool> written = channel_->Write(peer, posted, remote_[peer].addr,
+                                                 remote_[peer].rkey, /*signaled=*/false);
+        if (!written.ok()) {
+          return OtherError("a write to rank 1 before closing: " + written.status().ToString());
+        }
+        if (!*written) break;  // the send queue is full
+        ++posted;
       }
-      if (posted == 0) return OtherError("no send to rank 1 could be posted before closing");
+      if (posted == 0) return OtherError("nothing could be posted to rank 1 before closing");
       RFT_RETURN_IF_ERROR(CloseOne(peer));
       const uint64_t flushed = channel_->stats(peer).flushed - flushed_before;
       if (flushed != posted) {
         return OtherError("closing with " + std::to_string(posted) + " sends outstanding: " +
                           std::to_string(flushed) + " completed as flushed");
       }
-      Say("closed with " + std::to_string(posted) + (posted == 1 ? " send" : " sends") +
+      Say("closed with " + std::to_string(posted) + (posted == 1 ? " request" : " requests") +
           " outstanding: all flushed");
     }
     return boot_.Fence(false);
@@ -280,6 +294,7 @@ class CloseCheck {
   std::vector<uint32_t> sent_ = std::vector<uint32_t>(3, 0);
   std::vector<uint32_t> arrived_ = std::vector<uint32_t>(3, 0);
   std::vector<int> closed_ = std::vector<int>(3, 0);
+  std::vector<QpAddress> remote_ = std::vector<QpAddress>(3);  // each peer's last record
   std::string wrong_;
   std::string failure_;
 };
