@@ -42,7 +42,7 @@ uint64_t ReadLe(const uint8_t* p, size_t n) {
 DecodeError Expected(const uint8_t* m, size_t size, uint32_t job_token, uint32_t job_size) {
   if (size < kWireHeaderSize) return DecodeError::kTooShort;
   if (m[0] != kWireVersion) return DecodeError::kBadVersion;
-  if (m[1] < 1 || m[1] > 8) return DecodeError::kUnknownType;  // types 1..8
+  if (m[1] < 1 || m[1] > 12) return DecodeError::kUnknownType;  // types 1..12
   if (ReadLe(m + 20, 8) != size - kWireHeaderSize) return DecodeError::kLengthMismatch;
   if (ReadLe(m + 28, 4) != job_token) return DecodeError::kForeignJob;
   if (ReadLe(m + 4, 4) >= job_size) return DecodeError::kBadSource;
@@ -95,7 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(out == Sentinel());
   } else {
     FUZZ_CHECK(out.version == kWireVersion);
-    FUZZ_CHECK(static_cast<uint8_t>(out.type) >= 1 && static_cast<uint8_t>(out.type) <= 8);
+    FUZZ_CHECK(static_cast<uint8_t>(out.type) >= 1 && static_cast<uint8_t>(out.type) <= 12);
     FUZZ_CHECK(out.length == m_size - kWireHeaderSize);
     FUZZ_CHECK(out.job_token == job_token);
     FUZZ_CHECK(out.source < job_size);
@@ -118,7 +118,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (m_size >= kWireHeaderSize && job_size > 0) {
     WireHeader h;
     h.version = kWireVersion;
-    h.type = static_cast<MessageType>(m[1] % 6 + 1);
+    h.type = static_cast<MessageType>(m[1] % 12 + 1);
     h.flags = static_cast<uint16_t>(ReadLe(m + 2, 2));
     h.source = static_cast<uint32_t>(ReadLe(m + 4, 4)) % job_size;
     h.context_id = static_cast<uint32_t>(ReadLe(m + 8, 4));
