@@ -329,14 +329,18 @@ Status EagerChannel::Withdraw(Rank peer) {
                     " cannot be withdrawn: it is connected or holds messages");
   }
   if (p.qp != nullptr) {
-    const std::pair<uint32_t, Rank> entry(p.qp->qp()->qp_num, peer);
-    const auto found = std::lower_bound(by_qpn_.begin(), by_qpn_.end(), entry);
-    if (found != by_qpn_.end() && *found == entry) by_qpn_.erase(found);
+    ForgetQp(peer);
     p.qp.reset();  // never connected: nothing of it is in the CQ
-    sends_reserved_ -= qp_options_.max_send_wr;
   }
   ReleasePlaceUnlessHeld(peer, /*held_before=*/false);
   return Status::Ok();
+}
+
+void EagerChannel::ForgetQp(Rank peer) {
+  const std::pair<uint32_t, Rank> entry(peers_[peer].qp->qp()->qp_num, peer);
+  const auto found = std::lower_bound(by_qpn_.begin(), by_qpn_.end(), entry);
+  if (found != by_qpn_.end() && *found == entry) by_qpn_.erase(found);
+  sends_reserved_ -= qp_options_.max_send_wr;
 }
 
 void EagerChannel::ReleasePlaceUnlessHeld(Rank peer, bool held_before) {
@@ -642,10 +646,7 @@ Status EagerChannel::Close(Rank peer) {
 
 void EagerChannel::FinishClose(Rank peer) {
   Peer& p = peers_[peer];
-  const std::pair<uint32_t, Rank> entry(p.qp->qp()->qp_num, peer);
-  const auto found = std::lower_bound(by_qpn_.begin(), by_qpn_.end(), entry);
-  if (found != by_qpn_.end() && *found == entry) by_qpn_.erase(found);
-  sends_reserved_ -= qp_options_.max_send_wr;
+  ForgetQp(peer);
   if (Status reset = p.qp->Reset(); reset.ok()) {
     spare_qps_.push_back(std::move(p.qp));
   } else {
@@ -662,10 +663,7 @@ void EagerChannel::FinishClose(Rank peer) {
   p.ready = false;
   p.closing = false;
   p.quiet = false;
-  if (p.holds_place) {
-    p.holds_place = false;
-    --holders_;
-  }
+  ReleasePlaceUnlessHeld(peer, /*held_before=*/false);
   ++p.stats.closes;
   if (on_closed_) on_closed_(peer);
 }
@@ -954,10 +952,7 @@ void EagerChannel::Fail(Rank peer, const char* why) {
   if (p.failed != nullptr) return;  // the flushes that follow the first error say nothing new
   p.failed = why;
   // Its QP receives nothing more: its place in the receive queue goes to a peer that joins.
-  if (p.holds_place) {
-    p.holds_place = false;
-    --holders_;
-  }
+  ReleasePlaceUnlessHeld(peer, /*held_before=*/false);
   // Messages that never left cannot reach a dead peer: their slots go back to the pool.
   while (p.count > 0) {
     uint32_t length = 0;

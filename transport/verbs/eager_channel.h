@@ -352,10 +352,13 @@ class EagerChannel {
   // Makes `peer`'s QP, or takes a spare one; `sorted`: keeps by_qpn_ sorted (Create and Grow
   // sort once after).
   Status MakeQp(Rank peer, bool sorted);
+  // Undoes MakeQp's bookkeeping for `peer`'s QP (its number, its send queue's CQ entries); the
+  // caller decides what becomes of the QP.
+  void ForgetQp(Rank peer);
   // `peer` takes a place in the receive queue (Expect, Connect); RFT_ERR_ARG when none is left.
   Status TakePlace(Rank peer);
-  // Gives `peer`'s place back when it took it in this call (`held_before` false): a QP that
-  // could not be made or connected receives nothing.
+  // Gives `peer`'s place back unless it held it before this call (`held_before`): a QP that
+  // could not be made or connected, was withdrawn, closed or failed receives nothing.
   void ReleasePlaceUnlessHeld(Rank peer, bool held_before);
   std::byte* slot(uint32_t index) const { return slots_[index].address; }
   Status PostReceive(uint32_t index);
