@@ -17,8 +17,9 @@
 namespace rft::fault {
 namespace {
 
-constexpr std::array<std::string_view, 4> kPoints = {
-    "spawn.launched", "merge.confirming", "verbs.close.requested", "verbs.close.closing"};
+constexpr std::array<std::string_view, 5> kPoints = {"spawn.launched", "merge.confirming",
+                                                     "verbs.close.requested", "verbs.close.closing",
+                                                     "verbs.return.taken"};
 
 std::mutex g_mutex;
 std::vector<std::pair<std::string, Rank>> g_armed;  // guarded by g_mutex

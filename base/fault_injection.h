@@ -13,6 +13,8 @@
 //                     a place back"), as the request arrives and before it answers.
 //   verbs.close.closing    the process that asked, as the agreement arrives and before it
 //                     closes its QP (the other end waits for kVerbsClosed, its QP quiet).
+//   verbs.return.taken     a process whose peer brings their pair back from UCX to verbs
+//                     (docs/verbs.md, "Coming back"), as the peer's link message arrives.
 #ifndef RFT_BASE_FAULT_INJECTION_H_
 #define RFT_BASE_FAULT_INJECTION_H_
 

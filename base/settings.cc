@@ -140,6 +140,17 @@ constexpr SettingSpec kSettings[] = {
                "pair talks through UCX instead.",
     },
     {
+        .name = "RFT_VERBS_RETURN_AFTER",
+        .kind = Kind::kInt,
+        .default_text = "1024",
+        .doc = "A pair that talks through UCX after it was refused a place or closed its QPs "
+               "tries verbs again once one end sent it this many messages through UCX: it "
+               "connects if a place is free at both ends, or an idle pair there gives one back "
+               "(RFT_VERBS_CLOSE_IDLE), its messages in order. 0: such a pair stays on UCX.",
+        .min = 0,
+        .max = int64_t{1} << 30,
+    },
+    {
         .name = "RFT_REGISTRATION_CACHE",
         .kind = Kind::kSize,
         .default_text = "1g",

@@ -62,6 +62,14 @@ int GiveBack(transport::Bootstrap& job, transport::DataPlane& plane);
 int GiveBackCrossing(transport::Bootstrap& job, transport::DataPlane& plane);
 // A death during a close (n = 3, rftrun --ft, the runtime's registry, RFT_FAULT_INJECT).
 int GiveBackDeath(transport::Bootstrap& job, transport::DataPlane& plane, Rank victim);
+// Pairs that moved to UCX coming back to verbs (dataplane_verbs_return.cc, RFT_VERBS_PEERS=1,
+// a small RFT_VERBS_RETURN_AFTER): a closed pair (n = 3), a refused one refused again (n = 3,
+// RFT_VERBS_CLOSE_IDLE=n), and every pair streaming at once (n = 3).
+int Return(transport::Bootstrap& job, transport::DataPlane& plane);
+int ReturnRefused(transport::Bootstrap& job, transport::DataPlane& plane);
+int ReturnChurn(transport::Bootstrap& job, transport::DataPlane& plane);
+// A death during a return (n = 3, rftrun --ft, RFT_FAULT_INJECT=verbs.return.taken@1).
+int ReturnDeath(transport::Bootstrap& job, transport::DataPlane& plane);
 
 }  // namespace rft::testing
 

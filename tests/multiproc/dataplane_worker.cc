@@ -21,6 +21,10 @@
 //                place to pairs that need one; nothing is lost or reordered (the same file)
 //   give-back-crossing (n = 4, as give-back) both ends of a pair asking each other to close
 //   give-back-death --victim V  (n = 3; rftrun --ft, RFT_FAULT_INJECT) a death during a close
+//   return | return-refused | return-churn  (n = 3, verbs, RFT_VERBS_PEERS=1, a small
+//                RFT_VERBS_RETURN_AFTER) pairs that moved to UCX coming back to verbs
+//   return-death (as return; rftrun --ft, RFT_FAULT_INJECT=verbs.return.taken@1) a death as a
+//                pair comes back
 //   teardown     (n = 2) rank 0 destroys its data plane with operations in flight to a
 //                stopped rank 1: it returns within its bound, without aborting
 //   read-death   (n = 2; rftrun --ft) a receive that matches the rendezvous request of a
@@ -491,7 +495,8 @@ int main(int argc, char** argv) {
   if (argc < 2)
     return Fail(
         "usage: rules | mesh | cma-done | reg-cache | on-demand | working-set | give-back | "
-        "give-back-crossing | give-back-death --victim V | read-death | "
+        "give-back-crossing | give-back-death --victim V | return | return-refused | "
+        "return-churn | return-death | read-death | "
         "teardown | "
         "failure --victim V");
   const std::string mode = argv[1];
@@ -502,7 +507,7 @@ int main(int argc, char** argv) {
   // The other modes test the data plane alone.
   std::unique_ptr<rft::api::Runtime> runtime;
   std::unique_ptr<rft::transport::DataPlane> bare_plane;
-  if (mode == "failure" || mode == "give-back-death") {
+  if (mode == "failure" || mode == "give-back-death" || mode == "return-death") {
     auto options = rft::api::Runtime::OptionsFromConfig(job);
     if (!options.ok()) return Fail(options.status().ToString());
     auto created = rft::api::Runtime::Create(std::move(*joined), *options);
@@ -547,6 +552,14 @@ int main(int argc, char** argv) {
     rc = GiveBackCrossing(job, plane);
   } else if (mode == "give-back-death" && argc == 4 && std::strcmp(argv[2], "--victim") == 0) {
     rc = GiveBackDeath(job, plane, static_cast<rft::Rank>(std::atoi(argv[3])));
+  } else if (mode == "return") {
+    rc = Return(job, plane);
+  } else if (mode == "return-refused") {
+    rc = ReturnRefused(job, plane);
+  } else if (mode == "return-churn") {
+    rc = ReturnChurn(job, plane);
+  } else if (mode == "return-death") {
+    rc = ReturnDeath(job, plane);
   } else if (mode == "read-death") {
     rc = ReadFromTheDead(job, plane);
     if (rc == 0) return 0;  // rank 1 is gone: no final fence
@@ -555,12 +568,13 @@ int main(int argc, char** argv) {
   } else {
     return Fail(
         "usage: rules | mesh | cma-done | reg-cache | on-demand | working-set | give-back | "
-        "give-back-crossing | give-back-death --victim V | read-death | "
+        "give-back-crossing | give-back-death --victim V | return | return-refused | "
+        "return-churn | return-death | read-death | "
         "teardown | "
         "failure --victim V");
   }
   if (rc != 0) return rc;
-  if (mode != "failure" && mode != "give-back-death") {
+  if (mode != "failure" && mode != "give-back-death" && mode != "return-death") {
     // Nobody closes endpoints while others may still be sending to it.
     const rft::Status status = job.Fence(false);
     if (!status.ok()) return Fail("final fence: " + status.ToString());

@@ -379,6 +379,32 @@ check_binary dataplane-verbs-give-back-death-closing 137 \
     '^\[2\] give-back-death ok rank=2 victim=0 verbs to 1$')" \
   "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 \
     RFT_FAULT_INJECT=verbs.close.closing@0; rftrun --ft -n 3 dataplane_worker give-back-death --victim 0"
+# Pairs that moved to UCX coming back to verbs after RFT_VERBS_RETURN_AFTER messages through UCX
+# (docs/verbs.md, "Coming back"): a closed pair, closing another for the place; a refused pair
+# refused again at each attempt; three ranks streaming to each other at once with one place each
+# (closes, returns and refusals over and over); and a death as the pair comes back. Every
+# message arrives in order.
+check_binary dataplane-verbs-return 0 \
+  "$(printf '%s\n' '^\[0\] return step 3 ok rank=0 returned=1 closed=2 qps=1$' \
+    '^\[1\] return step 3 ok rank=1 returned=1 closed=1 qps=1$' \
+    '^\[2\] return step 3 ok rank=2 returned=0 closed=1 qps=0$' \
+    '^\[0\] return ok rank=0$' '^\[1\] return ok rank=1$' '^\[2\] return ok rank=2$')" \
+  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 RFT_VERBS_RETURN_AFTER=4; \
+    rftrun -n 3 dataplane_worker return"
+check_binary dataplane-verbs-return-refused 0 \
+  "$(printf '%s\n' '^\[0\] return-refused ok rank=0 qps=0 tried=2\+$' \
+    '^\[1\] return-refused ok rank=1 qps=1 tried=0$' '^\[2\] return-refused ok rank=2 qps=1 tried=0$')" \
+  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 RFT_VERBS_CLOSE_IDLE=n \
+    RFT_VERBS_RETURN_AFTER=4; rftrun -n 3 dataplane_worker return-refused"
+check_binary dataplane-verbs-return-churn 0 \
+  "$(printf '%s\n' '^\[0\] return-churn ok rank=0 ' '^\[1\] return-churn ok rank=1 ' \
+    '^\[2\] return-churn ok rank=2 ')" \
+  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 RFT_VERBS_RETURN_AFTER=1; \
+    rftrun -n 3 dataplane_worker return-churn"
+check_binary dataplane-verbs-return-death 137 \
+  "$(printf '%s\n' '^\[0\] return-death ok rank=0 verbs to 2$' '^\[2\] return-death ok rank=2 verbs to 0$')" \
+  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 RFT_VERBS_RETURN_AFTER=2 \
+    RFT_FAULT_INJECT=verbs.return.taken@1; rftrun --ft -n 3 dataplane_worker return-death"
 # The rendezvous's registration cache: buffers sent from and received into again are found
 # registered; unmapped and mapped again at the same address, they are registered anew (the
 # contents are checked, so a stale registration fails the check).
@@ -629,6 +655,15 @@ sanitizer_check tsan-dataplane-verbs-give-back-crossing 0 \
     '^\[3\] give-back-crossing ok rank=3 closed with 2 qps=1 verbs to 1$')" \
   dataplane_worker "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1" \
   "-n 4 --timeout 300 dataplane_worker give-back-crossing"
+# Pairs coming back to verbs (dataplane-verbs-return above), under ASan and TSan.
+sanitizer_check asan-dataplane-verbs-return 0 \
+  "$(printf '%s\n' '^\[0\] return ok rank=0$' '^\[2\] return ok rank=2$')" \
+  dataplane_worker "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 RFT_VERBS_RETURN_AFTER=4" \
+  "-n 3 --timeout 300 dataplane_worker return"
+sanitizer_check tsan-dataplane-verbs-return-churn 0 \
+  "$(printf '%s\n' '^\[0\] return-churn ok rank=0 ' '^\[2\] return-churn ok rank=2 ')" \
+  dataplane_worker "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 RFT_VERBS_RETURN_AFTER=1" \
+  "-n 3 --timeout 300 dataplane_worker return-churn"
 sanitizer_check asan-dataplane-verbs-failure 0 \
   "$(printf '%s\n' '^\[0\] failure completed in .* survivors ok without rank 1$' \
     '^\[3\] failure completed in .* survivors ok without rank 1$')" \

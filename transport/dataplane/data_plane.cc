@@ -58,6 +58,9 @@ StatusOr<DataPlane::Options> DataPlane::OptionsFromConfig(const Bootstrap& job) 
   auto close_idle = config::GetBool("RFT_VERBS_CLOSE_IDLE");
   if (!close_idle.ok()) return close_idle.status();
   options.verbs_close_idle = *close_idle;
+  auto return_after = config::GetInt("RFT_VERBS_RETURN_AFTER");
+  if (!return_after.ok()) return return_after.status();
+  options.verbs_return_after = static_cast<uint32_t>(*return_after);
   return options;
 }
 
@@ -427,6 +430,7 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
   if (SendRequestByUcx(request, *ep, cma)) {
     request->complete = true;  // sent (copied out) at once: the common small-message case
   }
+  CountUcxSend(dest);
   return Status::Ok();
 }
 
@@ -595,8 +599,10 @@ bool DataPlane::SendNow(const void* buffer, size_t bytes, Rank dest, int32_t tag
   param.flags = UCP_AM_SEND_FLAG_EAGER;
   const ucs_status_ptr_t sent = ucp_am_send_nbx(ep, internal::kDataAmId, nullptr, 0, message.data(),
                                                 kWireHeaderSize + bytes, &param);
-  if (sent == nullptr) [[likely]]
+  if (sent == nullptr) [[likely]] {
+    CountUcxSend(dest);
     return true;
+  }
   // FORCE_IMM_CMPL: done now or not at all; a request would reference this stack frame.
   RFT_CHECK(UCS_PTR_IS_ERR(sent), "ucp_am_send_nbx returned a request despite FORCE_IMM_CMPL");
   return false;

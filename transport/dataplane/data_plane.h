@@ -109,6 +109,10 @@ class DataPlane : private ucx::PeerFailureSink {
     // With every place held, a pair that needs one closes the least recently used idle pair
     // and takes its place (RFT_VERBS_CLOSE_IDLE; docs/verbs.md, "Giving a place back").
     bool verbs_close_idle = true;
+    // A pair that moved to UCX (refused a place, or closed) tries verbs again after this end
+    // sent it this many messages through UCX; 0: never (RFT_VERBS_RETURN_AFTER; docs/verbs.md,
+    // "Coming back").
+    uint32_t verbs_return_after = 1024;
     // Context ids are below this (the API layer allocates them densely); messages for a
     // larger id are dropped and counted.
     uint32_t max_contexts = 65536;
@@ -181,6 +185,10 @@ class DataPlane : private ucx::PeerFailureSink {
   // close that the other end refused because it was busy (kVerbsStay).
   uint64_t verbs_pairs_closed() const;
   uint64_t verbs_closes_refused() const;
+  // Attempts this end started to bring a pair back from UCX to verbs, and pairs connected again
+  // after they had moved to UCX (at either end's attempt).
+  uint64_t verbs_returns_started() const;
+  uint64_t verbs_pairs_returned() const;
 
   // Starts sending `bytes` bytes at `buffer` to `dest` with `tag` (>= 0) in `context_id`. The
   // buffer must stay untouched until the request completes. A failed `dest` gives a request
@@ -548,7 +556,6 @@ class DataPlane : private ucx::PeerFailureSink {
   // through UCX.
   void SendVerbsLinkMessage(Rank peer, MessageType type);
   bool TakesVerbsLinkMessage(Rank source) const;
-  bool RefusedVerbsLink(Rank peer) const;
   // Whether `peer` is reached through verbs and its QP is not even being connected yet (or
   // waits for a place to be).
   bool VerbsLinkIdle(Rank peer) const;
@@ -655,6 +662,27 @@ class DataPlane : private ucx::PeerFailureSink {
   // Progress's part: close messages that waited for a credit, and pairs waiting for a place
   // that is free now (or, when none is left to close, refused).
   void ProgressVerbsCloses();
+
+  // Coming back to verbs (verbs_return.cc; docs/verbs.md, "Coming back"). A message to `peer`
+  // went through UCX: counted when its pair moved there from verbs.
+  void CountUcxSend(Rank peer) {
+    if (verbs_ != nullptr) [[unlikely]]
+      CountMovedPairSend(peer);
+  }
+  void CountMovedPairSend(Rank peer);
+  // Progress's part: starts the attempts that counts asked for, and replays deferred link
+  // messages.
+  void ProgressVerbsReturns();
+  // This end brings `peer`'s pair back: what it sends the peer waits from now on, and the link
+  // messages of a new round go out (or the pair waits for a place). Nothing happens when no
+  // place is free and none can be.
+  void StartVerbsReturn(Rank peer);
+  // Sorts a link message (kVerbsAsk, kVerbsAddress, kVerbsRefuse) by its round: true when the
+  // handler goes on with it, the pair taken back to verbs first when the peer started a new
+  // round; false when it was ignored (an attempt both ends moved past), deferred, or dropped.
+  bool TakesVerbsLinkRound(const WireHeader& header, std::span<const std::byte> payload);
+  // The peer started a new round of `peer`'s pair: this end's sends to it wait from now on.
+  void TakeBackVerbsPair(Rank peer, uint32_t round);
 
   // Waits until `ready()` or the deadline; progresses (and sleeps in block mode) meanwhile.
   template <class Ready>

@@ -207,6 +207,8 @@ Status DataPlane::ConnectVerbs(const std::vector<RecordPrefix>& records,
   verbs_->links.assign(size_, VerbsLink::kIdle);
   verbs_->last_used.assign(size_, 0);
   verbs_->closing_here.assign(size_, false);
+  verbs_->rounds.assign(size_, 0);
+  verbs_->ucx_sends.assign(size_, 0);
   // A pair connects when one of its ranks first sends (StartVerbsLink), and the greeting keeps
   // either end from sending on its QP before the other is ready. A replacement's parents are
   // connected the same way; they took it in before the merge let anyone send (JoinVerbs).
@@ -234,6 +236,8 @@ void DataPlane::JoinVerbs(uint32_t old_size, const std::vector<RecordPrefix>& re
   verbs_->links.resize(size_, VerbsLink::kIdle);
   verbs_->last_used.resize(size_, 0);
   verbs_->closing_here.resize(size_, false);
+  verbs_->rounds.resize(size_, 0);
+  verbs_->ucx_sends.resize(size_, 0);
   RankSet joining;
   for (Rank r = old_size; r < size_; ++r) {
     if (!unreachable.Contains(r) && (records[r - old_size].flags & kVerbs) != 0) joining.Insert(r);
@@ -315,7 +319,9 @@ void DataPlane::HandleVerbsRefuse(const WireHeader& header, std::span<const std:
     drops_.Record(DecodeError::kBadPayload);
     return;
   }
-  if (verbs_->links[source] == VerbsLink::kRefused) return;  // both ends refused at once
+  if (!TakesVerbsLinkRound(header, payload))
+    return;  // both ends refused at once, or of a new
+             // attempt that found no place
   // A refusal comes instead of an address (or of the answer to one): never once connected.
   if (!TakesVerbsLinkMessage(source) || verbs_->links[source] == VerbsLink::kConnected) {
     drops_.Record(DecodeError::kBadPayload);
@@ -327,6 +333,7 @@ void DataPlane::HandleVerbsRefuse(const WireHeader& header, std::span<const std:
 
 void DataPlane::MoveToUcx(Rank peer) {
   path_[peer] = Path::kUcx;
+  verbs_->ucx_sends[peer] = 0;  // what moves is not counted towards coming back
   std::erase(direct_backlog_, peer);
   StatusOr<ucp_ep_h> ep = endpoints_->Get(peer);
   IntrusiveList<RingLink>& queue = direct_queue_[peer];
@@ -392,6 +399,7 @@ void DataPlane::SendVerbsLinkMessage(Rank peer, MessageType type) {
   WireHeader header;
   header.type = type;
   header.source = rank_;
+  header.epoch = verbs_->rounds[peer];  // the pair's round (verbs_return.cc)
   header.length = table.size();
   header.job_token = job_token_;
   EncodeHeader(header, std::span<std::byte, kWireHeaderSize>(send->bytes.data(), kWireHeaderSize));
@@ -410,11 +418,6 @@ bool DataPlane::TakesVerbsLinkMessage(Rank source) const {
          (endpoints_ == nullptr || !endpoints_->failed(source));
 }
 
-bool DataPlane::RefusedVerbsLink(Rank peer) const {
-  return verbs_ != nullptr && peer < verbs_->links.size() &&
-         verbs_->links[peer] == VerbsLink::kRefused;
-}
-
 bool DataPlane::VerbsLinkIdle(Rank peer) const {
   return path_[peer] == Path::kVerbs && (verbs_->links[peer] == VerbsLink::kIdle ||
                                          verbs_->links[peer] == VerbsLink::kWaitingPlace);
@@ -422,10 +425,15 @@ bool DataPlane::VerbsLinkIdle(Rank peer) const {
 
 void DataPlane::HandleVerbsAsk(const WireHeader& header, std::span<const std::byte> payload) {
   const Rank source = header.source;
-  if (RefusedVerbsLink(source) && payload.empty()) return;  // crossed this rank's refusal
+  if (!payload.empty()) {
+    drops_.Record(DecodeError::kBadPayload);
+    return;
+  }
+  // One that crossed this rank's refusal is ignored; one that brings a moved pair back takes it.
+  if (!TakesVerbsLinkRound(header, payload)) return;
   // Only a higher rank asks, once, and only before this rank offered its address itself (then
   // the offer answers it).
-  if (!TakesVerbsLinkMessage(source) || source < rank_ || !payload.empty()) {
+  if (!TakesVerbsLinkMessage(source) || source < rank_) {
     drops_.Record(DecodeError::kBadPayload);
     return;
   }
@@ -434,7 +442,9 @@ void DataPlane::HandleVerbsAsk(const WireHeader& header, std::span<const std::by
 
 void DataPlane::HandleVerbsAddress(const WireHeader& header, std::span<const std::byte> payload) {
   const Rank source = header.source;
-  if (RefusedVerbsLink(source)) return;  // an offer that crossed this rank's refusal
+  // An offer that crossed this rank's refusal is ignored; one that brings a moved pair back
+  // takes it.
+  if (!TakesVerbsLinkRound(header, payload)) return;
   if (!TakesVerbsLinkMessage(source) || verbs_->channel->opened(source) != (source > rank_)) {
     // A lower rank's offer comes before this rank made its QP; a higher rank's answer after.
     drops_.Record(DecodeError::kBadPayload);
@@ -455,6 +465,7 @@ void DataPlane::HandleVerbsAddress(const WireHeader& header, std::span<const std
     Status connected =
         verbs_->channel->Connect(source, *address, verbs::EagerChannel::Handshake::kGreet);
     if (!connected.ok()) return FailVerbsLink(source, connected);
+    if (verbs_->rounds[source] > 0) ++verbs_->pairs_returned;
     RFT_LOG_INFO("verbs: connected to rank %u, greeted (%u QPs)", source,
                  verbs_->channel->qp_count());
     return;
@@ -480,6 +491,7 @@ void DataPlane::ConnectOfferedQp(Rank source, const verbs::QpAddress& address) {
     return;
   }
   verbs_->links[source] = VerbsLink::kConnected;
+  if (verbs_->rounds[source] > 0) ++verbs_->pairs_returned;
   SendVerbsLinkMessage(source, MessageType::kVerbsAddress);
   RFT_LOG_INFO("verbs: connected to rank %u, awaiting its greeting (%u QPs)", source,
                verbs_->channel->qp_count());
@@ -670,6 +682,10 @@ unsigned DataPlane::ProgressVerbs() {
   if (!path.unposted.empty() || path.review_waiters) [[unlikely]] {
     ProgressVerbsCloses();
   }
+  // After the moves: a pair moved in this Progress takes the link messages that waited for it.
+  if (!path.returning.empty() || !path.deferred.empty()) [[unlikely]] {
+    ProgressVerbsReturns();
+  }
   if (!path.read_backlog.empty()) [[unlikely]] {
     std::vector<uint32_t> waiting;
     waiting.swap(path.read_backlog);
@@ -708,9 +724,12 @@ void DataPlane::DisconnectVerbs(Rank peer) {
 }
 
 bool DataPlane::VerbsReadyToSleep() {
-  // Queued messages to move to UCX, or waiters to look at (Progress). Close messages waiting
-  // for a credit need no poll: the credit comes with a completion, which wakes the process.
-  if (!verbs_->moving.empty() || verbs_->review_waiters) return false;
+  // Queued messages to move to UCX, waiters to look at, or pairs to bring back (Progress).
+  // Close messages waiting for a credit need no poll: the credit comes with a completion, which
+  // wakes the process; nor do link messages deferred until a close ends.
+  if (!verbs_->moving.empty() || verbs_->review_waiters || !verbs_->returning.empty()) {
+    return false;
+  }
   StatusOr<bool> idle = verbs_->channel->ArmForSleep();
   if (!idle.ok()) {
     RFT_LOG_ERROR("verbs: %s", idle.status().ToString().c_str());

@@ -101,6 +101,22 @@ struct VerbsPath {
   bool review_waiters = false;
   uint64_t pairs_closed = 0;
   uint64_t closes_refused = 0;
+  // Coming back (verbs_return.cc). [rank]: the pair's round, carried in the epoch of its link
+  // messages over UCX, which tells a message of an attempt both ends moved past from one that
+  // starts a new attempt; and the messages sent through UCX since the pair moved there. The
+  // pairs whose count reached RFT_VERBS_RETURN_AFTER, which Progress brings back; the link
+  // messages of a new attempt that came while this end was still closing or moving the pair,
+  // replayed by Progress once it is done.
+  std::vector<uint32_t> rounds;
+  std::vector<uint32_t> ucx_sends;
+  std::vector<Rank> returning;
+  struct DeferredLinkMessage {
+    WireHeader header;
+    std::vector<std::byte> payload;
+  };
+  std::vector<DeferredLinkMessage> deferred;
+  uint64_t returns_started = 0;
+  uint64_t pairs_returned = 0;
   // Progress calls since the device's asynchronous events were last read (poll mode: nothing
   // wakes the process for them).
   uint32_t calls_since_async = 0;
