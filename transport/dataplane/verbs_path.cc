@@ -319,9 +319,8 @@ void DataPlane::HandleVerbsRefuse(const WireHeader& header, std::span<const std:
     drops_.Record(DecodeError::kBadPayload);
     return;
   }
-  if (!TakesVerbsLinkRound(header, payload))
-    return;  // both ends refused at once, or of a new
-             // attempt that found no place
+  // Both ends refused at once, or the peer's new attempt found no place: nothing changes.
+  if (!TakesVerbsLinkRound(header, payload)) return;
   // A refusal comes instead of an address (or of the answer to one): never once connected.
   if (!TakesVerbsLinkMessage(source) || verbs_->links[source] == VerbsLink::kConnected) {
     drops_.Record(DecodeError::kBadPayload);

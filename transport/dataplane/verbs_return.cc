@@ -99,6 +99,7 @@ void DataPlane::StartVerbsReturn(Rank peer) {
   path.links[peer] = VerbsLink::kIdle;
   ++path.rounds[peer];
   path.ucx_sends[peer] = 0;
+  path.last_used[peer] = ++path.tick;  // in use once connected: not the next pair to close
   const bool lower = rank_ < peer;
   if (!path.channel->has_place_for(peer) &&
       !WaitForPlace(peer, lower ? PlaceWait::kOffer : PlaceWait::kAsk, nullptr)) {
@@ -171,7 +172,8 @@ void DataPlane::TakeBackVerbsPair(Rank peer, uint32_t round) {
   path.links[peer] = VerbsLink::kIdle;
   path.rounds[peer] = round;
   path.ucx_sends[peer] = 0;
-  std::erase(path.returning, peer);  // both ends at once: the peer's round is this one
+  path.last_used[peer] = ++path.tick;  // in use once connected: not the next pair to close
+  std::erase(path.returning, peer);    // both ends at once: the peer's round is this one
 }
 
 }  // namespace rft::transport
