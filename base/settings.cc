@@ -140,6 +140,18 @@ constexpr SettingSpec kSettings[] = {
                "pair talks through UCX instead.",
     },
     {
+        .name = "RFT_VERBS_PLACE_WAIT",
+        .kind = Kind::kDuration,
+        .default_text = "5ms",
+        .doc = "How long a pair that needs a place for verbs waits for the idle pair asked to "
+               "close (RFT_VERBS_CLOSE_IDLE) to give one back. The asked process answers only "
+               "while it calls into rft; past this, the waiting pair talks through UCX (and "
+               "comes back later: RFT_VERBS_RETURN_AFTER), so its messages never wait for a "
+               "third process.",
+        .min = 0,
+        .max = int64_t{600} * 1000 * kMillisecond,
+    },
+    {
         .name = "RFT_VERBS_RETURN_AFTER",
         .kind = Kind::kInt,
         .default_text = "1024",

@@ -68,6 +68,9 @@ int GiveBackDeath(transport::Bootstrap& job, transport::DataPlane& plane, Rank v
 int Return(transport::Bootstrap& job, transport::DataPlane& plane);
 int ReturnRefused(transport::Bootstrap& job, transport::DataPlane& plane);
 int ReturnChurn(transport::Bootstrap& job, transport::DataPlane& plane);
+// A process asked to close that does not call into rft: the waiting pair goes through UCX,
+// and comes back later (n = 3, a short RFT_VERBS_PLACE_WAIT).
+int ReturnStalled(transport::Bootstrap& job, transport::DataPlane& plane);
 // A death during a return (n = 3, rftrun --ft, RFT_FAULT_INJECT=verbs.return.taken@1).
 int ReturnDeath(transport::Bootstrap& job, transport::DataPlane& plane);
 

@@ -210,23 +210,76 @@ int ReturnRefused(Bootstrap& job, DataPlane& plane) {
   return 0;
 }
 
-// Churn (n = 3, RFT_VERBS_RETURN_AFTER small): every rank streams 60 messages to each other
-// one at once with one place each, so pairs close, come back, cross each other's attempts and
-// refuse to close while busy, over and over. Every message arrives in order, nothing is
-// dropped, and no rank ends with more than one QP.
+// Churn (n >= 3, RFT_VERBS_PEERS below n - 1, RFT_VERBS_RETURN_AFTER small): every rank streams
+// 60 messages to each other one at once with too few places, so pairs close, come back, cross each
+// other's attempts and refuse to close while busy, over and over. Every message arrives in order,
+// nothing is dropped, and no rank ends with more QPs than places.
 int ReturnChurn(Bootstrap& job, DataPlane& plane) {
-  if (int rc = CheckOptions(job, plane, 3, true, "return-churn"); rc != 0) return rc;
+  const uint32_t places = plane.options().verbs_peers;
+  CHECK(job.size() >= 3 && places >= 1 && places + 1 < job.size() &&
+            plane.options().verbs_close_idle && plane.options().verbs_return_after > 0 &&
+            plane.options().verbs_return_after <= 8,
+        "return-churn needs n >= 3, RFT_VERBS_PEERS from 1 to n - 2, RFT_VERBS_CLOSE_IDLE=y and "
+        "RFT_VERBS_RETURN_AFTER from 1 to 8");
   const Rank me = job.rank();
   std::vector<Rank> others;
-  for (Rank peer = 0; peer < 3; ++peer) {
+  for (Rank peer = 0; peer < job.size(); ++peer) {
     if (peer != me) others.push_back(peer);
   }
   if (int rc = Streams(plane, others, others, 60, Pace::kFree); rc != 0) return rc;
-  CHECK(plane.verbs_qp_count() <= 1, plane.verbs_qp_count() << " QPs, expected at most 1");
+  CHECK(plane.verbs_qp_count() <= places, plane.verbs_qp_count()
+                                              << " QPs, expected at most " << places);
   std::printf("return-churn ok rank=%u closed=%llu started=%llu returned=%llu\n", me,
               static_cast<unsigned long long>(plane.verbs_pairs_closed()),
               static_cast<unsigned long long>(plane.verbs_returns_started()),
               static_cast<unsigned long long>(plane.verbs_pairs_returned()));
+  return 0;
+}
+
+// A process that does not call into rft while it is asked to close (n = 3, a short
+// RFT_VERBS_PLACE_WAIT): pair 0-1 connects, then rank 1 blocks in a fence with rank 2 outside
+// rft, which rank 2 joins only once it received rank 0's 5 messages (the last one large). Rank 0
+// needs a place for rank 2 and asks rank 1 to close; rank 1 cannot answer, so after
+// RFT_VERBS_PLACE_WAIT pair 0-2 is refused and both messages go through UCX: a third process
+// holds nothing up. Back in rft, rank 1 agrees to the close that waited; rank 0 then streams
+// rank 2 12 messages, and the pair comes back to verbs in the place that came free.
+int ReturnStalled(Bootstrap& job, DataPlane& plane) {
+  if (int rc = CheckOptions(job, plane, 3, true, "return-stalled"); rc != 0) return rc;
+  const Rank me = job.rank();
+  if (me < 2) {
+    if (int rc = Streams(plane, {1 - me}, {1 - me}, 2, Pace::kFree); rc != 0) return rc;
+  }
+  CHECK_OK(job.Fence(false));
+  const RankSet away{1, 2};
+  if (me == 1) {
+    CHECK_OK(job.Fence(false, away));  // no rft call until rank 2 got rank 0's messages
+  } else if (me == 0) {
+    if (int rc = Streams(plane, {2}, {}, 5, Pace::kFree); rc != 0) return rc;
+    CHECK(!plane.UsesVerbsTo(2) && plane.verbs_pairs_closed() == 0,
+          "pair 0-2 " << (plane.UsesVerbsTo(2) ? "is" : "is not") << " on verbs, "
+                      << plane.verbs_pairs_closed() << " pairs closed");
+  } else {
+    if (int rc = Streams(plane, {}, {0}, 5, Pace::kFree); rc != 0) return rc;
+    CHECK_OK(job.Fence(false, away));
+  }
+  std::printf("return-stalled step 2 ok rank=%u\n", me);
+  // Rank 1, back, answers the request to close that waited for it.
+  if (me < 2) {
+    if (int rc = ProgressUntil(
+            plane, [&] { return plane.verbs_pairs_closed() == 1 && !plane.UsesVerbsTo(1 - me); },
+            "the close of pair 0-1");
+        rc != 0) {
+      return rc;
+    }
+  }
+  CHECK_OK(job.Fence(false));
+  if (me != 1) {
+    if (int rc = Streams(plane, {2 - me}, {2 - me}, 12, Pace::kFree); rc != 0) return rc;
+    CHECK(plane.UsesVerbsTo(2 - me) && plane.verbs_pairs_returned() == 1,
+          "rank " << 2 - me << (plane.UsesVerbsTo(2 - me) ? " is" : " is not")
+                  << " reached by verbs, " << plane.verbs_pairs_returned() << " pairs returned");
+  }
+  std::printf("return-stalled ok rank=%u qps=%u\n", me, plane.verbs_qp_count());
   return 0;
 }
 

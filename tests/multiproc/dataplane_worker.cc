@@ -23,6 +23,8 @@
 //   give-back-death --victim V  (n = 3; rftrun --ft, RFT_FAULT_INJECT) a death during a close
 //   return | return-refused | return-churn  (n = 3, verbs, RFT_VERBS_PEERS=1, a small
 //                RFT_VERBS_RETURN_AFTER) pairs that moved to UCX coming back to verbs
+//   return-stalled (as return, a short RFT_VERBS_PLACE_WAIT) a process asked to close is away
+//                from rft: the pair that waits for its place goes through UCX, then comes back
 //   return-death (as return; rftrun --ft, RFT_FAULT_INJECT=verbs.return.taken@1) a death as a
 //                pair comes back
 //   teardown     (n = 2) rank 0 destroys its data plane with operations in flight to a
@@ -496,7 +498,7 @@ int main(int argc, char** argv) {
     return Fail(
         "usage: rules | mesh | cma-done | reg-cache | on-demand | working-set | give-back | "
         "give-back-crossing | give-back-death --victim V | return | return-refused | "
-        "return-churn | return-death | read-death | "
+        "return-churn | return-stalled | return-death | read-death | "
         "teardown | "
         "failure --victim V");
   const std::string mode = argv[1];
@@ -558,6 +560,8 @@ int main(int argc, char** argv) {
     rc = ReturnRefused(job, plane);
   } else if (mode == "return-churn") {
     rc = ReturnChurn(job, plane);
+  } else if (mode == "return-stalled") {
+    rc = ReturnStalled(job, plane);
   } else if (mode == "return-death") {
     rc = ReturnDeath(job, plane);
   } else if (mode == "read-death") {
@@ -569,7 +573,7 @@ int main(int argc, char** argv) {
     return Fail(
         "usage: rules | mesh | cma-done | reg-cache | on-demand | working-set | give-back | "
         "give-back-crossing | give-back-death --victim V | return | return-refused | "
-        "return-churn | return-death | read-death | "
+        "return-churn | return-stalled | return-death | read-death | "
         "teardown | "
         "failure --victim V");
   }

@@ -329,6 +329,11 @@ check_binary dataplane-verbs-on-demand 0 \
   "$(printf '%s\n' '^\[0\] on-demand ok rank=0 qps=2$' '^\[1\] on-demand ok rank=1 qps=1$' \
     '^\[2\] on-demand ok rank=2 qps=2$' '^\[3\] on-demand ok rank=3 qps=1$')" \
   "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block; rftrun -n 4 dataplane_worker on-demand"
+# The checks below that expect closes and returns to happen as they asked wait as long as it
+# takes for a place (RFT_VERBS_PLACE_WAIT): the 5 ms default is made for real hardware, and a
+# busy emulated guest may take longer to answer a request to close. return-stalled and the churn
+# checks run with short waits.
+patient_places="RFT_VERBS_PLACE_WAIT=60s"
 # A working set of one peer (RFT_VERBS_PEERS=1; docs/verbs.md, "A working set of peers"): a pair
 # one of whose ends has no place left is refused a QP and talks through UCX; its queued small and
 # large messages arrive in order, and each rank ends with a QP for its one partner only.
@@ -354,7 +359,7 @@ check_binary dataplane-verbs-give-back 0 \
     '^\[2\] give-back ok rank=2 closed=[1-9][0-9]* qps=[01]$' \
     '^\[3\] give-back ok rank=3 closed=[1-9][0-9]* qps=[01]$')" \
   "$dataplane_bins" \
-  "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1; rftrun -n 4 dataplane_worker give-back"
+  "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 $patient_places; rftrun -n 4 dataplane_worker give-back"
 # Both ends of a pair asking each other to close at once (pairs 0-1 and 2-3 connect, then 0-2
 # and 1-3 talk, all at once): the lower rank answers, and every rank ends with its new partner.
 check_binary dataplane-verbs-give-back-crossing 0 \
@@ -363,7 +368,7 @@ check_binary dataplane-verbs-give-back-crossing 0 \
     '^\[2\] give-back-crossing ok rank=2 closed with 3 qps=1 verbs to 0$' \
     '^\[3\] give-back-crossing ok rank=3 closed with 2 qps=1 verbs to 1$')" \
   "$dataplane_bins" \
-  "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1; rftrun -n 4 dataplane_worker give-back-crossing"
+  "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 $patient_places; rftrun -n 4 dataplane_worker give-back-crossing"
 # A death during a close, at an agreed point (RFT_FAULT_INJECT): the end asked to close dies as
 # the request arrives, or the asker as the agreement arrives (the other end's QP quiet). The
 # survivors' operations on the victim end with RFT_ERR_PROC_FAILED through the registry, the
@@ -372,24 +377,26 @@ check_binary dataplane-verbs-give-back-crossing 0 \
 check_binary dataplane-verbs-give-back-death-requested 137 \
   "$(printf '%s\n' '^\[0\] give-back-death ok rank=0 victim=2 verbs to 1$' \
     '^\[1\] give-back-death ok rank=1 victim=2 verbs to 0$')" \
-  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 \
+  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 $patient_places \
     RFT_FAULT_INJECT=verbs.close.requested@2; rftrun --ft -n 3 dataplane_worker give-back-death --victim 2"
 check_binary dataplane-verbs-give-back-death-closing 137 \
   "$(printf '%s\n' '^\[1\] give-back-death ok rank=1 victim=0 verbs to 2$' \
     '^\[2\] give-back-death ok rank=2 victim=0 verbs to 1$')" \
-  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 \
+  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 $patient_places \
     RFT_FAULT_INJECT=verbs.close.closing@0; rftrun --ft -n 3 dataplane_worker give-back-death --victim 0"
 # Pairs that moved to UCX coming back to verbs after RFT_VERBS_RETURN_AFTER messages through UCX
 # (docs/verbs.md, "Coming back"): a closed pair, closing another for the place; a refused pair
 # refused again at each attempt; three ranks streaming to each other at once with one place each
-# (closes, returns and refusals over and over); and a death as the pair comes back. Every
-# message arrives in order.
+# (closes, returns and refusals over and over), and five ranks with two places each; a process
+# asked to close that is away from rft (the waiting pair goes through UCX after
+# RFT_VERBS_PLACE_WAIT, and comes back later); and a death as the pair comes back. Every message
+# arrives in order.
 check_binary dataplane-verbs-return 0 \
   "$(printf '%s\n' '^\[0\] return step 3 ok rank=0 returned=1 closed=2 qps=1$' \
     '^\[1\] return step 3 ok rank=1 returned=1 closed=1 qps=1$' \
     '^\[2\] return step 3 ok rank=2 returned=0 closed=1 qps=0$' \
     '^\[0\] return ok rank=0$' '^\[1\] return ok rank=1$' '^\[2\] return ok rank=2$')" \
-  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 RFT_VERBS_RETURN_AFTER=4; \
+  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 $patient_places RFT_VERBS_RETURN_AFTER=4; \
     rftrun -n 3 dataplane_worker return"
 check_binary dataplane-verbs-return-refused 0 \
   "$(printf '%s\n' '^\[0\] return-refused ok rank=0 qps=0 tried=2\+$' \
@@ -401,9 +408,20 @@ check_binary dataplane-verbs-return-churn 0 \
     '^\[2\] return-churn ok rank=2 ')" \
   "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 RFT_VERBS_RETURN_AFTER=1; \
     rftrun -n 3 dataplane_worker return-churn"
+check_binary dataplane-verbs-return-churn-5 0 \
+  "$(printf '%s\n' '^\[0\] return-churn ok rank=0 ' '^\[2\] return-churn ok rank=2 ' \
+    '^\[4\] return-churn ok rank=4 ')" \
+  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=2 RFT_VERBS_RETURN_AFTER=1; \
+    rftrun -n 5 dataplane_worker return-churn"
+check_binary dataplane-verbs-return-stalled 0 \
+  "$(printf '%s\n' '^\[0\] return-stalled step 2 ok rank=0$' '^\[2\] return-stalled step 2 ok rank=2$' \
+    '^\[0\] return-stalled ok rank=0 qps=1$' '^\[1\] return-stalled ok rank=1 qps=0$' \
+    '^\[2\] return-stalled ok rank=2 qps=1$')" \
+  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 RFT_VERBS_RETURN_AFTER=4 \
+    RFT_VERBS_PLACE_WAIT=100ms; rftrun -n 3 dataplane_worker return-stalled"
 check_binary dataplane-verbs-return-death 137 \
   "$(printf '%s\n' '^\[0\] return-death ok rank=0 verbs to 2$' '^\[2\] return-death ok rank=2 verbs to 0$')" \
-  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 RFT_VERBS_RETURN_AFTER=2 \
+  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 $patient_places RFT_VERBS_RETURN_AFTER=2 \
     RFT_FAULT_INJECT=verbs.return.taken@1; rftrun --ft -n 3 dataplane_worker return-death"
 # The rendezvous's registration cache: buffers sent from and received into again are found
 # registered; unmapped and mapped again at the same address, they are registered anew (the
@@ -648,17 +666,17 @@ sanitizer_check asan-control-verbs-ring-repair 137 \
 sanitizer_check asan-dataplane-verbs-give-back 0 \
   "$(printf '%s\n' '^\[0\] give-back step 4 ok rank=0 refused=1$' \
     '^\[0\] give-back ok rank=0 closed=1 qps=1$' '^\[3\] give-back ok rank=3 closed=1 qps=1$')" \
-  dataplane_worker "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1" \
+  dataplane_worker "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 $patient_places" \
   "-n 4 --timeout 300 dataplane_worker give-back"
 sanitizer_check tsan-dataplane-verbs-give-back-crossing 0 \
   "$(printf '%s\n' '^\[0\] give-back-crossing ok rank=0 closed with 1 qps=1 verbs to 2$' \
     '^\[3\] give-back-crossing ok rank=3 closed with 2 qps=1 verbs to 1$')" \
-  dataplane_worker "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1" \
+  dataplane_worker "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 $patient_places" \
   "-n 4 --timeout 300 dataplane_worker give-back-crossing"
 # Pairs coming back to verbs (dataplane-verbs-return above), under ASan and TSan.
 sanitizer_check asan-dataplane-verbs-return 0 \
   "$(printf '%s\n' '^\[0\] return ok rank=0$' '^\[2\] return ok rank=2$')" \
-  dataplane_worker "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 RFT_VERBS_RETURN_AFTER=4" \
+  dataplane_worker "$dataplane_env RFT_PROGRESS=block RFT_VERBS_PEERS=1 $patient_places RFT_VERBS_RETURN_AFTER=4" \
   "-n 3 --timeout 300 dataplane_worker return"
 sanitizer_check tsan-dataplane-verbs-return-churn 0 \
   "$(printf '%s\n' '^\[0\] return-churn ok rank=0 ' '^\[2\] return-churn ok rank=2 ')" \

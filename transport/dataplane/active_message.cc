@@ -15,6 +15,10 @@ ucs_status_t DataPlane::OnActiveMessage(void* arg, const void* header, size_t he
                                         void* data, size_t length,
                                         const ucp_am_recv_param_t* param) {
   auto* self = static_cast<DataPlane*>(arg);
+  // The destructor progresses UCX while its endpoints close: what arrives then is for a plane
+  // that is going (answering it would use the endpoints being destroyed).
+  if (self->closing_endpoints_) [[unlikely]]
+    return UCS_OK;
   const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
   void* payload = data;
   size_t payload_length = length;

@@ -61,6 +61,9 @@ StatusOr<DataPlane::Options> DataPlane::OptionsFromConfig(const Bootstrap& job) 
   auto return_after = config::GetInt("RFT_VERBS_RETURN_AFTER");
   if (!return_after.ok()) return return_after.status();
   options.verbs_return_after = static_cast<uint32_t>(*return_after);
+  auto place_wait = config::GetDuration("RFT_VERBS_PLACE_WAIT");
+  if (!place_wait.ok()) return place_wait.status();
+  options.verbs_place_wait = *place_wait;
   return options;
 }
 
@@ -117,6 +120,7 @@ DataPlane::~DataPlane() {
       }
     }
     worker_->Progress();
+    closing_endpoints_ = true;
     endpoints_.reset();  // progresses UCX until the closes finish (bounded)
   }
   // Unexpected messages never received: give UCX back its buffers, ours to the pools.
@@ -662,6 +666,7 @@ Status DataPlane::Idle(int timeout_ms) {
   // events pending: then no sleep), so that they pay for the wake-up only while it sleeps.
   // The verbs completion channel and device events wake it too.
   const int wake_fds[] = {reports_.fd(), verbs_wake_fds_[0], verbs_wake_fds_[1]};
+  if (verbs_ != nullptr) timeout_ms = VerbsSleepLimit(timeout_ms);
   const Status slept = worker_->WaitForEvents(
       timeout_ms, std::span<const int>(wake_fds, verbs_ != nullptr ? 3 : 1),
       [this] { return PrepareToSleep() && (verbs_ == nullptr || VerbsReadyToSleep()); });

@@ -113,6 +113,9 @@ class DataPlane : private ucx::PeerFailureSink {
     // sent it this many messages through UCX; 0: never (RFT_VERBS_RETURN_AFTER; docs/verbs.md,
     // "Coming back").
     uint32_t verbs_return_after = 1024;
+    // How long a pair waits for a place an idle pair was asked to give back before it talks
+    // through UCX instead (RFT_VERBS_PLACE_WAIT; docs/verbs.md, "Giving a place back").
+    std::chrono::nanoseconds verbs_place_wait = std::chrono::milliseconds(5);
     // Context ids are below this (the API layer allocates them densely); messages for a
     // larger id are dropped and counted.
     uint32_t max_contexts = 65536;
@@ -659,6 +662,12 @@ class DataPlane : private ucx::PeerFailureSink {
   void ConnectOfferedQp(Rank source, const verbs::QpAddress& address);
   // `peer` no longer waits for a place (it failed, or the pair was refused).
   void ForgetVerbsWaiter(Rank peer);
+  // Pairs that waited for a place longer than RFT_VERBS_PLACE_WAIT are refused: the process
+  // asked to close may not call into rft for a long time, and a third pair's messages must not
+  // wait for it.
+  void RefuseLongWaiters();
+  // The longest Idle may sleep, at most `timeout_ms`: until the oldest waiter's time is up.
+  int VerbsSleepLimit(int timeout_ms) const;
   // Progress's part: close messages that waited for a credit, and pairs waiting for a place
   // that is free now (or, when none is left to close, refused).
   void ProgressVerbsCloses();
@@ -759,6 +768,10 @@ class DataPlane : private ucx::PeerFailureSink {
   // flag is read on the fast path; its eventfd wakes Idle().
   WakeQueue<Notice> reports_;
   bool failing_peer_ = false;  // inside FailPeer (re-entrancy from UCX callbacks)
+  // In the destructor, from the endpoints' close on: arriving messages are let go
+  // (OnActiveMessage). A late link message of the verbs backend would otherwise answer through
+  // the endpoint table being destroyed.
+  bool closing_endpoints_ = false;
   std::vector<FutureRevocation> future_revocations_;  // few: revocations ahead of this process
   // How long FailPeer holds back an operation UCX still runs, waiting for UCX's callback.
   static constexpr std::chrono::milliseconds kUcxReleaseBound{500};

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/clock.h"
 #include "base/fault_injection.h"
 #include "base/log.h"
 #include "transport/dataplane/data_plane.h"
@@ -75,12 +76,13 @@ bool DataPlane::AskIdlePairToClose() {
 bool DataPlane::WaitForPlace(Rank peer, PlaceWait then, const verbs::QpAddress* address) {
   if (!options_.verbs_close_idle || !AskIdlePairToClose()) return false;
   VerbsPath& path = *verbs_;
-  PlaceWaiter waiter{.peer = peer, .then = then, .address = {}};
+  PlaceWaiter waiter{.peer = peer, .then = then, .address = {}, .since_ns = MonotonicNanos()};
   if (address != nullptr) waiter.address = *address;
   auto found = std::find_if(path.waiting.begin(), path.waiting.end(),
                             [peer](const PlaceWaiter& w) { return w.peer == peer; });
   if (found != path.waiting.end()) {
-    *found = waiter;  // an address that came while it waited to ask for one
+    waiter.since_ns = found->since_ns;  // it waits no longer for it
+    *found = waiter;                    // an address that came while it waited to ask for one
   } else {
     path.waiting.push_back(waiter);
     RFT_LOG_INFO("verbs: rank %u waits for a place in the receive queue (all %u are held)", peer,
@@ -284,6 +286,33 @@ void DataPlane::ProgressVerbsCloses() {
 
 void DataPlane::ForgetVerbsWaiter(Rank peer) {
   std::erase_if(verbs_->waiting, [peer](const PlaceWaiter& w) { return w.peer == peer; });
+}
+
+void DataPlane::RefuseLongWaiters() {
+  VerbsPath& path = *verbs_;
+  const int64_t now = MonotonicNanos();
+  const int64_t limit = options_.verbs_place_wait.count();
+  // Oldest first: the others waited less.
+  while (!path.waiting.empty() && now - path.waiting.front().since_ns >= limit) {
+    const Rank peer = path.waiting.front().peer;
+    path.waiting.erase(path.waiting.begin());
+    path.links[peer] = VerbsLink::kIdle;
+    // The close asked for goes on; its place stays free for the next pair that needs one.
+    RefuseVerbsLink(peer, ArgError("no place came free within RFT_VERBS_PLACE_WAIT (" +
+                                   std::to_string(limit / 1000) +
+                                   " us): the pair asked to close has not answered"));
+  }
+  if (path.waiting.empty()) path.stayed.clear();
+}
+
+int DataPlane::VerbsSleepLimit(int timeout_ms) const {
+  const VerbsPath& path = *verbs_;
+  if (path.waiting.empty()) return timeout_ms;
+  const int64_t left_ns =
+      path.waiting.front().since_ns + options_.verbs_place_wait.count() - MonotonicNanos();
+  const int64_t left_ms = std::max<int64_t>(0, (left_ns + 999'999) / 1'000'000);
+  return timeout_ms < 0 ? static_cast<int>(left_ms)
+                        : static_cast<int>(std::min<int64_t>(timeout_ms, left_ms));
 }
 
 }  // namespace rft::transport

@@ -681,6 +681,9 @@ unsigned DataPlane::ProgressVerbs() {
   if (!path.unposted.empty() || path.review_waiters) [[unlikely]] {
     ProgressVerbsCloses();
   }
+  if (!path.waiting.empty()) [[unlikely]] {
+    RefuseLongWaiters();
+  }
   // After the moves: a pair moved in this Progress takes the link messages that waited for it.
   if (!path.returning.empty() || !path.deferred.empty()) [[unlikely]] {
     ProgressVerbsReturns();

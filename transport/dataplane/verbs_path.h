@@ -65,6 +65,7 @@ struct PlaceWaiter {
   Rank peer;
   PlaceWait then;
   verbs::QpAddress address;  // for kConnect
+  int64_t since_ns = 0;      // MonotonicNanos() when it began to wait (RFT_VERBS_PLACE_WAIT)
 };
 
 struct VerbsPath {
