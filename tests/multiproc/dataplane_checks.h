@@ -34,6 +34,14 @@ inline int Fail(const std::string& what) {
     CHECK(check_status_.ok(), check_status_.ToString()); \
   } while (0)
 
+// Returns from the calling check with the exit status of a check helper (`expr`) that failed.
+#define RETURN_IF_FAILED(expr)              \
+  do {                                      \
+    if (const int rc_ = (expr); rc_ != 0) { \
+      return rc_;                           \
+    }                                       \
+  } while (0)
+
 // Deterministic message content: byte i is a function of i and `seed`, so a message
 // delivered to the wrong receive, reordered or corrupted shows.
 inline std::vector<char> TestBytes(size_t size, uint32_t seed) {

@@ -117,31 +117,25 @@ int CheckOptions(const Bootstrap& job, const DataPlane& plane, uint32_t ranks, b
 //    again. Every message arrives in order across both moves.
 // 4. Every rank sends every other one a stream of 5 at once; no rank holds more than one QP.
 int Return(Bootstrap& job, DataPlane& plane) {
-  if (int rc = CheckOptions(job, plane, 3, true, "return"); rc != 0) return rc;
+  RETURN_IF_FAILED(CheckOptions(job, plane, 3, true, "return"));
   const Rank me = job.rank();
   const Rank partner = me == 2 ? kInvalidRank : 1 - me;
   if (partner != kInvalidRank) {
-    if (int rc = Streams(plane, {partner}, {partner}, 2, Pace::kFree); rc != 0) return rc;
+    RETURN_IF_FAILED(Streams(plane, {partner}, {partner}, 2, Pace::kFree));
   }
   CHECK_OK(job.Fence(false));
   // Step 2.
   if (me == 1) {
-    if (int rc = ProgressUntil(
-            plane, [&] { return plane.verbs_pairs_closed() == 1 && !plane.UsesVerbsTo(0); },
-            "the close of pair 0-1");
-        rc != 0) {
-      return rc;
-    }
+    RETURN_IF_FAILED(ProgressUntil(
+        plane, [&] { return plane.verbs_pairs_closed() == 1 && !plane.UsesVerbsTo(0); },
+        "the close of pair 0-1"));
   } else {
-    if (int rc = Streams(plane, {2 - me}, {2 - me}, 2, Pace::kFree); rc != 0) return rc;
+    RETURN_IF_FAILED(Streams(plane, {2 - me}, {2 - me}, 2, Pace::kFree));
   }
   if (me == 0) {
-    if (int rc = ProgressUntil(
-            plane, [&] { return plane.verbs_pairs_closed() == 1 && !plane.UsesVerbsTo(1); },
-            "the close of pair 0-1");
-        rc != 0) {
-      return rc;
-    }
+    RETURN_IF_FAILED(ProgressUntil(
+        plane, [&] { return plane.verbs_pairs_closed() == 1 && !plane.UsesVerbsTo(1); },
+        "the close of pair 0-1"));
   }
   CHECK(me == 1 || plane.UsesVerbsTo(2 - me), "pair 0-2 is not on verbs");
   CHECK(plane.verbs_qp_count() == (me == 1 ? 0u : 1u), plane.verbs_qp_count() << " QPs");
@@ -149,14 +143,11 @@ int Return(Bootstrap& job, DataPlane& plane) {
   CHECK_OK(job.Fence(false));
   // Step 3.
   if (me == 2) {
-    if (int rc = ProgressUntil(
-            plane, [&] { return plane.verbs_pairs_closed() == 1 && !plane.UsesVerbsTo(0); },
-            "the close of pair 0-2");
-        rc != 0) {
-      return rc;
-    }
+    RETURN_IF_FAILED(ProgressUntil(
+        plane, [&] { return plane.verbs_pairs_closed() == 1 && !plane.UsesVerbsTo(0); },
+        "the close of pair 0-2"));
   } else {
-    if (int rc = Streams(plane, {partner}, {partner}, 40, Pace::kFree); rc != 0) return rc;
+    RETURN_IF_FAILED(Streams(plane, {partner}, {partner}, 40, Pace::kFree));
     // Every message after the return went through verbs: the pair is connected at both ends.
     CHECK(plane.UsesVerbsTo(partner) && plane.verbs_pairs_returned() == 1 &&
               plane.verbs_qp_count() == 1,
@@ -173,7 +164,7 @@ int Return(Bootstrap& job, DataPlane& plane) {
   for (Rank peer = 0; peer < 3; ++peer) {
     if (peer != me) others.push_back(peer);
   }
-  if (int rc = Streams(plane, others, others, 5, Pace::kFree); rc != 0) return rc;
+  RETURN_IF_FAILED(Streams(plane, others, others, 5, Pace::kFree));
   CHECK(plane.verbs_qp_count() <= 1, plane.verbs_qp_count() << " QPs, expected at most 1");
   std::printf("return ok rank=%u\n", me);
   return 0;
@@ -186,14 +177,14 @@ int Return(Bootstrap& job, DataPlane& plane) {
 // what queued meanwhile moves to UCX each time, in order. Rank 1, with no place, never starts
 // an attempt: its messages just go through UCX.
 int ReturnRefused(Bootstrap& job, DataPlane& plane) {
-  if (int rc = CheckOptions(job, plane, 3, false, "return-refused"); rc != 0) return rc;
+  RETURN_IF_FAILED(CheckOptions(job, plane, 3, false, "return-refused"));
   const Rank me = job.rank();
   if (me == 1 || me == 2) {
-    if (int rc = Streams(plane, {3 - me}, {3 - me}, 2, Pace::kFree); rc != 0) return rc;
+    RETURN_IF_FAILED(Streams(plane, {3 - me}, {3 - me}, 2, Pace::kFree));
   }
   CHECK_OK(job.Fence(false));
   if (me < 2) {
-    if (int rc = Streams(plane, {1 - me}, {1 - me}, 30, Pace::kPaced); rc != 0) return rc;
+    RETURN_IF_FAILED(Streams(plane, {1 - me}, {1 - me}, 30, Pace::kPaced));
     CHECK(!plane.UsesVerbsTo(1 - me) && plane.verbs_pairs_returned() == 0,
           "pair 0-1 came back to verbs, though rank 1 has no place");
   }
@@ -226,7 +217,7 @@ int ReturnChurn(Bootstrap& job, DataPlane& plane) {
   for (Rank peer = 0; peer < job.size(); ++peer) {
     if (peer != me) others.push_back(peer);
   }
-  if (int rc = Streams(plane, others, others, 60, Pace::kFree); rc != 0) return rc;
+  RETURN_IF_FAILED(Streams(plane, others, others, 60, Pace::kFree));
   CHECK(plane.verbs_qp_count() <= places, plane.verbs_qp_count()
                                               << " QPs, expected at most " << places);
   std::printf("return-churn ok rank=%u closed=%llu started=%llu returned=%llu\n", me,
@@ -244,37 +235,34 @@ int ReturnChurn(Bootstrap& job, DataPlane& plane) {
 // holds nothing up. Back in rft, rank 1 agrees to the close that waited; rank 0 then streams
 // rank 2 12 messages, and the pair comes back to verbs in the place that came free.
 int ReturnStalled(Bootstrap& job, DataPlane& plane) {
-  if (int rc = CheckOptions(job, plane, 3, true, "return-stalled"); rc != 0) return rc;
+  RETURN_IF_FAILED(CheckOptions(job, plane, 3, true, "return-stalled"));
   const Rank me = job.rank();
   if (me < 2) {
-    if (int rc = Streams(plane, {1 - me}, {1 - me}, 2, Pace::kFree); rc != 0) return rc;
+    RETURN_IF_FAILED(Streams(plane, {1 - me}, {1 - me}, 2, Pace::kFree));
   }
   CHECK_OK(job.Fence(false));
   const RankSet away{1, 2};
   if (me == 1) {
     CHECK_OK(job.Fence(false, away));  // no rft call until rank 2 got rank 0's messages
   } else if (me == 0) {
-    if (int rc = Streams(plane, {2}, {}, 5, Pace::kFree); rc != 0) return rc;
+    RETURN_IF_FAILED(Streams(plane, {2}, {}, 5, Pace::kFree));
     CHECK(!plane.UsesVerbsTo(2) && plane.verbs_pairs_closed() == 0,
           "pair 0-2 " << (plane.UsesVerbsTo(2) ? "is" : "is not") << " on verbs, "
                       << plane.verbs_pairs_closed() << " pairs closed");
   } else {
-    if (int rc = Streams(plane, {}, {0}, 5, Pace::kFree); rc != 0) return rc;
+    RETURN_IF_FAILED(Streams(plane, {}, {0}, 5, Pace::kFree));
     CHECK_OK(job.Fence(false, away));
   }
   std::printf("return-stalled step 2 ok rank=%u\n", me);
   // Rank 1, back, answers the request to close that waited for it.
   if (me < 2) {
-    if (int rc = ProgressUntil(
-            plane, [&] { return plane.verbs_pairs_closed() == 1 && !plane.UsesVerbsTo(1 - me); },
-            "the close of pair 0-1");
-        rc != 0) {
-      return rc;
-    }
+    RETURN_IF_FAILED(ProgressUntil(
+        plane, [&] { return plane.verbs_pairs_closed() == 1 && !plane.UsesVerbsTo(1 - me); },
+        "the close of pair 0-1"));
   }
   CHECK_OK(job.Fence(false));
   if (me != 1) {
-    if (int rc = Streams(plane, {2 - me}, {2 - me}, 12, Pace::kFree); rc != 0) return rc;
+    RETURN_IF_FAILED(Streams(plane, {2 - me}, {2 - me}, 12, Pace::kFree));
     CHECK(plane.UsesVerbsTo(2 - me) && plane.verbs_pairs_returned() == 1,
           "rank " << 2 - me << (plane.UsesVerbsTo(2 - me) ? " is" : " is not")
                   << " reached by verbs, " << plane.verbs_pairs_returned() << " pairs returned");
@@ -291,14 +279,14 @@ int ReturnStalled(Bootstrap& job, DataPlane& plane) {
 // rank 1 end with RFT_ERR_PROC_FAILED once the registry reports rank 1, and ranks 0 and 2
 // then stream to each other, coming back to verbs in the place rank 1's failure freed.
 int ReturnDeath(Bootstrap& job, DataPlane& plane) {
-  if (int rc = CheckOptions(job, plane, 3, true, "return-death"); rc != 0) return rc;
+  RETURN_IF_FAILED(CheckOptions(job, plane, 3, true, "return-death"));
   const Rank me = job.rank();
   if (me < 2) {
-    if (int rc = Streams(plane, {1 - me}, {1 - me}, 2, Pace::kFree); rc != 0) return rc;
+    RETURN_IF_FAILED(Streams(plane, {1 - me}, {1 - me}, 2, Pace::kFree));
   }
   CHECK_OK(job.Fence(false));
   if (me != 1) {
-    if (int rc = Streams(plane, {2 - me}, {2 - me}, 2, Pace::kFree); rc != 0) return rc;
+    RETURN_IF_FAILED(Streams(plane, {2 - me}, {2 - me}, 2, Pace::kFree));
   }
   // Nobody sends it: only rank 1's failure ends it. Rank 1 waits on it too, progressing, until
   // rank 0's offer arrives and it dies.
@@ -307,11 +295,8 @@ int ReturnDeath(Bootstrap& job, DataPlane& plane) {
   const Rank waited = me == 1 ? 0 : 1;
   CHECK_OK(plane.Irecv(never.data(), never.size(), waited, kTag + 1, kContext, &from_waited));
   if (me == 0) {
-    if (int rc = ProgressUntil(
-            plane, [&] { return !plane.UsesVerbsTo(1); }, "the close of pair 0-1");
-        rc != 0) {
-      return rc;
-    }
+    RETURN_IF_FAILED(ProgressUntil(
+        plane, [&] { return !plane.UsesVerbsTo(1); }, "the close of pair 0-1"));
     // Through UCX, then the attempt: the last one waits for the QP that never connects.
     const uint32_t count = plane.options().verbs_return_after + 1;
     std::vector<std::vector<char>> out;
@@ -339,7 +324,7 @@ int ReturnDeath(Bootstrap& job, DataPlane& plane) {
   const Rank other = 2 - me;
   RankSet survivors{me, other};
   CHECK_OK(job.Fence(false, survivors));
-  if (int rc = Streams(plane, {other}, {other}, 12, Pace::kFree); rc != 0) return rc;
+  RETURN_IF_FAILED(Streams(plane, {other}, {other}, 12, Pace::kFree));
   CHECK(plane.UsesVerbsTo(other) && plane.verbs_pairs_returned() == 1,
         "rank " << other << (plane.UsesVerbsTo(other) ? " is" : " is not") << " reached by verbs, "
                 << plane.verbs_pairs_returned() << " pairs returned");
