@@ -231,7 +231,7 @@ int ReturnChurn(Bootstrap& job, DataPlane& plane) {
 // RFT_VERBS_PLACE_WAIT): pair 0-1 connects, then rank 1 blocks in a fence with rank 2 outside
 // rft, which rank 2 joins only once it received rank 0's 5 messages (the last one large). Rank 0
 // needs a place for rank 2 and asks rank 1 to close; rank 1 cannot answer, so after
-// RFT_VERBS_PLACE_WAIT pair 0-2 is refused and both messages go through UCX: a third process
+// RFT_VERBS_PLACE_WAIT pair 0-2 is refused and the messages go through UCX: a third process
 // holds nothing up. Back in rft, rank 1 agrees to the close that waited; rank 0 then streams
 // rank 2 12 messages, and the pair comes back to verbs in the place that came free.
 int ReturnStalled(Bootstrap& job, DataPlane& plane) {
