@@ -559,6 +559,8 @@ class DataPlane : private ucx::PeerFailureSink {
   // through UCX.
   void SendVerbsLinkMessage(Rank peer, MessageType type);
   bool TakesVerbsLinkMessage(Rank source) const;
+  // Whether `peer` failed, as its QP or UCX found (the registry's news reaches both).
+  bool VerbsPeerFailed(Rank peer) const;
   // Whether `peer` is reached through verbs and its QP is not even being connected yet (or
   // waits for a place to be).
   bool VerbsLinkIdle(Rank peer) const;

@@ -242,9 +242,7 @@ void DataPlane::ProgressVerbsCloses() {
   if (!path.review_waiters) return;
   path.review_waiters = false;
   // A waiter that failed meanwhile waits for nothing.
-  std::erase_if(path.waiting, [this](const PlaceWaiter& w) {
-    return verbs_->channel->failed(w.peer) || endpoints_->failed(w.peer);
-  });
+  std::erase_if(path.waiting, [this](const PlaceWaiter& w) { return VerbsPeerFailed(w.peer); });
   while (!path.waiting.empty() && path.channel->has_place_for(path.waiting.front().peer)) {
     const PlaceWaiter waiter = path.waiting.front();
     path.waiting.erase(path.waiting.begin());

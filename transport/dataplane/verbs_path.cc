@@ -413,8 +413,11 @@ void DataPlane::SendVerbsLinkMessage(Rank peer, MessageType type) {
 // and it has not failed.
 bool DataPlane::TakesVerbsLinkMessage(Rank source) const {
   return verbs_ != nullptr && source < verbs_->channel_size && source != rank_ &&
-         path_[source] == Path::kVerbs && !verbs_->channel->failed(source) &&
-         (endpoints_ == nullptr || !endpoints_->failed(source));
+         path_[source] == Path::kVerbs && !VerbsPeerFailed(source);
+}
+
+bool DataPlane::VerbsPeerFailed(Rank peer) const {
+  return verbs_->channel->failed(peer) || (endpoints_ != nullptr && endpoints_->failed(peer));
 }
 
 bool DataPlane::VerbsLinkIdle(Rank peer) const {
@@ -675,7 +678,7 @@ unsigned DataPlane::ProgressVerbs() {
     moving.swap(path.moving);
     for (Rank peer : moving) {
       // A peer that failed meanwhile had its queue dropped: nothing is left to move.
-      if (!path.channel->failed(peer) && !endpoints_->failed(peer)) MoveToUcx(peer);
+      if (!VerbsPeerFailed(peer)) MoveToUcx(peer);
     }
   }
   if (!path.unposted.empty() || path.review_waiters) [[unlikely]] {

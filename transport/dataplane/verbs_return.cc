@@ -67,10 +67,7 @@ void DataPlane::ProgressVerbsReturns() {
     deferred.swap(path.deferred);
     for (const VerbsPath::DeferredLinkMessage& message : deferred) {
       // A peer that failed meanwhile needs no answer; one still settling is deferred again.
-      if (path.channel->failed(message.header.source) ||
-          endpoints_->failed(message.header.source)) {
-        continue;
-      }
+      if (VerbsPeerFailed(message.header.source)) continue;
       switch (message.header.type) {
         case MessageType::kVerbsAsk:
           HandleVerbsAsk(message.header, message.payload);
@@ -90,33 +87,30 @@ void DataPlane::StartVerbsReturn(Rank peer) {
   VerbsPath& path = *verbs_;
   const VerbsLink moved = path.links[peer];
   // Taken back by the peer meanwhile, or failed: nothing to start.
-  if (!MovedToUcx(moved) || path_[peer] != Path::kUcx || path.channel->failed(peer) ||
-      endpoints_->failed(peer)) {
+  if (!MovedToUcx(moved) || path_[peer] != Path::kUcx || VerbsPeerFailed(peer)) return;
+  path.ucx_sends[peer] = 0;  // counts again, whatever happens next
+  const bool lower = rank_ < peer;
+  // Without a place, WaitForPlace makes the pair wait for one (kWaitingPlace).
+  if (!path.channel->has_place_for(peer) &&
+      !WaitForPlace(peer, lower ? PlaceWait::kOffer : PlaceWait::kAsk, nullptr)) {
+    // No place, and none can come free: the pair stays, and the peer never hears of the round.
+    RFT_LOG_DEBUG("verbs: rank %u's pair stays on UCX: no place for it", peer);
     return;
   }
   // Everything sent so far went to UCX, ahead of the link message; what follows waits.
   path_[peer] = Path::kVerbs;
-  path.links[peer] = VerbsLink::kIdle;
   ++path.rounds[peer];
-  path.ucx_sends[peer] = 0;
   path.last_used[peer] = ++path.tick;  // in use once connected: not the next pair to close
-  const bool lower = rank_ < peer;
-  if (!path.channel->has_place_for(peer) &&
-      !WaitForPlace(peer, lower ? PlaceWait::kOffer : PlaceWait::kAsk, nullptr)) {
-    // No place, and none can come free: the pair stays, and the peer never hears of the round.
-    path_[peer] = Path::kUcx;
-    path.links[peer] = moved;
-    --path.rounds[peer];
-    RFT_LOG_DEBUG("verbs: rank %u's pair stays on UCX: no place for it", peer);
-    return;
-  }
   ++path.returns_started;
   RFT_LOG_INFO(
       "verbs: %u messages to rank %u went through UCX since its pair %s: it tries verbs "
       "again (round %u)",
       options_.verbs_return_after, peer, moved == VerbsLink::kClosed ? "closed" : "was refused",
       path.rounds[peer]);
-  if (path.links[peer] == VerbsLink::kIdle) StartVerbsLink(peer);  // else it waits for a place
+  if (path.links[peer] != VerbsLink::kWaitingPlace) {
+    path.links[peer] = VerbsLink::kIdle;
+    StartVerbsLink(peer);
+  }
 }
 
 bool DataPlane::TakesVerbsLinkRound(const WireHeader& header, std::span<const std::byte> payload) {
@@ -130,8 +124,7 @@ bool DataPlane::TakesVerbsLinkRound(const WireHeader& header, std::span<const st
     return !MovedToUcx(link);
   }
   if (header.epoch < round) return false;  // of an attempt both ends moved past
-  if (header.epoch > round + 1 || path->channel->failed(source) ||
-      (endpoints_ != nullptr && endpoints_->failed(source))) {
+  if (header.epoch > round + 1 || VerbsPeerFailed(source)) {
     drops_.Record(DecodeError::kBadPayload);
     return false;
   }
