@@ -17,9 +17,9 @@
 namespace rft::fault {
 namespace {
 
-constexpr std::array<std::string_view, 5> kPoints = {"spawn.launched", "merge.confirming",
+constexpr std::array<std::string_view, 6> kPoints = {"spawn.launched",        "merge.confirming",
                                                      "verbs.close.requested", "verbs.close.closing",
-                                                     "verbs.return.taken"};
+                                                     "verbs.return.taken",    "verbs.offer.fails"};
 
 std::mutex g_mutex;
 std::vector<std::pair<std::string, Rank>> g_armed;  // guarded by g_mutex
@@ -80,6 +80,10 @@ void Die(std::string_view point) {
   std::fflush(nullptr);
   raise(SIGKILL);
   for (;;) pause();
+}
+
+Status Failure(std::string_view point) {
+  return OtherError("fault injected at " + std::string(point) + " (RFT_FAULT_INJECT)");
 }
 
 }  // namespace rft::fault

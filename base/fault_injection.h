@@ -15,6 +15,11 @@
 //                     closes its QP (the other end waits for kVerbsClosed, its QP quiet).
 //   verbs.return.taken     a process whose peer brings their pair back from UCX to verbs
 //                     (docs/verbs.md, "Coming back"), as the peer's link message arrives.
+// One point makes a step fail instead, and the process goes on (its failure path has no other
+// trigger short of a broken device):
+//   verbs.offer.fails  a process offered a control-plane QP on demand (docs/verbs.md, "Control
+//                     messages by SEND") fails to connect it, as a device error would, and
+//                     declines.
 #ifndef RFT_BASE_FAULT_INJECTION_H_
 #define RFT_BASE_FAULT_INJECTION_H_
 
@@ -36,6 +41,9 @@ Status ArmFromConfig();
 bool Armed(std::string_view point, Rank rank);
 // Says which point fired on stderr and ends this process with SIGKILL, as a crash would.
 [[noreturn]] void Die(std::string_view point);
+// The error a failing point (verbs.offer.fails) makes its step return: RFT_ERR_OTHER naming
+// the point.
+Status Failure(std::string_view point);
 
 }  // namespace rft::fault
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/byte_order.h"
+#include "base/fault_injection.h"
 #include "base/log.h"
 #include "detector/control_plane.h"
 #include "detector/control_subtype.h"
@@ -244,6 +245,7 @@ void ControlPlane::GrowVerbs(uint32_t old_size,
     if (!linked.ok()) {
       RFT_LOG_WARN("heartbeats and control messages to rank %u, which joined, through UCX: %s", r,
                    linked.ToString().c_str());
+      (void)verbs_messages_->Withdraw(r);  // never connected: its QP and place go
       continue;
     }
     late_verbs_peers_.Insert(r);
@@ -293,9 +295,16 @@ void ControlPlane::OnVerbsAddress(Rank source, std::span<const std::byte> payloa
 bool ControlPlane::ConnectAddressPayload(Rank source, std::span<const std::byte> payload,
                                          verbs::EagerChannel::Handshake handshake) {
   constexpr size_t kSlotBytes = VerbsHeartbeats::kPartBytes;
-  const Status linked =
-      ConnectVerbsPeer(source, payload.first(kSlotBytes),
-                       verbs::DecodeSingleQpAddress(payload.subspan(kSlotBytes)), handshake);
+  Status linked = Status::Ok();
+  if (handshake == verbs::EagerChannel::Handshake::kAwaitGreeting &&
+      fault::Armed("verbs.offer.fails", self_)) [[unlikely]] {
+    // An answer to an offer, failed as by a device that made the QP and could not connect it.
+    linked = verbs_messages_->Open(source);
+    if (linked.ok()) linked = fault::Failure("verbs.offer.fails");
+  } else {
+    linked = ConnectVerbsPeer(source, payload.first(kSlotBytes),
+                              verbs::DecodeSingleQpAddress(payload.subspan(kSlotBytes)), handshake);
+  }
   if (linked.ok()) return true;
   RFT_LOG_WARN("control messages to rank %u through UCX: %s", source, linked.ToString().c_str());
   (void)verbs_messages_->Withdraw(source);  // never connected here: its QP and place go

@@ -502,10 +502,10 @@ check_binary control-verbs-departure 0 \
   "$detector_bins" "$detector_env RFT_CONTROL_SOCKETS=n; rftrun --ft -n 4 detector_worker staggered"
 # The whole stack on verbs (data plane and control messages): member 1 of RANKS dies inside an
 # agreement (agreement_worker during 1), and the survivors decide one outcome.
-agreement_during_check() {  # NAME RANKS PATTERNS
+agreement_during_check() {  # NAME RANKS PATTERNS [MORE_ENV]
   check_binary "$1" 137 "$(printf '%s\n' "$3" '^outcomes=1$')" \
     "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/multiproc/agreement_worker" \
-    "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=verbs RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx; \
+    "$detector_env RFT_CONTROL_SOCKETS=n RFT_TRANSPORT=verbs RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx ${4:-}; \
      rftrun --ft -n $2 agreement_worker during 1 >/tmp/out 2>&1; s=\$?; cat /tmp/out; \
      echo outcomes=\$(grep -o 'decided rc=.*' /tmp/out | sort -u | wc -l); exit \$s"
 }
@@ -523,6 +523,14 @@ agreement_during_check agreement-verbs-non-neighbours 6 \
     '^\[0\] during ok rank=0' '^\[3\] during ok rank=3' '^\[5\] during ok rank=5' \
     '^\[0\] .* control messages by SEND to rank 3 on demand: ' \
     '^\[3\] .* control messages by SEND to rank 0 on demand: ')"
+# The same, but the end that answers the offer fails to connect its QP (RFT_FAULT_INJECT's
+# verbs.offer.fails, armed at both ends since either may offer first): it declines, the offering
+# end withdraws its QP, both keep the pair on UCX, and the agreement decides as before.
+agreement_during_check agreement-verbs-offer-declined 6 \
+  "$(printf '%s\n' '^\[0\] during ok rank=0' '^\[3\] during ok rank=3' '^\[5\] during ok rank=5' \
+    '^\[(0|3)\] .* control messages to rank (0|3) through UCX: .*fault injected at verbs.offer.fails' \
+    '^\[(0|3)\] .* control messages to rank (0|3) through UCX: it could not connect a QP$')" \
+  "RFT_FAULT_INJECT=verbs.offer.fails@0,verbs.offer.fails@3"
 # Recovery on verbs: the respawn solver (examples/respawn_solver.cc, as in spawn_test) loses
 # process 2 of 4 at iteration 300; the survivors revoke, agree, spawn a replacement and restore
 # its state from its buddy's checkpoint, and all four totals are exact. Every pair talks by

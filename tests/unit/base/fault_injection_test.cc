@@ -34,6 +34,15 @@ TEST(FaultInjectionTest, BadEntriesAreRefusedNamingThemAndLeaveTheArmedPointsAlo
   EXPECT_TRUE(Armed("spawn.launched", 3));
 }
 
+TEST(FaultInjectionTest, AFailingPointNamesItselfInItsError) {
+  ASSERT_TRUE(Arm("verbs.offer.fails@2").ok());
+  EXPECT_TRUE(Armed("verbs.offer.fails", 2));
+  const Status failed = Failure("verbs.offer.fails");
+  EXPECT_EQ(failed.code(), RFT_ERR_OTHER);
+  EXPECT_NE(failed.message().find("fault injected at verbs.offer.fails"), std::string::npos);
+  ASSERT_TRUE(Arm("").ok());
+}
+
 TEST(FaultInjectionDeathTest, DieEndsTheProcessBySigkillNamingThePoint) {
   EXPECT_EXIT(Die("merge.confirming"), ::testing::KilledBySignal(SIGKILL),
               "fault injected at merge.confirming");
