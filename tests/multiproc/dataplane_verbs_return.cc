@@ -105,6 +105,17 @@ int CheckOptions(const Bootstrap& job, const DataPlane& plane, uint32_t ranks, b
   return 0;
 }
 
+// The first step of most modes: pair 0-1 connects (two messages each way, so both ends hold
+// their QP), then every rank fences.
+int ConnectPairZeroOne(Bootstrap& job, DataPlane& plane) {
+  const Rank me = job.rank();
+  if (me < 2) {
+    RETURN_IF_FAILED(Streams(plane, {1 - me}, {1 - me}, 2, Pace::kFree));
+  }
+  CHECK_OK(job.Fence(false));
+  return 0;
+}
+
 }  // namespace
 
 // A closed pair coming back (n = 3):
@@ -120,10 +131,7 @@ int Return(Bootstrap& job, DataPlane& plane) {
   RETURN_IF_FAILED(CheckOptions(job, plane, 3, true, "return"));
   const Rank me = job.rank();
   const Rank partner = me == 2 ? kInvalidRank : 1 - me;
-  if (partner != kInvalidRank) {
-    RETURN_IF_FAILED(Streams(plane, {partner}, {partner}, 2, Pace::kFree));
-  }
-  CHECK_OK(job.Fence(false));
+  RETURN_IF_FAILED(ConnectPairZeroOne(job, plane));
   // Step 2.
   if (me == 1) {
     RETURN_IF_FAILED(ProgressUntil(
@@ -237,10 +245,7 @@ int ReturnChurn(Bootstrap& job, DataPlane& plane) {
 int ReturnStalled(Bootstrap& job, DataPlane& plane) {
   RETURN_IF_FAILED(CheckOptions(job, plane, 3, true, "return-stalled"));
   const Rank me = job.rank();
-  if (me < 2) {
-    RETURN_IF_FAILED(Streams(plane, {1 - me}, {1 - me}, 2, Pace::kFree));
-  }
-  CHECK_OK(job.Fence(false));
+  RETURN_IF_FAILED(ConnectPairZeroOne(job, plane));
   const RankSet away{1, 2};
   if (me == 1) {
     CHECK_OK(job.Fence(false, away));  // no rft call until rank 2 got rank 0's messages
@@ -281,10 +286,7 @@ int ReturnStalled(Bootstrap& job, DataPlane& plane) {
 int ReturnDeath(Bootstrap& job, DataPlane& plane) {
   RETURN_IF_FAILED(CheckOptions(job, plane, 3, true, "return-death"));
   const Rank me = job.rank();
-  if (me < 2) {
-    RETURN_IF_FAILED(Streams(plane, {1 - me}, {1 - me}, 2, Pace::kFree));
-  }
-  CHECK_OK(job.Fence(false));
+  RETURN_IF_FAILED(ConnectPairZeroOne(job, plane));
   if (me != 1) {
     RETURN_IF_FAILED(Streams(plane, {2 - me}, {2 - me}, 2, Pace::kFree));
   }
