@@ -21,25 +21,42 @@ class [[nodiscard]] Status {
   // OK.
   Status() = default;
   // `code` RFT_SUCCESS gives an OK status (the message is kept but means nothing).
-  Status(rft_error_t code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(rft_error_t code, std::string message);
+  Status(const Status& other) : code_(other.code_), message_(CopyMessage(other)) {}
+  Status(Status&& other) noexcept : code_(other.code_), message_(other.message_) {
+    other.message_ = nullptr;
+  }
+  Status& operator=(const Status& other);
+  Status& operator=(Status&& other) noexcept;
+  ~Status() {
+    if (message_ != nullptr) [[unlikely]]
+      DeleteMessage();
+  }
 
   static Status Ok() { return Status(); }
 
   bool ok() const { return code_ == RFT_SUCCESS; }
   rft_error_t code() const { return code_; }
-  const std::string& message() const { return message_; }
+  const std::string& message() const;
 
   // "RFT_ERR_ARG: <message>", or just the code name when there is no message ("RFT_SUCCESS"
   // for OK).
   std::string ToString() const;
 
   friend bool operator==(const Status& a, const Status& b) {
-    return a.code_ == b.code_ && a.message_ == b.message_;
+    return a.code_ == b.code_ && a.message() == b.message();
   }
 
  private:
+  static std::string* CopyMessage(const Status& other);
+  void DeleteMessage();
+
   rft_error_t code_ = RFT_SUCCESS;
-  std::string message_;
+  // On the heap and null without a message, so that an OK status is two words that every call
+  // on the hot path makes and drops with a store and a test (a std::string here cost the 8-byte
+  // round trip its construction and destruction in every call that returned a Status, and put
+  // a stack-protector canary into each of those frames for the string's inline buffer).
+  std::string* message_ = nullptr;
 };
 
 // Convenience constructors for the common error classes.
