@@ -92,7 +92,14 @@ ucs_status_t DataPlane::OnActiveMessage(void* arg, const void* header, size_t he
   }
   Context* context = self->ContextForArrival(decoded);
   if (context == nullptr) return UCS_OK;  // dropped and counted
-  return self->HandleMessage(context, decoded, payload, payload_length, data, rendezvous,
+  PostedReceive* match = context->queue.MatchArrival(decoded.source, decoded.tag);
+  if (match != nullptr && !rendezvous) [[likely]] {
+    // The usual case, delivered here: the general path's call cost as much as the delivery.
+    self->DeliverEager(static_cast<Request*>(match->owner), decoded.source, decoded.tag, payload,
+                       payload_length);
+    return UCS_OK;
+  }
+  return self->HandleMessage(context, match, decoded, payload, payload_length, data, rendezvous,
                              (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) != 0);
 }
 
@@ -104,7 +111,7 @@ void DataPlane::InjectForTesting(std::span<const std::byte> header,
                   payload.size(), &param);
 }
 
-DataPlane::Context* DataPlane::ContextForArrival(const WireHeader& header) {
+DataPlane::Context* DataPlane::ContextForArrivalSlow(const WireHeader& header) {
   Context* context = FindContext(header.context_id);
   if (context == nullptr) {
     // A context this process has not used yet (its peers got there first): created once.
@@ -127,12 +134,26 @@ DataPlane::Context* DataPlane::ContextForArrival(const WireHeader& header) {
   return context;
 }
 
-ucs_status_t DataPlane::HandleMessage(Context* context, const WireHeader& header, void* data,
-                                      size_t length, void* ucx_data, bool rendezvous,
-                                      bool persistent, const RendezvousDescriptor* cma) {
+// Inline into HandleMessage: every eager message that finds its receive posted comes here.
+[[gnu::always_inline]] inline void DataPlane::DeliverEager(Request* request, Rank source,
+                                                           int32_t tag, const void* data,
+                                                           size_t length) {
+  const size_t count = std::min(length, request->capacity);
+  if (count > 0) std::memcpy(request->buffer, data, count);
+  request->status.source = source;
+  request->status.tag = tag;
+  request->status.count = count;
+  request->status.message_length = length;
+  Complete(request, length > request->capacity ? RFT_ERR_TRUNCATE : RFT_SUCCESS);
+}
+
+ucs_status_t DataPlane::HandleMessage(Context* context, PostedReceive* match,
+                                      const WireHeader& header, void* data, size_t length,
+                                      void* ucx_data, bool rendezvous, bool persistent,
+                                      const RendezvousDescriptor* cma) {
   const Rank source = header.source;
-  if (PostedReceive* node = context->queue.MatchArrival(source, header.tag)) {
-    auto* request = static_cast<Request*>(node->owner);
+  if (match != nullptr) {
+    auto* request = static_cast<Request*>(match->owner);
     if (cma != nullptr) {
       ReadCma(request, source, header.tag, *cma);
     } else if (!rendezvous) {
@@ -184,17 +205,6 @@ ucs_status_t DataPlane::HandleMessage(Context* context, const WireHeader& header
   }
   context->queue.AddUnexpected(&message->node);
   return result;
-}
-
-void DataPlane::DeliverEager(Request* request, Rank source, int32_t tag, const void* data,
-                             size_t length) {
-  const size_t count = std::min(length, request->capacity);
-  if (count > 0) std::memcpy(request->buffer, data, count);
-  request->status.source = source;
-  request->status.tag = tag;
-  request->status.count = count;
-  request->status.message_length = length;
-  Complete(request, length > request->capacity ? RFT_ERR_TRUNCATE : RFT_SUCCESS);
 }
 
 void DataPlane::StartFetch(Request* request, Rank source, int32_t tag, void* descriptor,

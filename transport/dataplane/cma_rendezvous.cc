@@ -111,8 +111,8 @@ void DataPlane::HandleCmaRequest(const WireHeader& header, std::span<const std::
     SendCmaDone(header.source, descriptor, kRendezvousDiscarded);
     return;
   }
-  HandleMessage(context, header, nullptr, 0, nullptr, /*rendezvous=*/false, /*persistent=*/false,
-                &descriptor);
+  HandleMessage(context, context->queue.MatchArrival(header.source, header.tag), header, nullptr, 0,
+                nullptr, /*rendezvous=*/false, /*persistent=*/false, &descriptor);
 }
 
 void DataPlane::ReadCma(Request* request, Rank source, int32_t tag,

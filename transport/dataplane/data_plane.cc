@@ -363,32 +363,25 @@ Request* DataPlane::NewRequest(RequestKind kind, Rank peer, int32_t tag, uint32_
   return request;
 }
 
-void DataPlane::LinkToPeer(Request* request, Rank peer) {
-  peer_pending_[peer].push_back(&request->peer_link);
-}
-
-void DataPlane::UnlinkFromPeer(Request* request) {
-  if (request->peer_link.linked()) peer_pending_[request->peer].erase(&request->peer_link);
-}
-
-void DataPlane::Complete(Request* request, rft_error_t error) {
-  UnlinkFromPeer(request);
-  if (request->verbs_mr != nullptr) [[unlikely]]
-    ReleaseVerbsRegistration(request);
-  request->status.error = request->revoked && error == RFT_SUCCESS ? RFT_ERR_REVOKED : error;
-  request->complete = true;
+// Inline into Isend and SendNow: one call less per message.
+[[gnu::always_inline]] inline void DataPlane::EncodeDataHeader(
+    const Context& context, uint32_t context_id, int32_t tag, MessageType type, uint64_t length,
+    std::span<std::byte, kWireHeaderSize> out) const {
+  WireHeader header;
+  header.type = type;
+  header.source = rank_;
+  header.context_id = context_id;
+  header.epoch = context.epoch;
+  header.tag = tag;
+  header.length = length;
+  header.job_token = job_token_;
+  EncodeHeader(header, out);
 }
 
 Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag,
                         uint32_t context_id, Request** out) {
-  if (dest >= size_) {
-    return ArgError("send to rank " + std::to_string(dest) + ": expected a rank below " +
-                    std::to_string(size_));
-  }
-  if (tag < 0) return ArgError("send with tag " + std::to_string(tag) + ": expected a tag >= 0");
-  if (buffer == nullptr && bytes > 0) {
-    return ArgError("send of " + std::to_string(bytes) + " bytes from a null buffer");
-  }
+  if (dest >= size_ || tag < 0 || (buffer == nullptr && bytes > 0)) [[unlikely]]
+    return SendArgumentError(dest, tag, bytes);
   Context* context = nullptr;
   RFT_RETURN_IF_ERROR(UseContext(context_id, &context));
   Request* request =
@@ -476,26 +469,11 @@ bool DataPlane::SendRequestByUcx(Request* request, ucp_ep_h ep, bool cma) {
   return true;
 }
 
-void DataPlane::EncodeDataHeader(const Context& context, uint32_t context_id, int32_t tag,
-                                 MessageType type, uint64_t length,
-                                 std::span<std::byte, kWireHeaderSize> out) const {
-  WireHeader header;
-  header.type = type;
-  header.source = rank_;
-  header.context_id = context_id;
-  header.epoch = context.epoch;
-  header.tag = tag;
-  header.length = length;
-  header.job_token = job_token_;
-  EncodeHeader(header, out);
-}
-
 Status DataPlane::Irecv(void* buffer, size_t capacity, Rank source, int32_t tag,
                         uint32_t context_id, Request** out) {
   RFT_RETURN_IF_ERROR(CheckSourceAndTag("receive", source, tag));
-  if (buffer == nullptr && capacity > 0) {
-    return ArgError("receive of up to " + std::to_string(capacity) + " bytes into a null buffer");
-  }
+  if (buffer == nullptr && capacity > 0) [[unlikely]]
+    return NullReceiveBufferError(capacity);
   Context* context = nullptr;
   RFT_RETURN_IF_ERROR(UseContext(context_id, &context));
   Request* request = NewRequest(RequestKind::kReceive, source, tag, context_id, buffer, capacity);
@@ -534,6 +512,19 @@ Status DataPlane::Cancel(Request* request) {
     CompleteReceive(request, request->peer, request->tag, RFT_SUCCESS);
   }
   return Status::Ok();
+}
+
+Status DataPlane::SendArgumentError(Rank dest, int32_t tag, size_t bytes) const {
+  if (dest >= size_) {
+    return ArgError("send to rank " + std::to_string(dest) + ": expected a rank below " +
+                    std::to_string(size_));
+  }
+  if (tag < 0) return ArgError("send with tag " + std::to_string(tag) + ": expected a tag >= 0");
+  return ArgError("send of " + std::to_string(bytes) + " bytes from a null buffer");
+}
+
+Status DataPlane::NullReceiveBufferError(size_t capacity) {
+  return ArgError("receive of up to " + std::to_string(capacity) + " bytes into a null buffer");
 }
 
 Status DataPlane::SourceOrTagError(const char* operation, Rank source, int32_t tag) const {

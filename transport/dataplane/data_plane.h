@@ -390,7 +390,14 @@ class DataPlane : private ucx::PeerFailureSink {
   Status CreateContext(uint32_t context_id, Context** context);
   Request* NewRequest(RequestKind kind, Rank peer, int32_t tag, uint32_t context_id, void* buffer,
                       size_t capacity);
-  void Complete(Request* request, rft_error_t error);
+  // Inline with LinkToPeer and UnlinkFromPeer: every message's request passes through them.
+  void Complete(Request* request, rft_error_t error) {
+    UnlinkFromPeer(request);
+    if (request->verbs_mr != nullptr) [[unlikely]]
+      ReleaseVerbsRegistration(request);
+    request->status.error = request->revoked && error == RFT_SUCCESS ? RFT_ERR_REVOKED : error;
+    request->complete = true;
+  }
   // Completes a receive that matched (or named) `source` and `tag` with `error`.
   void CompleteReceive(Request* request, Rank source, int32_t tag, rft_error_t error) {
     request->status.source = source;
@@ -405,7 +412,12 @@ class DataPlane : private ucx::PeerFailureSink {
     }
     return SourceOrTagError(operation, source, tag);
   }
-  Status SourceOrTagError(const char* operation, Rank source, int32_t tag) const;
+  // The error paths' messages, built out of line: a std::string in a hot function's frame costs
+  // every call register saves and a stack-protector check, error or not.
+  [[gnu::cold, gnu::noinline]] Status SourceOrTagError(const char* operation, Rank source,
+                                                       int32_t tag) const;
+  [[gnu::cold, gnu::noinline]] Status SendArgumentError(Rank dest, int32_t tag, size_t bytes) const;
+  [[gnu::cold, gnu::noinline]] static Status NullReceiveBufferError(size_t capacity);
   // The header of a message from this process in `context_id`, encoded into `out`.
   void EncodeDataHeader(const Context& context, uint32_t context_id, int32_t tag, MessageType type,
                         uint64_t length, std::span<std::byte, kWireHeaderSize> out) const;
@@ -415,20 +427,32 @@ class DataPlane : private ucx::PeerFailureSink {
   // status copied out, and the request returned to the pool.
   Status Finish(Request** handle, MessageStatus* status);
   void ReleaseRequest(Request** handle, MessageStatus* status);
-  void LinkToPeer(Request* request, Rank peer);
-  void UnlinkFromPeer(Request* request);
+  void LinkToPeer(Request* request, Rank peer) {
+    peer_pending_[peer].push_back(&request->peer_link);
+  }
+  void UnlinkFromPeer(Request* request) {
+    if (request->peer_link.linked()) peer_pending_[request->peer].erase(&request->peer_link);
+  }
 
   // Receive side (active_message.cc).
   static ucs_status_t OnActiveMessage(void* arg, const void* header, size_t header_length,
                                       void* data, size_t length, const ucp_am_recv_param_t* param);
   // `data`: the payload; `ucx_data`: the buffer UCX handed over (differs for inline messages).
-  // A message of `context` (ContextForArrival's). `cma`: a same-node rendezvous request (then
-  // `data` and `length` are unused).
-  ucs_status_t HandleMessage(Context* context, const WireHeader& header, void* data, size_t length,
-                             void* ucx_data, bool rendezvous, bool persistent,
-                             const RendezvousDescriptor* cma = nullptr);
-  // The context of an arriving message, or nullptr (counted) when it must be dropped.
-  Context* ContextForArrival(const WireHeader& header);
+  // A message of `context` (ContextForArrival's) that matched the posted receive `match`
+  // (MatchArrival's; null: none, it is kept as unexpected). `cma`: a same-node rendezvous
+  // request (then `data` and `length` are unused).
+  ucs_status_t HandleMessage(Context* context, PostedReceive* match, const WireHeader& header,
+                             void* data, size_t length, void* ucx_data, bool rendezvous,
+                             bool persistent, const RendezvousDescriptor* cma = nullptr);
+  // The context of an arriving message, or nullptr (counted) when it must be dropped. The usual
+  // case (a known, current, unrevoked context) inline; the rest in ContextForArrivalSlow.
+  Context* ContextForArrival(const WireHeader& header) {
+    Context* context = FindContext(header.context_id);
+    if (context != nullptr && header.epoch >= context->epoch && !context->revoked) [[likely]]
+      return context;
+    return ContextForArrivalSlow(header);
+  }
+  [[gnu::noinline]] Context* ContextForArrivalSlow(const WireHeader& header);
   void DeliverEager(Request* request, Rank source, int32_t tag, const void* data, size_t length);
   void StartFetch(Request* request, Rank source, int32_t tag, void* descriptor, size_t length);
   void DeliverUnexpected(Request* request, Unexpected* message);

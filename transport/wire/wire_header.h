@@ -23,6 +23,8 @@
 #include <cstdint>
 #include <span>
 
+#include "base/byte_order.h"
+
 namespace rft::transport {
 
 inline constexpr uint8_t kWireVersion = 1;
@@ -80,7 +82,19 @@ struct WireHeader {
   bool operator==(const WireHeader&) const = default;
 };
 
-void EncodeHeader(const WireHeader& header, std::span<std::byte, kWireHeaderSize> out);
+// Inline, as DecodeHeader below: both run once per message on the fast path, where a call's
+// register saves cost as much as the encoding.
+inline void EncodeHeader(const WireHeader& header, std::span<std::byte, kWireHeaderSize> out) {
+  StoreLittleEndian<uint8_t>(out, 0, header.version);
+  StoreLittleEndian<uint8_t>(out, 1, static_cast<uint8_t>(header.type));
+  StoreLittleEndian<uint16_t>(out, 2, header.flags);
+  StoreLittleEndian<uint32_t>(out, 4, header.source);
+  StoreLittleEndian<uint32_t>(out, 8, header.context_id);
+  StoreLittleEndian<uint32_t>(out, 12, header.epoch);
+  StoreLittleEndian<uint32_t>(out, 16, static_cast<uint32_t>(header.tag));
+  StoreLittleEndian<uint64_t>(out, 20, header.length);
+  StoreLittleEndian<uint32_t>(out, 28, header.job_token);
+}
 
 enum class DecodeError : uint8_t {
   kNone = 0,
@@ -104,8 +118,33 @@ const char* DecodeErrorName(DecodeError error);
 // Decodes and validates `header` (exactly the header's bytes; fewer is kTooShort, more is
 // kLengthMismatch) describing `payload_size` bytes carried separately (as UCX active messages
 // carry them). `*out` is written only when the result is kNone. Never reads outside `header`.
-DecodeError DecodeHeader(std::span<const std::byte> header, uint64_t payload_size,
-                         uint32_t job_token, uint32_t job_size, WireHeader* out);
+inline DecodeError DecodeHeader(std::span<const std::byte> message, uint64_t payload_size,
+                                uint32_t job_token, uint32_t job_size, WireHeader* out) {
+  if (message.size() < kWireHeaderSize) return DecodeError::kTooShort;
+  if (message.size() != kWireHeaderSize) return DecodeError::kLengthMismatch;
+  WireHeader header;
+  header.version = LoadLittleEndian<uint8_t>(message, 0);
+  if (header.version != kWireVersion) return DecodeError::kBadVersion;
+  const uint8_t type = LoadLittleEndian<uint8_t>(message, 1);
+  if (type < static_cast<uint8_t>(MessageType::kEager) ||
+      type > static_cast<uint8_t>(MessageType::kVerbsClosed)) {
+    return DecodeError::kUnknownType;
+  }
+  header.type = static_cast<MessageType>(type);
+  header.flags = LoadLittleEndian<uint16_t>(message, 2);
+  header.source = LoadLittleEndian<uint32_t>(message, 4);
+  header.context_id = LoadLittleEndian<uint32_t>(message, 8);
+  header.epoch = LoadLittleEndian<uint32_t>(message, 12);
+  header.tag = static_cast<int32_t>(LoadLittleEndian<uint32_t>(message, 16));
+  header.length = LoadLittleEndian<uint64_t>(message, 20);
+  header.job_token = LoadLittleEndian<uint32_t>(message, 28);
+  if (header.length != payload_size) return DecodeError::kLengthMismatch;
+  if (header.job_token != job_token) return DecodeError::kForeignJob;
+  if (header.source >= job_size) return DecodeError::kBadSource;
+  if (header.tag < 0) return DecodeError::kBadTag;
+  *out = header;
+  return DecodeError::kNone;
+}
 
 // The same for a contiguous message: the header, then the payload.
 inline DecodeError DecodeMessage(std::span<const std::byte> message, uint32_t job_token,
