@@ -134,7 +134,8 @@ DataPlane::Context* DataPlane::ContextForArrivalSlow(const WireHeader& header) {
   return context;
 }
 
-// Inline into HandleMessage: every eager message that finds its receive posted comes here.
+// Inline (OnActiveMessage above, HandleMessage, DeliverUnexpected): every eager message that
+// finds its receive posted comes here.
 [[gnu::always_inline]] inline void DataPlane::DeliverEager(Request* request, Rank source,
                                                            int32_t tag, const void* data,
                                                            size_t length) {
