@@ -66,6 +66,15 @@ Status OtherError(std::string message);
 Status ProcFailedError(std::string message);
 Status RevokedError(std::string message);
 
+// An error whose message `build` (a callable returning the std::string) makes in a cold function
+// of its own: for the fast path's error returns, whose callers then hold no std::string in their
+// frames. A string temporary there costs every call its register saves and a stack-protector
+// check, error or not. Use as `return ColdError(RFT_ERR_OTHER, [&] { return "..." + ...; });`.
+template <class Build>
+[[gnu::cold, gnu::noinline]] Status ColdError(rft_error_t code, Build&& build) {
+  return Status(code, std::forward<Build>(build)());
+}
+
 // Returns from the enclosing function (which must return Status or StatusOr) if `expr` is not OK.
 #define RFT_RETURN_IF_ERROR(expr)                \
   do {                                           \

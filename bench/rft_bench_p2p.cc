@@ -1,12 +1,14 @@
 // rft_bench_p2p: point-to-point latency and bandwidth of rft's data plane between two ranks,
 // OSU style.
 //
-//   rftrun -n 2 rft_bench_p2p [--sizes 8,1024,1048576] [--iters N] [--json]
+//   rftrun -n 2 rft_bench_p2p [--sizes 8,1024,1048576] [--iters N] [--latency-only] [--json]
 //
 // Latency: ping-pong with blocking Send/Recv (what an application writes); one-way = round
 // trip / 2, median and p99 over iterations (one clock read per iteration).
 // Bandwidth: rank 0 streams windows of 64 Isends, rank 1 pre-posts 64 Irecvs per window and
-// acknowledges each window with an 8-byte message.
+// acknowledges each window with an 8-byte message. --latency-only skips it (a run whose every
+// step but the ping-pong is the same, for bench/count_instructions.sh: how much the streaming
+// queues depends on timing).
 // bench/compare_p2p.sh runs it beside ucx_perftest and prints the ratios.
 #include <algorithm>
 #include <cstdio>
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
   std::vector<size_t> sizes = {8, 64, 1024, 8192, 65536, 1048576, 4194304};
   bool json = false;
   bool detector = false;
+  bool latency_only = false;
   long fixed_iters = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -68,6 +71,8 @@ int main(int argc, char** argv) {
       json = true;
     } else if (arg == "--detector") {
       detector = true;
+    } else if (arg == "--latency-only") {
+      latency_only = true;
     } else if (arg == "--iters" && i + 1 < argc) {
       fixed_iters = std::atol(argv[++i]);
       if (fixed_iters <= 0) {
@@ -83,7 +88,8 @@ int main(int argc, char** argv) {
       }
     } else {
       std::fprintf(stderr,
-                   "usage: rftrun -n 2 %s [--sizes 8,1024] [--iters N] [--detector] [--json]\n",
+                   "usage: rftrun -n 2 %s [--sizes 8,1024] [--iters N] [--latency-only] "
+                   "[--detector] [--json]\n",
                    argv[0]);
       return 2;
     }
@@ -152,7 +158,7 @@ int main(int argc, char** argv) {
     }
     // At least 32 windows (2048 messages, as many as ucx_perftest's tag_bw -n 2000): fewer
     // made the large sizes' figure swing by a third between runs.
-    const long windows = std::max<long>(32, iters / kWindow / 4);
+    const long windows = latency_only ? 0 : std::max<long>(32, iters / kWindow / 4);
     Check(job.Fence(false), "fence");  // both sides start streaming together
     const int64_t bw_start = rft::MonotonicNanos();
     for (long w = 0; w < windows; ++w) {
@@ -181,10 +187,14 @@ int main(int argc, char** argv) {
             "{\"bench\":\"p2p_latency\",\"transport\":\"rft\",\"n\":2,\"detector\":%d,"
             "\"size\":%zu,\"iters\":%ld,\"p50_us\":%.3f,\"p99_us\":%.3f}\n",
             detector ? 1 : 0, size, iters, p50, p99);
-        std::printf(
-            "{\"bench\":\"p2p_bandwidth\",\"transport\":\"rft\",\"n\":2,\"size\":%zu,"
-            "\"iters\":%ld,\"mb_s\":%.1f}\n",
-            size, windows * kWindow, mb_s);
+        if (!latency_only) {
+          std::printf(
+              "{\"bench\":\"p2p_bandwidth\",\"transport\":\"rft\",\"n\":2,\"size\":%zu,"
+              "\"iters\":%ld,\"mb_s\":%.1f}\n",
+              size, windows * kWindow, mb_s);
+        }
+      } else if (latency_only) {
+        std::printf("%10zu %10ld %10.3f %10.3f %12s\n", size, iters, p50, p99, "-");
       } else {
         std::printf("%10zu %10ld %10.3f %10.3f %12.1f\n", size, iters, p50, p99, mb_s);
       }

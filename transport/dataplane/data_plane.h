@@ -688,6 +688,8 @@ class DataPlane : private ucx::PeerFailureSink {
   void ConnectOfferedQp(Rank source, const verbs::QpAddress& address);
   // `peer` no longer waits for a place (it failed, or the pair was refused).
   void ForgetVerbsWaiter(Rank peer);
+  // A waiter already taken off the list gets no place: the pair is refused (RefuseVerbsLink).
+  void RefusePlaceWaiter(Rank peer, const Status& why);
   // Pairs that waited for a place longer than RFT_VERBS_PLACE_WAIT are refused: the process
   // asked to close may not call into rft for a long time, and a third pair's messages must not
   // wait for it.

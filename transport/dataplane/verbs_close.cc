@@ -276,10 +276,14 @@ void DataPlane::ProgressVerbsCloses() {
   refused.swap(path.waiting);
   path.stayed.clear();
   for (const PlaceWaiter& waiter : refused) {
-    path.links[waiter.peer] = VerbsLink::kIdle;
-    RefuseVerbsLink(waiter.peer,
-                    ArgError("no place left in the receive queue and no idle pair to close"));
+    RefusePlaceWaiter(waiter.peer,
+                      ArgError("no place left in the receive queue and no idle pair to close"));
   }
+}
+
+void DataPlane::RefusePlaceWaiter(Rank peer, const Status& why) {
+  verbs_->links[peer] = VerbsLink::kIdle;  // waits no longer: refused as if it never had
+  RefuseVerbsLink(peer, why);
 }
 
 void DataPlane::ForgetVerbsWaiter(Rank peer) {
@@ -294,11 +298,10 @@ void DataPlane::RefuseLongWaiters() {
   while (!path.waiting.empty() && now - path.waiting.front().since_ns >= limit) {
     const Rank peer = path.waiting.front().peer;
     path.waiting.erase(path.waiting.begin());
-    path.links[peer] = VerbsLink::kIdle;
     // The close asked for goes on; its place stays free for the next pair that needs one.
-    RefuseVerbsLink(peer, ArgError("no place came free within RFT_VERBS_PLACE_WAIT (" +
-                                   std::to_string(limit / 1000) +
-                                   " us): the pair asked to close has not answered"));
+    RefusePlaceWaiter(peer, ArgError("no place came free within RFT_VERBS_PLACE_WAIT (" +
+                                     std::to_string(limit / 1000) +
+                                     " us): the pair asked to close has not answered"));
   }
   if (path.waiting.empty()) path.stayed.clear();
 }

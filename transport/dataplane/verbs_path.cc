@@ -57,6 +57,16 @@ StatusOr<verbs::RegistrationCache::Registration> RegisterMemory(ibv_pd* pd, void
   return verbs::RegistrationCache::Registration{mr, mr->lkey, mr->rkey};
 }
 
+// The error logs of the per-message paths, out of line: a std::string temporary (ToString) in
+// VerbsWrite's or ProgressVerbs's frame would cost every call register saves and a
+// stack-protector check.
+[[gnu::cold, gnu::noinline]] void LogBrokenVerbsSend(Rank peer, const Status& why) {
+  RFT_LOG_ERROR("verbs send to rank %u: %s; it is reported failed", peer, why.ToString().c_str());
+}
+[[gnu::cold, gnu::noinline]] void LogBrokenVerbsChannel(const Status& why) {
+  RFT_LOG_ERROR("verbs: %s", why.ToString().c_str());
+}
+
 }  // namespace
 
 Status DataPlane::OpenVerbs() {
@@ -518,8 +528,7 @@ bool DataPlane::VerbsWrite(Rank peer, std::span<const std::byte> first,
   }
   if (sent.status().code() != RFT_ERR_PROC_FAILED) {
     // The path to it broke in a way no retry mends: fail-stop, as for a broken connection.
-    RFT_LOG_ERROR("verbs send to rank %u: %s; it is reported failed", peer,
-                  sent.status().ToString().c_str());
+    LogBrokenVerbsSend(peer, sent.status());
     Discovered(peer);
   }
   return false;  // waits in the direct queue until the failure completes it
@@ -666,9 +675,9 @@ void DataPlane::AbandonVerbsRead(Request* request) {
 unsigned DataPlane::ProgressVerbs() {
   VerbsPath& path = *verbs_;
   StatusOr<int> handled = path.channel->Progress();
-  if (!handled.ok()) {
+  if (!handled.ok()) [[unlikely]] {
     // Only a peer that broke the channel's protocol gets here; the channel named it.
-    RFT_LOG_ERROR("verbs: %s", handled.status().ToString().c_str());
+    LogBrokenVerbsChannel(handled.status());
     return 0;
   }
   // After the channel's completions: a pair that closed in them moves at once (its

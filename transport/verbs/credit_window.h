@@ -44,25 +44,48 @@ class CreditWindow {
   // One more message waits behind the queued ones; the caller keeps it.
   void Enqueue() { ++queued_; }
   // The oldest queued message may go (one credit taken) when true.
-  bool TryDispatch();
+  bool TryDispatch() {
+    if (queued_ == 0 || credits_ == 0) return false;
+    --queued_;
+    --credits_;
+    return true;
+  }
   // `returned` credits from a header of the peer. More than the peer can owe (the credits would
-  // exceed the window) is a protocol error: refused naming the value, nothing changes.
-  Status Return(uint32_t returned);
+  // exceed the window) is a protocol error: refused naming the value, nothing changes. Inline,
+  // as the others here: each runs once per message.
+  Status Return(uint32_t returned) {
+    // Compared as a difference so that a huge value cannot wrap around the sum.
+    if (returned > window_ - credits_) [[unlikely]]
+      return ReturnError(returned);
+    credits_ += returned;
+    return Status::Ok();
+  }
 
   // Receiver side.
   uint32_t owed() const { return owed_; }
   // A buffer that held one of the peer's messages is posted again: one credit owed. A peer that
   // sent beyond its window would make more owed than the window: refused, as above.
-  Status Reposted();
+  Status Reposted() {
+    if (owed_ == window_) [[unlikely]]
+      return RepostedError();
+    ++owed_;
+    return Status::Ok();
+  }
   // The owed credits, for a header going to the peer (on a message or an explicit credit
   // message); none are owed afterwards.
-  uint32_t TakeOwed();
+  uint32_t TakeOwed() {
+    const uint32_t owed = owed_;
+    owed_ = 0;
+    return owed;
+  }
   // Enough is owed that the peer may be starving, so credits must go without waiting for a
   // message to carry them.
   bool CreditMessageDue() const { return owed_ >= threshold(); }
 
  private:
   explicit CreditWindow(uint32_t window) : window_(window), credits_(window) {}
+  [[gnu::cold, gnu::noinline]] Status ReturnError(uint32_t returned) const;
+  [[gnu::cold, gnu::noinline]] Status RepostedError() const;
 
   uint32_t window_;
   uint32_t credits_;

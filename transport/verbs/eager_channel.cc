@@ -40,26 +40,6 @@ Status CallFailed(const std::string& call, int error) {
 SendQueueSignals::SendQueueSignals(uint32_t depth, uint32_t every)
     : depth_(std::max(depth, 1u)), every_(std::clamp(every, 1u, depth_)), frees_(depth_) {}
 
-bool SendQueueSignals::Take(bool must) {
-  ++in_use_;
-  if (!must && in_use_ < depth_ && unsignaled_ + 1 < every_) {
-    ++unsignaled_;
-    return false;
-  }
-  frees_[(head_ + count_) % depth_] = unsignaled_ + 1;
-  ++count_;
-  unsignaled_ = 0;
-  return true;
-}
-
-bool SendQueueSignals::Completed() {
-  if (count_ == 0) return false;
-  in_use_ -= frees_[head_];
-  head_ = (head_ + 1) % depth_;
-  --count_;
-  return true;
-}
-
 EagerChannel::EagerChannel(Rank self, const EagerConfig& config) : self_(self), config_(config) {}
 
 StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& context, Rank self,
@@ -404,7 +384,9 @@ Rank EagerChannel::PeerOfQp(uint32_t qpn) const {
   return found != by_qpn_.end() && found->first == qpn ? found->second : kInvalidRank;
 }
 
-Status EagerChannel::PostReceive(uint32_t index) {
+// Inline, with Post and Receive: every message passes through them, and their calls cost as much
+// as their work (callgrind in the guest, docs/performance.md).
+[[gnu::always_inline]] inline Status EagerChannel::PostReceive(uint32_t index) {
   ibv_sge sge;
   sge.addr = reinterpret_cast<uintptr_t>(slot(index));
   sge.length = static_cast<uint32_t>(config_.slot_size);
@@ -416,7 +398,9 @@ Status EagerChannel::PostReceive(uint32_t index) {
   wr.num_sge = 1;
   ibv_recv_wr* bad = nullptr;
   if (int rc = ibv_post_srq_recv(srq_, &wr, &bad); rc != 0) {
-    return CallFailed("ibv_post_srq_recv (slot " + std::to_string(index) + ")", rc);
+    return ColdError(RFT_ERR_OTHER, [&] {
+      return "ibv_post_srq_recv (slot " + std::to_string(index) + "): " + std::strerror(rc);
+    });
   }
   return Status::Ok();
 }
@@ -428,7 +412,7 @@ void EagerChannel::MarkActive(Rank peer) {
   active_.push_back(peer);
 }
 
-Status EagerChannel::CheckPeer(Rank peer, const char* what) const {
+Status EagerChannel::CheckPeerError(Rank peer, const char* what) const {
   if (peer >= peers_.size() || peer == self_) {
     return ArgError(std::string(what) + " to " + PeerName(peer) + ": not a peer of rank " +
                     std::to_string(self_) + " in a job of " + std::to_string(peers_.size()));
@@ -447,13 +431,14 @@ StatusOr<SendResult> EagerChannel::Send(Rank peer, std::span<const std::byte> fi
                                         std::span<const std::byte> second, bool queue) {
   RFT_RETURN_IF_ERROR(CheckPeer(peer, "eager send"));
   Peer& p = peers_[peer];
-  if (!p.ready && !p.holds_place) {
-    return ArgError("eager send to " + PeerName(peer) + ": not connected");
-  }
   const size_t total = first.size() + second.size();
-  if (total > max_payload()) {
-    return ArgError("eager send to " + PeerName(peer) + ": " + std::to_string(total) +
-                    " bytes, at most " + std::to_string(max_payload()) + " fit a slot");
+  if ((!p.ready && !p.holds_place) || total > max_payload()) [[unlikely]] {
+    return ColdError(RFT_ERR_ARG, [&] {
+      return "eager send to " + PeerName(peer) +
+             (!p.ready && !p.holds_place ? std::string(": not connected")
+                                         : ": " + std::to_string(total) + " bytes, at most " +
+                                               std::to_string(max_payload()) + " fit a slot");
+    });
   }
   const uint32_t length = static_cast<uint32_t>(total);
   // Inline, the bytes are copied into the work request as it is posted: when nothing waits
@@ -668,8 +653,9 @@ void EagerChannel::FinishClose(Rank peer) {
   if (on_closed_) on_closed_(peer);
 }
 
-Status EagerChannel::Post(Rank peer, const std::byte* data, uint32_t length, uint32_t slot_index,
-                          EagerKind kind) {
+[[gnu::always_inline]] inline Status EagerChannel::Post(Rank peer, const std::byte* data,
+                                                        uint32_t length, uint32_t slot_index,
+                                                        EagerKind kind) {
   Peer& p = peers_[peer];
   const bool inline_send = length > 0 && length <= max_inline_;
   // A SEND from a slot must be signaled: its completion frees the slot.
@@ -691,9 +677,10 @@ Status EagerChannel::Post(Rank peer, const std::byte* data, uint32_t length, uin
   wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) | (inline_send ? IBV_SEND_INLINE : 0);
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(p.qp->qp(), &wr, &bad); rc != 0) {
-    return CallFailed("ibv_post_send to " + PeerName(peer) + " (" + std::to_string(length) +
-                          " bytes" + (inline_send ? ", inline)" : ")"),
-                      rc);
+    return ColdError(RFT_ERR_OTHER, [&] {
+      return "ibv_post_send to " + PeerName(peer) + " (" + std::to_string(length) + " bytes" +
+             (inline_send ? ", inline): " : "): ") + std::strerror(rc);
+    });
   }
   // An inline SEND's bytes were copied into the work request: its slot is free already.
   if (!from_slot && slot_index != kNoSlot) free_send_.push_back(slot_index);
@@ -751,7 +738,8 @@ Status EagerChannel::SendCreditIfDue(Rank peer) {
 StatusOr<int> EagerChannel::Progress() {
   ibv_wc wcs[32];
   const int n = ibv_poll_cq(cq_, 32, wcs);
-  if (n < 0) return OtherError("ibv_poll_cq returned " + std::to_string(n));
+  if (n < 0) [[unlikely]]
+    return ColdError(RFT_ERR_OTHER, [n] { return "ibv_poll_cq returned " + std::to_string(n); });
   for (int i = 0; i < n; ++i) RFT_RETURN_IF_ERROR(Handle(wcs[i]));
   for (size_t i = 0; i < active_.size();) {
     const Rank peer = active_[i];
@@ -783,9 +771,11 @@ Status EagerChannel::Handle(const ibv_wc& wc) {
       if (peer != kInvalidRank && !peers_[peer].quiet) Fail(peer, ibv_wc_status_str(wc.status));
       return PostReceive(index);
     }
-    if (peer == kInvalidRank) {
-      return OtherError("eager channel: receive completion on QP " + std::to_string(wc.qp_num) +
-                        ", which is none of this channel's");
+    if (peer == kInvalidRank) [[unlikely]] {
+      return ColdError(RFT_ERR_OTHER, [&] {
+        return "eager channel: receive completion on QP " + std::to_string(wc.qp_num) +
+               ", which is none of this channel's";
+      });
     }
     return Receive(peer, index, wc);
   }
@@ -796,8 +786,10 @@ Status EagerChannel::Handle(const ibv_wc& wc) {
     if (!ok) {
       if (!p.quiet) Fail(peer, ibv_wc_status_str(wc.status));
     } else if (p.failed == nullptr && !p.quiet && !p.signals.Completed()) {
-      return OtherError("eager channel: a read completion for " + PeerName(peer) +
-                        " that no signaled work request awaited");
+      return ColdError(RFT_ERR_OTHER, [peer] {
+        return "eager channel: a read completion for " + PeerName(peer) +
+               " that no signaled work request awaited";
+      });
     }
     if (on_read_) on_read_(index, ok);
     return Status::Ok();
@@ -819,42 +811,53 @@ Status EagerChannel::Handle(const ibv_wc& wc) {
     return Status::Ok();
   }
   if (p.failed != nullptr || p.quiet) return Status::Ok();
-  if (!p.signals.Completed()) {
-    return OtherError("eager channel: a send completion for " + PeerName(peer) +
-                      " that no signaled send awaited (work request id " +
-                      std::to_string(wc.wr_id) + ")");
+  if (!p.signals.Completed()) [[unlikely]] {
+    return ColdError(RFT_ERR_OTHER, [&] {
+      return "eager channel: a send completion for " + PeerName(peer) +
+             " that no signaled send awaited (work request id " + std::to_string(wc.wr_id) + ")";
+    });
   }
   return Status::Ok();
 }
 
-Status EagerChannel::Receive(Rank peer, uint32_t index, const ibv_wc& wc) {
+[[gnu::always_inline]] inline Status EagerChannel::Receive(Rank peer, uint32_t index,
+                                                           const ibv_wc& wc) {
   Peer& p = peers_[peer];
-  // Built only on an error path: the receive path allocates nothing.
+  // Built only on an error path, in a cold function (ColdError): the receive path allocates
+  // nothing and its frame holds no string.
   const auto from = [peer] { return "eager message from " + PeerName(peer); };
-  if (wc.opcode != IBV_WC_RECV || (wc.wc_flags & IBV_WC_WITH_IMM) == 0) {
-    return OtherError(from() + ": " + std::to_string(wc.byte_len) + " bytes " +
-                      (wc.opcode != IBV_WC_RECV ? "by an RDMA WRITE with immediate data"
-                                                : "without immediate data") +
-                      ", not an eager SEND");
+  if (wc.opcode != IBV_WC_RECV || (wc.wc_flags & IBV_WC_WITH_IMM) == 0) [[unlikely]] {
+    return ColdError(RFT_ERR_OTHER, [&] {
+      return from() + ": " + std::to_string(wc.byte_len) + " bytes " +
+             (wc.opcode != IBV_WC_RECV ? "by an RDMA WRITE with immediate data"
+                                       : "without immediate data") +
+             ", not an eager SEND";
+    });
   }
   const uint32_t imm = be32toh(wc.imm_data);
   EagerImm header;
-  if (!DecodeEagerImm(imm, &header)) return OtherError(from() + ": " + DescribeBadEagerImm(imm));
-  if (header.kind != EagerKind::kData && wc.byte_len != 0) {
-    return OtherError(from() + ": a " +
-                      (header.kind == EagerKind::kCredit ? "credit message" : "greeting") +
-                      " with " + std::to_string(wc.byte_len) + " bytes of payload");
+  if (!DecodeEagerImm(imm, &header)) [[unlikely]] {
+    return ColdError(RFT_ERR_OTHER, [&] { return from() + ": " + DescribeBadEagerImm(imm); });
+  }
+  if (header.kind != EagerKind::kData && wc.byte_len != 0) [[unlikely]] {
+    return ColdError(RFT_ERR_OTHER, [&] {
+      return from() + ": a " + (header.kind == EagerKind::kCredit ? "credit message" : "greeting") +
+             " with " + std::to_string(wc.byte_len) + " bytes of payload";
+    });
   }
   if (header.kind == EagerKind::kGreeting) {
     // Only a peer this end connected to first, and waits for, greets it; once.
-    if (p.ready) return OtherError(from() + ": a greeting, which it was not to send");
+    if (p.ready) {
+      return ColdError(RFT_ERR_OTHER,
+                       [&] { return from() + ": a greeting, which it was not to send"; });
+    }
     p.ready = true;
     if (p.count > 0) MarkActive(peer);  // what waited for it goes out at this Progress
     ++p.stats.greetings;
     return PostReceive(index);
   }
-  if (Status s = p.window.Return(header.credits); !s.ok()) {
-    return OtherError(from() + ": " + s.message());
+  if (Status s = p.window.Return(header.credits); !s.ok()) [[unlikely]] {
+    return ColdError(RFT_ERR_OTHER, [&] { return from() + ": " + s.message(); });
   }
   if (header.kind == EagerKind::kData) {
     ++p.stats.received;
@@ -864,7 +867,9 @@ Status EagerChannel::Receive(Rank peer, uint32_t index, const ibv_wc& wc) {
   // message could find the SRQ short of its reservation.
   RFT_RETURN_IF_ERROR(PostReceive(index));
   if (header.kind == EagerKind::kData) {
-    if (Status s = p.window.Reposted(); !s.ok()) return OtherError(from() + ": " + s.message());
+    if (Status s = p.window.Reposted(); !s.ok()) [[unlikely]] {
+      return ColdError(RFT_ERR_OTHER, [&] { return from() + ": " + s.message(); });
+    }
     if (p.window.CreditMessageDue()) MarkActive(peer);
   }
   return Status::Ok();

@@ -57,13 +57,32 @@ class SendQueueSignals {
   uint32_t awaited() const { return count_; }
 
   // A SEND takes an entry (has_room() must hold); true when it must be signaled. `must`: it is
-  // signaled anyway (its slot is freed by its completion).
-  bool Take(bool must);
+  // signaled anyway (its slot is freed by its completion). Inline with Completed: once per SEND.
+  bool Take(bool must) {
+    ++in_use_;
+    if (!must && in_use_ < depth_ && unsignaled_ + 1 < every_) {
+      ++unsignaled_;
+      return false;
+    }
+    frees_[Wrap(head_ + count_)] = unsignaled_ + 1;
+    ++count_;
+    unsignaled_ = 0;
+    return true;
+  }
   // The oldest signaled SEND completed, freeing its entry and the unsignaled ones before it.
   // False (and nothing changes) when no signaled SEND was awaited.
-  bool Completed();
+  bool Completed() {
+    if (count_ == 0) return false;
+    in_use_ -= frees_[head_];
+    head_ = Wrap(head_ + 1);
+    --count_;
+    return true;
+  }
 
  private:
+  // An index of the ring from one below 2 * depth_ (a compare, not a division).
+  uint32_t Wrap(uint32_t index) const { return index >= depth_ ? index - depth_ : index; }
+
   uint32_t depth_;
   uint32_t every_;
   uint32_t in_use_ = 0;
@@ -323,8 +342,16 @@ class EagerChannel {
   StatusOr<SendResult> Send(Rank peer, std::span<const std::byte> first,
                             std::span<const std::byte> second, bool queue);
   // RFT_ERR_ARG for a rank that is not a peer or one quiet or closing, RFT_ERR_PROC_FAILED naming
-  // the status for one whose QP failed; `what` names the operation in the message.
-  Status CheckPeer(Rank peer, const char* what) const;
+  // the status for one whose QP failed; `what` names the operation in the message. Inline for
+  // every send; the error out of line (CheckPeerError).
+  Status CheckPeer(Rank peer, const char* what) const {
+    if (peer < peers_.size() && peer != self_ && peers_[peer].failed == nullptr &&
+        !peers_[peer].quiet) [[likely]] {
+      return Status::Ok();
+    }
+    return CheckPeerError(peer, what);
+  }
+  [[gnu::cold, gnu::noinline]] Status CheckPeerError(Rank peer, const char* what) const;
 
   struct Peer {
     Peer(const CreditWindow& w, const SendQueueSignals& s) : window(w), signals(s) {}

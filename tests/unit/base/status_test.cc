@@ -39,6 +39,39 @@ TEST(StatusTest, Helpers) {
   EXPECT_EQ(OtherError("why").message(), "why");
 }
 
+// The message lives on the heap now: copies and moves must keep it whole and independent.
+TEST(StatusTest, CopiesAndMovesKeepTheMessage) {
+  Status original(RFT_ERR_ARG, "rank 9: expected a rank below 4");
+  Status copy = original;
+  EXPECT_EQ(copy, original);
+  Status assigned;
+  assigned = copy;
+  copy = Status::Ok();  // the copy lets go of its message; the others keep theirs
+  EXPECT_TRUE(copy.ok());
+  EXPECT_EQ(copy.message(), "");
+  EXPECT_EQ(assigned.message(), "rank 9: expected a rank below 4");
+  Status moved = std::move(assigned);
+  EXPECT_EQ(moved, original);
+  Status target(RFT_ERR_OTHER, "old");
+  target = std::move(moved);
+  EXPECT_EQ(target, original);
+  const Status& same = target;
+  target = same;  // self-assignment keeps the status
+  EXPECT_EQ(target.ToString(), "RFT_ERR_ARG: rank 9: expected a rank below 4");
+  EXPECT_EQ(Status(RFT_ERR_OTHER, std::string()).message(), "");
+}
+
+TEST(StatusTest, ColdErrorBuildsItsMessageOnce) {
+  int builds = 0;
+  const Status s = ColdError(RFT_ERR_OTHER, [&] {
+    ++builds;
+    return "ibv_poll_cq returned " + std::to_string(-5);
+  });
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(s.code(), RFT_ERR_OTHER);
+  EXPECT_EQ(s.message(), "ibv_poll_cq returned -5");
+}
+
 Status FailsAt(int step, int fail_step, std::vector<int>* trace) {
   trace->push_back(step);
   return step == fail_step ? ArgError("step " + std::to_string(step)) : Status::Ok();
