@@ -134,8 +134,8 @@ DataPlane::Context* DataPlane::ContextForArrivalSlow(const WireHeader& header) {
   return context;
 }
 
-// Inline (OnActiveMessage above, HandleMessage, DeliverUnexpected): every eager message that
-// finds its receive posted comes here.
+// Inline (OnActiveMessage above, DeliverUnexpected): every eager message that finds its receive
+// posted comes here.
 [[gnu::always_inline]] inline void DataPlane::DeliverEager(Request* request, Rank source,
                                                            int32_t tag, const void* data,
                                                            size_t length) {
@@ -154,11 +154,12 @@ ucs_status_t DataPlane::HandleMessage(Context* context, PostedReceive* match,
                                       const RendezvousDescriptor* cma) {
   const Rank source = header.source;
   if (match != nullptr) {
+    // OnActiveMessage delivers a matched eager message itself: one that matched here is a
+    // rendezvous request (UCX's, or the same-node one).
+    RFT_DCHECK(cma != nullptr || rendezvous, "a matched eager message reached HandleMessage");
     auto* request = static_cast<Request*>(match->owner);
     if (cma != nullptr) {
       ReadCma(request, source, header.tag, *cma);
-    } else if (!rendezvous) {
-      DeliverEager(request, source, header.tag, data, length);
     } else if (endpoints_->failed(source)) {
       request->status.message_length = length;
       CompleteReceive(request, source, header.tag, RFT_ERR_PROC_FAILED);

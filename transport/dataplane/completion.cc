@@ -32,11 +32,6 @@ namespace {
 
 bool IsDone(const Request* request) { return request == nullptr || request->complete; }
 
-// Out of line, so that no std::string sits in the frame of the wait loop.
-[[gnu::cold, gnu::noinline]] Status DeadlinePassed(const char* what) {
-  return TimeoutError(std::string(what) + ": the deadline passed before completion");
-}
-
 }  // namespace
 
 template <class Ready>
@@ -46,7 +41,10 @@ Status DataPlane::WaitUntil(Ready&& ready, Deadline deadline, const char* what) 
     const unsigned events = Progress();
     if (ready()) break;
     if (bounded && deadline.expired()) {
-      return DeadlinePassed(what);
+      // Built out of line (ColdError), so that no std::string sits in the wait loop's frame.
+      return ColdError(RFT_ERR_TIMEOUT, [what] {
+        return std::string(what) + ": the deadline passed before completion";
+      });
     }
     if (events == 0 && options_.progress == ProgressMode::kBlock) {
       // Sleep in slices so a deadline is noticed; failure reports wake the sleep at once.

@@ -472,8 +472,11 @@ bool DataPlane::SendRequestByUcx(Request* request, ucp_ep_h ep, bool cma) {
 Status DataPlane::Irecv(void* buffer, size_t capacity, Rank source, int32_t tag,
                         uint32_t context_id, Request** out) {
   RFT_RETURN_IF_ERROR(CheckSourceAndTag("receive", source, tag));
-  if (buffer == nullptr && capacity > 0) [[unlikely]]
-    return NullReceiveBufferError(capacity);
+  if (buffer == nullptr && capacity > 0) [[unlikely]] {
+    return ColdError(RFT_ERR_ARG, [capacity] {
+      return "receive of up to " + std::to_string(capacity) + " bytes into a null buffer";
+    });
+  }
   Context* context = nullptr;
   RFT_RETURN_IF_ERROR(UseContext(context_id, &context));
   Request* request = NewRequest(RequestKind::kReceive, source, tag, context_id, buffer, capacity);
@@ -521,10 +524,6 @@ Status DataPlane::SendArgumentError(Rank dest, int32_t tag, size_t bytes) const 
   }
   if (tag < 0) return ArgError("send with tag " + std::to_string(tag) + ": expected a tag >= 0");
   return ArgError("send of " + std::to_string(bytes) + " bytes from a null buffer");
-}
-
-Status DataPlane::NullReceiveBufferError(size_t capacity) {
-  return ArgError("receive of up to " + std::to_string(capacity) + " bytes into a null buffer");
 }
 
 Status DataPlane::SourceOrTagError(const char* operation, Rank source, int32_t tag) const {

@@ -417,7 +417,6 @@ class DataPlane : private ucx::PeerFailureSink {
   [[gnu::cold, gnu::noinline]] Status SourceOrTagError(const char* operation, Rank source,
                                                        int32_t tag) const;
   [[gnu::cold, gnu::noinline]] Status SendArgumentError(Rank dest, int32_t tag, size_t bytes) const;
-  [[gnu::cold, gnu::noinline]] static Status NullReceiveBufferError(size_t capacity);
   // The header of a message from this process in `context_id`, encoded into `out`.
   void EncodeDataHeader(const Context& context, uint32_t context_id, int32_t tag, MessageType type,
                         uint64_t length, std::span<std::byte, kWireHeaderSize> out) const;
@@ -439,8 +438,9 @@ class DataPlane : private ucx::PeerFailureSink {
                                       void* data, size_t length, const ucp_am_recv_param_t* param);
   // `data`: the payload; `ucx_data`: the buffer UCX handed over (differs for inline messages).
   // A message of `context` (ContextForArrival's) that matched the posted receive `match`
-  // (MatchArrival's; null: none, it is kept as unexpected). `cma`: a same-node rendezvous
-  // request (then `data` and `length` are unused).
+  // (MatchArrival's; null: none, it is kept as unexpected). A matched message here is a
+  // rendezvous request: OnActiveMessage delivers matched eager ones itself. `cma`: a same-node
+  // rendezvous request (then `data` and `length` are unused).
   ucs_status_t HandleMessage(Context* context, PostedReceive* match, const WireHeader& header,
                              void* data, size_t length, void* ucx_data, bool rendezvous,
                              bool persistent, const RendezvousDescriptor* cma = nullptr);
