@@ -184,6 +184,10 @@ int Return(Bootstrap& job, DataPlane& plane) {
 // of rank 0 to come back after RFT_VERBS_RETURN_AFTER messages through UCX is refused again:
 // what queued meanwhile moves to UCX each time, in order. Rank 1, with no place, never starts
 // an attempt: its messages just go through UCX.
+//
+// Rank 0's last attempt may still be under way when its last receive completes (it starts in
+// Progress, after the send that made the count): rank 0 waits for its refusal before it looks,
+// while rank 1 keeps answering until rank 0 says it is done.
 int ReturnRefused(Bootstrap& job, DataPlane& plane) {
   RETURN_IF_FAILED(CheckOptions(job, plane, 3, false, "return-refused"));
   const Rank me = job.rank();
@@ -193,6 +197,20 @@ int ReturnRefused(Bootstrap& job, DataPlane& plane) {
   CHECK_OK(job.Fence(false));
   if (me < 2) {
     RETURN_IF_FAILED(Streams(plane, {1 - me}, {1 - me}, 30, Pace::kPaced));
+  }
+  char done = 0;
+  Request* done_request = nullptr;
+  const Deadline deadline = Deadline::After(std::chrono::seconds(60));
+  MessageStatus status;
+  if (me == 0) {
+    RETURN_IF_FAILED(ProgressUntil(
+        plane, [&] { return !plane.UsesVerbsTo(1) && plane.verbs_qp_count() == 0; },
+        "the refusal of rank 0's last attempt"));
+  } else if (me == 1) {
+    CHECK_OK(plane.Irecv(&done, 1, 0, kTag + 1, kContext, &done_request));
+    CHECK_OK(plane.Wait(&done_request, &status, deadline));
+  }
+  if (me < 2) {
     CHECK(!plane.UsesVerbsTo(1 - me) && plane.verbs_pairs_returned() == 0,
           "pair 0-1 came back to verbs, though rank 1 has no place");
   }
@@ -206,6 +224,11 @@ int ReturnRefused(Bootstrap& job, DataPlane& plane) {
   CHECK(plane.verbs_qp_count() == (me == 1 || me == 2 ? 1u : 0u), plane.verbs_qp_count() << " QPs");
   std::printf("return-refused ok rank=%u qps=%u tried=%s\n", me, plane.verbs_qp_count(),
               plane.verbs_returns_started() >= 2 ? "2+" : "0");
+  if (me == 0) {
+    // Through UCX, so it may count towards one more attempt, which nobody answers: harmless.
+    CHECK_OK(plane.Isend(&done, 1, 1, kTag + 1, kContext, &done_request));
+    CHECK_OK(plane.Wait(&done_request, &status, deadline));
+  }
   return 0;
 }
 

@@ -329,11 +329,14 @@ check_binary dataplane-verbs-on-demand 0 \
   "$(printf '%s\n' '^\[0\] on-demand ok rank=0 qps=2$' '^\[1\] on-demand ok rank=1 qps=1$' \
     '^\[2\] on-demand ok rank=2 qps=2$' '^\[3\] on-demand ok rank=3 qps=1$')" \
   "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block; rftrun -n 4 dataplane_worker on-demand"
-# The checks below that expect closes and returns to happen as they asked wait as long as it
-# takes for a place (RFT_VERBS_PLACE_WAIT): the 5 ms default is made for real hardware, and a
-# busy emulated guest may take longer to answer a request to close. return-stalled and the churn
-# checks run with short waits.
-patient_places="RFT_VERBS_PLACE_WAIT=60s"
+# The checks below that expect closes and returns to happen as they asked wait longer for a place
+# (RFT_VERBS_PLACE_WAIT): the 5 ms default is made for real hardware, and a busy emulated guest
+# may take longer to answer a request to close. The wait stays well inside the PMIx fence's
+# bound (RFT_PMIX_TIMEOUT, raised to match): a rank done first sits in the final fence, outside
+# rft, and a pair of two others that asked it to close waits out RFT_VERBS_PLACE_WAIT before it
+# goes through UCX. With a 60 s wait and the 10 s fence, asan-dataplane-verbs-return timed out
+# that way once in CI (2026-11-28). return-stalled and the churn checks run with short waits.
+patient_places="RFT_VERBS_PLACE_WAIT=10s RFT_PMIX_TIMEOUT=60s"
 # A working set of one peer (RFT_VERBS_PEERS=1; docs/verbs.md, "A working set of peers"): a pair
 # one of whose ends has no place left is refused a QP and talks through UCX; its queued small and
 # large messages arrive in order, and each rank ends with a QP for its one partner only.
