@@ -40,7 +40,9 @@ Status CallFailed(const std::string& call, int error) {
 SendQueueSignals::SendQueueSignals(uint32_t depth, uint32_t every)
     : depth_(std::max(depth, 1u)), every_(std::clamp(every, 1u, depth_)), frees_(depth_) {}
 
-EagerChannel::EagerChannel(Rank self, const EagerConfig& config) : self_(self), config_(config) {}
+EagerChannel::EagerChannel(Rank self, const EagerConfig& config) : self_(self), config_(config) {
+  qpn_cache_.fill({kNoQpn, kInvalidRank});
+}
 
 StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& context, Rank self,
                                                              uint32_t size,
@@ -318,6 +320,9 @@ Status EagerChannel::Withdraw(Rank peer) {
 
 void EagerChannel::ForgetQp(Rank peer) {
   const std::pair<uint32_t, Rank> entry(peers_[peer].qp->qp()->qp_num, peer);
+  if (qpn_cache_[entry.first % kQpnCacheSize].first == entry.first) {
+    qpn_cache_[entry.first % kQpnCacheSize].first = kNoQpn;
+  }
   const auto found = std::lower_bound(by_qpn_.begin(), by_qpn_.end(), entry);
   if (found != by_qpn_.end() && *found == entry) by_qpn_.erase(found);
   sends_reserved_ -= qp_options_.max_send_wr;
@@ -379,9 +384,11 @@ Status EagerChannel::Connect(Rank peer, const QpAddress& remote, Handshake hands
   return Status::Ok();
 }
 
-Rank EagerChannel::PeerOfQp(uint32_t qpn) const {
+Rank EagerChannel::PeerOfQpSearch(uint32_t qpn) const {
   const auto found = std::lower_bound(by_qpn_.begin(), by_qpn_.end(), std::pair(qpn, Rank{0}));
-  return found != by_qpn_.end() && found->first == qpn ? found->second : kInvalidRank;
+  if (found == by_qpn_.end() || found->first != qpn) return kInvalidRank;
+  qpn_cache_[qpn % kQpnCacheSize] = *found;
+  return found->second;
 }
 
 // Inline, with Post and Receive: every message passes through them, and their calls cost as much

@@ -18,6 +18,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -406,8 +407,16 @@ class EagerChannel {
   Status Receive(Rank peer, uint32_t index, const ibv_wc& wc);
   // `why`: a static text (ibv_wc_status_str's or the async event's name).
   void Fail(Rank peer, const char* why);
-  // The rank whose QP has number `qpn`, or kInvalidRank.
-  Rank PeerOfQp(uint32_t qpn) const;
+  // The rank whose QP has number `qpn`, or kInvalidRank. Inline: every receive asks, and the
+  // cache answers nearly always.
+  Rank PeerOfQp(uint32_t qpn) const {
+    const std::pair<uint32_t, Rank>& cached = qpn_cache_[qpn % kQpnCacheSize];
+    if (cached.first == qpn) [[likely]]
+      return cached.second;
+    return PeerOfQpSearch(qpn);
+  }
+  // The binary search behind the cache; fills the cache with what it found.
+  Rank PeerOfQpSearch(uint32_t qpn) const;
 
   // A message copied into send slot `index` waits behind `peer`'s others; the oldest leaves
   // (its slot returned, its length in *length).
@@ -479,6 +488,12 @@ class EagerChannel {
   // (QPN, rank) sorted by QPN: a receive completion names only the QP (the SRQ's receives
   // belong to no peer), and a binary search over a flat array beats hashing for a few peers.
   std::vector<std::pair<uint32_t, Rank>> by_qpn_;
+  // In front of by_qpn_, for every receive: the entries found last, direct-mapped by the QPN's
+  // low bits (a process's QPNs are mostly consecutive, so up to 64 peers rarely collide). An
+  // entry goes with its QP (ForgetQp): a QPN used again names whichever peer took it.
+  static constexpr uint32_t kQpnCacheSize = 64;
+  static constexpr uint32_t kNoQpn = ~uint32_t{0};  // QPNs have 24 bits
+  mutable std::array<std::pair<uint32_t, Rank>, kQpnCacheSize> qpn_cache_;
 };
 
 }  // namespace rft::verbs
