@@ -320,8 +320,8 @@ Status EagerChannel::Withdraw(Rank peer) {
 
 void EagerChannel::ForgetQp(Rank peer) {
   const std::pair<uint32_t, Rank> entry(peers_[peer].qp->qp()->qp_num, peer);
-  if (qpn_cache_[entry.first % kQpnCacheSize].first == entry.first) {
-    qpn_cache_[entry.first % kQpnCacheSize].first = kNoQpn;
+  if (std::pair<uint32_t, Rank>& cached = QpnCacheEntry(entry.first); cached.first == entry.first) {
+    cached.first = kNoQpn;
   }
   const auto found = std::lower_bound(by_qpn_.begin(), by_qpn_.end(), entry);
   if (found != by_qpn_.end() && *found == entry) by_qpn_.erase(found);
@@ -387,7 +387,7 @@ Status EagerChannel::Connect(Rank peer, const QpAddress& remote, Handshake hands
 Rank EagerChannel::PeerOfQpSearch(uint32_t qpn) const {
   const auto found = std::lower_bound(by_qpn_.begin(), by_qpn_.end(), std::pair(qpn, Rank{0}));
   if (found == by_qpn_.end() || found->first != qpn) return kInvalidRank;
-  qpn_cache_[qpn % kQpnCacheSize] = *found;
+  QpnCacheEntry(qpn) = *found;
   return found->second;
 }
 

@@ -410,7 +410,7 @@ class EagerChannel {
   // The rank whose QP has number `qpn`, or kInvalidRank. Inline: every receive asks, and the
   // cache answers nearly always.
   Rank PeerOfQp(uint32_t qpn) const {
-    const std::pair<uint32_t, Rank>& cached = qpn_cache_[qpn % kQpnCacheSize];
+    const std::pair<uint32_t, Rank>& cached = QpnCacheEntry(qpn);
     if (cached.first == qpn) [[likely]]
       return cached.second;
     return PeerOfQpSearch(qpn);
@@ -494,6 +494,10 @@ class EagerChannel {
   static constexpr uint32_t kQpnCacheSize = 64;
   static constexpr uint32_t kNoQpn = ~uint32_t{0};  // QPNs have 24 bits
   mutable std::array<std::pair<uint32_t, Rank>, kQpnCacheSize> qpn_cache_;
+  // The one entry of qpn_cache_ that may hold `qpn`.
+  std::pair<uint32_t, Rank>& QpnCacheEntry(uint32_t qpn) const {
+    return qpn_cache_[qpn % kQpnCacheSize];
+  }
 };
 
 }  // namespace rft::verbs
