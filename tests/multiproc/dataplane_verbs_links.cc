@@ -63,6 +63,13 @@ int Exchange(DataPlane& plane, const std::vector<Rank>& to, const std::vector<Ra
   return 0;
 }
 
+// A receive that fails with a message rather than hang when nothing comes.
+Status RecvWithin(DataPlane& plane, void* buffer, size_t capacity, Rank source, Deadline bound) {
+  Request* receive = nullptr;
+  RFT_RETURN_IF_ERROR(plane.Irecv(buffer, capacity, source, kTag, kContext, &receive));
+  return plane.Wait(&receive, nullptr, bound);
+}
+
 }  // namespace
 
 // Pairs connect when they first talk (docs/verbs.md, "Connecting on demand"). Ranks 0 and 1
@@ -104,6 +111,59 @@ int OnDemand(Bootstrap& job, DataPlane& plane) {
   CHECK(plane.verbs_qp_count() == expected, plane.verbs_qp_count()
                                                 << " QPs, expected " << expected);
   std::printf("on-demand ok rank=%u qps=%u\n", me, plane.verbs_qp_count());
+  return 0;
+}
+
+// UCX's worker resting while verbs carries the messages (docs/performance.md, "UCX's worker
+// while verbs carries the messages"; poll mode, n = 2):
+// 1. Each rank progresses until its UCX worker rests (nothing comes: no pair is connected).
+// 2. After a fence (which progresses nothing), rank 0 sends rank 1 a message. The pair
+//    connects on demand: rank 0's address reaches rank 1 through UCX while rank 1's worker
+//    rests, so rank 1 must still find it, within the wait's bound.
+// 3. A ping-pong over verbs: UCX has nothing to do, and rests again at both ends.
+int UcxRest(Bootstrap& job, DataPlane& plane) {
+  CHECK(job.size() == 2, "ucx-rest needs n = 2, not " << job.size());
+  CHECK(plane.options().progress == transport::ProgressMode::kPoll,
+        "ucx-rest needs RFT_PROGRESS=poll: in block mode UCX sleeps on its event fd instead");
+  const Rank me = job.rank();
+  const Rank peer = 1 - me;
+  CHECK(plane.UsesVerbsTo(peer), "rank " << peer << " is not reached by verbs");
+  const Deadline rest_bound = Deadline::After(std::chrono::seconds(30));
+  while (plane.ucx_passes_skipped() == 0) {
+    plane.Progress();
+    CHECK(!rest_bound.expired(), "UCX's worker never rested in 30 s with nothing to do");
+  }
+  CHECK_OK(job.Fence(false));
+  CHECK(plane.verbs_qp_count() == 0, plane.verbs_qp_count() << " QPs before any message");
+  uint64_t out = 200 + me, in = 0;
+  const auto bound = Deadline::After(std::chrono::seconds(60));
+  if (me == 0) {
+    CHECK_OK(plane.Send(&out, sizeof(out), peer, kTag, kContext));
+    CHECK_OK(RecvWithin(plane, &in, sizeof(in), peer, bound));
+  } else {
+    CHECK_OK(RecvWithin(plane, &in, sizeof(in), peer, bound));
+    CHECK_OK(plane.Send(&out, sizeof(out), peer, kTag, kContext));
+  }
+  CHECK(in == 200 + peer, "from rank " << peer << ": " << in);
+  CHECK(plane.UsesVerbsTo(peer) && plane.verbs_qp_count() == 1,
+        "the pair did not connect through verbs (" << plane.verbs_qp_count() << " QPs)");
+  const uint64_t skipped_before = plane.ucx_passes_skipped();
+  constexpr int kRoundTrips = 1000;  // each waits at least one pass: more than UCX's quiet count
+  for (int i = 0; i < kRoundTrips; ++i) {
+    out = static_cast<uint64_t>(i) * 2 + me;
+    if (me == 0) {
+      CHECK_OK(plane.Send(&out, sizeof(out), peer, kTag, kContext));
+      CHECK_OK(RecvWithin(plane, &in, sizeof(in), peer, bound));
+    } else {
+      CHECK_OK(RecvWithin(plane, &in, sizeof(in), peer, bound));
+      CHECK_OK(plane.Send(&out, sizeof(out), peer, kTag, kContext));
+    }
+    CHECK(in == static_cast<uint64_t>(i) * 2 + peer, "round trip " << i << ": " << in);
+  }
+  const uint64_t skipped = plane.ucx_passes_skipped() - skipped_before;
+  CHECK(skipped > 0,
+        "UCX's worker was polled at every pass of " << kRoundTrips << " round trips over verbs");
+  std::printf("ucx-rest ok rank=%u skipped=%llu\n", me, static_cast<unsigned long long>(skipped));
   return 0;
 }
 

@@ -14,6 +14,9 @@
 //                and mapped again at the same address: found registered, then not
 //   on-demand    (n = 4, verbs) QPs made only for the pairs that talk, whichever end sends
 //                first: both at once, the higher rank, the lower rank
+//   ucx-rest     (n = 2, verbs, RFT_PROGRESS=poll) UCX's worker rests while nothing comes
+//                through it, and a link message reaching a resting worker is still found
+//                (dataplane_verbs_links.cc)
 //   working-set  (n = 4, verbs, RFT_VERBS_PEERS=1) a pair one of whose ends has no place left
 //                is refused and talks through UCX: queued small and large messages arrive, in
 //                order (dataplane_verbs_links.cc, as on-demand)
@@ -491,16 +494,15 @@ int RegistrationCacheCheck(Bootstrap& job, DataPlane& plane) {
 }  // namespace
 }  // namespace rft::testing
 
+constexpr const char* kUsage =
+    "usage: rules | mesh | cma-done | reg-cache | on-demand | ucx-rest | working-set | give-back | "
+    "give-back-crossing | give-back-death --victim V | return | return-refused | return-churn | "
+    "return-stalled | return-death | read-death | teardown | failure --victim V";
+
 int main(int argc, char** argv) {
   using namespace rft::testing;
   setvbuf(stdout, nullptr, _IOLBF, 0);
-  if (argc < 2)
-    return Fail(
-        "usage: rules | mesh | cma-done | reg-cache | on-demand | working-set | give-back | "
-        "give-back-crossing | give-back-death --victim V | return | return-refused | "
-        "return-churn | return-stalled | return-death | read-death | "
-        "teardown | "
-        "failure --victim V");
+  if (argc < 2) return Fail(kUsage);
   const std::string mode = argv[1];
   auto joined = rft::transport::Bootstrap::Init();
   if (!joined.ok()) return Fail(joined.status().ToString());
@@ -546,6 +548,8 @@ int main(int argc, char** argv) {
     rc = RegistrationCacheCheck(job, plane);
   } else if (mode == "on-demand") {
     rc = OnDemand(job, plane);
+  } else if (mode == "ucx-rest") {
+    rc = UcxRest(job, plane);
   } else if (mode == "working-set") {
     rc = WorkingSet(job, plane);
   } else if (mode == "give-back") {
@@ -570,12 +574,7 @@ int main(int argc, char** argv) {
   } else if (mode == "teardown") {
     return Teardown(job, bare_plane);
   } else {
-    return Fail(
-        "usage: rules | mesh | cma-done | reg-cache | on-demand | working-set | give-back | "
-        "give-back-crossing | give-back-death --victim V | return | return-refused | "
-        "return-churn | return-stalled | return-death | read-death | "
-        "teardown | "
-        "failure --victim V");
+    return Fail(kUsage);
   }
   if (rc != 0) return rc;
   if (mode != "failure" && mode != "give-back-death" && mode != "return-death") {

@@ -329,6 +329,13 @@ check_binary dataplane-verbs-on-demand 0 \
   "$(printf '%s\n' '^\[0\] on-demand ok rank=0 qps=2$' '^\[1\] on-demand ok rank=1 qps=1$' \
     '^\[2\] on-demand ok rank=2 qps=2$' '^\[3\] on-demand ok rank=3 qps=1$')" \
   "$dataplane_bins" "$dataplane_env RFT_PROGRESS=block; rftrun -n 4 dataplane_worker on-demand"
+# UCX's worker resting while verbs carries the messages (poll mode, where each process has a
+# CPU): a link message that reaches a process whose worker rests is still found, and a verbs
+# ping-pong lets the worker rest.
+check_binary dataplane-verbs-ucx-rest 0 \
+  "$(printf '%s\n' '^\[0\] ucx-rest ok rank=0 skipped=[1-9][0-9]*$' \
+    '^\[1\] ucx-rest ok rank=1 skipped=[1-9][0-9]*$')" \
+  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=poll; rftrun -n 2 dataplane_worker ucx-rest"
 # The checks below that expect closes and returns to happen as they asked wait longer for a place
 # (RFT_VERBS_PLACE_WAIT): the 5 ms default is made for real hardware, and a busy emulated guest
 # may take longer to answer a request to close. The wait stays well inside the PMIx fence's

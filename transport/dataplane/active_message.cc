@@ -229,6 +229,7 @@ void DataPlane::StartFetch(Request* request, Rank source, int32_t tag, void* des
     target = request;
     count = 1;
   }
+  UcxBusy();  // the fetch completes in UCX's progress
   void* ucx_request = ucp_am_recv_data_nbx(worker_->get(), descriptor, target, count, &param);
   if (UCS_PTR_IS_PTR(ucx_request) && ucx_request != nullptr) {
     request->ucx_request = ucx_request;

@@ -189,8 +189,8 @@ void DataPlane::SendCmaDone(Rank source, const RendezvousDescriptor& descriptor,
                        std::span<std::byte, kRendezvousDoneSize>(
                            send->bytes.data() + kWireHeaderSize, kRendezvousDoneSize));
   if (DirectSendControl(source, send, send->bytes.size(), receive)) return;
-  void* ucx_request = internal::SendOwnMessage(*ep, send->bytes.data(), send->bytes.size(),
-                                               &OnControlSendDone, send);
+  void* ucx_request =
+      SendOwnMessage(*ep, send->bytes.data(), send->bytes.size(), &OnControlSendDone, send);
   if (!UCS_PTR_IS_PTR(ucx_request) || ucx_request == nullptr) {
     // Sent at once, or the endpoint failed (then the sender's failure ends its send).
     control_sends_.Release(send);

@@ -348,8 +348,10 @@ bool DataPlane::HasAnySourceReceive(uint32_t context_id) const {
   return context != nullptr && context->queue.HasAnySourceReceive();
 }
 
-Request* DataPlane::NewRequest(RequestKind kind, Rank peer, int32_t tag, uint32_t context_id,
-                               void* buffer, size_t capacity) {
+// Inline into Isend and the receive's start: every request begins here.
+[[gnu::always_inline]] inline Request* DataPlane::NewRequest(RequestKind kind, Rank peer,
+                                                             int32_t tag, uint32_t context_id,
+                                                             void* buffer, size_t capacity) {
   Request* request = requests_.Acquire();
   request->plane = this;
   request->kind = kind;
@@ -431,7 +433,14 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
   return Status::Ok();
 }
 
+void* DataPlane::SendOwnMessage(ucp_ep_h ep, const std::byte* bytes, size_t length,
+                                ucp_send_nbx_callback_t done, void* user_data) {
+  UcxBusy();
+  return internal::SendOwnMessage(ep, bytes, length, done, user_data);
+}
+
 bool DataPlane::SendRequestByUcx(Request* request, ucp_ep_h ep, bool cma) {
+  UcxBusy();
   const size_t bytes = request->capacity;
   const void* buffer = request->buffer;
   ucp_request_param_t param;
@@ -469,8 +478,12 @@ bool DataPlane::SendRequestByUcx(Request* request, ucp_ep_h ep, bool cma) {
   return true;
 }
 
-Status DataPlane::Irecv(void* buffer, size_t capacity, Rank source, int32_t tag,
-                        uint32_t context_id, Request** out) {
+// Inline into Irecv and Recv, as StartSendNow into SendNow and Send: the blocking calls are the
+// 8-byte ping-pong's path, and a call's frame there cost as much as a check of the arguments
+// (callgrind, docs/performance.md).
+[[gnu::always_inline]] inline Status DataPlane::StartReceive(void* buffer, size_t capacity,
+                                                             Rank source, int32_t tag,
+                                                             uint32_t context_id, Request** out) {
   RFT_RETURN_IF_ERROR(CheckSourceAndTag("receive", source, tag));
   if (buffer == nullptr && capacity > 0) [[unlikely]] {
     return ColdError(RFT_ERR_ARG, [capacity] {
@@ -504,6 +517,11 @@ Status DataPlane::Irecv(void* buffer, size_t capacity, Rank source, int32_t tag,
   context->queue.AddPosted(&request->posted);
   if (source != kAnySource) LinkToPeer(request, source);
   return Status::Ok();
+}
+
+Status DataPlane::Irecv(void* buffer, size_t capacity, Rank source, int32_t tag,
+                        uint32_t context_id, Request** out) {
+  return StartReceive(buffer, capacity, source, tag, context_id, out);
 }
 
 Status DataPlane::Cancel(Request* request) {
@@ -562,8 +580,9 @@ Status DataPlane::Iprobe(Rank source, int32_t tag, uint32_t context_id, bool* fo
   return Status::Ok();
 }
 
-bool DataPlane::SendNow(const void* buffer, size_t bytes, Rank dest, int32_t tag,
-                        uint32_t context_id) {
+[[gnu::always_inline]] inline bool DataPlane::StartSendNow(const void* buffer, size_t bytes,
+                                                           Rank dest, int32_t tag,
+                                                           uint32_t context_id) {
   // A small message to a connected peer goes out from the stack with no request, if UCX can
   // send it at once (FORCE_IMM_CMPL: else nothing is sent, and the caller's general path queues
   // it, in order). This is the 8-byte ping-pong's path.
@@ -594,6 +613,7 @@ bool DataPlane::SendNow(const void* buffer, size_t bytes, Rank dest, int32_t tag
   const ucs_status_ptr_t sent = ucp_am_send_nbx(ep, internal::kDataAmId, nullptr, 0, message.data(),
                                                 kWireHeaderSize + bytes, &param);
   if (sent == nullptr) [[likely]] {
+    UcxBusy();
     CountUcxSend(dest);
     return true;
   }
@@ -602,9 +622,14 @@ bool DataPlane::SendNow(const void* buffer, size_t bytes, Rank dest, int32_t tag
   return false;
 }
 
+bool DataPlane::SendNow(const void* buffer, size_t bytes, Rank dest, int32_t tag,
+                        uint32_t context_id) {
+  return StartSendNow(buffer, bytes, dest, tag, context_id);
+}
+
 Status DataPlane::Send(const void* buffer, size_t bytes, Rank dest, int32_t tag,
                        uint32_t context_id) {
-  if (SendNow(buffer, bytes, dest, tag, context_id)) [[likely]]
+  if (StartSendNow(buffer, bytes, dest, tag, context_id)) [[likely]]
     return Status::Ok();
   Request* request = nullptr;
   RFT_RETURN_IF_ERROR(Isend(buffer, bytes, dest, tag, context_id, &request));
@@ -618,14 +643,24 @@ Status DataPlane::Send(const void* buffer, size_t bytes, Rank dest, int32_t tag,
 Status DataPlane::Recv(void* buffer, size_t capacity, Rank source, int32_t tag, uint32_t context_id,
                        MessageStatus* status) {
   Request* request = nullptr;
-  RFT_RETURN_IF_ERROR(Irecv(buffer, capacity, source, tag, context_id, &request));
+  RFT_RETURN_IF_ERROR(StartReceive(buffer, capacity, source, tag, context_id, &request));
   return Wait(&request, status);
 }
 
 unsigned DataPlane::Progress() {
   // One pass, not UcxWorker::Progress()'s drain: a wait checks its request after every pass,
   // and the drain's extra empty pass was measurable in the 8-byte latency.
-  unsigned events = ucp_worker_progress(worker_->get());
+  unsigned events = 0;
+  if (PollUcxNow()) [[likely]] {
+    events = ucp_worker_progress(worker_->get());
+    if (events != 0) {
+      ucx_quiet_passes_ = 0;
+    } else if (ucx_may_rest_ && ucx_quiet_passes_ < kUcxQuietPasses) {
+      ++ucx_quiet_passes_;
+    }
+  } else {
+    ++ucx_passes_skipped_;
+  }
   if (!rings_in_.empty()) events += ProgressRings();
   if (verbs_ != nullptr) events += ProgressVerbs();
   // After the paths took their completions (room in a ring, credits and slots of the verbs

@@ -192,6 +192,9 @@ class DataPlane : private ucx::PeerFailureSink {
   // after they had moved to UCX (at either end's attempt).
   uint64_t verbs_returns_started() const;
   uint64_t verbs_pairs_returned() const;
+  // Passes of Progress that left UCX's worker alone because it was quiet while verbs carried
+  // the messages (0 without verbs, and in block mode).
+  uint64_t ucx_passes_skipped() const { return ucx_passes_skipped_; }
 
   // Starts sending `bytes` bytes at `buffer` to `dest` with `tag` (>= 0) in `context_id`. The
   // buffer must stay untouched until the request completes. A failed `dest` gives a request
@@ -239,7 +242,9 @@ class DataPlane : private ucx::PeerFailureSink {
   Status Recv(void* buffer, size_t capacity, Rank source, int32_t tag, uint32_t context_id,
               MessageStatus* status);
 
-  // Drives UCX and handles failure news; returns the number of events handled.
+  // Drives UCX and the direct paths and handles failure news; returns the number of events
+  // handled. With the verbs path up in poll mode, a UCX worker that has been quiet for a while
+  // is polled only every few calls (PollUcxNow).
   unsigned Progress();
   // Sleeps until the network or a failure report has something for Progress(), at most
   // `timeout_ms`. In poll mode returns at once.
@@ -549,6 +554,10 @@ class DataPlane : private ucx::PeerFailureSink {
   bool AnyRingHasData();
   void CloseRings();
 
+  // Irecv's and SendNow's bodies, inline into them and into Recv and Send (data_plane.cc).
+  Status StartReceive(void* buffer, size_t capacity, Rank source, int32_t tag, uint32_t context_id,
+                      Request** out);
+  bool StartSendNow(const void* buffer, size_t bytes, Rank dest, int32_t tag, uint32_t context_id);
   // The verbs backend (verbs_path.cc, docs/verbs.md). Opens the port and the eager channel when
   // options_.transport allows and one is found, and offers it in own_record_ (kVerbs).
   Status OpenVerbs();
@@ -634,6 +643,9 @@ class DataPlane : private ucx::PeerFailureSink {
   // message is sent unless the sender failed).
   void FinishVerbsRead(uint32_t token, bool ok);
   unsigned ProgressVerbs();
+  // ProgressVerbs's part that is seldom needed: pairs to move, closes and returns under way,
+  // reads waiting for room, the device's events (every VerbsPath::kAsyncEvery calls).
+  [[gnu::noinline]] void ProgressVerbsChores();
   // `peer` failed: its QP stops (no RDMA touches this process for it any more) and what it
   // had outstanding completes as flushed.
   void DisconnectVerbs(Rank peer);
@@ -706,6 +718,15 @@ class DataPlane : private ucx::PeerFailureSink {
     if (verbs_ != nullptr) [[unlikely]]
       CountMovedPairSend(peer);
   }
+  // Whether this pass polls UCX's worker (see ucx_may_rest_).
+  bool PollUcxNow() {
+    return ucx_quiet_passes_ < kUcxQuietPasses || (++ucx_pass_ & (kUcxQuietEvery - 1)) == 0;
+  }
+  // Something went out through UCX, or waits for it: its worker is polled at every pass again.
+  void UcxBusy() { ucx_quiet_passes_ = 0; }
+  // internal::SendOwnMessage, with UCX polled at every pass from now on.
+  void* SendOwnMessage(ucp_ep_h ep, const std::byte* bytes, size_t length,
+                       ucp_send_nbx_callback_t done, void* user_data);
   void CountMovedPairSend(Rank peer);
   // Progress's part: starts the attempts that counts asked for, and replays deferred link
   // messages.
@@ -782,6 +803,19 @@ class DataPlane : private ucx::PeerFailureSink {
   std::vector<Rank> direct_backlog_;  // ranks whose queue is not empty
   std::unique_ptr<VerbsPath> verbs_;  // nullptr unless this process offered verbs
   int verbs_wake_fds_[2] = {-1, -1};  // its completion channel and device event fds
+  // UCX as a low-priority poll (docs/performance.md, "UCX's worker while verbs carries the
+  // messages"). Over verbs, UCX carries the link messages and the pairs without a place; an
+  // empty pass of its worker costs more than the verbs channel's, and a message that arrives
+  // mid-pass waits for the rest of it. So once the worker found nothing kUcxQuietPasses passes in
+  // a row, it is polled every kUcxQuietEvery-th pass only, until it has work again: it returned
+  // events, or this process sent through it (an answer will come that way). Only in poll mode
+  // with the verbs path up (ucx_may_rest_); block mode sleeps on UCX's event fd instead.
+  static constexpr uint32_t kUcxQuietPasses = 256;
+  static constexpr uint32_t kUcxQuietEvery = 16;  // a power of two
+  bool ucx_may_rest_ = false;
+  uint32_t ucx_quiet_passes_ = 0;  // consecutive polls that found nothing, up to kUcxQuietPasses
+  uint32_t ucx_pass_ = 0;          // counts the passes while quiet
+  uint64_t ucx_passes_skipped_ = 0;
   // How long Idle looks at the rings before it sleeps (block mode).
   static constexpr int64_t kIdleSpinNs = 3'000;
   ObjectPool<Request> requests_;

@@ -37,7 +37,7 @@ void DataPlane::SendRevocation(Rank peer, uint32_t context_id, uint32_t epoch, u
   if (!by_ucx && DirectSendControl(peer, send, kWireHeaderSize, nullptr)) return;
   // The header alone travels as the AM data.
   void* ucx_request =
-      internal::SendOwnMessage(*ep, send->bytes.data(), kWireHeaderSize, &OnControlSendDone, send);
+      SendOwnMessage(*ep, send->bytes.data(), kWireHeaderSize, &OnControlSendDone, send);
   if (!UCS_PTR_IS_PTR(ucx_request) || ucx_request == nullptr) control_sends_.Release(send);
 }
 

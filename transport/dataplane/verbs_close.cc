@@ -85,6 +85,7 @@ bool DataPlane::WaitForPlace(Rank peer, PlaceWait then, const verbs::QpAddress* 
     *found = waiter;                    // an address that came while it waited to ask for one
   } else {
     path.waiting.push_back(waiter);
+    path.chores = true;
     RFT_LOG_INFO("verbs: rank %u waits for a place in the receive queue (all %u are held)", peer,
                  path.channel->places());
   }
@@ -96,7 +97,10 @@ void DataPlane::PostVerbsCloseMessage(Rank peer, MessageType type) {
   VerbsPath& path = *verbs_;
   const bool behind = std::any_of(path.unposted.begin(), path.unposted.end(),
                                   [peer](const auto& u) { return u.first == peer; });
-  if (behind || !TryPostVerbsCloseMessage(peer, type)) path.unposted.emplace_back(peer, type);
+  if (behind || !TryPostVerbsCloseMessage(peer, type)) {
+    path.unposted.emplace_back(peer, type);
+    path.chores = true;
+  }
 }
 
 bool DataPlane::TryPostVerbsCloseMessage(Rank peer, MessageType type) {
@@ -135,6 +139,7 @@ void DataPlane::CloseRefused(Rank peer) {
   EndCloseUnderWay(peer);
   path.stayed.push_back(peer);  // not asked again while the same pairs wait
   path.review_waiters = true;   // they ask the next pair
+  path.chores = true;
 }
 
 void DataPlane::MarkCloseUnderWay(Rank peer) {
@@ -228,6 +233,7 @@ void DataPlane::OnVerbsPairClosed(Rank peer) {
   EndCloseUnderWay(peer);
   path.moving.push_back(peer);
   path.review_waiters = true;
+  path.chores = true;
   RFT_LOG_INFO("verbs: the pair with rank %u closed its QPs and talks through UCX (%u QPs left)",
                peer, path.channel->qp_count());
 }

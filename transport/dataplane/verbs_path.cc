@@ -125,6 +125,8 @@ Status DataPlane::OpenVerbs() {
                endpoint.device.c_str(), endpoint.port, endpoint.link_layer.c_str(),
                path->channel->places());
   verbs_ = std::move(path);
+  // The verbs channel carries the messages from now on: UCX may rest when quiet.
+  ucx_may_rest_ = options_.progress == ProgressMode::kPoll;
   return Status::Ok();
 }
 
@@ -320,6 +322,7 @@ bool DataPlane::StayOnUcx(Rank peer) {
   ForgetVerbsWaiter(peer);
   // Not now: this may run inside a send to `peer`, which queues its message after returning.
   verbs_->moving.push_back(peer);
+  verbs_->chores = true;
   return true;
 }
 
@@ -350,9 +353,9 @@ void DataPlane::MoveToUcx(Rank peer) {
     queue.erase(link);
     if (link->control != nullptr) {
       auto* send = static_cast<ControlSend*>(link->control);
-      void* sending = ep.ok() ? internal::SendOwnMessage(*ep, send->bytes.data(), send->length,
-                                                         &OnControlSendDone, send)
-                              : nullptr;
+      void* sending =
+          ep.ok() ? SendOwnMessage(*ep, send->bytes.data(), send->length, &OnControlSendDone, send)
+                  : nullptr;
       // Sent at once, or the endpoint failed (the peer's failure ends what waits for it).
       if (!UCS_PTR_IS_PTR(sending) || sending == nullptr) FinishControlSend(send);
       continue;
@@ -413,8 +416,8 @@ void DataPlane::SendVerbsLinkMessage(Rank peer, MessageType type) {
   header.job_token = job_token_;
   EncodeHeader(header, std::span<std::byte, kWireHeaderSize>(send->bytes.data(), kWireHeaderSize));
   if (!table.empty()) std::memcpy(send->bytes.data() + kWireHeaderSize, table.data(), table.size());
-  void* request = internal::SendOwnMessage(*ep, send->bytes.data(), kWireHeaderSize + table.size(),
-                                           &OnVerbsLinkSent, send);
+  void* request = SendOwnMessage(*ep, send->bytes.data(), kWireHeaderSize + table.size(),
+                                 &OnVerbsLinkSent, send);
   // Sent at once, or the endpoint failed (then the peer's failure ends what waits for it).
   if (!UCS_PTR_IS_PTR(request) || request == nullptr) delete send;
 }
@@ -625,6 +628,7 @@ void DataPlane::ContinueVerbsRead(uint32_t token) {
     if (!*posted) {
       // The send queue is full: ProgressVerbs goes on with it.
       if (!read.waiting) verbs_->read_backlog.push_back(token);
+      verbs_->chores = true;
       read.waiting = true;
       return;
     }
@@ -680,9 +684,19 @@ unsigned DataPlane::ProgressVerbs() {
     LogBrokenVerbsChannel(handled.status());
     return 0;
   }
+  // Every pass of a wait comes here: the chores are out of line, so that this frame saves no
+  // registers for them (a pass that finds nothing is what a message arriving mid-pass waits for).
+  if (path.chores || ++path.calls_since_async >= VerbsPath::kAsyncEvery) [[unlikely]] {
+    ProgressVerbsChores();
+  }
+  return static_cast<unsigned>(*handled);
+}
+
+void DataPlane::ProgressVerbsChores() {
+  VerbsPath& path = *verbs_;
   // After the channel's completions: a pair that closed in them moves at once (its
   // kVerbsClosed went first).
-  if (!path.moving.empty()) [[unlikely]] {
+  if (!path.moving.empty()) {
     std::vector<Rank> moving;
     moving.swap(path.moving);
     for (Rank peer : moving) {
@@ -690,17 +704,11 @@ unsigned DataPlane::ProgressVerbs() {
       if (!VerbsPeerFailed(peer)) MoveToUcx(peer);
     }
   }
-  if (!path.unposted.empty() || path.review_waiters) [[unlikely]] {
-    ProgressVerbsCloses();
-  }
-  if (!path.waiting.empty()) [[unlikely]] {
-    RefuseLongWaiters();
-  }
+  if (!path.unposted.empty() || path.review_waiters) ProgressVerbsCloses();
+  if (!path.waiting.empty()) RefuseLongWaiters();
   // After the moves: a pair moved in this Progress takes the link messages that waited for it.
-  if (!path.returning.empty() || !path.deferred.empty()) [[unlikely]] {
-    ProgressVerbsReturns();
-  }
-  if (!path.read_backlog.empty()) [[unlikely]] {
+  if (!path.returning.empty() || !path.deferred.empty()) ProgressVerbsReturns();
+  if (!path.read_backlog.empty()) {
     std::vector<uint32_t> waiting;
     waiting.swap(path.read_backlog);
     for (uint32_t token : waiting) {
@@ -708,11 +716,12 @@ unsigned DataPlane::ProgressVerbs() {
       ContinueVerbsRead(token);
     }
   }
-  if (++path.calls_since_async >= VerbsPath::kAsyncEvery) {
+  // Counted by ProgressVerbs, which comes here when it reaches kAsyncEvery.
+  if (path.calls_since_async >= VerbsPath::kAsyncEvery) {
     path.calls_since_async = 0;
     path.channel->PollAsyncEvents();
   }
-  return static_cast<unsigned>(*handled);
+  path.chores = path.HasChores();  // what is left, or was added meanwhile
 }
 
 void DataPlane::DisconnectVerbs(Rank peer) {
@@ -722,6 +731,7 @@ void DataPlane::DisconnectVerbs(Rank peer) {
   EndCloseUnderWay(peer);
   ForgetVerbsWaiter(peer);
   verbs_->review_waiters = true;
+  verbs_->chores = true;
   // Reads waiting for room stop here; what they have in flight ends as flushed, and the last
   // completion ends them (at once when none is in flight).
   std::vector<uint32_t> stopped;
@@ -773,6 +783,8 @@ void DataPlane::CloseVerbs() {
   }
   CloseRegistrationCache(*verbs_);
   verbs_.reset();
+  ucx_may_rest_ = false;
+  UcxBusy();
 }
 
 }  // namespace rft::transport

@@ -122,6 +122,17 @@ struct VerbsPath {
   // wakes the process for them).
   uint32_t calls_since_async = 0;
   static constexpr uint32_t kAsyncEvery = 4096;
+  // Whether Progress has chores: a list above that Progress works through is not empty
+  // (moving, unposted, waiting, returning, deferred, read_backlog), or review_waiters. Set
+  // where they are added to; ProgressVerbsChores works through them and sets it again from the
+  // lists themselves. Every pass of a wait looks at this one flag rather than at every list. A
+  // place that added work and forgot the flag would have it done within kAsyncEvery calls,
+  // when the chores run for the device's events anyway.
+  bool chores = false;
+  bool HasChores() const {
+    return !moving.empty() || !unposted.empty() || review_waiters || !waiting.empty() ||
+           !returning.empty() || !deferred.empty() || !read_backlog.empty();
+  }
 };
 
 }  // namespace rft::transport

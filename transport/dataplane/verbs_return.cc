@@ -52,6 +52,7 @@ void DataPlane::CountMovedPairSend(Rank peer) {
   // Once: the count stays at the threshold until the attempt starts (ProgressVerbsReturns).
   if (path.ucx_sends[peer] < after && ++path.ucx_sends[peer] == after) {
     path.returning.push_back(peer);
+    path.chores = true;
   }
 }
 
@@ -140,6 +141,7 @@ bool DataPlane::TakesVerbsLinkRound(const WireHeader& header, std::span<const st
         "taken once that is done",
         source, header.epoch, closing ? "closes" : "moves to UCX");
     path->deferred.push_back({header, std::vector<std::byte>(payload.begin(), payload.end())});
+    path->chores = true;
     return false;
   }
   if (!MovedToUcx(link)) {

@@ -742,12 +742,19 @@ Status EagerChannel::SendCreditIfDue(Rank peer) {
   return Post(peer, nullptr, 0, kNoSlot, EagerKind::kCredit);
 }
 
-StatusOr<int> EagerChannel::Progress() {
-  ibv_wc wcs[32];
-  const int n = ibv_poll_cq(cq_, 32, wcs);
+StatusOr<int> EagerChannel::HandlePolled(int n) {
+  // polled_ is one array: a callback must not poll again while its completions are handled.
+  RFT_DCHECK(!handling_polled_, "EagerChannel::Progress called from one of its callbacks");
+  handling_polled_ = true;
+  StatusOr<int> handled = HandleCompletions(n);
+  handling_polled_ = false;
+  return handled;
+}
+
+StatusOr<int> EagerChannel::HandleCompletions(int n) {
   if (n < 0) [[unlikely]]
     return ColdError(RFT_ERR_OTHER, [n] { return "ibv_poll_cq returned " + std::to_string(n); });
-  for (int i = 0; i < n; ++i) RFT_RETURN_IF_ERROR(Handle(wcs[i]));
+  for (int i = 0; i < n; ++i) RFT_RETURN_IF_ERROR(Handle(polled_[i]));
   for (size_t i = 0; i < active_.size();) {
     const Rank peer = active_[i];
     Peer& p = peers_[peer];
