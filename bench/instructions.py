@@ -19,7 +19,9 @@ LINE = re.compile(r"\s*([\d,]+) \([^)]*\)\s+(\S.*)$")
 
 # Spin while waiting: rft's wait loop and the progress calls each pass makes, UCX's worker and
 # interface progress (unnamed in Debian's stripped libuct/libucp) and the verbs channel's poll
-# of its completion queue (the provider's is in POLLING_AT).
+# of its completion queue (the provider's is in POLLING_AT). The channel's Progress is inline in
+# ProgressVerbs since 2026-11-29; what it does with completions it found (HandlePolled) is work
+# per message, counted as rft's.
 POLLING = {
     "rft::transport::DataPlane::Progress",
     "rft::transport::DataPlane::Wait",

@@ -70,6 +70,17 @@ Status RecvWithin(DataPlane& plane, void* buffer, size_t capacity, Rank source, 
   return plane.Wait(&receive, nullptr, bound);
 }
 
+// One round trip between ranks 0 and 1: rank 0 sends `out` first, rank 1 answers with its own;
+// `in` gets the peer's.
+Status RoundTrip(DataPlane& plane, uint64_t out, uint64_t* in, Deadline bound) {
+  const Rank me = plane.rank();
+  const Rank peer = 1 - me;
+  if (me == 0) RFT_RETURN_IF_ERROR(plane.Send(&out, sizeof(out), peer, kTag, kContext));
+  RFT_RETURN_IF_ERROR(RecvWithin(plane, in, sizeof(*in), peer, bound));
+  if (me == 1) RFT_RETURN_IF_ERROR(plane.Send(&out, sizeof(out), peer, kTag, kContext));
+  return Status::Ok();
+}
+
 }  // namespace
 
 // Pairs connect when they first talk (docs/verbs.md, "Connecting on demand"). Ranks 0 and 1
@@ -135,29 +146,16 @@ int UcxRest(Bootstrap& job, DataPlane& plane) {
   }
   CHECK_OK(job.Fence(false));
   CHECK(plane.verbs_qp_count() == 0, plane.verbs_qp_count() << " QPs before any message");
-  uint64_t out = 200 + me, in = 0;
+  uint64_t in = 0;
   const auto bound = Deadline::After(std::chrono::seconds(60));
-  if (me == 0) {
-    CHECK_OK(plane.Send(&out, sizeof(out), peer, kTag, kContext));
-    CHECK_OK(RecvWithin(plane, &in, sizeof(in), peer, bound));
-  } else {
-    CHECK_OK(RecvWithin(plane, &in, sizeof(in), peer, bound));
-    CHECK_OK(plane.Send(&out, sizeof(out), peer, kTag, kContext));
-  }
+  CHECK_OK(RoundTrip(plane, 200 + me, &in, bound));
   CHECK(in == 200 + peer, "from rank " << peer << ": " << in);
   CHECK(plane.UsesVerbsTo(peer) && plane.verbs_qp_count() == 1,
         "the pair did not connect through verbs (" << plane.verbs_qp_count() << " QPs)");
   const uint64_t skipped_before = plane.ucx_passes_skipped();
   constexpr int kRoundTrips = 1000;  // each waits at least one pass: more than UCX's quiet count
   for (int i = 0; i < kRoundTrips; ++i) {
-    out = static_cast<uint64_t>(i) * 2 + me;
-    if (me == 0) {
-      CHECK_OK(plane.Send(&out, sizeof(out), peer, kTag, kContext));
-      CHECK_OK(RecvWithin(plane, &in, sizeof(in), peer, bound));
-    } else {
-      CHECK_OK(RecvWithin(plane, &in, sizeof(in), peer, bound));
-      CHECK_OK(plane.Send(&out, sizeof(out), peer, kTag, kContext));
-    }
+    CHECK_OK(RoundTrip(plane, static_cast<uint64_t>(i) * 2 + me, &in, bound));
     CHECK(in == static_cast<uint64_t>(i) * 2 + peer, "round trip " << i << ": " << in);
   }
   const uint64_t skipped = plane.ucx_passes_skipped() - skipped_before;
