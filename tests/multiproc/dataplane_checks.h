@@ -66,6 +66,8 @@ int OnDemand(transport::Bootstrap& job, transport::DataPlane& plane);
 // UCX's worker resting while verbs carries the messages (n = 2, poll mode): a link message
 // still reaches a process whose worker rests, and verbs round trips let it rest.
 int UcxRest(transport::Bootstrap& job, transport::DataPlane& plane);
+// The same with the pair on UCX (rank 1 without verbs): the worker never rests.
+int UcxRestMixed(transport::Bootstrap& job, transport::DataPlane& plane);
 int WorkingSet(transport::Bootstrap& job, transport::DataPlane& plane);
 // The same with idle pairs closing to give their place to a pair that needs one.
 int GiveBack(transport::Bootstrap& job, transport::DataPlane& plane);

@@ -165,6 +165,33 @@ int UcxRest(Bootstrap& job, DataPlane& plane) {
   return 0;
 }
 
+// The same with a pair on UCX (poll mode, n = 2, RFT_TRANSPORT=auto, and rank 1 without verbs:
+// RFT_TRANSPORT=ucx there). Rank 0 has the verbs path up, but its peer's messages come through
+// UCX: its worker must never rest, or each of them could wait up to kUcxQuietEvery passes.
+int UcxRestMixed(Bootstrap& job, DataPlane& plane) {
+  CHECK(job.size() == 2, "ucx-rest-mixed needs n = 2, not " << job.size());
+  CHECK(plane.options().progress == transport::ProgressMode::kPoll,
+        "ucx-rest-mixed needs RFT_PROGRESS=poll");
+  const Rank me = job.rank();
+  const Rank peer = 1 - me;
+  CHECK(plane.has_verbs() == (me == 0),
+        "rank " << me << (plane.has_verbs() ? " has" : " has no") << " verbs path: expected "
+                << "rank 0 with one and rank 1 without (RFT_TRANSPORT=ucx there)");
+  CHECK(!plane.UsesVerbsTo(peer), "rank " << peer << " is reached by verbs");
+  const auto bound = Deadline::After(std::chrono::seconds(60));
+  constexpr int kRoundTrips = 1000;
+  for (int i = 0; i < kRoundTrips; ++i) {
+    uint64_t in = 0;
+    CHECK_OK(RoundTrip(plane, static_cast<uint64_t>(i) * 2 + me, &in, bound));
+    CHECK(in == static_cast<uint64_t>(i) * 2 + peer, "round trip " << i << ": " << in);
+  }
+  CHECK(plane.ucx_passes_skipped() == 0, "UCX's worker rested for "
+                                             << plane.ucx_passes_skipped() << " passes though rank "
+                                             << peer << "'s messages come through it");
+  std::printf("ucx-rest-mixed ok rank=%u verbs=%d skipped=0\n", me, plane.has_verbs() ? 1 : 0);
+  return 0;
+}
+
 // RFT_VERBS_PEERS=1: each process connects at most one peer through verbs, and a pair one of
 // whose ends has no place left talks through UCX (docs/verbs.md, "A working set of peers").
 // 1. Ranks 1 and 2 connect (their one place each).

@@ -17,6 +17,8 @@
 //   ucx-rest     (n = 2, verbs, RFT_PROGRESS=poll) UCX's worker rests while nothing comes
 //                through it, and a link message reaching a resting worker is still found
 //                (dataplane_verbs_links.cc)
+//   ucx-rest-mixed (n = 2, RFT_PROGRESS=poll, verbs at rank 0 only) a pair on UCX keeps UCX's
+//                worker polled at every pass
 //   working-set  (n = 4, verbs, RFT_VERBS_PEERS=1) a pair one of whose ends has no place left
 //                is refused and talks through UCX: queued small and large messages arrive, in
 //                order (dataplane_verbs_links.cc, as on-demand)
@@ -495,9 +497,10 @@ int RegistrationCacheCheck(Bootstrap& job, DataPlane& plane) {
 }  // namespace rft::testing
 
 constexpr const char* kUsage =
-    "usage: rules | mesh | cma-done | reg-cache | on-demand | ucx-rest | working-set | give-back | "
-    "give-back-crossing | give-back-death --victim V | return | return-refused | return-churn | "
-    "return-stalled | return-death | read-death | teardown | failure --victim V";
+    "usage: rules | mesh | cma-done | reg-cache | on-demand | ucx-rest | ucx-rest-mixed | "
+    "working-set | give-back | give-back-crossing | give-back-death --victim V | return | "
+    "return-refused | return-churn | return-stalled | return-death | read-death | teardown | "
+    "failure --victim V";
 
 int main(int argc, char** argv) {
   using namespace rft::testing;
@@ -550,6 +553,8 @@ int main(int argc, char** argv) {
     rc = OnDemand(job, plane);
   } else if (mode == "ucx-rest") {
     rc = UcxRest(job, plane);
+  } else if (mode == "ucx-rest-mixed") {
+    rc = UcxRestMixed(job, plane);
   } else if (mode == "working-set") {
     rc = WorkingSet(job, plane);
   } else if (mode == "give-back") {

@@ -336,6 +336,13 @@ check_binary dataplane-verbs-ucx-rest 0 \
   "$(printf '%s\n' '^\[0\] ucx-rest ok rank=0 skipped=[1-9][0-9]*$' \
     '^\[1\] ucx-rest ok rank=1 skipped=[1-9][0-9]*$')" \
   "$dataplane_bins" "$dataplane_env RFT_PROGRESS=poll; rftrun -n 2 dataplane_worker ucx-rest"
+# The same with the pair on UCX (rank 1 without verbs, RFT_TRANSPORT=ucx there): rank 0's worker
+# carries its peer's messages and must never rest.
+check_binary dataplane-verbs-ucx-rest-mixed 0 \
+  "$(printf '%s\n' '^\[0\] ucx-rest-mixed ok rank=0 verbs=1 skipped=0$' \
+    '^\[1\] ucx-rest-mixed ok rank=1 verbs=0 skipped=0$')" \
+  "$dataplane_bins" "$dataplane_env RFT_PROGRESS=poll RFT_TRANSPORT=auto
+   rftrun -n 2 sh -c '[ \"\$PMIX_RANK\" = 1 ] && export RFT_TRANSPORT=ucx; exec dataplane_worker ucx-rest-mixed'"
 # The checks below that expect closes and returns to happen as they asked wait longer for a place
 # (RFT_VERBS_PLACE_WAIT): the 5 ms default is made for real hardware, and a busy emulated guest
 # may take longer to answer a request to close. The wait stays well inside the PMIx fence's

@@ -195,6 +195,9 @@ class DataPlane : private ucx::PeerFailureSink {
   // Passes of Progress that left UCX's worker alone because it was quiet while verbs carried
   // the messages (0 without verbs, and in block mode).
   uint64_t ucx_passes_skipped() const { return ucx_passes_skipped_; }
+  // Whether this process offered the verbs backend (docs/verbs.md): its port and eager channel
+  // are open, whether or not any peer is reached through them.
+  bool has_verbs() const { return verbs_ != nullptr; }
 
   // Starts sending `bytes` bytes at `buffer` to `dest` with `tag` (>= 0) in `context_id`. The
   // buffer must stay untouched until the request completes. A failed `dest` gives a request
@@ -724,6 +727,9 @@ class DataPlane : private ucx::PeerFailureSink {
   }
   // Something went out through UCX, or waits for it: its worker is polled at every pass again.
   void UcxBusy() { ucx_quiet_passes_ = 0; }
+  // Sets ucx_may_rest_ after the paths changed (verbs_path.cc): UCX may rest only in poll mode,
+  // with the verbs path up, and while no peer's messages go through UCX.
+  void UpdateUcxRest();
   // internal::SendOwnMessage, with UCX polled at every pass from now on.
   void* SendOwnMessage(ucp_ep_h ep, const std::byte* bytes, size_t length,
                        ucp_send_nbx_callback_t done, void* user_data);
@@ -808,8 +814,10 @@ class DataPlane : private ucx::PeerFailureSink {
   // empty pass of its worker costs more than the verbs channel's, and a message that arrives
   // mid-pass waits for the rest of it. So once the worker found nothing kUcxQuietPasses passes in
   // a row, it is polled every kUcxQuietEvery-th pass only, until it has work again: it returned
-  // events, or this process sent through it (an answer will come that way). Only in poll mode
-  // with the verbs path up (ucx_may_rest_); block mode sleeps on UCX's event fd instead.
+  // events, or this process sent through it (an answer will come that way). Only in poll mode,
+  // with the verbs path up and every peer reached by verbs or a ring (ucx_may_rest_): a pair on
+  // UCX keeps UCX polled at every pass, so that its messages wait no longer than before. Block
+  // mode sleeps on UCX's event fd instead.
   static constexpr uint32_t kUcxQuietPasses = 256;
   static constexpr uint32_t kUcxQuietEvery = 16;  // a power of two
   bool ucx_may_rest_ = false;

@@ -93,6 +93,7 @@ Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
   RFT_RETURN_IF_ERROR(endpoints_->Grow(std::move(addresses), unreachable));
   size_ = new_size;
   JoinVerbs(old_size, records, verbs_parts, unreachable);
+  UpdateUcxRest();  // the new ranks: on UCX unless they joined the verbs path
   for (Rank r : unreachable) Discovered(r);
   // Failures of the new ranks that came before: completed now, in the usual way.
   for (Rank r : std::exchange(failed_beyond_size_, RankSet())) {

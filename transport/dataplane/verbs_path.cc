@@ -125,8 +125,6 @@ Status DataPlane::OpenVerbs() {
                endpoint.device.c_str(), endpoint.port, endpoint.link_layer.c_str(),
                path->channel->places());
   verbs_ = std::move(path);
-  // The verbs channel carries the messages from now on: UCX may rest when quiet.
-  ucx_may_rest_ = options_.progress == ProgressMode::kPoll;
   return Status::Ok();
 }
 
@@ -232,6 +230,7 @@ Status DataPlane::ConnectVerbs(const std::vector<RecordPrefix>& records,
     if (path_[r] == Path::kUcx) path_[r] = Path::kVerbs;  // a ring wins on one node
     if (r >= first_sibling) fence.Insert(r);
   }
+  UpdateUcxRest();
   if (fence.empty()) return Status::Ok();
   fence.Insert(rank_);
   // An address or a request for one that came before this plane knew the sender offers verbs
@@ -345,6 +344,7 @@ void DataPlane::HandleVerbsRefuse(const WireHeader& header, std::span<const std:
 
 void DataPlane::MoveToUcx(Rank peer) {
   path_[peer] = Path::kUcx;
+  UpdateUcxRest();
   verbs_->ucx_sends[peer] = 0;  // what moves is not counted towards coming back
   std::erase(direct_backlog_, peer);
   StatusOr<ucp_ep_h> ep = endpoints_->Get(peer);
@@ -724,6 +724,16 @@ void DataPlane::ProgressVerbsChores() {
   path.chores = path.HasChores();  // what is left, or was added meanwhile
 }
 
+void DataPlane::UpdateUcxRest() {
+  bool every_peer_direct = true;
+  for (Rank r = 0; r < size_ && every_peer_direct; ++r) {
+    every_peer_direct = r == rank_ || path_[r] != Path::kUcx;
+  }
+  ucx_may_rest_ =
+      verbs_ != nullptr && options_.progress == ProgressMode::kPoll && every_peer_direct;
+  if (!ucx_may_rest_) UcxBusy();  // a worker resting now would keep resting
+}
+
 void DataPlane::DisconnectVerbs(Rank peer) {
   if (peer >= verbs_->channel_size) return;
   verbs_->channel->Disconnect(peer);
@@ -783,8 +793,7 @@ void DataPlane::CloseVerbs() {
   }
   CloseRegistrationCache(*verbs_);
   verbs_.reset();
-  ucx_may_rest_ = false;
-  UcxBusy();
+  UpdateUcxRest();
 }
 
 }  // namespace rft::transport
