@@ -2,6 +2,7 @@
 // the data plane's multi-process worker (dataplane_worker.cc): run in the soft-RoCE guest.
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "base/clock.h"
@@ -81,6 +82,21 @@ Status RoundTrip(DataPlane& plane, uint64_t out, uint64_t* in, Deadline bound) {
   return Status::Ok();
 }
 
+// `count` round trips of distinct values, each checked.
+Status RoundTrips(DataPlane& plane, int count, Deadline bound) {
+  const Rank me = plane.rank();
+  for (int i = 0; i < count; ++i) {
+    uint64_t in = 0;
+    RFT_RETURN_IF_ERROR(RoundTrip(plane, static_cast<uint64_t>(i) * 2 + me, &in, bound));
+    if (in != static_cast<uint64_t>(i) * 2 + (1 - me)) {
+      return Status(RFT_ERR_OTHER, "round trip " + std::to_string(i) + ": received " +
+                                       std::to_string(in) + ", expected " +
+                                       std::to_string(i * 2 + (1 - me)));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 // Pairs connect when they first talk (docs/verbs.md, "Connecting on demand"). Ranks 0 and 1
@@ -154,10 +170,7 @@ int UcxRest(Bootstrap& job, DataPlane& plane) {
         "the pair did not connect through verbs (" << plane.verbs_qp_count() << " QPs)");
   const uint64_t skipped_before = plane.ucx_passes_skipped();
   constexpr int kRoundTrips = 1000;  // each waits at least one pass: more than UCX's quiet count
-  for (int i = 0; i < kRoundTrips; ++i) {
-    CHECK_OK(RoundTrip(plane, static_cast<uint64_t>(i) * 2 + me, &in, bound));
-    CHECK(in == static_cast<uint64_t>(i) * 2 + peer, "round trip " << i << ": " << in);
-  }
+  CHECK_OK(RoundTrips(plane, kRoundTrips, bound));
   const uint64_t skipped = plane.ucx_passes_skipped() - skipped_before;
   CHECK(skipped > 0,
         "UCX's worker was polled at every pass of " << kRoundTrips << " round trips over verbs");
@@ -180,11 +193,7 @@ int UcxRestMixed(Bootstrap& job, DataPlane& plane) {
   CHECK(!plane.UsesVerbsTo(peer), "rank " << peer << " is reached by verbs");
   const auto bound = Deadline::After(std::chrono::seconds(60));
   constexpr int kRoundTrips = 1000;
-  for (int i = 0; i < kRoundTrips; ++i) {
-    uint64_t in = 0;
-    CHECK_OK(RoundTrip(plane, static_cast<uint64_t>(i) * 2 + me, &in, bound));
-    CHECK(in == static_cast<uint64_t>(i) * 2 + peer, "round trip " << i << ": " << in);
-  }
+  CHECK_OK(RoundTrips(plane, kRoundTrips, bound));
   CHECK(plane.ucx_passes_skipped() == 0, "UCX's worker rested for "
                                              << plane.ucx_passes_skipped() << " passes though rank "
                                              << peer << "'s messages come through it");
