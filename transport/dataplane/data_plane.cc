@@ -658,8 +658,6 @@ unsigned DataPlane::Progress() {
     } else if (ucx_may_rest_ && ucx_quiet_passes_ < kUcxQuietPasses) {
       ++ucx_quiet_passes_;
     }
-  } else {
-    ++ucx_passes_skipped_;
   }
   if (!rings_in_.empty()) events += ProgressRings();
   if (verbs_ != nullptr) events += ProgressVerbs();

@@ -194,7 +194,7 @@ class DataPlane : private ucx::PeerFailureSink {
   uint64_t verbs_pairs_returned() const;
   // Passes of Progress that left UCX's worker alone because it was quiet while verbs carried
   // the messages (0 without verbs, and in block mode).
-  uint64_t ucx_passes_skipped() const { return ucx_passes_skipped_; }
+  uint64_t ucx_passes_skipped() const { return ucx_pass_ - ucx_pass_ / kUcxQuietEvery; }
   // Whether this process offered the verbs backend (docs/verbs.md): its port and eager channel
   // are open, whether or not any peer is reached through them.
   bool has_verbs() const { return verbs_ != nullptr; }
@@ -822,8 +822,8 @@ class DataPlane : private ucx::PeerFailureSink {
   static constexpr uint32_t kUcxQuietEvery = 16;  // a power of two
   bool ucx_may_rest_ = false;
   uint32_t ucx_quiet_passes_ = 0;  // consecutive polls that found nothing, up to kUcxQuietPasses
-  uint32_t ucx_pass_ = 0;          // counts the passes while quiet
-  uint64_t ucx_passes_skipped_ = 0;
+  // The passes while quiet: every kUcxQuietEvery-th polled UCX, the others skipped it.
+  uint64_t ucx_pass_ = 0;
   // How long Idle looks at the rings before it sleeps (block mode).
   static constexpr int64_t kIdleSpinNs = 3'000;
   ObjectPool<Request> requests_;
