@@ -8,24 +8,21 @@
 #include "base/log.h"
 #include "transport/dataplane/data_plane.h"
 #include "transport/dataplane/data_plane_internal.h"
+#include "transport/dataplane/verbs_path.h"
 
 namespace rft::transport {
 
-ucs_status_t DataPlane::OnActiveMessage(void* arg, const void* header, size_t header_length,
-                                        void* data, size_t length,
-                                        const ucp_am_recv_param_t* param) {
-  auto* self = static_cast<DataPlane*>(arg);
-  // The destructor progresses UCX while its endpoints close: what arrives then is for a plane
-  // that is going (answering it would use the endpoints being destroyed).
-  if (self->closing_endpoints_) [[unlikely]]
-    return UCS_OK;
-  const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+// OnActiveMessage's and OnVerbsMessage's body, inline into both.
+[[gnu::always_inline]] inline ucs_status_t DataPlane::Arrive(const void* header,
+                                                             size_t header_length, void* data,
+                                                             size_t length, bool rendezvous,
+                                                             bool persistent) {
   void* payload = data;
   size_t payload_length = length;
   if (header_length == 0 && !rendezvous) {
     // A small message: the header leads the data (see Isend).
     if (length < kWireHeaderSize) {
-      self->drops_.Record(DecodeError::kTooShort);
+      drops_.Record(DecodeError::kTooShort);
       return UCS_OK;
     }
     header = data;
@@ -36,71 +33,96 @@ ucs_status_t DataPlane::OnActiveMessage(void* arg, const void* header, size_t he
   WireHeader decoded;
   const DecodeError error =
       DecodeHeader(std::span<const std::byte>(static_cast<const std::byte*>(header), header_length),
-                   payload_length, self->job_token_, self->size_, &decoded);
+                   payload_length, job_token_, size_, &decoded);
   if (error != DecodeError::kNone) {
     // Returning UCS_OK lets UCX drop the data (and end a rendezvous without fetching it).
-    self->drops_.Record(error);
+    drops_.Record(error);
     return UCS_OK;
   }
   if (decoded.type != MessageType::kEager) {
     if (rendezvous) {
-      self->drops_.Record(DecodeError::kBadPayload);  // rft's own protocol messages are small
+      drops_.Record(DecodeError::kBadPayload);  // rft's own protocol messages are small
       return UCS_OK;
     }
     const std::span<const std::byte> bytes(static_cast<const std::byte*>(payload), payload_length);
     switch (decoded.type) {
       case MessageType::kRendezvousRequest:
-        self->HandleCmaRequest(decoded, bytes);
+        HandleCmaRequest(decoded, bytes);
         break;
       case MessageType::kRendezvousDone:
-        self->HandleCmaDone(decoded, bytes);
+        HandleCmaDone(decoded, bytes);
         break;
       case MessageType::kVerbsAddress:
-        self->HandleVerbsAddress(decoded, bytes);
+        HandleVerbsAddress(decoded, bytes);
         break;
       case MessageType::kVerbsAsk:
-        self->HandleVerbsAsk(decoded, bytes);
+        HandleVerbsAsk(decoded, bytes);
         break;
       case MessageType::kVerbsRefuse:
-        self->HandleVerbsRefuse(decoded, bytes);
+        HandleVerbsRefuse(decoded, bytes);
         break;
       case MessageType::kVerbsClose:
-        self->HandleVerbsClose(decoded, bytes);
+        HandleVerbsClose(decoded, bytes);
         break;
       case MessageType::kVerbsStay:
-        self->HandleVerbsStay(decoded, bytes);
+        HandleVerbsStay(decoded, bytes);
         break;
       case MessageType::kVerbsClosing:
-        self->HandleVerbsClosing(decoded, bytes);
+        HandleVerbsClosing(decoded, bytes);
         break;
       case MessageType::kVerbsClosed:
-        self->HandleVerbsClosed(decoded, bytes);
+        HandleVerbsClosed(decoded, bytes);
         break;
       case MessageType::kRevoke:
         // Handled at the end of this Progress, in order with the control plane's news (this is
         // the data-plane thread: no wake-up needed).
-        self->reports_.PushFromOwner({.kind = Notice::Kind::kContextRevoked,
-                                      .id = decoded.context_id,
-                                      .epoch = decoded.epoch,
-                                      .owner = static_cast<uint32_t>(decoded.tag)});
+        reports_.PushFromOwner({.kind = Notice::Kind::kContextRevoked,
+                                .id = decoded.context_id,
+                                .epoch = decoded.epoch,
+                                .owner = static_cast<uint32_t>(decoded.tag)});
         break;
       default:
-        self->drops_.Record(DecodeError::kUnknownType);  // not a type the data id carries
+        drops_.Record(DecodeError::kUnknownType);  // not a type the data id carries
         break;
     }
     return UCS_OK;
   }
-  Context* context = self->ContextForArrival(decoded);
+  Context* context = ContextForArrival(decoded);
   if (context == nullptr) return UCS_OK;  // dropped and counted
   PostedReceive* match = context->queue.MatchArrival(decoded.source, decoded.tag);
   if (match != nullptr && !rendezvous) [[likely]] {
     // The usual case, delivered here: the general path's call cost as much as the delivery.
-    self->DeliverEager(static_cast<Request*>(match->owner), decoded.source, decoded.tag, payload,
-                       payload_length);
+    DeliverEager(static_cast<Request*>(match->owner), decoded.source, decoded.tag, payload,
+                 payload_length);
     return UCS_OK;
   }
-  return self->HandleMessage(context, match, decoded, payload, payload_length, data, rendezvous,
-                             (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) != 0);
+  return HandleMessage(context, match, decoded, payload, payload_length, data, rendezvous,
+                       persistent);
+}
+
+ucs_status_t DataPlane::OnActiveMessage(void* arg, const void* header, size_t header_length,
+                                        void* data, size_t length,
+                                        const ucp_am_recv_param_t* param) {
+  auto* self = static_cast<DataPlane*>(arg);
+  // The destructor progresses UCX while its endpoints close: what arrives then is for a plane
+  // that is going (answering it would use the endpoints being destroyed).
+  if (self->closing_endpoints_) [[unlikely]]
+    return UCS_OK;
+  return self->Arrive(header, header_length, data, length,
+                      (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0,
+                      (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) != 0);
+}
+
+void DataPlane::OnVerbsMessage(void* plane, Rank source, std::span<const std::byte> message) {
+  auto* self = static_cast<DataPlane*>(plane);
+  // The least recently used pair closes first.
+  self->verbs_->last_used[source] = ++self->verbs_->tick;
+  if (self->closing_endpoints_) [[unlikely]]
+    return;
+  // What a UCX active message with the header first carries: the same receive path (unexpected
+  // data is copied out, since the slot goes back).
+  self->Arrive(nullptr, 0, const_cast<std::byte*>(message.data()), message.size(),
+               /*rendezvous=*/false, /*persistent=*/false);
 }
 
 void DataPlane::InjectForTesting(std::span<const std::byte> header,

@@ -444,6 +444,14 @@ class DataPlane : private ucx::PeerFailureSink {
   // Receive side (active_message.cc).
   static ucs_status_t OnActiveMessage(void* arg, const void* header, size_t header_length,
                                       void* data, size_t length, const ucp_am_recv_param_t* param);
+  // A message of the verbs channel (its handler: EagerChannel::set_message_handler), the header
+  // leading the data.
+  static void OnVerbsMessage(void* plane, Rank source, std::span<const std::byte> message);
+  // Both's body: validates the header, and delivers, fetches or keeps the message. `header`
+  // null (header_length 0) and not `rendezvous`: the header leads `data`. `persistent`: UCX
+  // lets the data plane keep `data` (UCP_AM_RECV_ATTR_FLAG_DATA).
+  ucs_status_t Arrive(const void* header, size_t header_length, void* data, size_t length,
+                      bool rendezvous, bool persistent);
   // `data`: the payload; `ucx_data`: the buffer UCX handed over (differs for inline messages).
   // A message of `context` (ContextForArrival's) that matched the posted receive `match`
   // (MatchArrival's; null: none, it is kept as unexpected). A matched message here is a

@@ -96,15 +96,9 @@ Status DataPlane::OpenVerbs() {
   config.slot_size = (options_.eager_limit + kWireHeaderSize + 63) / 64 * 64;
   config.qps_on_demand = true;  // only for the peers this process talks to (StartVerbsLink)
   config.max_places = options_.verbs_peers;  // beyond them, pairs stay on UCX (RefuseVerbsLink)
-  auto on_message = [this](Rank source, std::span<const std::byte> message) {
-    verbs_->last_used[source] = ++verbs_->tick;  // the least recently used pair closes first
-    // What a UCX active message with the header first carries: the same receive path
-    // (unexpected data is copied out, since the slot goes back).
-    ucp_am_recv_param_t param{};
-    param.recv_attr = 0;
-    OnActiveMessage(this, nullptr, 0, const_cast<std::byte*>(message.data()), message.size(),
-                    &param);
-  };
+  // Messages go to OnVerbsMessage (set_message_handler below); none comes before that, since
+  // the channel is polled only from then on.
+  auto on_message = [](Rank, std::span<const std::byte>) {};
   auto on_failure = [this](Rank peer, std::string_view status) {
     RFT_LOG_INFO("verbs: rank %u: %.*s", peer, static_cast<int>(status.size()), status.data());
     Discovered(peer);
@@ -113,6 +107,7 @@ Status DataPlane::OpenVerbs() {
       *path->context, rank_, size_, config, std::move(on_message), std::move(on_failure));
   if (!channel.ok()) return unavailable(channel.status().message());
   path->channel = std::move(*channel);
+  path->channel->set_message_handler(&DataPlane::OnVerbsMessage, this);
   path->channel->set_read_callback([this](uint32_t token, bool ok) { OnVerbsRead(token, ok); });
   path->channel->set_closed_callback([this](Rank peer) { OnVerbsPairClosed(peer); });
   path->channel_size = size_;

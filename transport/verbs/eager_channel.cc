@@ -15,15 +15,6 @@
 namespace rft::verbs {
 namespace {
 
-// A work request id: its kind in the top two bits (an error completion carries only the id and
-// the QP, not the opcode), a send's or read's peer in bits 32..61 (so its completion needs no
-// QPN lookup), the slot or the read's token in the low 32.
-constexpr uint64_t kReadId = 0;
-constexpr uint64_t kRecvId = 1ull << 62;
-constexpr uint64_t kSendSlotId = 2ull << 62;  // from a slot freed at its completion
-constexpr uint64_t kSendFreeId = 3ull << 62;  // inline or empty: no slot to free
-constexpr uint64_t kKindMask = 3ull << 62;
-constexpr uint64_t kPeerMask = (1ull << 30) - 1;
 // The low 32 bits of a closing QP's drain marker (kSendFreeId: it has no slot); an inline SEND
 // has kNoSlot there, an inline WRITE 0.
 constexpr uint32_t kDrainMarker = UINT32_MAX - 1;
@@ -61,6 +52,11 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   if (!window.ok()) return window.status();
   std::unique_ptr<EagerChannel> c(new EagerChannel(self, config));
   c->on_message_ = std::move(on_message);
+  c->set_message_handler(
+      [](void* channel, Rank source, std::span<const std::byte> payload) {
+        static_cast<EagerChannel*>(channel)->on_message_(source, payload);
+      },
+      c.get());
   c->on_failure_ = std::move(on_failure);
   c->context_ = &context;
   const uint32_t peers = size - 1;
@@ -637,6 +633,7 @@ Status EagerChannel::Close(Rank peer) {
 }
 
 void EagerChannel::FinishClose(Rank peer) {
+  RFT_DCHECK(deferred_count_ == 0, "a close must post the deferred receives first");
   Peer& p = peers_[peer];
   ForgetQp(peer);
   if (Status reset = p.qp->Reset(); reset.ok()) {
@@ -660,45 +657,9 @@ void EagerChannel::FinishClose(Rank peer) {
   if (on_closed_) on_closed_(peer);
 }
 
-[[gnu::always_inline]] inline Status EagerChannel::Post(Rank peer, const std::byte* data,
-                                                        uint32_t length, uint32_t slot_index,
-                                                        EagerKind kind) {
-  Peer& p = peers_[peer];
-  const bool inline_send = length > 0 && length <= max_inline_;
-  // A SEND from a slot must be signaled: its completion frees the slot.
-  const bool from_slot = length > max_inline_;
-  const bool signaled = p.signals.Take(from_slot);
-  ibv_sge sge;
-  sge.addr = reinterpret_cast<uintptr_t>(data);
-  sge.length = length;
-  // Inline bytes need no key; bytes from outside the slots are always inline.
-  sge.lkey = slot_index == kNoSlot ? 0 : slots_[slot_index].lkey;
-  ibv_send_wr wr;
-  std::memset(&wr, 0, sizeof(wr));
-  wr.wr_id =
-      (from_slot ? kSendSlotId : kSendFreeId) | (static_cast<uint64_t>(peer) << 32) | slot_index;
-  wr.sg_list = length > 0 ? &sge : nullptr;
-  wr.num_sge = length > 0 ? 1 : 0;
-  wr.opcode = IBV_WR_SEND_WITH_IMM;
-  wr.imm_data = htobe32(EncodeEagerImm(kind, p.window.TakeOwed()));
-  wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) | (inline_send ? IBV_SEND_INLINE : 0);
-  ibv_send_wr* bad = nullptr;
-  if (int rc = ibv_post_send(p.qp->qp(), &wr, &bad); rc != 0) {
-    return ColdError(RFT_ERR_OTHER, [&] {
-      return "ibv_post_send to " + PeerName(peer) + " (" + std::to_string(length) + " bytes" +
-             (inline_send ? ", inline): " : "): ") + std::strerror(rc);
-    });
-  }
-  // An inline SEND's bytes were copied into the work request: its slot is free already.
-  if (!from_slot && slot_index != kNoSlot) free_send_.push_back(slot_index);
-  if (kind == EagerKind::kData) {
-    ++p.stats.sent;
-    if (inline_capable() && length <= max_inline_) ++p.stats.sent_inline;
-    p.stats.max_in_flight = std::max(p.stats.max_in_flight, p.window.in_flight());
-  } else if (kind == EagerKind::kCredit) {
-    ++p.stats.credit_messages;
-  }
-  return Status::Ok();
+Status EagerChannel::PostFailed(Rank peer, uint32_t length, bool inline_send, int error) const {
+  return OtherError("ibv_post_send to " + PeerName(peer) + " (" + std::to_string(length) +
+                    " bytes" + (inline_send ? ", inline): " : "): ") + std::strerror(error));
 }
 
 Status EagerChannel::Flush(Rank peer) {
@@ -755,6 +716,10 @@ StatusOr<int> EagerChannel::HandleCompletions(int n) {
   if (n < 0) [[unlikely]]
     return ColdError(RFT_ERR_OTHER, [n] { return "ibv_poll_cq returned " + std::to_string(n); });
   for (int i = 0; i < n; ++i) RFT_RETURN_IF_ERROR(Handle(polled_[i]));
+  // A pass that found nothing is the wait for the next message: the slots go back now.
+  if (deferred_count_ > 0 && (n == 0 || deferred_count_ >= kRepostBatch)) {
+    RFT_RETURN_IF_ERROR(RepostDeferred());
+  }
   for (size_t i = 0; i < active_.size();) {
     const Rank peer = active_[i];
     Peer& p = peers_[peer];
@@ -811,7 +776,11 @@ Status EagerChannel::Handle(const ibv_wc& wc) {
   if (kind == kSendSlotId) free_send_.push_back(index);
   if (kind == kSendFreeId && index == kDrainMarker) {
     // Everything posted before it completed. A peer failed meanwhile keeps its QP, as others do.
-    if (p.closing && p.failed == nullptr) FinishClose(peer);
+    if (p.closing && p.failed == nullptr) {
+      // Its slots waiting to be posted owe credits to the window the close replaces.
+      RFT_RETURN_IF_ERROR(RepostDeferred());
+      FinishClose(peer);
+    }
     return Status::Ok();
   }
   if (wc.status != IBV_WC_SUCCESS) {
@@ -873,16 +842,47 @@ Status EagerChannel::Handle(const ibv_wc& wc) {
   if (Status s = p.window.Return(header.credits); !s.ok()) [[unlikely]] {
     return ColdError(RFT_ERR_OTHER, [&] { return from() + ": " + s.message(); });
   }
-  if (header.kind == EagerKind::kData) {
-    ++p.stats.received;
-    on_message_(peer, std::span<const std::byte>(slot(index), wc.byte_len));
+  if (header.kind != EagerKind::kData) return PostReceive(index);  // a credit message
+  ++p.stats.received;
+  message_handler_(message_context_, peer, std::span<const std::byte>(slot(index), wc.byte_len));
+  // The slot is posted again later (deferred_), and only then is its credit owed: until then
+  // the sender's next message could find the SRQ short of its reservation.
+  if (deferred_count_ == std::size(deferred_)) [[unlikely]]
+    RFT_RETURN_IF_ERROR(RepostDeferred());
+  deferred_[deferred_count_++] = DeferredRepost{.index = index, .peer = peer};
+  return Status::Ok();
+}
+
+Status EagerChannel::RepostDeferred() {
+  const uint32_t count = deferred_count_;
+  if (count == 0) return Status::Ok();
+  deferred_count_ = 0;
+  ibv_sge sges[std::size(deferred_)];
+  ibv_recv_wr wrs[std::size(deferred_)];
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t index = deferred_[i].index;
+    sges[i].addr = reinterpret_cast<uintptr_t>(slot(index));
+    sges[i].length = static_cast<uint32_t>(config_.slot_size);
+    sges[i].lkey = slots_[index].lkey;
+    wrs[i].wr_id = kRecvId | index;
+    wrs[i].next = i + 1 < count ? &wrs[i + 1] : nullptr;
+    wrs[i].sg_list = &sges[i];
+    wrs[i].num_sge = 1;
   }
-  // The credit goes back only once the slot is posted again: until then the sender's next
-  // message could find the SRQ short of its reservation.
-  RFT_RETURN_IF_ERROR(PostReceive(index));
-  if (header.kind == EagerKind::kData) {
+  ibv_recv_wr* bad = nullptr;
+  if (int rc = ibv_post_srq_recv(srq_, wrs, &bad); rc != 0) {
+    return ColdError(RFT_ERR_OTHER, [&] {
+      return "ibv_post_srq_recv of " + std::to_string(count) + " receives (slot " +
+             std::to_string(bad != nullptr ? bad->wr_id & ~kKindMask : 0) +
+             " refused): " + std::strerror(rc);
+    });
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    const Rank peer = deferred_[i].peer;
+    Peer& p = peers_[peer];
     if (Status s = p.window.Reposted(); !s.ok()) [[unlikely]] {
-      return ColdError(RFT_ERR_OTHER, [&] { return from() + ": " + s.message(); });
+      return ColdError(RFT_ERR_OTHER,
+                       [&] { return "eager message from " + PeerName(peer) + ": " + s.message(); });
     }
     if (p.window.CreditMessageDue()) MarkActive(peer);
   }
@@ -981,6 +981,7 @@ void EagerChannel::Fail(Rank peer, const char* why) {
 }
 
 bool EagerChannel::Idle() const {
+  if (deferred_count_ > 0) return false;  // credits to owe once their slots are posted
   for (Rank peer = 0; peer < peers_.size(); ++peer) {
     const Peer& p = peers_[peer];
     if (peer == self_ || p.failed != nullptr) continue;

@@ -16,8 +16,10 @@
 #ifndef RFT_TRANSPORT_VERBS_EAGER_CHANNEL_H_
 #define RFT_TRANSPORT_VERBS_EAGER_CHANNEL_H_
 
+#include <endian.h>
 #include <infiniband/verbs.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -128,6 +130,9 @@ class EagerChannel {
  public:
   // A message from `source`; `payload` is valid only during the call.
   using MessageCallback = std::function<void(Rank source, std::span<const std::byte> payload)>;
+  // The same as a plain function and its `context`, for a caller on every message's path (the
+  // data plane): one indirect call, where std::function costs two and a check.
+  using MessageHandler = void (*)(void* context, Rank source, std::span<const std::byte> payload);
   // A work completion with an error on `peer`'s QP (retry exceeded, a flush): called once per
   // peer, with ibv_wc_status_str's text.
   using FailureCallback = std::function<void(Rank peer, std::string_view status)>;
@@ -246,8 +251,22 @@ class EagerChannel {
   // Posts now or keeps nothing (kFull): for a caller with a queue of its own, whose sends count
   // as done only once on the wire. A message queued here goes out only from a later Progress,
   // which a process blocked outside the library never calls (docs/verbs.md).
-  StatusOr<SendResult> SendNow(Rank peer, std::span<const std::byte> first,
-                               std::span<const std::byte> second) {
+  // Inline into the caller for the common case of a latency-bound exchange (one piece that
+  // fits the work request, nothing queued ahead, a credit and room in the send queue): the
+  // frames of Send and of its status, on every message's path, are skipped.
+  [[gnu::always_inline]] StatusOr<SendResult> SendNow(Rank peer, std::span<const std::byte> first,
+                                                      std::span<const std::byte> second) {
+    if (second.empty() && first.size() <= max_inline_ && peer < peers_.size() && peer != self_) {
+      Peer& p = peers_[peer];
+      if (p.failed == nullptr && !p.quiet && p.ready && p.count == 0 && p.signals.has_room() &&
+          p.window.credits() > 0) [[likely]] {
+        p.window.Enqueue();
+        p.window.TryDispatch();
+        RFT_RETURN_IF_ERROR(Post(peer, first.data(), static_cast<uint32_t>(first.size()), kNoSlot,
+                                 EagerKind::kData));
+        return SendResult::kPosted;
+      }
+    }
     return Send(peer, first, second, /*queue=*/false);
   }
 
@@ -258,6 +277,11 @@ class EagerChannel {
   StatusOr<bool> Read(Rank peer, void* local, uint32_t lkey, uint64_t remote_address, uint32_t rkey,
                       uint32_t length, uint32_t token);
   void set_read_callback(ReadCallback on_read) { on_read_ = std::move(on_read); }
+  // Replaces Create's on_message: messages go to `handler(context, ...)` from now on.
+  void set_message_handler(MessageHandler handler, void* context) {
+    message_handler_ = handler;
+    message_context_ = context;
+  }
 
   // One RDMA WRITE of the 8-byte `word` at `remote_address` in `peer`'s memory, registered there
   // under `rkey`, on the QP that carries the peer's messages (the control plane's heartbeats:
@@ -283,14 +307,15 @@ class EagerChannel {
   // as for an error completion, once.
   void Disconnect(Rank peer);
 
-  // Polls the CQ: delivers messages, reposts their slots, takes returned credits, reports
-  // failed peers, posts queued sends and due credit messages. The number of completions
+  // Polls the CQ: delivers messages, reposts their slots (a message's slot at the first pass
+  // that finds nothing, or once kRepostBatch wait: RepostDeferred), takes returned credits,
+  // reports failed peers, posts queued sends and due credit messages. The number of completions
   // handled; an error for a header that breaks the protocol (it names the peer and the value).
   StatusOr<int> Progress() {
     // Inline up to the poll: most calls of a wait find nothing, and return here without the
     // frame of the work below (a message that arrives mid-pass waits for the pass's end).
     const int n = ibv_poll_cq(cq_, kPollBatch, polled_);
-    if (n == 0 && active_.empty()) [[likely]]
+    if (n == 0 && active_.empty() && deferred_count_ == 0) [[likely]]
       return 0;
     return HandlePolled(n);
   }
@@ -397,9 +422,12 @@ class EagerChannel {
   void ReleasePlaceUnlessHeld(Rank peer, bool held_before);
   std::byte* slot(uint32_t index) const { return slots_[index].address; }
   Status PostReceive(uint32_t index);
-  // `slot_index` is kNoSlot for bytes outside the slots (posted inline) or none.
+  // `slot_index` is kNoSlot for bytes outside the slots (posted inline) or none. Inline (below
+  // the class): SendNow's common case posts from its caller's frame.
   Status Post(Rank peer, const std::byte* data, uint32_t length, uint32_t slot_index,
               EagerKind kind);
+  [[gnu::cold, gnu::noinline]] Status PostFailed(Rank peer, uint32_t length, bool inline_send,
+                                                 int error) const;
   Status Flush(Rank peer);
   Status SendCreditIfDue(Rank peer);
   void MarkActive(Rank peer);
@@ -416,6 +444,9 @@ class EagerChannel {
   // What a peer's send queue accounting starts with (AddPeer, and again after a close).
   SendQueueSignals FreshSignals() const;
   Status Receive(Rank peer, uint32_t index, const ibv_wc& wc);
+  // Posts the receives of the slots whose messages were delivered, in one call, and owes their
+  // peers the credits (CreditWindow::Reposted).
+  Status RepostDeferred();
   // `why`: a static text (ibv_wc_status_str's or the async event's name).
   void Fail(Rank peer, const char* why);
   // The rank whose QP has number `qpn`, or kInvalidRank. Inline: every receive asks, and the
@@ -434,6 +465,15 @@ class EagerChannel {
   void Enqueue(Peer& peer, uint32_t index, uint32_t length);
   uint32_t Dequeue(Peer& peer, uint32_t* length);
 
+  // A work request id: its kind in the top two bits (an error completion carries only the id
+  // and the QP, not the opcode), a send's or read's peer in bits 32..61 (so its completion needs
+  // no QPN lookup), the slot or the read's token in the low 32.
+  static constexpr uint64_t kReadId = 0;
+  static constexpr uint64_t kRecvId = 1ull << 62;
+  static constexpr uint64_t kSendSlotId = 2ull << 62;  // from a slot freed at its completion
+  static constexpr uint64_t kSendFreeId = 3ull << 62;  // inline or empty: no slot to free
+  static constexpr uint64_t kKindMask = 3ull << 62;
+  static constexpr uint64_t kPeerMask = (1ull << 30) - 1;
   static constexpr uint32_t kNoSlot = UINT32_MAX;
   // The largest message in two pieces posted inline: joined on the stack first.
   static constexpr uint32_t kMaxGatheredInline = 512;
@@ -441,6 +481,9 @@ class EagerChannel {
   const Rank self_;
   const EagerConfig config_;
   MessageCallback on_message_;
+  // What Receive calls: on_message_ through a trampoline, or set_message_handler's.
+  MessageHandler message_handler_ = nullptr;
+  void* message_context_ = nullptr;
   FailureCallback on_failure_;
   ReadCallback on_read_;
   ClosedCallback on_closed_;
@@ -457,6 +500,24 @@ class EagerChannel {
   static constexpr int kPollBatch = 32;
   ibv_wc polled_[kPollBatch];
   bool handling_polled_ = false;  // inside HandlePolled (checked in debug builds)
+  // Slots of delivered messages whose receives are not posted again yet. Posting one costs
+  // about as much as the rest of a message's delivery in the provider (rxe: its queue lock and
+  // the entry's copy), and the reply a caller sends at once need not wait for it: it is left to
+  // the next pass that finds nothing (the wait for the next message), or done once
+  // kRepostBatch wait, in one call. The credits follow the repost, so no sender ever counts on
+  // a slot that is not posted (credit_window.h). Only data messages' slots wait: the buffers of
+  // credit messages and greetings are not covered by credits and go back at once.
+  struct DeferredRepost {
+    uint32_t index;
+    Rank peer;
+  };
+  static constexpr uint32_t kRepostBatch = 16;
+  DeferredRepost deferred_[kRepostBatch + kPollBatch];
+  uint32_t deferred_count_ = 0;
+  // Post's work request and its scatter/gather entry, made once: a message sets the fields a
+  // SEND with immediate data reads, the others stay zero, and no send clears 128 bytes.
+  ibv_send_wr send_wr_{};
+  ibv_sge send_sge_{};
   ibv_srq* srq_ = nullptr;
   uint32_t receive_slots_ = 0;  // the receive queue's capacity: C + 2 for every place
   uint32_t send_slots_per_peer_ = 0;
@@ -515,6 +576,41 @@ class EagerChannel {
     return qpn_cache_[qpn % kQpnCacheSize];
   }
 };
+
+[[gnu::always_inline]] inline Status EagerChannel::Post(Rank peer, const std::byte* data,
+                                                        uint32_t length, uint32_t slot_index,
+                                                        EagerKind kind) {
+  Peer& p = peers_[peer];
+  const bool inline_send = length > 0 && length <= max_inline_;
+  // A SEND from a slot must be signaled: its completion frees the slot.
+  const bool from_slot = length > max_inline_;
+  const bool signaled = p.signals.Take(from_slot);
+  send_sge_.addr = reinterpret_cast<uintptr_t>(data);
+  send_sge_.length = length;
+  // Inline bytes need no key; bytes from outside the slots are always inline.
+  send_sge_.lkey = slot_index == kNoSlot ? 0 : slots_[slot_index].lkey;
+  send_wr_.wr_id =
+      (from_slot ? kSendSlotId : kSendFreeId) | (static_cast<uint64_t>(peer) << 32) | slot_index;
+  send_wr_.sg_list = length > 0 ? &send_sge_ : nullptr;
+  send_wr_.num_sge = length > 0 ? 1 : 0;
+  send_wr_.opcode = IBV_WR_SEND_WITH_IMM;
+  send_wr_.imm_data = htobe32(EncodeEagerImm(kind, p.window.TakeOwed()));
+  send_wr_.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) | (inline_send ? IBV_SEND_INLINE : 0);
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(p.qp->qp(), &send_wr_, &bad); rc != 0) [[unlikely]] {
+    return PostFailed(peer, length, inline_send, rc);
+  }
+  // An inline SEND's bytes were copied into the work request: its slot is free already.
+  if (!from_slot && slot_index != kNoSlot) free_send_.push_back(slot_index);
+  if (kind == EagerKind::kData) {
+    ++p.stats.sent;
+    if (inline_capable() && length <= max_inline_) ++p.stats.sent_inline;
+    p.stats.max_in_flight = std::max(p.stats.max_in_flight, p.window.in_flight());
+  } else if (kind == EagerKind::kCredit) {
+    ++p.stats.credit_messages;
+  }
+  return Status::Ok();
+}
 
 }  // namespace rft::verbs
 
