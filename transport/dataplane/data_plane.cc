@@ -649,6 +649,20 @@ Status DataPlane::Recv(void* buffer, size_t capacity, Rank source, int32_t tag, 
   return Wait(&request, status);
 }
 
+// Inline into Progress, every pass of a wait: a pass that finds nothing builds no status and
+// needs no frame of its own; the completions are handled out of line.
+[[gnu::always_inline]] inline unsigned DataPlane::ProgressVerbs() {
+  VerbsPath& path = *verbs_;
+  const int polled = path.channel->Poll();
+  const unsigned handled = path.channel->NothingToDo(polled) ? 0 : HandleVerbsCompletions(polled);
+  // The chores are out of line too, so that this frame saves no registers for them (a pass
+  // that finds nothing is what a message arriving mid-pass waits for).
+  if (path.chores || ++path.calls_since_async >= VerbsPath::kAsyncEvery) [[unlikely]] {
+    ProgressVerbsChores();
+  }
+  return handled;
+}
+
 unsigned DataPlane::Progress() {
   // One pass, not UcxWorker::Progress()'s drain: a wait checks its request after every pass,
   // and the drain's extra empty pass was measurable in the 8-byte latency.

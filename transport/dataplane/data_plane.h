@@ -653,7 +653,10 @@ class DataPlane : private ucx::PeerFailureSink {
   // Ends the read `token` names: the registration is released, and the receive completes (a done
   // message is sent unless the sender failed).
   void FinishVerbsRead(uint32_t token, bool ok);
+  // One pass of the verbs channel (inline in data_plane.cc) and the handling of what it found
+  // (out of line: an error that breaks the channel is logged there).
   unsigned ProgressVerbs();
+  [[gnu::noinline]] unsigned HandleVerbsCompletions(int polled);
   // ProgressVerbs's part that is seldom needed: pairs to move, closes and returns under way,
   // reads waiting for room, the device's events (every VerbsPath::kAsyncEvery calls).
   [[gnu::noinline]] void ProgressVerbsChores();

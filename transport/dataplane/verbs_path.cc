@@ -671,18 +671,12 @@ void DataPlane::AbandonVerbsRead(Request* request) {
   request->verbs_reading = false;
 }
 
-unsigned DataPlane::ProgressVerbs() {
-  VerbsPath& path = *verbs_;
-  StatusOr<int> handled = path.channel->Progress();
+unsigned DataPlane::HandleVerbsCompletions(int polled) {
+  StatusOr<int> handled = verbs_->channel->HandlePolled(polled);
   if (!handled.ok()) [[unlikely]] {
     // Only a peer that broke the channel's protocol gets here; the channel named it.
     LogBrokenVerbsChannel(handled.status());
     return 0;
-  }
-  // Every pass of a wait comes here: the chores are out of line, so that this frame saves no
-  // registers for them (a pass that finds nothing is what a message arriving mid-pass waits for).
-  if (path.chores || ++path.calls_since_async >= VerbsPath::kAsyncEvery) [[unlikely]] {
-    ProgressVerbsChores();
   }
   return static_cast<unsigned>(*handled);
 }

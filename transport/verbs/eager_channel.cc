@@ -59,6 +59,7 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
       c.get());
   c->on_failure_ = std::move(on_failure);
   c->context_ = &context;
+  c->repost_batch_ = std::clamp(window->threshold(), 1u, kRepostBatch);
   const uint32_t peers = size - 1;
   const uint32_t per_peer = config.credits + CreditWindow::kCreditMessagesInFlight;
   ibv_device_attr device;
@@ -717,7 +718,7 @@ StatusOr<int> EagerChannel::HandleCompletions(int n) {
     return ColdError(RFT_ERR_OTHER, [n] { return "ibv_poll_cq returned " + std::to_string(n); });
   for (int i = 0; i < n; ++i) RFT_RETURN_IF_ERROR(Handle(polled_[i]));
   // A pass that found nothing is the wait for the next message: the slots go back now.
-  if (deferred_count_ > 0 && (n == 0 || deferred_count_ >= kRepostBatch)) {
+  if (deferred_count_ > 0 && (n == 0 || deferred_count_ >= repost_batch_)) {
     RFT_RETURN_IF_ERROR(RepostDeferred());
   }
   for (size_t i = 0; i < active_.size();) {

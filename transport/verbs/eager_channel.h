@@ -308,17 +308,25 @@ class EagerChannel {
   void Disconnect(Rank peer);
 
   // Polls the CQ: delivers messages, reposts their slots (a message's slot at the first pass
-  // that finds nothing, or once kRepostBatch wait: RepostDeferred), takes returned credits,
+  // that finds nothing, or once a batch waits: RepostDeferred), takes returned credits,
   // reports failed peers, posts queued sends and due credit messages. The number of completions
   // handled; an error for a header that breaks the protocol (it names the peer and the value).
   StatusOr<int> Progress() {
     // Inline up to the poll: most calls of a wait find nothing, and return here without the
     // frame of the work below (a message that arrives mid-pass waits for the pass's end).
-    const int n = ibv_poll_cq(cq_, kPollBatch, polled_);
-    if (n == 0 && active_.empty() && deferred_count_ == 0) [[likely]]
+    const int n = Poll();
+    if (NothingToDo(n)) [[likely]]
       return 0;
     return HandlePolled(n);
   }
+  // Progress in its two halves, for a caller that keeps the pass that finds nothing in its own
+  // frame (the data plane): Poll polls the CQ, and unless NothingToDo says so, HandlePolled
+  // does the rest with what it found.
+  int Poll() { return ibv_poll_cq(cq_, kPollBatch, polled_); }
+  bool NothingToDo(int polled) const {
+    return polled == 0 && active_.empty() && deferred_count_ == 0;
+  }
+  StatusOr<int> HandlePolled(int n);
 
   // No message queued, no signaled send awaiting its completion and no credit message due
   // towards any peer that has not failed. Unsignaled inline SENDs after the last signaled one
@@ -432,9 +440,8 @@ class EagerChannel {
   Status SendCreditIfDue(Rank peer);
   void MarkActive(Rank peer);
   Status Handle(const ibv_wc& wc);
-  // Progress's work once it polled: the `n` completions in polled_ (n < 0: the poll failed),
-  // then the queued sends and credit messages of the active peers.
-  StatusOr<int> HandlePolled(int n);
+  // HandlePolled's work: the `n` completions in polled_ (n < 0: the poll failed), then the
+  // queued sends and credit messages of the active peers.
   StatusOr<int> HandleCompletions(int n);
   // Why `peer`'s QP cannot be quieted or closed (`what`), if so: not connected, failed,
   // closing, or messages queued.
@@ -504,14 +511,18 @@ class EagerChannel {
   // about as much as the rest of a message's delivery in the provider (rxe: its queue lock and
   // the entry's copy), and the reply a caller sends at once need not wait for it: it is left to
   // the next pass that finds nothing (the wait for the next message), or done once
-  // kRepostBatch wait, in one call. The credits follow the repost, so no sender ever counts on
+  // repost_batch_ wait, in one call. The credits follow the repost, so no sender ever counts on
   // a slot that is not posted (credit_window.h). Only data messages' slots wait: the buffers of
   // credit messages and greetings are not covered by credits and go back at once.
   struct DeferredRepost {
     uint32_t index;
     Rank peer;
   };
+  // The batch is at most half a window (the point where a receiver owes a credit message), so
+  // that a stream that keeps every pass busy gets its credits back as soon as it did when each
+  // slot was posted at once.
   static constexpr uint32_t kRepostBatch = 16;
+  uint32_t repost_batch_ = kRepostBatch;
   DeferredRepost deferred_[kRepostBatch + kPollBatch];
   uint32_t deferred_count_ = 0;
   // Post's work request and its scatter/gather entry, made once: a message sets the fields a
