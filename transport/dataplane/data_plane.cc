@@ -600,15 +600,16 @@ Status DataPlane::Iprobe(Rank source, int32_t tag, uint32_t context_id, bool* fo
   alignas(8) std::array<std::byte, kWireHeaderSize + kInlinePayloadMax> message;
   EncodeDataHeader(*context, context_id, tag, MessageType::kEager, bytes,
                    std::span<std::byte, kWireHeaderSize>(message.data(), kWireHeaderSize));
-  // Header and payload joined here: the verbs channel would join them again for its inline
-  // SEND (one scatter/gather entry), and a ring takes one span as well as two.
-  if (bytes > 0) std::memcpy(message.data() + kWireHeaderSize, buffer, bytes);
   if (direct) {
-    // Behind anything queued for it, or not at all (Isend then queues it, in order).
-    return direct_queue_[dest].empty() &&
-           DirectWrite(dest, std::span<const std::byte>(message.data(), kWireHeaderSize + bytes),
+    // Behind anything queued for it, or not at all (Isend then queues it, in order). Header and
+    // payload joined here: the verbs channel would join them again for its inline SEND (one
+    // scatter/gather entry), and a ring takes one span as well as two.
+    if (!direct_queue_[dest].empty()) return false;
+    if (bytes > 0) std::memcpy(message.data() + kWireHeaderSize, buffer, bytes);
+    return DirectWrite(dest, std::span<const std::byte>(message.data(), kWireHeaderSize + bytes),
                        {});
   }
+  if (bytes > 0) std::memcpy(message.data() + kWireHeaderSize, buffer, bytes);
   ucp_request_param_t param;
   param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
   param.flags = UCP_AM_SEND_FLAG_EAGER;
