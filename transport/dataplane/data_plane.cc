@@ -651,17 +651,25 @@ Status DataPlane::Recv(void* buffer, size_t capacity, Rank source, int32_t tag, 
 }
 
 // Inline into Progress, every pass of a wait: a pass that finds nothing builds no status and
-// needs no frame of its own; the completions are handled out of line.
+// needs no frame of its own; the completions are handled in the channel's frame, the only one
+// between this pass and a message's delivery.
 [[gnu::always_inline]] inline unsigned DataPlane::ProgressVerbs() {
   VerbsPath& path = *verbs_;
   const int polled = path.channel->Poll();
-  const unsigned handled = path.channel->NothingToDo(polled) ? 0 : HandleVerbsCompletions(polled);
+  int handled = 0;
+  if (!path.channel->NothingToDo(polled)) [[unlikely]] {
+    handled = path.channel->HandlePolled(polled);
+    if (handled < 0) [[unlikely]] {
+      LogBrokenVerbsChannel();
+      handled = 0;
+    }
+  }
   // The chores are out of line too, so that this frame saves no registers for them (a pass
   // that finds nothing is what a message arriving mid-pass waits for).
   if (path.chores || ++path.calls_since_async >= VerbsPath::kAsyncEvery) [[unlikely]] {
     ProgressVerbsChores();
   }
-  return handled;
+  return static_cast<unsigned>(handled);
 }
 
 unsigned DataPlane::Progress() {

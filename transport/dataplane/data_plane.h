@@ -444,7 +444,7 @@ class DataPlane : private ucx::PeerFailureSink {
   // Receive side (active_message.cc).
   static ucs_status_t OnActiveMessage(void* arg, const void* header, size_t header_length,
                                       void* data, size_t length, const ucp_am_recv_param_t* param);
-  // A message of the verbs channel (its handler: EagerChannel::set_message_handler), the header
+  // A message of the verbs channel (the handler EagerChannel::Create was given), the header
   // leading the data.
   static void OnVerbsMessage(void* plane, Rank source, std::span<const std::byte> message);
   // Both's body: validates the header, and delivers, fetches or keeps the message. `header`
@@ -653,10 +653,10 @@ class DataPlane : private ucx::PeerFailureSink {
   // Ends the read `token` names: the registration is released, and the receive completes (a done
   // message is sent unless the sender failed).
   void FinishVerbsRead(uint32_t token, bool ok);
-  // One pass of the verbs channel (inline in data_plane.cc) and the handling of what it found
-  // (out of line: an error that breaks the channel is logged there).
+  // One pass of the verbs channel (inline in data_plane.cc), and the log of an error that
+  // broke it (out of line: the status stays out of the pass's frame).
   unsigned ProgressVerbs();
-  [[gnu::noinline]] unsigned HandleVerbsCompletions(int polled);
+  [[gnu::cold, gnu::noinline]] void LogBrokenVerbsChannel();
   // ProgressVerbs's part that is seldom needed: pairs to move, closes and returns under way,
   // reads waiting for room, the device's events (every VerbsPath::kAsyncEvery calls).
   [[gnu::noinline]] void ProgressVerbsChores();

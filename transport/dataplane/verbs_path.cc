@@ -57,14 +57,10 @@ StatusOr<verbs::RegistrationCache::Registration> RegisterMemory(ibv_pd* pd, void
   return verbs::RegistrationCache::Registration{mr, mr->lkey, mr->rkey};
 }
 
-// The error logs of the per-message paths, out of line: a std::string temporary (ToString) in
-// VerbsWrite's or ProgressVerbs's frame would cost every call register saves and a
-// stack-protector check.
+// The error log of the send path, out of line: a std::string temporary (ToString) in
+// VerbsWrite's frame would cost every call register saves and a stack-protector check.
 [[gnu::cold, gnu::noinline]] void LogBrokenVerbsSend(Rank peer, const Status& why) {
   RFT_LOG_ERROR("verbs send to rank %u: %s; it is reported failed", peer, why.ToString().c_str());
-}
-[[gnu::cold, gnu::noinline]] void LogBrokenVerbsChannel(const Status& why) {
-  RFT_LOG_ERROR("verbs: %s", why.ToString().c_str());
 }
 
 }  // namespace
@@ -96,18 +92,15 @@ Status DataPlane::OpenVerbs() {
   config.slot_size = (options_.eager_limit + kWireHeaderSize + 63) / 64 * 64;
   config.qps_on_demand = true;  // only for the peers this process talks to (StartVerbsLink)
   config.max_places = options_.verbs_peers;  // beyond them, pairs stay on UCX (RefuseVerbsLink)
-  // Messages go to OnVerbsMessage (set_message_handler below); none comes before that, since
-  // the channel is polled only from then on.
-  auto on_message = [](Rank, std::span<const std::byte>) {};
   auto on_failure = [this](Rank peer, std::string_view status) {
     RFT_LOG_INFO("verbs: rank %u: %.*s", peer, static_cast<int>(status.size()), status.data());
     Discovered(peer);
   };
-  StatusOr<std::unique_ptr<verbs::EagerChannel>> channel = verbs::EagerChannel::Create(
-      *path->context, rank_, size_, config, std::move(on_message), std::move(on_failure));
+  StatusOr<std::unique_ptr<verbs::EagerChannel>> channel =
+      verbs::EagerChannel::Create(*path->context, rank_, size_, config, &DataPlane::OnVerbsMessage,
+                                  this, std::move(on_failure));
   if (!channel.ok()) return unavailable(channel.status().message());
   path->channel = std::move(*channel);
-  path->channel->set_message_handler(&DataPlane::OnVerbsMessage, this);
   path->channel->set_read_callback([this](uint32_t token, bool ok) { OnVerbsRead(token, ok); });
   path->channel->set_closed_callback([this](Rank peer) { OnVerbsPairClosed(peer); });
   path->channel_size = size_;
@@ -671,14 +664,9 @@ void DataPlane::AbandonVerbsRead(Request* request) {
   request->verbs_reading = false;
 }
 
-unsigned DataPlane::HandleVerbsCompletions(int polled) {
-  StatusOr<int> handled = verbs_->channel->HandlePolled(polled);
-  if (!handled.ok()) [[unlikely]] {
-    // Only a peer that broke the channel's protocol gets here; the channel named it.
-    LogBrokenVerbsChannel(handled.status());
-    return 0;
-  }
-  return static_cast<unsigned>(*handled);
+void DataPlane::LogBrokenVerbsChannel() {
+  // Only a peer that broke the channel's protocol gets here; the channel named it.
+  RFT_LOG_ERROR("verbs: %s", verbs_->channel->TakeError().ToString().c_str());
 }
 
 void DataPlane::ProgressVerbsChores() {

@@ -31,7 +31,8 @@ Status CallFailed(const std::string& call, int error) {
 SendQueueSignals::SendQueueSignals(uint32_t depth, uint32_t every)
     : depth_(std::max(depth, 1u)), every_(std::clamp(every, 1u, depth_)), frees_(depth_) {}
 
-EagerChannel::EagerChannel(Rank self, const EagerConfig& config) : self_(self), config_(config) {
+EagerChannel::EagerChannel(Rank self, const EagerConfig& config, uint32_t repost_batch)
+    : self_(self), config_(config), repost_batch_(std::clamp(repost_batch, 1u, kRepostBatch)) {
   qpn_cache_.fill({kNoQpn, kInvalidRank});
 }
 
@@ -40,6 +41,23 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
                                                              const EagerConfig& config,
                                                              MessageCallback on_message,
                                                              FailureCallback on_failure) {
+  // No message comes before the first Progress: the handler is set in time.
+  StatusOr<std::unique_ptr<EagerChannel>> created =
+      Create(context, self, size, config, nullptr, nullptr, std::move(on_failure));
+  if (!created.ok()) return created.status();
+  EagerChannel& c = **created;
+  c.on_message_ = std::move(on_message);
+  c.set_message_handler(
+      [](void* channel, Rank source, std::span<const std::byte> payload) {
+        static_cast<EagerChannel*>(channel)->on_message_(source, payload);
+      },
+      &c);
+  return created;
+}
+
+StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(
+    VerbsContext& context, Rank self, uint32_t size, const EagerConfig& config,
+    MessageHandler handler, void* handler_context, FailureCallback on_failure) {
   if (size < 2 || self >= size || size > kMaxRanks) {
     return ArgError("eager channel for rank " + std::to_string(self) + " of " +
                     std::to_string(size) + " ranks: needs a peer, self < size and size <= 2^30");
@@ -50,16 +68,11 @@ StatusOr<std::unique_ptr<EagerChannel>> EagerChannel::Create(VerbsContext& conte
   }
   StatusOr<CreditWindow> window = CreditWindow::Create(config.credits);
   if (!window.ok()) return window.status();
-  std::unique_ptr<EagerChannel> c(new EagerChannel(self, config));
-  c->on_message_ = std::move(on_message);
-  c->set_message_handler(
-      [](void* channel, Rank source, std::span<const std::byte> payload) {
-        static_cast<EagerChannel*>(channel)->on_message_(source, payload);
-      },
-      c.get());
+  // The batch of deferred reposts is at most half a window: see deferred_.
+  std::unique_ptr<EagerChannel> c(new EagerChannel(self, config, window->threshold()));
+  c->set_message_handler(handler, handler_context);
   c->on_failure_ = std::move(on_failure);
   c->context_ = &context;
-  c->repost_batch_ = std::clamp(window->threshold(), 1u, kRepostBatch);
   const uint32_t peers = size - 1;
   const uint32_t per_peer = config.credits + CreditWindow::kCreditMessagesInFlight;
   ibv_device_attr device;
@@ -388,25 +401,27 @@ Rank EagerChannel::PeerOfQpSearch(uint32_t qpn) const {
   return found->second;
 }
 
-// Inline, with Post and Receive: every message passes through them, and their calls cost as much
-// as their work (callgrind in the guest, docs/performance.md).
-[[gnu::always_inline]] inline Status EagerChannel::PostReceive(uint32_t index) {
-  ibv_sge sge;
-  sge.addr = reinterpret_cast<uintptr_t>(slot(index));
-  sge.length = static_cast<uint32_t>(config_.slot_size);
-  sge.lkey = slots_[index].lkey;
-  ibv_recv_wr wr;
-  std::memset(&wr, 0, sizeof(wr));
-  wr.wr_id = kRecvId | index;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
+// Inline: the deferred reposts come here, once per message or per batch.
+[[gnu::always_inline]] inline Status EagerChannel::PostReceives(ibv_recv_wr* first,
+                                                                uint32_t count) {
   ibv_recv_wr* bad = nullptr;
-  if (int rc = ibv_post_srq_recv(srq_, &wr, &bad); rc != 0) {
+  if (int rc = ibv_post_srq_recv(srq_, first, &bad); rc != 0) [[unlikely]] {
     return ColdError(RFT_ERR_OTHER, [&] {
-      return "ibv_post_srq_recv (slot " + std::to_string(index) + "): " + std::strerror(rc);
+      return "ibv_post_srq_recv of " + std::to_string(count) + " receives (slot " +
+             std::to_string(bad != nullptr ? bad->wr_id & ~kKindMask : 0) +
+             " refused): " + std::strerror(rc);
     });
   }
   return Status::Ok();
+}
+
+// Inline: a credit message's or a greeting's slot goes back from Receive, inline in
+// HandlePolled.
+[[gnu::always_inline]] inline Status EagerChannel::PostReceive(uint32_t index) {
+  ibv_sge sge;
+  ibv_recv_wr wr;
+  FillReceive(index, wr, sge);
+  return PostReceives(&wr, 1);
 }
 
 void EagerChannel::MarkActive(Rank peer) {
@@ -448,8 +463,7 @@ StatusOr<SendResult> EagerChannel::Send(Rank peer, std::span<const std::byte> fi
   // Inline, the bytes are copied into the work request as it is posted: when nothing waits
   // ahead of it, the message needs no slot and no copy of its own (a gathered one is joined on
   // the stack first: the QPs take one scatter/gather entry).
-  if (length <= max_inline_ && length <= kMaxGatheredInline && p.count == 0 && p.ready &&
-      p.signals.has_room() && p.window.credits() > 0) {
+  if (length <= kMaxGatheredInline && CanPostInlineNow(p, length)) {
     alignas(8) std::byte joined[kMaxGatheredInline];
     const std::byte* data = first.data();
     if (!second.empty()) {
@@ -457,9 +471,7 @@ StatusOr<SendResult> EagerChannel::Send(Rank peer, std::span<const std::byte> fi
       std::memcpy(joined + first.size(), second.data(), second.size());
       data = joined;
     }
-    p.window.Enqueue();
-    p.window.TryDispatch();
-    RFT_RETURN_IF_ERROR(Post(peer, data, length, kNoSlot, EagerKind::kData));
+    RFT_RETURN_IF_ERROR(PostInlineNow(peer, data, length));
     return SendResult::kPosted;
   }
   // Without a queue, only a message Flush will post at once is taken.
@@ -704,22 +716,40 @@ Status EagerChannel::SendCreditIfDue(Rank peer) {
   return Post(peer, nullptr, 0, kNoSlot, EagerKind::kCredit);
 }
 
-StatusOr<int> EagerChannel::HandlePolled(int n) {
-  // polled_ is one array: a callback must not poll again while its completions are handled.
-  RFT_DCHECK(!handling_polled_, "EagerChannel::Progress called from one of its callbacks");
-  handling_polled_ = true;
-  StatusOr<int> handled = HandleCompletions(n);
-  handling_polled_ = false;
-  return handled;
+int EagerChannel::Broke(Status error) {
+  error_ = std::move(error);
+  return -1;
 }
 
-StatusOr<int> EagerChannel::HandleCompletions(int n) {
-  if (n < 0) [[unlikely]]
-    return ColdError(RFT_ERR_OTHER, [n] { return "ibv_poll_cq returned " + std::to_string(n); });
-  for (int i = 0; i < n; ++i) RFT_RETURN_IF_ERROR(Handle(polled_[i]));
+// The one frame between the caller's poll and a message's delivery: a delivered message (nearly
+// every completion of a latency-bound exchange) is handled here, inline, the rest by Handle.
+int EagerChannel::HandlePolled(int n) {
+  // polled_ is one array: a callback must not poll again while its completions are handled.
+  RFT_DCHECK(!handling_polled_, "EagerChannel::Progress called from one of its callbacks");
+  if (n < 0) [[unlikely]] {
+    return Broke(
+        ColdError(RFT_ERR_OTHER, [n] { return "ibv_poll_cq returned " + std::to_string(n); }));
+  }
+  handling_polled_ = true;
+  struct Leave {  // on every return
+    bool& flag;
+    ~Leave() { flag = false; }
+  } leave{handling_polled_};
+  for (int i = 0; i < n; ++i) {
+    const ibv_wc& wc = polled_[i];
+    Rank peer = kInvalidRank;
+    if ((wc.wr_id & kKindMask) == kRecvId && wc.status == IBV_WC_SUCCESS) [[likely]] {
+      peer = PeerOfQp(wc.qp_num);
+    }
+    Status handled =
+        peer != kInvalidRank ? Receive(peer, static_cast<uint32_t>(wc.wr_id), wc) : Handle(wc);
+    if (!handled.ok()) [[unlikely]]
+      return Broke(std::move(handled));
+  }
   // A pass that found nothing is the wait for the next message: the slots go back now.
   if (deferred_count_ > 0 && (n == 0 || deferred_count_ >= repost_batch_)) {
-    RFT_RETURN_IF_ERROR(RepostDeferred());
+    if (Status s = RepostDeferred(); !s.ok()) [[unlikely]]
+      return Broke(std::move(s));
   }
   for (size_t i = 0; i < active_.size();) {
     const Rank peer = active_[i];
@@ -727,8 +757,10 @@ StatusOr<int> EagerChannel::HandleCompletions(int n) {
     // A quiet QP posts nothing more: the credits it owes are not needed any more.
     const bool posts = p.failed == nullptr && !p.quiet;
     if (posts) {
-      RFT_RETURN_IF_ERROR(Flush(peer));
-      RFT_RETURN_IF_ERROR(SendCreditIfDue(peer));
+      if (Status s = Flush(peer); !s.ok()) [[unlikely]]
+        return Broke(std::move(s));
+      if (Status s = SendCreditIfDue(peer); !s.ok()) [[unlikely]]
+        return Broke(std::move(s));
     }
     if (!posts || (p.count == 0 && !p.window.CreditMessageDue())) {
       p.active = false;
@@ -745,19 +777,17 @@ Status EagerChannel::Handle(const ibv_wc& wc) {
   const uint64_t kind = wc.wr_id & kKindMask;
   const uint32_t index = static_cast<uint32_t>(wc.wr_id);
   if (kind == kRecvId) {
+    // HandlePolled delivered the others: an error, or a QP that is none of this channel's.
     const Rank peer = PeerOfQp(wc.qp_num);
     if (wc.status != IBV_WC_SUCCESS) {
       // A receive flushed by a quiet QP (or one closed since: a spare's) is the close's.
       if (peer != kInvalidRank && !peers_[peer].quiet) Fail(peer, ibv_wc_status_str(wc.status));
       return PostReceive(index);
     }
-    if (peer == kInvalidRank) [[unlikely]] {
-      return ColdError(RFT_ERR_OTHER, [&] {
-        return "eager channel: receive completion on QP " + std::to_string(wc.qp_num) +
-               ", which is none of this channel's";
-      });
-    }
-    return Receive(peer, index, wc);
+    return ColdError(RFT_ERR_OTHER, [&] {
+      return "eager channel: receive completion on QP " + std::to_string(wc.qp_num) +
+             ", which is none of this channel's";
+    });
   }
   const Rank peer = static_cast<Rank>((wc.wr_id >> 32) & kPeerMask);
   Peer& p = peers_[peer];
@@ -861,23 +891,10 @@ Status EagerChannel::RepostDeferred() {
   ibv_sge sges[std::size(deferred_)];
   ibv_recv_wr wrs[std::size(deferred_)];
   for (uint32_t i = 0; i < count; ++i) {
-    const uint32_t index = deferred_[i].index;
-    sges[i].addr = reinterpret_cast<uintptr_t>(slot(index));
-    sges[i].length = static_cast<uint32_t>(config_.slot_size);
-    sges[i].lkey = slots_[index].lkey;
-    wrs[i].wr_id = kRecvId | index;
-    wrs[i].next = i + 1 < count ? &wrs[i + 1] : nullptr;
-    wrs[i].sg_list = &sges[i];
-    wrs[i].num_sge = 1;
+    FillReceive(deferred_[i].index, wrs[i], sges[i]);
+    if (i > 0) wrs[i - 1].next = &wrs[i];
   }
-  ibv_recv_wr* bad = nullptr;
-  if (int rc = ibv_post_srq_recv(srq_, wrs, &bad); rc != 0) {
-    return ColdError(RFT_ERR_OTHER, [&] {
-      return "ibv_post_srq_recv of " + std::to_string(count) + " receives (slot " +
-             std::to_string(bad != nullptr ? bad->wr_id & ~kKindMask : 0) +
-             " refused): " + std::strerror(rc);
-    });
-  }
+  RFT_RETURN_IF_ERROR(PostReceives(wrs, count));
   for (uint32_t i = 0; i < count; ++i) {
     const Rank peer = deferred_[i].peer;
     Peer& p = peers_[peer];

@@ -149,6 +149,12 @@ class EagerChannel {
                                                         uint32_t size, const EagerConfig& config,
                                                         MessageCallback on_message,
                                                         FailureCallback on_failure);
+  // The same with messages going to `handler(handler_context, ...)`.
+  static StatusOr<std::unique_ptr<EagerChannel>> Create(VerbsContext& context, Rank self,
+                                                        uint32_t size, const EagerConfig& config,
+                                                        MessageHandler handler,
+                                                        void* handler_context,
+                                                        FailureCallback on_failure);
   ~EagerChannel();
   EagerChannel(const EagerChannel&) = delete;
   EagerChannel& operator=(const EagerChannel&) = delete;
@@ -256,14 +262,10 @@ class EagerChannel {
   // frames of Send and of its status, on every message's path, are skipped.
   [[gnu::always_inline]] StatusOr<SendResult> SendNow(Rank peer, std::span<const std::byte> first,
                                                       std::span<const std::byte> second) {
-    if (second.empty() && first.size() <= max_inline_ && peer < peers_.size() && peer != self_) {
-      Peer& p = peers_[peer];
-      if (p.failed == nullptr && !p.quiet && p.ready && p.count == 0 && p.signals.has_room() &&
-          p.window.credits() > 0) [[likely]] {
-        p.window.Enqueue();
-        p.window.TryDispatch();
-        RFT_RETURN_IF_ERROR(Post(peer, first.data(), static_cast<uint32_t>(first.size()), kNoSlot,
-                                 EagerKind::kData));
+    if (second.empty() && peer < peers_.size() && peer != self_) {
+      const Peer& p = peers_[peer];
+      if (p.failed == nullptr && !p.quiet && CanPostInlineNow(p, first.size())) [[likely]] {
+        RFT_RETURN_IF_ERROR(PostInlineNow(peer, first.data(), static_cast<uint32_t>(first.size())));
         return SendResult::kPosted;
       }
     }
@@ -277,11 +279,6 @@ class EagerChannel {
   StatusOr<bool> Read(Rank peer, void* local, uint32_t lkey, uint64_t remote_address, uint32_t rkey,
                       uint32_t length, uint32_t token);
   void set_read_callback(ReadCallback on_read) { on_read_ = std::move(on_read); }
-  // Replaces Create's on_message: messages go to `handler(context, ...)` from now on.
-  void set_message_handler(MessageHandler handler, void* context) {
-    message_handler_ = handler;
-    message_context_ = context;
-  }
 
   // One RDMA WRITE of the 8-byte `word` at `remote_address` in `peer`'s memory, registered there
   // under `rkey`, on the QP that carries the peer's messages (the control plane's heartbeats:
@@ -317,16 +314,22 @@ class EagerChannel {
     const int n = Poll();
     if (NothingToDo(n)) [[likely]]
       return 0;
-    return HandlePolled(n);
+    const int handled = HandlePolled(n);
+    if (handled < 0) [[unlikely]]
+      return TakeError();
+    return handled;
   }
   // Progress in its two halves, for a caller that keeps the pass that finds nothing in its own
   // frame (the data plane): Poll polls the CQ, and unless NothingToDo says so, HandlePolled
-  // does the rest with what it found.
+  // does the rest with what it found. It returns the number of completions handled, or -1 when
+  // the poll failed or a peer broke the protocol, and TakeError then says how: an int, not a
+  // StatusOr, so that a caller that calls it inline holds no status in its frame.
   int Poll() { return ibv_poll_cq(cq_, kPollBatch, polled_); }
   bool NothingToDo(int polled) const {
     return polled == 0 && active_.empty() && deferred_count_ == 0;
   }
-  StatusOr<int> HandlePolled(int n);
+  int HandlePolled(int n);
+  Status TakeError() { return std::move(error_); }
 
   // No message queued, no signaled send awaiting its completion and no credit message due
   // towards any peer that has not failed. Unsignaled inline SENDs after the last signaled one
@@ -414,7 +417,12 @@ class EagerChannel {
     PeerStats stats;
   };
 
-  EagerChannel(Rank self, const EagerConfig& config);
+  EagerChannel(Rank self, const EagerConfig& config, uint32_t repost_batch);
+  // Where messages go: `on_message` when a caller gave a std::function (Create's first form).
+  void set_message_handler(MessageHandler handler, void* context) {
+    message_handler_ = handler;
+    message_context_ = context;
+  }
   // Appends the entry of rank peers_.size(), and its QP unless qps_on_demand (none for `self`).
   Status AddPeer(const CreditWindow& window);
   // Makes `peer`'s QP, or takes a spare one; `sorted`: keeps by_qpn_ sorted (Create and Grow
@@ -430,6 +438,32 @@ class EagerChannel {
   void ReleasePlaceUnlessHeld(Rank peer, bool held_before);
   std::byte* slot(uint32_t index) const { return slots_[index].address; }
   Status PostReceive(uint32_t index);
+  // Fills a receive work request and its scatter/gather entry for slot `index` (not `next`).
+  void FillReceive(uint32_t index, ibv_recv_wr& wr, ibv_sge& sge) const {
+    sge.addr = reinterpret_cast<uintptr_t>(slot(index));
+    sge.length = static_cast<uint32_t>(config_.slot_size);
+    sge.lkey = slots_[index].lkey;
+    wr.wr_id = kRecvId | index;
+    wr.next = nullptr;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+  }
+  // Posts `count` receives chained from `first`; the error names the slot refused.
+  Status PostReceives(ibv_recv_wr* first, uint32_t count);
+  // Whether a message of `length` bytes to `p` (not failed, not quiet) goes out inline at once:
+  // it fits, nothing waits ahead of it, the peer is ready, and there is a credit and room in
+  // the send queue. Send and SendNow's common case.
+  bool CanPostInlineNow(const Peer& p, size_t length) const {
+    return length <= max_inline_ && p.count == 0 && p.ready && p.signals.has_room() &&
+           p.window.credits() > 0;
+  }
+  // Posts it (CanPostInlineNow held), taking its credit.
+  [[gnu::always_inline]] Status PostInlineNow(Rank peer, const std::byte* data, uint32_t length) {
+    CreditWindow& window = peers_[peer].window;
+    window.Enqueue();
+    window.TryDispatch();
+    return Post(peer, data, length, kNoSlot, EagerKind::kData);
+  }
   // `slot_index` is kNoSlot for bytes outside the slots (posted inline) or none. Inline (below
   // the class): SendNow's common case posts from its caller's frame.
   Status Post(Rank peer, const std::byte* data, uint32_t length, uint32_t slot_index,
@@ -439,10 +473,10 @@ class EagerChannel {
   Status Flush(Rank peer);
   Status SendCreditIfDue(Rank peer);
   void MarkActive(Rank peer);
+  // A completion that is not a delivered message from a peer (HandlePolled takes those).
   Status Handle(const ibv_wc& wc);
-  // HandlePolled's work: the `n` completions in polled_ (n < 0: the poll failed), then the
-  // queued sends and credit messages of the active peers.
-  StatusOr<int> HandleCompletions(int n);
+  // HandlePolled's error: kept for TakeError; returns -1.
+  [[gnu::cold, gnu::noinline]] int Broke(Status error);
   // Why `peer`'s QP cannot be quieted or closed (`what`), if so: not connected, failed,
   // closing, or messages queued.
   Status CheckClosable(Rank peer, const char* what) const;
@@ -488,7 +522,7 @@ class EagerChannel {
   const Rank self_;
   const EagerConfig config_;
   MessageCallback on_message_;
-  // What Receive calls: on_message_ through a trampoline, or set_message_handler's.
+  // What Receive calls: Create's handler, or on_message_ through a trampoline.
   MessageHandler message_handler_ = nullptr;
   void* message_context_ = nullptr;
   FailureCallback on_failure_;
@@ -507,6 +541,7 @@ class EagerChannel {
   static constexpr int kPollBatch = 32;
   ibv_wc polled_[kPollBatch];
   bool handling_polled_ = false;  // inside HandlePolled (checked in debug builds)
+  Status error_;                  // what broke the last HandlePolled that returned -1
   // Slots of delivered messages whose receives are not posted again yet. Posting one costs
   // about as much as the rest of a message's delivery in the provider (rxe: its queue lock and
   // the entry's copy), and the reply a caller sends at once need not wait for it: it is left to
@@ -522,7 +557,7 @@ class EagerChannel {
   // that a stream that keeps every pass busy gets its credits back as soon as it did when each
   // slot was posted at once.
   static constexpr uint32_t kRepostBatch = 16;
-  uint32_t repost_batch_ = kRepostBatch;
+  const uint32_t repost_batch_;  // the window's threshold, at most kRepostBatch
   DeferredRepost deferred_[kRepostBatch + kPollBatch];
   uint32_t deferred_count_ = 0;
   // Post's work request and its scatter/gather entry, made once: a message sets the fields a
