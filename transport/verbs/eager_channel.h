@@ -516,6 +516,11 @@ class EagerChannel {
   static constexpr uint64_t kKindMask = 3ull << 62;
   static constexpr uint64_t kPeerMask = (1ull << 30) - 1;
   static constexpr uint32_t kNoSlot = UINT32_MAX;
+  // The low 32 bits of a closing QP's drain marker (kSendFreeId: it has no slot); an inline SEND
+  // has kNoSlot there, an inline WRITE 0.
+  static constexpr uint32_t kDrainMarker = UINT32_MAX - 1;
+  static constexpr uint32_t kMaxRanks = 1u << 30;
+  static std::string PeerName(Rank peer) { return "rank " + std::to_string(peer); }
   // The largest message in two pieces posted inline: joined on the stack first.
   static constexpr uint32_t kMaxGatheredInline = 512;
 

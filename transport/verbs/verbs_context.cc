@@ -11,10 +11,6 @@
 namespace rft::verbs {
 namespace {
 
-Status CallFailed(const std::string& call, int error) {
-  return OtherError(call + ": " + std::strerror(error));
-}
-
 ibv_context* OpenByName(const std::string& name) {
   int count = 0;
   ibv_device** list = ibv_get_device_list(&count);
@@ -28,6 +24,10 @@ ibv_context* OpenByName(const std::string& name) {
 }
 
 }  // namespace
+
+Status CallFailed(const std::string& call, int error) {
+  return OtherError(call + ": " + std::strerror(error));
+}
 
 Status SetNonBlocking(int fd, const std::string& what) {
   const int flags = fcntl(fd, F_GETFL);

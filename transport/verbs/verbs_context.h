@@ -24,6 +24,9 @@ namespace rft::verbs {
 // Makes `fd` (one of libibverbs' event descriptors, named `what` in the error) non-blocking:
 // the async event fd and completion channels are polled, never waited on in a read.
 Status SetNonBlocking(int fd, const std::string& what);
+// RFT_ERR_OTHER naming the verbs (or system) `call` that failed and `error`'s text: errno, or
+// what a verbs call returned in its place.
+Status CallFailed(const std::string& call, int error);
 
 class VerbsContext {
  public:

@@ -1,0 +1,296 @@
+// The data plane's set-up: its options from the configuration, the UCX worker, the exchange of
+// every rank's record through the bootstrap, and the paths chosen per peer from it (UCX, a
+// same-node ring, verbs; CMA for large same-node messages).
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "base/config.h"
+#include "base/log.h"
+#include "transport/dataplane/data_plane.h"
+#include "transport/dataplane/data_plane_internal.h"
+#include "transport/dataplane/verbs_path.h"  // complete for the constructor (verbs_)
+
+namespace rft::transport {
+
+StatusOr<DataPlane::Options> DataPlane::OptionsFromConfig(const Bootstrap& job) {
+  Options options;
+  auto eager = config::GetSize("RFT_EAGER_LIMIT");
+  if (!eager.ok()) return eager.status();
+  options.eager_limit = *eager;
+  auto progress = config::GetString("RFT_PROGRESS");
+  if (!progress.ok()) return progress.status();
+  if (*progress == "poll") {
+    options.progress = ProgressMode::kPoll;
+  } else if (*progress == "block") {
+    options.progress = ProgressMode::kBlock;
+  } else {
+    options.progress = job.oversubscribed() ? ProgressMode::kBlock : ProgressMode::kPoll;
+  }
+  auto rendezvous = config::GetString("RFT_RENDEZVOUS");
+  if (!rendezvous.ok()) return rendezvous.status();
+  options.rendezvous = *rendezvous == "cma"   ? RendezvousProtocol::kCma
+                       : *rendezvous == "ucx" ? RendezvousProtocol::kUcx
+                                              : RendezvousProtocol::kAuto;
+  auto rings = config::GetBool("RFT_SHM_RINGS");
+  if (!rings.ok()) return rings.status();
+  options.shm_rings = *rings;
+  auto transport = config::GetString("RFT_TRANSPORT");
+  if (!transport.ok()) return transport.status();
+  options.transport = *transport == "ucx"     ? NetworkTransport::kUcx
+                      : *transport == "verbs" ? NetworkTransport::kVerbs
+                                              : NetworkTransport::kAuto;
+  auto registration_cache = config::GetSize("RFT_REGISTRATION_CACHE");
+  if (!registration_cache.ok()) return registration_cache.status();
+  options.registration_cache = *registration_cache;
+  auto read_size = config::GetSize("RFT_VERBS_READ_SIZE");
+  if (!read_size.ok()) return read_size.status();
+  options.verbs_read_size = *read_size;
+  auto verbs_peers = config::GetInt("RFT_VERBS_PEERS");
+  if (!verbs_peers.ok()) return verbs_peers.status();
+  options.verbs_peers = static_cast<uint32_t>(*verbs_peers);
+  auto close_idle = config::GetBool("RFT_VERBS_CLOSE_IDLE");
+  if (!close_idle.ok()) return close_idle.status();
+  options.verbs_close_idle = *close_idle;
+  auto return_after = config::GetInt("RFT_VERBS_RETURN_AFTER");
+  if (!return_after.ok()) return return_after.status();
+  options.verbs_return_after = static_cast<uint32_t>(*return_after);
+  auto place_wait = config::GetDuration("RFT_VERBS_PLACE_WAIT");
+  if (!place_wait.ok()) return place_wait.status();
+  options.verbs_place_wait = *place_wait;
+  return options;
+}
+
+DataPlane::DataPlane(Bootstrap* job, const Options& options)
+    : job_(job),
+      options_(options),
+      rank_(job->rank()),
+      size_(job->size()),
+      job_token_(job->job_token()),
+      buffers_(std::max<size_t>(options.eager_limit, 64)) {}
+
+StatusOr<std::unique_ptr<DataPlane>> DataPlane::Create(Bootstrap* job, const Options& options) {
+  if (options.max_contexts == 0) {
+    return ArgError("data plane: max_contexts 0: expected at least 1 context");
+  }
+  std::unique_ptr<DataPlane> plane(new DataPlane(job, options));
+  RFT_RETURN_IF_ERROR(plane->Start());
+  return plane;
+}
+
+Status DataPlane::Start() {
+  RFT_RETURN_IF_ERROR(reports_.Open());
+  peer_pending_ = std::make_unique<IntrusiveList<PeerLink>[]>(size_);
+  direct_queue_ = std::make_unique<IntrusiveList<RingLink>[]>(size_);
+  ring_out_.resize(size_);
+  path_.assign(size_, Path::kUcx);
+  failure_completed_.assign(size_, false);
+  transport_failed_.assign(size_, false);
+
+  auto context = ucx::UcxContext::Create();
+  if (!context.ok()) return context.status();
+  ucx_context_ = std::move(*context);
+  auto worker = ucx::UcxWorker::Create(*ucx_context_);
+  if (!worker.ok()) return worker.status();
+  worker_ = std::move(*worker);
+  RFT_RETURN_IF_ERROR(CreateTruncatingDatatype());
+  RFT_RETURN_IF_ERROR(worker_->SetActiveMessageHandler(internal::kDataAmId, &OnActiveMessage, this,
+                                                       UCP_AM_FLAG_WHOLE_MSG));
+  RFT_RETURN_IF_ERROR(OpenVerbs());
+  return ExchangeAndConnect();
+}
+
+DataPlane::~DataPlane() {
+  if (endpoints_ != nullptr) {
+    ProcessNotices();
+    // Operations still running reference requests and user buffers: cancel them and let UCX
+    // call back before the endpoints go.
+    for (Rank r = 0; r < size_; ++r) {
+      for (PeerLink* link = peer_pending_[r].front(); link != nullptr;
+           link = peer_pending_[r].next(link)) {
+        if (link->request->ucx_request != nullptr) {
+          ucp_request_cancel(worker_->get(), link->request->ucx_request);
+        }
+      }
+    }
+    worker_->Progress();
+    closing_endpoints_ = true;
+    endpoints_.reset();  // progresses UCX until the closes finish (bounded)
+  }
+  // Unexpected messages never received: give UCX back its buffers, ours to the pools.
+  for (auto& context : contexts_) {
+    if (context == nullptr) continue;
+    context->queue.Purge(
+        [this](UnexpectedMessage* node) {
+          ReleaseUnexpected(static_cast<Unexpected*>(node->owner));
+        },
+        [](PostedReceive*) {});
+  }
+  // The worker goes first: destroying it completes what UCX still held, and those callbacks
+  // hand their requests back to the pools (abandoning them before made the pools' counts
+  // underflow and their check abort).
+  worker_.reset();
+  CloseVerbs();
+  // Done messages UCX never sent (their peer failed and the close cancelled nothing).
+  if (control_sends_.in_use() > 0) control_sends_.AbandonInUse();
+  if (requests_.in_use() > 0) {
+    RFT_LOG_WARN("data plane closed with %zu requests never completed by the caller",
+                 requests_.in_use());
+    requests_.AbandonInUse();
+  }
+  if (has_truncating_datatype_) ucp_dt_destroy(truncating_datatype_);
+  CloseRings();
+  for (int pidfd : pidfds_) {
+    if (pidfd >= 0) close(pidfd);
+  }
+  ucx_context_.reset();
+}
+
+Status DataPlane::ExchangeAndConnect() {
+  // What each rank publishes: its RecordPrefix, then its UCX worker address.
+  uint32_t flags = 0;
+  if (options_.rendezvous != RendezvousProtocol::kUcx) {
+    const StatusOr<bool> probe = ProbeCma();
+    if (!probe.ok() && options_.rendezvous == RendezvousProtocol::kCma) {
+      return ArgError("RFT_RENDEZVOUS=cma: " + probe.status().message() +
+                      "; expected auto or ucx here");
+    }
+    if (!probe.ok()) {
+      RFT_LOG_INFO("same-node rendezvous off: %s", probe.status().message().c_str());
+    } else {
+      flags = kCmaUsable | (*probe ? kCmaParentOnly : 0);
+    }
+  }
+  if ((flags & kCmaUsable) != 0) RFT_RETURN_IF_ERROR(CreateRingSegment());
+  if (options_.progress == ProgressMode::kBlock) flags |= kBlocks;
+  if (verbs_ != nullptr) flags |= kVerbs;
+  own_record_ = {.pid = static_cast<uint32_t>(getpid()),
+                 .flags = flags,
+                 .parent = static_cast<uint32_t>(getppid()),
+                 .ring_fd = ring_fd_,
+                 .ring_capacity = static_cast<uint32_t>(ring_capacity_),
+                 .wake_fd = reports_.fd()};
+  // The record: the prefix, the eager channel's configuration when it offers verbs, then the UCX
+  // worker address.
+  const std::span<const std::byte> address = worker_->address();
+  const std::vector<std::byte> verbs_part = VerbsRecordPart();
+  std::vector<std::byte> mine(kRecordPrefix + verbs_part.size() + address.size());
+  EncodeRecordPrefix(own_record_, mine.data());
+  if (!verbs_part.empty()) {
+    std::memcpy(mine.data() + kRecordPrefix, verbs_part.data(), verbs_part.size());
+  }
+  std::memcpy(mine.data() + kRecordPrefix + verbs_part.size(), address.data(), address.size());
+  auto published = job_->ExchangeLive("rft.dataplane", mine);
+  if (!published.ok()) return published.status();
+
+  std::vector<std::vector<std::byte>> addresses(size_);
+  std::vector<RecordPrefix> records(size_);
+  std::vector<std::span<const std::byte>> verbs_parts(size_);
+  cma_peers_.assign(size_, 0);
+  pids_.assign(size_, 0);
+  pidfds_.assign(size_, -1);
+  // A replacement reads its parents' records too, the dead ones' included: those it was told
+  // of are failed like the ones that ended during start-up.
+  for (Rank r : options_.failed_at_start) {
+    if (r < size_ && r != rank_) published->missing.Insert(r);
+  }
+  const RankSet same_node = job_->node_peers();  // a replacement's parents among them
+  for (Rank r = 0; r < size_; ++r) {
+    if (published->missing.Contains(r)) continue;  // failed during start-up: reported below
+    std::vector<std::byte>& theirs = published->values[r];
+    if (theirs.size() <= kRecordPrefix) {
+      return OtherError("rank " + std::to_string(r) + " published " +
+                        std::to_string(theirs.size()) + " bytes of data-plane address: expected " +
+                        "more than " + std::to_string(kRecordPrefix));
+    }
+    records[r] = DecodeRecordPrefix(theirs.data());
+    pids_[r] = static_cast<pid_t>(records[r].pid);
+    DecideCma(r, records[r], same_node.Contains(r));
+    size_t part = 0;
+    if ((records[r].flags & kVerbs) != 0) {
+      StatusOr<size_t> bytes = VerbsPartOf(r, theirs);
+      if (!bytes.ok()) return bytes.status();
+      part = *bytes;
+    }
+    verbs_parts[r] = std::span<const std::byte>(theirs).subspan(kRecordPrefix, part);
+    addresses[r].assign(theirs.begin() + static_cast<std::ptrdiff_t>(kRecordPrefix + part),
+                        theirs.end());
+  }
+  ucx::EndpointTable::Options table_options;
+  table_options.connect_all_max = options_.connect_all_max;
+  table_options.failed = published->missing;
+  table_options.owner = "data plane";
+  // When verbs (or a same-node ring) reaches every live peer, UCX carries only what neither
+  // takes: its endpoints are made on first use, not all at start-up, and are not flushed at the
+  // end (a flush that took its whole 2 s bound in the soft-RoCE guest). Without verbs nothing
+  // changes.
+  bool all_without_ucx = verbs_ != nullptr;
+  for (Rank r = 0; r < size_ && all_without_ucx; ++r) {
+    if (r == rank_ || published->missing.Contains(r)) continue;
+    all_without_ucx = cma_peers_[r] || (records[r].flags & kVerbs) != 0;
+  }
+  if (all_without_ucx) table_options.connect_all_max = 0;
+  auto table =
+      ucx::EndpointTable::Create(worker_.get(), rank_, std::move(addresses), this, table_options);
+  if (!table.ok()) return table.status();
+  endpoints_ = std::move(*table);
+  // Rings go one way each: this process writes into a peer's ring when it can map it, whatever
+  // the peer does the other way (order is kept per direction).
+  for (Rank r = 0; r < size_; ++r) {
+    if (r == rank_ || !cma_peers_[r] || published->missing.Contains(r)) continue;
+    const RecordPrefix& offer = records[r];
+    AttachRingTo(r, offer.ring_fd, offer.ring_capacity, offer.wake_fd,
+                 (offer.flags & kBlocks) != 0);
+  }
+  // Verbs where both ends offer it, after the rings (a ring wins on one node).
+  RFT_RETURN_IF_ERROR(ConnectVerbs(records, verbs_parts, published->missing));
+  // Both: this plane must fail them whether or not the registry already knew (then it would
+  // not dispatch them again, and this plane may not be listening yet).
+  for (Rank r : published->missing) {
+    ReportPeerFailed(r);
+    if (options_.report_failure) options_.report_failure(r);
+  }
+  return Status::Ok();
+}
+
+void DataPlane::EncodeRecordPrefix(const RecordPrefix& prefix, std::byte* out) {
+  const uint32_t words[] = {prefix.pid,           prefix.flags,
+                            prefix.parent,        static_cast<uint32_t>(prefix.ring_fd),
+                            prefix.ring_capacity, static_cast<uint32_t>(prefix.wake_fd)};
+  static_assert(sizeof(words) == kRecordPrefix);
+  std::memcpy(out, words, kRecordPrefix);
+}
+
+DataPlane::RecordPrefix DataPlane::DecodeRecordPrefix(const std::byte* in) {
+  uint32_t words[kRecordPrefix / 4];
+  std::memcpy(words, in, kRecordPrefix);
+  return {.pid = words[0],
+          .flags = words[1],
+          .parent = words[2],
+          .ring_fd = static_cast<int32_t>(words[3]),
+          .ring_capacity = words[4],
+          .wake_fd = static_cast<int32_t>(words[5])};
+}
+
+bool DataPlane::DecideCma(Rank peer, const RecordPrefix& record, bool same_node) {
+  // Both ends must be able to use it and share a node (the launcher says which ranks do);
+  // where Yama lets only a parent's descendants read, both must have the same parent.
+  const uint32_t both = own_record_.flags & record.flags;
+  const bool parent_only = ((own_record_.flags | record.flags) & kCmaParentOnly) != 0;
+  cma_peers_[peer] = (both & kCmaUsable) != 0 && same_node &&
+                     (!parent_only || record.parent == own_record_.parent);
+  if (!cma_peers_[peer]) return false;
+  pidfds_[peer] = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(record.pid), 0));
+  if (pidfds_[peer] < 0) {
+    RFT_LOG_INFO("no same-node rendezvous with rank %u: pidfd_open(%u): %s", peer, record.pid,
+                 std::strerror(errno));
+    cma_peers_[peer] = 0;
+  }
+  return cma_peers_[peer] != 0;
+}
+
+}  // namespace rft::transport
