@@ -301,6 +301,34 @@ Status DataPlane::Iprobe(Rank source, int32_t tag, uint32_t context_id, bool* fo
   return Status::Ok();
 }
 
+// Inline into StartSendNow, the 8-byte send's path (VerbsWrite is the same out of line).
+[[gnu::always_inline]] inline bool DataPlane::VerbsWriteNow(Rank peer,
+                                                            std::span<const std::byte> first,
+                                                            std::span<const std::byte> second) {
+  // Only a message on the wire counts as written: one the channel queued would go out only from
+  // a later Progress, and the done message of a receive that completed meanwhile would wait for
+  // a receiver that may have blocked outside rft (a fence), holding the sender's send.
+  if (verbs_->links[peer] != VerbsLink::kConnected || !verbs_->channel->ready(peer)) [[unlikely]] {
+    // Not connected yet: the message waits in the direct queue until the greeting. The same
+    // while the pair closes (verbs_close.cc): it then goes through UCX.
+    if (verbs_->links[peer] == VerbsLink::kIdle) StartVerbsLink(peer);
+    return false;
+  }
+  StatusOr<verbs::SendResult> sent = verbs_->channel->SendNow(peer, first, second);
+  if (sent.ok()) {
+    if (*sent != verbs::SendResult::kPosted) return false;
+    verbs_->last_used[peer] = ++verbs_->tick;
+    return true;
+  }
+  VerbsSendBroke(peer, sent.status());
+  return false;  // waits in the direct queue until the failure completes it
+}
+
+bool DataPlane::VerbsWrite(Rank peer, std::span<const std::byte> first,
+                           std::span<const std::byte> second) {
+  return VerbsWriteNow(peer, first, second);
+}
+
 [[gnu::always_inline]] inline bool DataPlane::StartSendNow(const void* buffer, size_t bytes,
                                                            Rank dest, int32_t tag,
                                                            uint32_t context_id) {
@@ -327,8 +355,9 @@ Status DataPlane::Iprobe(Rank source, int32_t tag, uint32_t context_id, bool* fo
     // scatter/gather entry), and a ring takes one span as well as two.
     if (!direct_queue_[dest].empty()) return false;
     if (bytes > 0) std::memcpy(message.data() + kWireHeaderSize, buffer, bytes);
-    return DirectWrite(dest, std::span<const std::byte>(message.data(), kWireHeaderSize + bytes),
-                       {});
+    const std::span<const std::byte> whole(message.data(), kWireHeaderSize + bytes);
+    // DirectWrite, with the verbs write inline.
+    return path_[dest] == Path::kRing ? RingWrite(dest, whole, {}) : VerbsWriteNow(dest, whole, {});
   }
   if (bytes > 0) std::memcpy(message.data() + kWireHeaderSize, buffer, bytes);
   ucp_request_param_t param;

@@ -636,7 +636,13 @@ class DataPlane : private ucx::PeerFailureSink {
   static StatusOr<size_t> VerbsPartOf(Rank rank, std::span<const std::byte> record);
   // RFT_ERR_ARG naming `rank` when its part's configuration is not this channel's.
   Status CheckVerbsPart(Rank rank, std::span<const std::byte> part) const;
+  // DirectWrite's verbs half (data_plane.cc: inline into the small send's path as VerbsWriteNow).
   bool VerbsWrite(Rank peer, std::span<const std::byte> first, std::span<const std::byte> second);
+  bool VerbsWriteNow(Rank peer, std::span<const std::byte> first,
+                     std::span<const std::byte> second);
+  // A verbs send failed with `why`: the peer is reported failed unless it failed already. Out
+  // of line, so that no status text is built in the send's frame.
+  [[gnu::cold, gnu::noinline]] void VerbsSendBroke(Rank peer, const Status& why);
   // Registers a large send's buffer (or finds it registered) and writes its request-to-send's
   // descriptor (with the rkey) after its header; false (nothing registered) when registration
   // fails.

@@ -31,15 +31,7 @@
 #include "transport/verbs/qp_address.h"
 
 namespace rft::transport {
-namespace {
-
-// The error log of the send path, out of line: a std::string temporary (ToString) in
-// VerbsWrite's frame would cost every call register saves and a stack-protector check.
-[[gnu::cold, gnu::noinline]] void LogBrokenVerbsSend(Rank peer, const Status& why) {
-  RFT_LOG_ERROR("verbs send to rank %u: %s; it is reported failed", peer, why.ToString().c_str());
-}
-
-}  // namespace
+namespace {}  // namespace
 
 Status DataPlane::OpenVerbs() {
   if (options_.transport == NetworkTransport::kUcx) return Status::Ok();
@@ -436,29 +428,11 @@ void DataPlane::ConnectOfferedQp(Rank source, const verbs::QpAddress& address) {
                verbs_->channel->qp_count());
 }
 
-bool DataPlane::VerbsWrite(Rank peer, std::span<const std::byte> first,
-                           std::span<const std::byte> second) {
-  // Only a message on the wire counts as written: one the channel queued would go out only from
-  // a later Progress, and the done message of a receive that completed meanwhile would wait for
-  // a receiver that may have blocked outside rft (a fence), holding the sender's send.
-  if (verbs_->links[peer] != VerbsLink::kConnected || !verbs_->channel->ready(peer)) [[unlikely]] {
-    // Not connected yet: the message waits in the direct queue until the greeting. The same
-    // while the pair closes (verbs_close.cc): it then goes through UCX.
-    if (verbs_->links[peer] == VerbsLink::kIdle) StartVerbsLink(peer);
-    return false;
-  }
-  StatusOr<verbs::SendResult> sent = verbs_->channel->SendNow(peer, first, second);
-  if (sent.ok()) {
-    if (*sent != verbs::SendResult::kPosted) return false;
-    verbs_->last_used[peer] = ++verbs_->tick;
-    return true;
-  }
-  if (sent.status().code() != RFT_ERR_PROC_FAILED) {
-    // The path to it broke in a way no retry mends: fail-stop, as for a broken connection.
-    LogBrokenVerbsSend(peer, sent.status());
-    Discovered(peer);
-  }
-  return false;  // waits in the direct queue until the failure completes it
+void DataPlane::VerbsSendBroke(Rank peer, const Status& why) {
+  if (why.code() == RFT_ERR_PROC_FAILED) return;  // the failure completes what waits
+  // The path to it broke in a way no retry mends: fail-stop, as for a broken connection.
+  RFT_LOG_ERROR("verbs send to rank %u: %s; it is reported failed", peer, why.ToString().c_str());
+  Discovered(peer);
 }
 
 void DataPlane::LogBrokenVerbsChannel() {
