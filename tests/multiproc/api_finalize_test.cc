@@ -23,11 +23,11 @@ TEST_P(FinalizeTest, EverySurvivorFinalizes) {
   constexpr int kN = 4;
   const int victims = GetParam();
   for (int run = 0; run < kRepeats; ++run) {
-    const auto r = RunCommand(
-        "tools/rftrun/rftrun",
-        {"-n", std::to_string(kN), "--ft", "--timeout", "30", Runfile("tests/multiproc/api_worker"),
-         "finalize", std::to_string(victims)},
-        std::chrono::seconds(40), {"RFT_HEARTBEAT_PERIOD=10ms", "RFT_HEARTBEAT_TIMEOUT=1s"});
+    const auto r =
+        RunCommand("tools/rftrun/rftrun",
+                   {"-n", std::to_string(kN), "--ft", "--timeout", "30",
+                    Runfile("tests/multiproc/api_worker"), "finalize", std::to_string(victims)},
+                   std::chrono::seconds(40), TolerantHeartbeats());
     ASSERT_FALSE(r.timed_out) << "run " << run << "\n" << r.Report();
     ASSERT_EQ(r.exit_status, 128 + 9) << "run " << run << "\n" << r.Report();
     ASSERT_EQ(CountLines(r.output, "finalize ok"), kN - victims) << "run " << run << "\n"

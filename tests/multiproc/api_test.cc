@@ -12,8 +12,7 @@ namespace rft::testing {
 namespace {
 
 const std::string kWorker = "tests/multiproc/api_worker";
-const std::vector<std::string> kTolerant = {"RFT_HEARTBEAT_PERIOD=10ms",
-                                            "RFT_HEARTBEAT_TIMEOUT=1s"};
+const std::vector<std::string>& kTolerant = TolerantHeartbeats();
 
 ScenarioResult RunWorker(int n, const std::vector<std::string>& worker_args) {
   std::vector<std::string> args = {"-n", std::to_string(n),   "--ft", "--timeout",

@@ -13,8 +13,7 @@
 namespace rft::testing {
 namespace {
 
-const std::vector<std::string> kTolerant = {"RFT_HEARTBEAT_PERIOD=10ms",
-                                            "RFT_HEARTBEAT_TIMEOUT=1s"};
+const std::vector<std::string>& kTolerant = TolerantHeartbeats();
 
 ScenarioResult RunCheckin(int n, const std::vector<std::string>& launcher_args,
                           const std::vector<std::string>& program_args) {

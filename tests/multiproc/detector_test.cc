@@ -16,8 +16,7 @@ const std::string kWorker = "tests/multiproc/detector_worker";
 // Sanitizer builds run 2–15× slower on 2 shared cores: a 20 ms heartbeat timeout there declares
 // starved processes dead. The tests use a generous timeout; the defaults are checked by a quiet
 // run in the plain build and measured by bench/rft_bench_detect.
-const std::vector<std::string> kTolerant = {"RFT_HEARTBEAT_PERIOD=10ms",
-                                            "RFT_HEARTBEAT_TIMEOUT=1s"};
+const std::vector<std::string>& kTolerant = TolerantHeartbeats();
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr bool kSanitized = true;
 #else

@@ -161,8 +161,7 @@ TEST(NodesTest, ATimeoutDoesNotWaitForAHungNode) {
 TEST(NodesTest, AgreementDecidesOneOutcomeWhenAMemberOnTheOtherNodeDies) {
   const std::string job =
       "-n 2 --ft --timeout 60 " + Runfile("tests/multiproc/agreement_worker") + " during 3";
-  const auto r = RunNodes({job, job}, Fate::kNone, "",
-                          {"RFT_HEARTBEAT_PERIOD=10ms", "RFT_HEARTBEAT_TIMEOUT=1s"});
+  const auto r = RunNodes({job, job}, Fate::kNone, "", TolerantHeartbeats());
   EXPECT_TRUE(NodeExited(r, 0, 128 + 9)) << r.Report();
   EXPECT_TRUE(NodeExited(r, 1, 128 + 9)) << r.Report();
   for (int rank : {0, 1, 2}) {

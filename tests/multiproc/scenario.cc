@@ -141,14 +141,19 @@ ScenarioResult RunRftrun(const std::vector<std::string>& args, std::chrono::mill
   return RunCommand("tools/rftrun/rftrun", args, limit);
 }
 
-const std::vector<std::string>& DefaultsUnlessSanitized() {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+const std::vector<std::string>& TolerantHeartbeats() {
   static const std::vector<std::string> env = {"RFT_HEARTBEAT_PERIOD=10ms",
                                                "RFT_HEARTBEAT_TIMEOUT=1s"};
+  return env;
+}
+
+const std::vector<std::string>& DefaultsUnlessSanitized() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return TolerantHeartbeats();
 #else
   static const std::vector<std::string> env;
-#endif
   return env;
+#endif
 }
 
 int CountLines(const std::string& output, const std::string& text) {

@@ -49,6 +49,11 @@ int UsableCpus();
 // timeout declares starved ones dead) a 10 ms period and a 1 s timeout.
 const std::vector<std::string>& DefaultsUnlessSanitized();
 
+// The heartbeat settings of scenarios that run under load (sanitizers, tests side by side on 2
+// shared cores, where the default 20 ms timeout declares starved processes dead): a 10 ms
+// period and a 1 s timeout.
+const std::vector<std::string>& TolerantHeartbeats();
+
 // Number of lines of `output` containing `text`.
 int CountLines(const std::string& output, const std::string& text);
 

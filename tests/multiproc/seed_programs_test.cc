@@ -16,8 +16,7 @@
 namespace rft::testing {
 namespace {
 
-const std::vector<std::string> kTolerant = {"RFT_HEARTBEAT_PERIOD=10ms",
-                                            "RFT_HEARTBEAT_TIMEOUT=1s"};
+const std::vector<std::string>& kTolerant = TolerantHeartbeats();
 
 ScenarioResult RunExample(const std::string& example, int n,
                           const std::vector<std::string>& example_args,

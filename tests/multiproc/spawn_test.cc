@@ -60,7 +60,7 @@ ScenarioResult RunSolver(const std::vector<std::string>& rftrun_args,
   args.push_back(Runfile("examples/respawn_solver"));
   args.insert(args.end(), solver_args.begin(), solver_args.end());
   // A 1 s heartbeat timeout, as the other solver tests.
-  std::vector<std::string> env = {"RFT_HEARTBEAT_PERIOD=10ms", "RFT_HEARTBEAT_TIMEOUT=1s"};
+  std::vector<std::string> env = TolerantHeartbeats();
   if (!fault.empty()) env.push_back("RFT_FAULT_INJECT=" + fault);
   return RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(110), env);
 }
