@@ -17,51 +17,51 @@
 
 namespace rft::transport {
 
+namespace {
+
+// Reads one setting into `*into`, or returns the error config:: gave (it names the variable and
+// the value).
+template <class T, class Value>
+Status ReadSetting(StatusOr<Value> got, T* into) {
+  if (!got.ok()) return got.status();
+  *into = static_cast<T>(*got);
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<DataPlane::Options> DataPlane::OptionsFromConfig(const Bootstrap& job) {
   Options options;
-  auto eager = config::GetSize("RFT_EAGER_LIMIT");
-  if (!eager.ok()) return eager.status();
-  options.eager_limit = *eager;
-  auto progress = config::GetString("RFT_PROGRESS");
-  if (!progress.ok()) return progress.status();
-  if (*progress == "poll") {
+  RFT_RETURN_IF_ERROR(ReadSetting(config::GetSize("RFT_EAGER_LIMIT"), &options.eager_limit));
+  std::string progress, rendezvous, transport;
+  RFT_RETURN_IF_ERROR(ReadSetting(config::GetString("RFT_PROGRESS"), &progress));
+  if (progress == "poll") {
     options.progress = ProgressMode::kPoll;
-  } else if (*progress == "block") {
+  } else if (progress == "block") {
     options.progress = ProgressMode::kBlock;
   } else {
     options.progress = job.oversubscribed() ? ProgressMode::kBlock : ProgressMode::kPoll;
   }
-  auto rendezvous = config::GetString("RFT_RENDEZVOUS");
-  if (!rendezvous.ok()) return rendezvous.status();
-  options.rendezvous = *rendezvous == "cma"   ? RendezvousProtocol::kCma
-                       : *rendezvous == "ucx" ? RendezvousProtocol::kUcx
-                                              : RendezvousProtocol::kAuto;
-  auto rings = config::GetBool("RFT_SHM_RINGS");
-  if (!rings.ok()) return rings.status();
-  options.shm_rings = *rings;
-  auto transport = config::GetString("RFT_TRANSPORT");
-  if (!transport.ok()) return transport.status();
-  options.transport = *transport == "ucx"     ? NetworkTransport::kUcx
-                      : *transport == "verbs" ? NetworkTransport::kVerbs
-                                              : NetworkTransport::kAuto;
-  auto registration_cache = config::GetSize("RFT_REGISTRATION_CACHE");
-  if (!registration_cache.ok()) return registration_cache.status();
-  options.registration_cache = *registration_cache;
-  auto read_size = config::GetSize("RFT_VERBS_READ_SIZE");
-  if (!read_size.ok()) return read_size.status();
-  options.verbs_read_size = *read_size;
-  auto verbs_peers = config::GetInt("RFT_VERBS_PEERS");
-  if (!verbs_peers.ok()) return verbs_peers.status();
-  options.verbs_peers = static_cast<uint32_t>(*verbs_peers);
-  auto close_idle = config::GetBool("RFT_VERBS_CLOSE_IDLE");
-  if (!close_idle.ok()) return close_idle.status();
-  options.verbs_close_idle = *close_idle;
-  auto return_after = config::GetInt("RFT_VERBS_RETURN_AFTER");
-  if (!return_after.ok()) return return_after.status();
-  options.verbs_return_after = static_cast<uint32_t>(*return_after);
-  auto place_wait = config::GetDuration("RFT_VERBS_PLACE_WAIT");
-  if (!place_wait.ok()) return place_wait.status();
-  options.verbs_place_wait = *place_wait;
+  RFT_RETURN_IF_ERROR(ReadSetting(config::GetString("RFT_RENDEZVOUS"), &rendezvous));
+  options.rendezvous = rendezvous == "cma"   ? RendezvousProtocol::kCma
+                       : rendezvous == "ucx" ? RendezvousProtocol::kUcx
+                                             : RendezvousProtocol::kAuto;
+  RFT_RETURN_IF_ERROR(ReadSetting(config::GetBool("RFT_SHM_RINGS"), &options.shm_rings));
+  RFT_RETURN_IF_ERROR(ReadSetting(config::GetString("RFT_TRANSPORT"), &transport));
+  options.transport = transport == "ucx"     ? NetworkTransport::kUcx
+                      : transport == "verbs" ? NetworkTransport::kVerbs
+                                             : NetworkTransport::kAuto;
+  RFT_RETURN_IF_ERROR(
+      ReadSetting(config::GetSize("RFT_REGISTRATION_CACHE"), &options.registration_cache));
+  RFT_RETURN_IF_ERROR(
+      ReadSetting(config::GetSize("RFT_VERBS_READ_SIZE"), &options.verbs_read_size));
+  RFT_RETURN_IF_ERROR(ReadSetting(config::GetInt("RFT_VERBS_PEERS"), &options.verbs_peers));
+  RFT_RETURN_IF_ERROR(
+      ReadSetting(config::GetBool("RFT_VERBS_CLOSE_IDLE"), &options.verbs_close_idle));
+  RFT_RETURN_IF_ERROR(
+      ReadSetting(config::GetInt("RFT_VERBS_RETURN_AFTER"), &options.verbs_return_after));
+  RFT_RETURN_IF_ERROR(
+      ReadSetting(config::GetDuration("RFT_VERBS_PLACE_WAIT"), &options.verbs_place_wait));
   return options;
 }
 

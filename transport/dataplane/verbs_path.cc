@@ -31,8 +31,6 @@
 #include "transport/verbs/qp_address.h"
 
 namespace rft::transport {
-namespace {}  // namespace
-
 Status DataPlane::OpenVerbs() {
   if (options_.transport == NetworkTransport::kUcx) return Status::Ok();
   const bool required = options_.transport == NetworkTransport::kVerbs;

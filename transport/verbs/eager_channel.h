@@ -439,7 +439,8 @@ class EagerChannel {
   void ReleasePlaceUnlessHeld(Rank peer, bool held_before);
   std::byte* slot(uint32_t index) const { return slots_[index].address; }
   Status PostReceive(uint32_t index);
-  // Fills a receive work request and its scatter/gather entry for slot `index` (not `next`).
+  // Fills a receive work request and its scatter/gather entry for slot `index`, its `next` null
+  // (a caller posting several chains them).
   void FillReceive(uint32_t index, ibv_recv_wr& wr, ibv_sge& sge) const {
     sge.addr = reinterpret_cast<uintptr_t>(slot(index));
     sge.length = static_cast<uint32_t>(config_.slot_size);
