@@ -588,8 +588,19 @@ int main(int argc, char** argv) {
     if (!status.ok()) return Fail("final fence: " + status.ToString());
   }
   const uint64_t drops = plane.drops().total();
+  // Which checks dropped them, for the failure's message: read before the plane goes.
+  std::string reasons;
+  for (size_t e = 1; e < static_cast<size_t>(rft::transport::DecodeError::kCount); ++e) {
+    const auto error = static_cast<rft::transport::DecodeError>(e);
+    if (const uint64_t count = plane.drops().count(error); count > 0) {
+      reasons += std::string(reasons.empty() ? "" : ", ") + rft::transport::DecodeErrorName(error) +
+                 ": " + std::to_string(count);
+    }
+  }
   if (runtime != nullptr) runtime->Close();
   bare_plane.reset();
-  if (mode != "rules" && drops != 0) return Fail(std::to_string(drops) + " messages dropped");
+  if (mode != "rules" && drops != 0) {
+    return Fail(std::to_string(drops) + " messages dropped (" + reasons + ")");
+  }
   return 0;
 }
