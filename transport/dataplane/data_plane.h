@@ -603,6 +603,9 @@ class DataPlane : private ucx::PeerFailureSink {
   // through UCX.
   void SendVerbsLinkMessage(Rank peer, MessageType type);
   bool TakesVerbsLinkMessage(Rank source) const;
+  // Drops a link or close message that does not fit this end's state of the pair, counted as a
+  // bad payload and logged with both ends' view (a peer's bug or a race in the protocol).
+  void DropVerbsLinkMessage(const WireHeader& header, const char* why);
   // Whether `peer` failed, as its QP or UCX found (the registry's news reaches both).
   bool VerbsPeerFailed(Rank peer) const;
   // Whether `peer` is reached through verbs and its QP is not even being connected yet (or
@@ -696,10 +699,11 @@ class DataPlane : private ucx::PeerFailureSink {
   void PostVerbsCloseMessage(Rank peer, MessageType type);
   bool TryPostVerbsCloseMessage(Rank peer, MessageType type);
   void HandleVerbsClose(const WireHeader& header, std::span<const std::byte> payload);
-  // Whether an answer in a close (kVerbsStay, kVerbsClosing, kVerbsClosed) from `source` fits:
+  // Whether an answer in a close (kVerbsStay, kVerbsClosing, kVerbsClosed) fits its source:
   // no payload, a verbs peer that has not failed, its pair `expected` here. Else it is dropped
-  // as a bad payload.
-  bool TakesVerbsCloseAnswer(Rank source, std::span<const std::byte> payload, VerbsLink expected);
+  // (DropVerbsLinkMessage).
+  bool TakesVerbsCloseAnswer(const WireHeader& header, std::span<const std::byte> payload,
+                             VerbsLink expected);
   void HandleVerbsStay(const WireHeader& header, std::span<const std::byte> payload);
   void HandleVerbsClosing(const WireHeader& header, std::span<const std::byte> payload);
   void HandleVerbsClosed(const WireHeader& header, std::span<const std::byte> payload);
@@ -762,6 +766,8 @@ class DataPlane : private ucx::PeerFailureSink {
   // handler goes on with it, the pair taken back to verbs first when the peer started a new
   // round; false when it was ignored (an attempt both ends moved past), deferred, or dropped.
   bool TakesVerbsLinkRound(const WireHeader& header, std::span<const std::byte> payload);
+  // Keeps a link message for ProgressVerbsReturns, in its order among the peer's; false.
+  bool DeferVerbsLinkMessage(const WireHeader& header, std::span<const std::byte> payload);
   // The peer started a new round of `peer`'s pair: this end's sends to it wait from now on.
   void TakeBackVerbsPair(Rank peer, uint32_t round);
 

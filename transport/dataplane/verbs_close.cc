@@ -159,8 +159,7 @@ void DataPlane::EndCloseUnderWay(Rank peer) {
 void DataPlane::HandleVerbsClose(const WireHeader& header, std::span<const std::byte> payload) {
   const Rank source = header.source;
   if (!payload.empty() || !TakesVerbsLinkMessage(source) || source >= verbs_->links.size()) {
-    drops_.Record(DecodeError::kBadPayload);
-    return;
+    return DropVerbsLinkMessage(header, "a request to close with a payload, or off verbs");
   }
   if (fault::Armed("verbs.close.requested", rank_)) fault::Die("verbs.close.requested");
   const VerbsLink link = verbs_->links[source];
@@ -181,14 +180,15 @@ void DataPlane::HandleVerbsClose(const WireHeader& header, std::span<const std::
     CloseRefused(source);
     return PostVerbsCloseMessage(source, MessageType::kVerbsStay);
   }
-  drops_.Record(DecodeError::kBadPayload);
+  DropVerbsLinkMessage(header, "a request to close a pair neither connected nor asked to close");
 }
 
-bool DataPlane::TakesVerbsCloseAnswer(Rank source, std::span<const std::byte> payload,
+bool DataPlane::TakesVerbsCloseAnswer(const WireHeader& header, std::span<const std::byte> payload,
                                       VerbsLink expected) {
+  const Rank source = header.source;
   if (!payload.empty() || !TakesVerbsLinkMessage(source) || source >= verbs_->links.size() ||
       verbs_->links[source] != expected) {
-    drops_.Record(DecodeError::kBadPayload);
+    DropVerbsLinkMessage(header, "an answer in a close that is not under way here");
     return false;
   }
   return true;
@@ -196,7 +196,7 @@ bool DataPlane::TakesVerbsCloseAnswer(Rank source, std::span<const std::byte> pa
 
 void DataPlane::HandleVerbsStay(const WireHeader& header, std::span<const std::byte> payload) {
   const Rank source = header.source;
-  if (!TakesVerbsCloseAnswer(source, payload, VerbsLink::kCloseAsked)) return;
+  if (!TakesVerbsCloseAnswer(header, payload, VerbsLink::kCloseAsked)) return;
   RFT_LOG_INFO("verbs: rank %u is busy: the pair keeps its QPs", source);
   ++verbs_->closes_refused;
   CloseRefused(source);
@@ -204,7 +204,7 @@ void DataPlane::HandleVerbsStay(const WireHeader& header, std::span<const std::b
 
 void DataPlane::HandleVerbsClosing(const WireHeader& header, std::span<const std::byte> payload) {
   const Rank source = header.source;
-  if (!TakesVerbsCloseAnswer(source, payload, VerbsLink::kCloseAsked)) return;
+  if (!TakesVerbsCloseAnswer(header, payload, VerbsLink::kCloseAsked)) return;
   if (fault::Armed("verbs.close.closing", rank_)) fault::Die("verbs.close.closing");
   // Nothing more comes on the QP: everything the peer sent by verbs was read before this.
   verbs_->links[source] = VerbsLink::kClosingAsker;
@@ -215,7 +215,7 @@ void DataPlane::HandleVerbsClosing(const WireHeader& header, std::span<const std
 
 void DataPlane::HandleVerbsClosed(const WireHeader& header, std::span<const std::byte> payload) {
   const Rank source = header.source;
-  if (!TakesVerbsCloseAnswer(source, payload, VerbsLink::kCloseAnswered)) return;
+  if (!TakesVerbsCloseAnswer(header, payload, VerbsLink::kCloseAnswered)) return;
   verbs_->links[source] = VerbsLink::kClosingAnswerer;
   if (Status closing = verbs_->channel->Close(source); !closing.ok()) {
     FailVerbsLink(source, closing);

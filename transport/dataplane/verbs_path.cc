@@ -242,15 +242,13 @@ bool DataPlane::StayOnUcx(Rank peer) {
 void DataPlane::HandleVerbsRefuse(const WireHeader& header, std::span<const std::byte> payload) {
   const Rank source = header.source;
   if (!payload.empty() || verbs_ == nullptr || source >= verbs_->links.size()) {
-    drops_.Record(DecodeError::kBadPayload);
-    return;
+    return DropVerbsLinkMessage(header, "a refusal with a payload, or from no verbs peer");
   }
   // Both ends refused at once, or the peer's new attempt found no place: nothing changes.
   if (!TakesVerbsLinkRound(header, payload)) return;
   // A refusal comes instead of an address (or of the answer to one): never once connected.
   if (!TakesVerbsLinkMessage(source) || verbs_->links[source] == VerbsLink::kConnected) {
-    drops_.Record(DecodeError::kBadPayload);
-    return;
+    return DropVerbsLinkMessage(header, "a refusal of a pair not being connected here");
   }
   RFT_LOG_INFO("verbs: rank %u has no QP for this rank: the pair talks through UCX", source);
   StayOnUcx(source);
@@ -343,6 +341,54 @@ bool DataPlane::TakesVerbsLinkMessage(Rank source) const {
          path_[source] == Path::kVerbs && !VerbsPeerFailed(source);
 }
 
+namespace {
+
+const char* VerbsLinkName(VerbsLink link) {
+  switch (link) {
+    case VerbsLink::kIdle:
+      return "idle";
+    case VerbsLink::kAsked:
+      return "asked";
+    case VerbsLink::kOffered:
+      return "offered";
+    case VerbsLink::kConnected:
+      return "connected";
+    case VerbsLink::kRefused:
+      return "refused";
+    case VerbsLink::kWaitingPlace:
+      return "waiting for a place";
+    case VerbsLink::kCloseAsked:
+      return "close asked";
+    case VerbsLink::kCloseAnswered:
+      return "close answered";
+    case VerbsLink::kClosingAsker:
+      return "closing (asker)";
+    case VerbsLink::kClosingAnswerer:
+      return "closing (answerer)";
+    case VerbsLink::kClosed:
+      return "closed";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+void DataPlane::DropVerbsLinkMessage(const WireHeader& header, const char* why) {
+  drops_.Record(DecodeError::kBadPayload);
+  const Rank source = header.source;
+  if (verbs_ == nullptr || source >= verbs_->links.size()) {
+    RFT_LOG_WARN("verbs: dropped a link message (type %u) from rank %u: %s",
+                 static_cast<unsigned>(header.type), source, why);
+    return;
+  }
+  static constexpr const char* kPathNames[] = {"ucx", "ring", "verbs"};
+  RFT_LOG_WARN(
+      "verbs: dropped a link message (type %u, round %u) from rank %u: %s (here: round %u, "
+      "pair %s, path %s)",
+      static_cast<unsigned>(header.type), header.epoch, source, why, verbs_->rounds[source],
+      VerbsLinkName(verbs_->links[source]), kPathNames[static_cast<size_t>(path_[source])]);
+}
+
 bool DataPlane::VerbsPeerFailed(Rank peer) const {
   return verbs_->channel->failed(peer) || (endpoints_ != nullptr && endpoints_->failed(peer));
 }
@@ -354,17 +400,13 @@ bool DataPlane::VerbsLinkIdle(Rank peer) const {
 
 void DataPlane::HandleVerbsAsk(const WireHeader& header, std::span<const std::byte> payload) {
   const Rank source = header.source;
-  if (!payload.empty()) {
-    drops_.Record(DecodeError::kBadPayload);
-    return;
-  }
+  if (!payload.empty()) return DropVerbsLinkMessage(header, "a request with a payload");
   // One that crossed this rank's refusal is ignored; one that brings a moved pair back takes it.
   if (!TakesVerbsLinkRound(header, payload)) return;
   // Only a higher rank asks, once, and only before this rank offered its address itself (then
   // the offer answers it).
   if (!TakesVerbsLinkMessage(source) || source < rank_) {
-    drops_.Record(DecodeError::kBadPayload);
-    return;
+    return DropVerbsLinkMessage(header, "a request from a lower rank, or for a pair not on verbs");
   }
   if (verbs_->links[source] == VerbsLink::kIdle) OfferVerbsAddress(source);
 }
@@ -376,19 +418,14 @@ void DataPlane::HandleVerbsAddress(const WireHeader& header, std::span<const std
   if (!TakesVerbsLinkRound(header, payload)) return;
   if (!TakesVerbsLinkMessage(source) || verbs_->channel->opened(source) != (source > rank_)) {
     // A lower rank's offer comes before this rank made its QP; a higher rank's answer after.
-    drops_.Record(DecodeError::kBadPayload);
-    return;
+    return DropVerbsLinkMessage(header, "an address out of turn");
   }
   StatusOr<verbs::QpAddress> address = verbs::DecodeSingleQpAddress(payload);
-  if (!address.ok()) {
-    drops_.Record(DecodeError::kBadPayload);
-    return;
-  }
+  if (!address.ok()) return DropVerbsLinkMessage(header, "an address that does not decode");
   if (source > rank_) {
     // The answer to this rank's offer: its QP is connected to this one's and ready.
     if (verbs_->links[source] != VerbsLink::kOffered) {
-      drops_.Record(DecodeError::kBadPayload);
-      return;
+      return DropVerbsLinkMessage(header, "an answer to no offer");
     }
     verbs_->links[source] = VerbsLink::kConnected;
     Status connected =

@@ -121,13 +121,20 @@ bool DataPlane::TakesVerbsLinkRound(const WireHeader& header, std::span<const st
   if (path == nullptr || source >= path->rounds.size() || source == rank_) return true;
   const uint32_t round = path->rounds[source];
   const VerbsLink link = path->links[source];
+  // Behind one of its messages that waits here, a link message waits too: they are read in the
+  // order the peer sent them. (Refused a place while this end still moves the pair, the peer
+  // may send its refusal of one round and its request of the next in one breath.)
+  if (std::any_of(path->deferred.begin(), path->deferred.end(),
+                  [source](const auto& m) { return m.header.source == source; })) {
+    return DeferVerbsLinkMessage(header, payload);
+  }
   if (header.epoch == round) {
     // One that crossed this end's refusal (or both refused at once): the pair stays on UCX.
     return !MovedToUcx(link);
   }
   if (header.epoch < round) return false;  // of an attempt both ends moved past
   if (header.epoch > round + 1 || VerbsPeerFailed(source)) {
-    drops_.Record(DecodeError::kBadPayload);
+    DropVerbsLinkMessage(header, "a round more than one ahead, or from a failed peer");
     return false;
   }
   // The peer started the next round. It did so once its end had moved to UCX, and this end's
@@ -141,12 +148,10 @@ bool DataPlane::TakesVerbsLinkRound(const WireHeader& header, std::span<const st
         "verbs: rank %u brings its pair back (round %u) while it still %s here: "
         "taken once that is done",
         source, header.epoch, closing ? "closes" : "moves to UCX");
-    path->deferred.push_back({header, std::vector<std::byte>(payload.begin(), payload.end())});
-    path->chores = true;
-    return false;
+    return DeferVerbsLinkMessage(header, payload);
   }
   if (!MovedToUcx(link)) {
-    drops_.Record(DecodeError::kBadPayload);
+    DropVerbsLinkMessage(header, "the next round of a pair that never left verbs here");
     return false;
   }
   if (header.type == MessageType::kVerbsRefuse) {
@@ -157,6 +162,13 @@ bool DataPlane::TakesVerbsLinkRound(const WireHeader& header, std::span<const st
   }
   TakeBackVerbsPair(source, header.epoch);
   return true;
+}
+
+bool DataPlane::DeferVerbsLinkMessage(const WireHeader& header,
+                                      std::span<const std::byte> payload) {
+  verbs_->deferred.push_back({header, std::vector<std::byte>(payload.begin(), payload.end())});
+  verbs_->chores = true;
+  return false;
 }
 
 void DataPlane::TakeBackVerbsPair(Rank peer, uint32_t round) {
