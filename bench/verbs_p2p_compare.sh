@@ -15,10 +15,11 @@
 # rft over verbs and UCX's rc run back to back, the one first in odd reps and the other in even
 # ones, so that neither always follows the same program. Same-node rings and CMA are off, so
 # that the two ranks talk through the device. Figures are medians over the reps: one-way
-# latency (perftest's t_typical, UCX's typical, rft's p50) and bandwidth in MB/s (perftest's
-# average, UCX's and rft's). Each ratio comes twice: of the medians, and the median of each
-# rep's own ratio ("paired"), which a drift of the host's load over the run moves less. Exit 1
-# when a measurement is missing.
+# latency (perftest's t_typical, UCX's typical, rft's p50; and the means, perftest's t_avg,
+# UCX's overall average and rft's avg_us, since UCX's median moves in steps of 0.5 us in a
+# guest: its clock's ticks) and bandwidth in MB/s (perftest's average, UCX's and rft's). Each
+# ratio comes twice: of the medians, and the median of each rep's own ratio ("paired"), which
+# a drift of the host's load over the run moves less. Exit 1 when a measurement is missing.
 #
 # Between two machines the same command runs on both, with the same --reps and --iters:
 # `--collect PEER` where the figures are printed (the reference programs' clients, and rftrun
@@ -73,13 +74,18 @@ run_rft() {  # TRANSPORT SIZE ITERS
     "${launch[@]}" --no-tag-output --timeout 600 rft_bench_p2p --sizes "$2" --iters "$3" \
     --json >"$work/rft_$1.log" 2>&1
 }
-rft_lat() {  # TRANSPORT
+rft_lat() {  # TRANSPORT: the median into "rft_TRANSPORT_lat", the mean into "..._avg"
   if run_rft "$1" 8 "$iters"; then
-    record "rft_$1_lat" "$(awk -F'"p50_us": *' '/"p2p_latency"/ && /"size": *8,/ {
-      split($2, v, /[,}]/); print v[1]; exit }' "$work/rft_$1.log")"
+    record "rft_$1_lat" "$(json_field p50_us "$work/rft_$1.log")"
+    record "rft_$1_avg" "$(json_field avg_us "$work/rft_$1.log")"
   else
     record "rft_$1_lat" failed
+    record "rft_$1_avg" failed
   fi
+}
+json_field() {  # FIELD LOG: FIELD of the 8 B latency's JSON line
+  awk -F"\"$1\": *" '/"p2p_latency"/ && /"size": *8,/ { split($2, v, /[,}]/); print v[1]; exit }' \
+    "$2"
 }
 rft_bw() {  # TRANSPORT
   if run_rft "$1" 1048576 10; then
@@ -89,14 +95,16 @@ rft_bw() {  # TRANSPORT
     record "rft_$1_bw" failed
   fi
 }
-ucx_lat() {
+ucx_lat() {  # its median (in steps of 0.5 us in a guest: its clock's ticks) and its mean
   client_server "$work/ucx_tag_lat.log" env $ucx_rc ucx_perftest -t tag_lat -s 8 -n "$iters"
   record ucx_tag_lat "$(awk '/^Final/ { print $3 }' "$work/ucx_tag_lat.log")"
+  record ucx_tag_avg "$(awk '/^Final/ { print $5 }' "$work/ucx_tag_lat.log")"
 }
 
 for ((rep = 1; rep <= reps; rep++)); do
   client_server "$work/ib_send_lat.log" ib_send_lat -d "$device" -x "$gid" -s 8 -n "$iters"
   record ib_send_lat "$(perftest_column 8 '^t_(typical|median)' "$work/ib_send_lat.log")"
+  record ib_send_avg "$(perftest_column 8 '^t_avg' "$work/ib_send_lat.log")"
   if ((rep % 2)); then
     ucx_lat
     rft_lat verbs
@@ -157,6 +165,9 @@ printf '# rft data plane over verbs beside perftest and UCX rc %s: %s reps; medi
 line p2p_latency 8 p50_us rft_verbs_lat ib_send_lat
 line p2p_latency 8 p50_us rft_verbs_lat ucx_tag_lat
 line p2p_latency 8 p50_us rft_verbs_lat rft_ucx_lat
+line p2p_latency 8 avg_us rft_verbs_avg ib_send_avg
+line p2p_latency 8 avg_us rft_verbs_avg ucx_tag_avg
+line p2p_latency 8 avg_us rft_verbs_avg rft_ucx_avg
 line p2p_bandwidth 1048576 mb_s rft_verbs_bw ib_read_bw
 line p2p_bandwidth 1048576 mb_s rft_verbs_bw ucx_tag_bw
 line p2p_bandwidth 1048576 mb_s rft_verbs_bw rft_ucx_bw
