@@ -604,7 +604,8 @@ class DataPlane : private ucx::PeerFailureSink {
   void SendVerbsLinkMessage(Rank peer, MessageType type);
   bool TakesVerbsLinkMessage(Rank source) const;
   // Drops a link or close message that does not fit this end's state of the pair, counted as a
-  // bad payload and logged with both ends' view (a peer's bug or a race in the protocol).
+  // bad payload and logged with both ends' view (a peer's bug or a race in the protocol), at
+  // debug level only when the peer failed (what it sent before it died may still arrive).
   void DropVerbsLinkMessage(const WireHeader& header, const char* why);
   // Whether `peer` failed, as its QP or UCX found (the registry's news reaches both).
   bool VerbsPeerFailed(Rank peer) const;

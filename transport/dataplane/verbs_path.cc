@@ -381,6 +381,12 @@ void DataPlane::DropVerbsLinkMessage(const WireHeader& header, const char* why) 
                  static_cast<unsigned>(header.type), source, why);
     return;
   }
+  if (VerbsPeerFailed(source)) {
+    // What a dead peer sent before it died may still arrive: expected, and no news.
+    RFT_LOG_DEBUG("verbs: dropped a link message (type %u) from rank %u, which failed",
+                  static_cast<unsigned>(header.type), source);
+    return;
+  }
   static constexpr const char* kPathNames[] = {"ucx", "ring", "verbs"};
   RFT_LOG_WARN(
       "verbs: dropped a link message (type %u, round %u) from rank %u: %s (here: round %u, "

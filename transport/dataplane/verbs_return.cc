@@ -134,7 +134,7 @@ bool DataPlane::TakesVerbsLinkRound(const WireHeader& header, std::span<const st
   }
   if (header.epoch < round) return false;  // of an attempt both ends moved past
   if (header.epoch > round + 1 || VerbsPeerFailed(source)) {
-    DropVerbsLinkMessage(header, "a round more than one ahead, or from a failed peer");
+    DropVerbsLinkMessage(header, "a round more than one ahead");
     return false;
   }
   // The peer started the next round. It did so once its end had moved to UCX, and this end's
