@@ -76,21 +76,20 @@ run_rft() {  # TRANSPORT SIZE ITERS
 }
 rft_lat() {  # TRANSPORT: the median into "rft_TRANSPORT_lat", the mean into "..._avg"
   if run_rft "$1" 8 "$iters"; then
-    record "rft_$1_lat" "$(json_field p50_us "$work/rft_$1.log")"
-    record "rft_$1_avg" "$(json_field avg_us "$work/rft_$1.log")"
+    record "rft_$1_lat" "$(json_field p2p_latency 8 p50_us "$work/rft_$1.log")"
+    record "rft_$1_avg" "$(json_field p2p_latency 8 avg_us "$work/rft_$1.log")"
   else
     record "rft_$1_lat" failed
     record "rft_$1_avg" failed
   fi
 }
-json_field() {  # FIELD LOG: FIELD of the 8 B latency's JSON line
-  awk -F"\"$1\": *" '/"p2p_latency"/ && /"size": *8,/ { split($2, v, /[,}]/); print v[1]; exit }' \
-    "$2"
+json_field() {  # BENCH SIZE FIELD LOG: FIELD of rft_bench_p2p's JSON line for BENCH at SIZE
+  awk -F"\"$3\": *" -v bench="\"$1\"" -v size="\"size\": *$2," \
+    'index($0, bench) && $0 ~ size { split($2, v, /[,}]/); print v[1]; exit }' "$4"
 }
 rft_bw() {  # TRANSPORT
   if run_rft "$1" 1048576 10; then
-    record "rft_$1_bw" "$(awk -F'"mb_s": *' '/"p2p_bandwidth"/ && /"size": *1048576,/ {
-      split($2, v, /[,}]/); print v[1]; exit }' "$work/rft_$1.log")"
+    record "rft_$1_bw" "$(json_field p2p_bandwidth 1048576 mb_s "$work/rft_$1.log")"
   else
     record "rft_$1_bw" failed
   fi
@@ -121,28 +120,23 @@ for ((rep = 1; rep <= reps; rep++)); do
   rft_bw ucx
 done
 
+middle() {  # the median of the numbers on stdin, one per line, or nothing
+  sort -g | awk '{ v[n++] = $1 }
+    END { if (n) print (n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) }'
+}
 median() {  # NAME: the median of its values, or nothing
-  awk -v name="$1" '
-    $1 == name {
-      for (i = n++; i > 0 && v[i - 1] > $2 + 0; i--) v[i] = v[i - 1]
-      v[i] = $2 + 0
-    }
-    END { if (n) print (n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) }' "$results"
+  awk -v name="$1" '$1 == name { print $2 }' "$results" | middle
 }
 each() { awk -v name="$1" '$1 == name { printf " %s", $2 }' "$results"; }
 # paired A B: the median over the reps that measured both of A's figure over B's.
 paired() {
-  awk -v a="$1" -v b="$2" '
+  local m
+  m=$(awk -v a="$1" -v b="$2" '
     $1 == a { x[$3] = $2 + 0 }
     $1 == b { y[$3] = $2 + 0 }
-    END {
-      for (r in x) if ((r in y) && y[r] > 0) {
-        q = x[r] / y[r]
-        for (i = n++; i > 0 && v[i - 1] > q; i--) v[i] = v[i - 1]
-        v[i] = q
-      }
-      if (n) printf "%.3f", (n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2)
-    }' "$results"
+    END { for (r in x) if ((r in y) && y[r] > 0) printf "%.17g\n", x[r] / y[r] }' "$results" |
+    middle)
+  [[ -n $m ]] && printf '%.3f' "$m"
 }
 
 # line BENCH SIZE FIELD RFT REF: a JSON line and a table row for rft-verbs against REF.
