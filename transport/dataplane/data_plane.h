@@ -310,6 +310,8 @@ class DataPlane : private ucx::PeerFailureSink {
   size_t unexpected_count() const { return unexpected_.in_use(); }
 
  private:
+  // How messages to a rank travel (path_).
+  enum class Path : uint8_t { kUcx, kRing, kVerbs };
   // An arrived message no receive has matched yet.
   struct Unexpected {
     enum class Storage : uint8_t {
@@ -749,9 +751,15 @@ class DataPlane : private ucx::PeerFailureSink {
   }
   // Something went out through UCX, or waits for it: its worker is polled at every pass again.
   void UcxBusy() { ucx_quiet_passes_ = 0; }
-  // Sets ucx_may_rest_ after the paths changed (verbs_path.cc): UCX may rest only in poll mode,
-  // with the verbs path up, and while no peer's messages go through UCX.
+  // Sets ucx_may_rest_ (verbs_path.cc): UCX may rest only in poll mode, with the verbs path up,
+  // and while no peer's messages go through UCX. SetPath calls it when that count changes; the
+  // verbs path calls it when it comes up or goes.
   void UpdateUcxRest();
+  // The one writer of path_ after ResizePaths (setup.cc): keeps the count of peers sent to
+  // through UCX, and with it ucx_may_rest_, in step with the table.
+  void SetPath(Rank peer, Path path);
+  // The table for `new_size` ranks; the new ones go through UCX until a ring or verbs takes them.
+  void ResizePaths(uint32_t new_size);
   // internal::SendOwnMessage, with UCX polled at every pass from now on.
   void* SendOwnMessage(ucp_ep_h ep, const std::byte* bytes, size_t length,
                        ucp_send_nbx_callback_t done, void* user_data);
@@ -825,9 +833,9 @@ class DataPlane : private ucx::PeerFailureSink {
   std::vector<std::unique_ptr<RingPeer>> ring_out_;  // [rank]: nullptr unless it takes a ring
   std::vector<Rank> ring_in_ranks_;                  // the writer of each of rings_in_
   std::vector<shm::RingReader> rings_in_;            // from each other rank of the node
-  // How messages to a rank travel: the per-peer table the send path looks up.
-  enum class Path : uint8_t { kUcx, kRing, kVerbs };
-  std::vector<Path> path_;  // [rank]
+  // How messages to a rank travel (Path, above): the per-peer table the send path looks up.
+  std::vector<Path> path_;       // [rank]; written by SetPath and ResizePaths only
+  uint32_t ucx_path_peers_ = 0;  // the other ranks whose path is kUcx
   // [rank]: writes waiting for room on its direct path (ring or verbs), in order.
   std::unique_ptr<IntrusiveList<RingLink>[]> direct_queue_;
   std::vector<Rank> direct_backlog_;  // ranks whose queue is not empty

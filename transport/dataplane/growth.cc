@@ -79,7 +79,7 @@ Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
   peer_pending_ = GrowLists(std::move(peer_pending_), old_size, new_size);
   direct_queue_ = GrowLists(std::move(direct_queue_), old_size, new_size);
   ring_out_.resize(new_size);
-  path_.resize(new_size, Path::kUcx);  // verbs below, where both ends offer it
+  ResizePaths(new_size);  // verbs below, where both ends offer it
   failure_completed_.resize(new_size, false);
   transport_failed_.resize(new_size, false);
   cma_peers_.resize(new_size, 0);
@@ -93,7 +93,6 @@ Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
   RFT_RETURN_IF_ERROR(endpoints_->Grow(std::move(addresses), unreachable));
   size_ = new_size;
   JoinVerbs(old_size, records, verbs_parts, unreachable);
-  UpdateUcxRest();  // the new ranks: on UCX unless they joined the verbs path
   for (Rank r : unreachable) Discovered(r);
   // Failures of the new ranks that came before: completed now, in the usual way.
   for (Rank r : std::exchange(failed_beyond_size_, RankSet())) {

@@ -87,7 +87,7 @@ Status DataPlane::Start() {
   peer_pending_ = std::make_unique<IntrusiveList<PeerLink>[]>(size_);
   direct_queue_ = std::make_unique<IntrusiveList<RingLink>[]>(size_);
   ring_out_.resize(size_);
-  path_.assign(size_, Path::kUcx);
+  ResizePaths(size_);
   failure_completed_.assign(size_, false);
   transport_failed_.assign(size_, false);
 
@@ -102,6 +102,26 @@ Status DataPlane::Start() {
                                                        UCP_AM_FLAG_WHOLE_MSG));
   RFT_RETURN_IF_ERROR(OpenVerbs());
   return ExchangeAndConnect();
+}
+
+void DataPlane::ResizePaths(uint32_t new_size) {
+  for (Rank r = static_cast<Rank>(path_.size()); r < new_size; ++r) {
+    if (r != rank_) ++ucx_path_peers_;
+  }
+  path_.resize(new_size, Path::kUcx);
+  UpdateUcxRest();
+}
+
+void DataPlane::SetPath(Rank peer, Path path) {
+  const bool was_ucx = path_[peer] == Path::kUcx;
+  path_[peer] = path;
+  if (peer == rank_ || was_ucx == (path == Path::kUcx)) return;
+  if (was_ucx) {
+    --ucx_path_peers_;
+  } else {
+    ++ucx_path_peers_;
+  }
+  UpdateUcxRest();
 }
 
 DataPlane::~DataPlane() {

@@ -127,7 +127,7 @@ bool DataPlane::AttachRingTo(Rank peer, int fd, uint32_t capacity, int wake_fd, 
     out->sleeping = &static_cast<RingSegmentControl*>(control)->sleeping;
   }
   ring_out_[peer] = std::move(out);
-  path_[peer] = Path::kRing;
+  SetPath(peer, Path::kRing);
   return true;
 }
 

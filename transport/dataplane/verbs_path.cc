@@ -141,10 +141,10 @@ Status DataPlane::ConnectVerbs(const std::vector<RecordPrefix>& records,
   for (Rank r : offering) {
     if (r == rank_) continue;
     RFT_RETURN_IF_ERROR(CheckVerbsPart(r, parts[r]));
-    if (path_[r] == Path::kUcx) path_[r] = Path::kVerbs;  // a ring wins on one node
+    if (path_[r] == Path::kUcx) SetPath(r, Path::kVerbs);  // a ring wins on one node
     if (r >= first_sibling) fence.Insert(r);
   }
-  UpdateUcxRest();
+  UpdateUcxRest();  // the verbs path is up, even where no path changed (rings only)
   if (fence.empty()) return Status::Ok();
   fence.Insert(rank_);
   // An address or a request for one that came before this plane knew the sender offers verbs
@@ -184,7 +184,7 @@ void DataPlane::JoinVerbs(uint32_t old_size, const std::vector<RecordPrefix>& re
       Discovered(r);
       continue;
     }
-    path_[r] = Path::kVerbs;
+    SetPath(r, Path::kVerbs);
   }
   RFT_LOG_INFO("verbs: ranks %s joined; their QPs are made when a message first needs them",
                joining.ToString().c_str());
@@ -255,8 +255,7 @@ void DataPlane::HandleVerbsRefuse(const WireHeader& header, std::span<const std:
 }
 
 void DataPlane::MoveToUcx(Rank peer) {
-  path_[peer] = Path::kUcx;
-  UpdateUcxRest();
+  SetPath(peer, Path::kUcx);
   verbs_->ucx_sends[peer] = 0;  // what moves is not counted towards coming back
   std::erase(direct_backlog_, peer);
   StatusOr<ucp_ep_h> ep = endpoints_->Get(peer);
@@ -514,12 +513,8 @@ void DataPlane::ProgressVerbsChores() {
 }
 
 void DataPlane::UpdateUcxRest() {
-  bool every_peer_direct = true;
-  for (Rank r = 0; r < size_ && every_peer_direct; ++r) {
-    every_peer_direct = r == rank_ || path_[r] != Path::kUcx;
-  }
   ucx_may_rest_ =
-      verbs_ != nullptr && options_.progress == ProgressMode::kPoll && every_peer_direct;
+      verbs_ != nullptr && options_.progress == ProgressMode::kPoll && ucx_path_peers_ == 0;
   if (!ucx_may_rest_) UcxBusy();  // a worker resting now would keep resting
 }
 

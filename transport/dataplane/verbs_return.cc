@@ -99,8 +99,7 @@ void DataPlane::StartVerbsReturn(Rank peer) {
     return;
   }
   // Everything sent so far went to UCX, ahead of the link message; what follows waits.
-  path_[peer] = Path::kVerbs;
-  UpdateUcxRest();
+  SetPath(peer, Path::kVerbs);
   ++path.rounds[peer];
   path.last_used[peer] = ++path.tick;  // in use once connected: not the next pair to close
   ++path.returns_started;
@@ -176,8 +175,7 @@ void DataPlane::TakeBackVerbsPair(Rank peer, uint32_t round) {
   if (fault::Armed("verbs.return.taken", rank_)) fault::Die("verbs.return.taken");
   RFT_LOG_INFO("verbs: rank %u brings its pair back from UCX (round %u)", peer, round);
   // Its UCX messages came before this: what this end sends from now on waits for the QP.
-  path_[peer] = Path::kVerbs;
-  UpdateUcxRest();
+  SetPath(peer, Path::kVerbs);
   path.links[peer] = VerbsLink::kIdle;
   path.rounds[peer] = round;
   path.ucx_sends[peer] = 0;
