@@ -4,6 +4,7 @@
 #ifndef RFT_DETECTOR_CONTROL_SUBTYPE_H_
 #define RFT_DETECTOR_CONTROL_SUBTYPE_H_
 
+#include <cstddef>
 #include <cstdint>
 
 #include "detector/reliable_broadcast.h"
@@ -13,6 +14,12 @@ namespace rft::detector::internal {
 
 // The control plane's active-message id on its own worker (the data plane's is 1).
 inline constexpr unsigned kControlAmId = 2;
+
+// The heartbeat slots' offsets in the region each control plane registers (kRegionSize bytes):
+// the main one, and the one hand-over puts go to while the job grows (HeartbeatRing, "Growth").
+inline constexpr uint64_t kSlotOffset = 0;
+inline constexpr uint64_t kHandoverSlotOffset = 8;
+inline constexpr size_t kRegionSize = 64;
 
 inline constexpr transport::ControlService kDetectorService = transport::ControlService::kDetector;
 

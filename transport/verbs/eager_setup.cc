@@ -11,9 +11,6 @@
 
 namespace rft::verbs {
 
-SendQueueSignals::SendQueueSignals(uint32_t depth, uint32_t every)
-    : depth_(std::max(depth, 1u)), every_(std::clamp(every, 1u, depth_)), frees_(depth_) {}
-
 EagerChannel::EagerChannel(Rank self, const EagerConfig& config, uint32_t repost_batch)
     : self_(self), config_(config), repost_batch_(std::clamp(repost_batch, 1u, kRepostBatch)) {
   qpn_cache_.fill({kNoQpn, kInvalidRank});

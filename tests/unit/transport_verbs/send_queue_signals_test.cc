@@ -7,7 +7,7 @@
 #include <deque>
 #include <random>
 
-#include "transport/verbs/eager_channel.h"
+#include "transport/verbs/send_queue_signals.h"
 
 namespace rft::verbs {
 namespace {

@@ -1,0 +1,369 @@
+// The session's point-to-point calls, with ULFM's rules for ANY_SOURCE receives after a failure,
+// and the completion of every request (point-to-point and collective): wait, test and their
+// all/any forms, and cancel.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/log.h"
+#include "ulfm_api/session.h"
+
+namespace rft::api {
+
+using transport::kAnySource;
+using transport::MessageStatus;
+
+// ---- Point-to-point ----
+
+Status Session::SendArgError(const Communicator& comm, int dest, int tag) {
+  RFT_RETURN_IF_ERROR(comm.CheckPeer("send to", dest));
+  return Communicator::CheckTag("send", tag, false);
+}
+
+Status Session::ReceiveArgError(const Communicator& comm, int source, int tag) {
+  RFT_RETURN_IF_ERROR(comm.CheckSource("receive from", source));
+  return Communicator::CheckTag("receive", tag, true);
+}
+
+Status Session::PostSend(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag,
+                         transport::Request** inner) {
+  if (!comm.SendArgsOk(dest, tag)) [[unlikely]]
+    return SendArgError(comm, dest, tag);
+  return plane().Isend(buffer, bytes, comm.JobRank(static_cast<Rank>(dest)), tag,
+                       comm.p2p_context(), inner);
+}
+
+Status Session::PostReceive(Communicator& comm, void* buffer, size_t capacity, int source, int tag,
+                            transport::Request** inner) {
+  if (!comm.ReceiveArgsOk(source, tag)) [[unlikely]]
+    return ReceiveArgError(comm, source, tag);
+  return plane().Irecv(buffer, capacity,
+                       source < 0 ? kAnySource : comm.JobRank(static_cast<Rank>(source)), tag,
+                       comm.p2p_context(), inner);
+}
+
+Status Session::Isend(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag,
+                      Request** request) {
+  transport::Request* inner = nullptr;
+  RFT_RETURN_IF_ERROR(PostSend(comm, buffer, bytes, dest, tag, &inner));
+  *request = NewRequest(comm, inner, false);
+  return Status::Ok();
+}
+
+Status Session::Irecv(Communicator& comm, void* buffer, size_t capacity, int source, int tag,
+                      Request** request) {
+  transport::Request* inner = nullptr;
+  RFT_RETURN_IF_ERROR(PostReceive(comm, buffer, capacity, source, tag, &inner));
+  *request = NewRequest(comm, inner, source < 0);
+  return Status::Ok();
+}
+
+// The blocking forms use the data plane's requests directly: no API request to take and give
+// back per message.
+Status Session::Send(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag) {
+  // A small message usually leaves at once, with no request at all (the data plane's fast path).
+  if (comm.SendArgsOk(dest, tag) &&
+      plane().SendNow(buffer, bytes, comm.JobRank(static_cast<Rank>(dest)), tag,
+                      comm.p2p_context())) [[likely]] {
+    return Status::Ok();
+  }
+  transport::Request* inner = nullptr;
+  RFT_RETURN_IF_ERROR(PostSend(comm, buffer, bytes, dest, tag, &inner));
+  return WaitInner(comm, &inner, nullptr, false);
+}
+
+Status Session::Recv(Communicator& comm, void* buffer, size_t capacity, int source, int tag,
+                     MessageStatus* status) {
+  transport::Request* inner = nullptr;
+  RFT_RETURN_IF_ERROR(PostReceive(comm, buffer, capacity, source, tag, &inner));
+  return FinishBlockingReceive(comm, &inner, status, source < 0);
+}
+
+Status Session::Sendrecv(Communicator& comm, const void* send, size_t send_bytes, int dest,
+                         int send_tag, void* receive, size_t capacity, int source, int receive_tag,
+                         MessageStatus* status) {
+  // The send's arguments first: a receive posted for a send that never starts could wait forever.
+  if (!comm.SendArgsOk(dest, send_tag)) [[unlikely]]
+    return SendArgError(comm, dest, send_tag);
+  transport::Request* receiving = nullptr;
+  RFT_RETURN_IF_ERROR(PostReceive(comm, receive, capacity, source, receive_tag, &receiving));
+  transport::Request* sending = nullptr;
+  Status sent = PostSend(comm, send, send_bytes, dest, send_tag, &sending);
+  if (!sent.ok()) {
+    (void)plane().Cancel(receiving);
+    (void)WaitInner(comm, &receiving, status, false);
+    return sent;
+  }
+  sent = WaitInner(comm, &sending, nullptr, false);
+  Status received = FinishBlockingReceive(comm, &receiving, status, source < 0);
+  return sent.ok() ? received : sent;
+}
+
+Status Session::FinishBlockingReceive(Communicator& comm, transport::Request** inner,
+                                      MessageStatus* status, bool any_source) {
+  MessageStatus local;
+  if (status == nullptr) status = &local;
+  Status result = WaitInner(comm, inner, status, any_source);
+  if (result.code() != RFT_ERR_PROC_FAILED_PENDING) [[likely]]
+    return result;
+  // No request to keep: cancel it; if it matched meanwhile, its message is the outcome.
+  const std::string why = result.message();
+  RFT_RETURN_IF_ERROR(plane().Cancel(*inner));
+  result = WaitInner(comm, inner, status, false);
+  if (status->cancelled) {
+    status->error = RFT_ERR_PROC_FAILED;
+    return ProcFailedError(why);
+  }
+  return result;
+}
+
+Status Session::Iprobe(Communicator& comm, int source, int tag, bool* found,
+                       MessageStatus* status) {
+  RFT_RETURN_IF_ERROR(comm.CheckSource("probe", source));
+  RFT_RETURN_IF_ERROR(Communicator::CheckTag("probe", tag, true));
+  const bool any = source < 0;
+  MessageStatus local;
+  if (status == nullptr) status = &local;
+  RFT_RETURN_IF_ERROR(plane().Iprobe(any ? kAnySource : comm.JobRank(static_cast<Rank>(source)),
+                                     tag, comm.p2p_context(), found, status));
+  if (*found) {
+    status->source = comm.MemberRank(status->source);
+    return Status::Ok();
+  }
+  if (any && comm.HasUnacknowledgedFailure()) return HeldError(comm, "probe");
+  return Status::Ok();
+}
+
+Status Session::Probe(Communicator& comm, int source, int tag, MessageStatus* status) {
+  RFT_RETURN_IF_ERROR(comm.CheckSource("probe", source));
+  RFT_RETURN_IF_ERROR(Communicator::CheckTag("probe", tag, true));
+  MessageStatus local;
+  if (status == nullptr) status = &local;
+  if (source >= 0) {
+    RFT_RETURN_IF_ERROR(
+        plane().Probe(comm.JobRank(static_cast<Rank>(source)), tag, comm.p2p_context(), status));
+    status->source = comm.MemberRank(status->source);
+    return Status::Ok();
+  }
+  for (;;) {
+    bool found = false;
+    const Status probed = Iprobe(comm, source, tag, &found, status);
+    if (probed.code() == RFT_ERR_PROC_FAILED_PENDING) return ProcFailedError(probed.message());
+    RFT_RETURN_IF_ERROR(probed);
+    if (found) return Status::Ok();
+    ProgressOrIdle();
+  }
+}
+
+// ---- Completion ----
+
+void Session::ProgressOrIdle() {
+  if (!active_collectives_.empty()) [[unlikely]]
+    AdvanceCollectives();
+  if (plane().Progress() != 0) return;
+  if (plane().options().progress == transport::ProgressMode::kBlock) {
+    // Failure reports wake the sleep; the slice bounds a registry count that moved before its
+    // record reached the data plane.
+    (void)plane().Idle(50);
+  }
+}
+
+void Session::IdleIfBlocking() {
+  if (plane().options().progress == transport::ProgressMode::kBlock) {
+    ProgressOrIdle();
+  } else if (!active_collectives_.empty()) [[unlikely]] {
+    AdvanceCollectives();
+  }
+}
+
+Status Session::HeldError(Communicator& comm, const char* what) {
+  const std::vector<Rank>& failed = comm.FailedMembers();
+  const Rank first = failed[comm.acknowledged()];
+  return Status(RFT_ERR_PROC_FAILED_PENDING,
+                std::string(what) + " from ANY_SOURCE on " + comm.name() + ": member " +
+                    std::to_string(comm.MemberRank(first)) + " (job rank " + std::to_string(first) +
+                    ") failed and is not acknowledged; the request stays active");
+}
+
+Status Session::WaitInner(Communicator& comm, transport::Request** inner, MessageStatus* status,
+                          bool apply_held_rule) {
+  for (;;) {
+    bool done = false;
+    Status result = plane().Test(inner, &done, status);  // progresses when not done
+    if (done) {
+      Translate(comm, status);
+      return result;
+    }
+    if (apply_held_rule && comm.HasUnacknowledgedFailure()) {
+      if (status != nullptr) status->error = RFT_ERR_PROC_FAILED_PENDING;
+      return HeldError(comm, "receive");
+    }
+    IdleIfBlocking();
+  }
+}
+
+Status Session::Complete(Request** handle, MessageStatus* status, bool apply_held_rule) {
+  Request* request = *handle;
+  if (request == nullptr || request->collective != nullptr) {
+    if (status != nullptr) *status = MessageStatus();
+    if (request == nullptr) return Status::Ok();
+    Status result = CompleteCollective(handle, true);
+    if (status != nullptr) status->error = result.code();
+    return result;
+  }
+  Status result =
+      WaitInner(*request->comm, &request->inner, status, apply_held_rule && request->any_source);
+  if (request->inner == nullptr) {  // completed: the API request goes back
+    request->comm->RequestReleased();
+    requests_.Release(request);
+    *handle = nullptr;
+  }
+  return result;
+}
+
+Status Session::Release(Request** handle, MessageStatus* status, Status result) {
+  Request* request = *handle;
+  if (request->collective != nullptr) {
+    if (status != nullptr) {
+      *status = MessageStatus();
+      status->error = result.code();
+    }
+    return CompleteCollective(handle, false);
+  }
+  Translate(*request->comm, status);
+  request->comm->RequestReleased();
+  requests_.Release(request);
+  *handle = nullptr;
+  return result;
+}
+
+Status Session::Wait(Request** request, MessageStatus* status) {
+  return Complete(request, status, true);
+}
+
+Status Session::Test(Request** handle, bool* done, MessageStatus* status) {
+  Request* request = *handle;
+  if (request == nullptr) {
+    *done = true;
+    if (status != nullptr) *status = MessageStatus();
+    return Status::Ok();
+  }
+  if (request->collective != nullptr) {
+    if (status != nullptr) *status = MessageStatus();
+    Status result = request->collective->Advance(done);
+    if (*done) return Release(handle, status, std::move(result));
+    return Status::Ok();
+  }
+  Status result = plane().Test(&request->inner, done, status);
+  if (*done) return Release(handle, status, std::move(result));
+  if (Held(request)) {
+    if (status != nullptr) status->error = RFT_ERR_PROC_FAILED_PENDING;
+    return HeldError(*request->comm, "receive");
+  }
+  return Status::Ok();
+}
+
+Status Session::FinishAll(std::span<Request*> requests, std::span<MessageStatus> statuses,
+                          bool release_done) {
+  bool failed = false;
+  const Communicator* held_on = nullptr;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    MessageStatus local;
+    MessageStatus* status = i < statuses.size() ? &statuses[i] : &local;
+    Request* request = requests[i];
+    if (request == nullptr) {
+      *status = MessageStatus();
+    } else if (Finished(request) && release_done) {
+      bool done = false;
+      Status result = request->collective != nullptr ? request->collective->Advance(&done)
+                                                     : plane().Test(&request->inner, &done, status);
+      (void)Release(&requests[i], status, std::move(result));
+    } else if (!Finished(request) && Held(request)) {
+      *status = MessageStatus();
+      status->error = RFT_ERR_PROC_FAILED_PENDING;
+      held_on = request->comm;
+    } else {
+      *status = MessageStatus();
+      status->error = RFT_ERR_PENDING;
+    }
+    if (status->error != RFT_SUCCESS) failed = true;
+  }
+  if (!failed) return Status::Ok();
+  std::string why = "some requests failed; each status says its own error";
+  if (held_on != nullptr) {
+    why += " (ANY_SOURCE receives on " + held_on->name() +
+           " are held by an unacknowledged failure and stay active)";
+  }
+  return Status(RFT_ERR_IN_STATUS, why);
+}
+
+Status Session::Waitall(std::span<Request*> requests, std::span<MessageStatus> statuses) {
+  for (;;) {
+    bool pending = false;
+    bool held = false;
+    for (Request* request : requests) {
+      if (request == nullptr || Finished(request)) continue;
+      pending = true;
+      held = held || Held(request);
+    }
+    if (!pending || held) return FinishAll(requests, statuses, true);
+    ProgressOrIdle();
+  }
+}
+
+Status Session::Testall(std::span<Request*> requests, bool* done,
+                        std::span<MessageStatus> statuses) {
+  if (!active_collectives_.empty()) [[unlikely]]
+    AdvanceCollectives();
+  plane().Progress();
+  bool pending = false;
+  bool held = false;
+  for (Request* request : requests) {
+    if (request == nullptr || Finished(request)) continue;
+    pending = true;
+    held = held || Held(request);
+  }
+  *done = !pending;
+  if (!pending) return FinishAll(requests, statuses, true);
+  // Nothing is released unless everything is done (MPI's Testall); a held receive is reported.
+  if (held) return FinishAll(requests, statuses, false);
+  return Status::Ok();
+}
+
+Status Session::Waitany(std::span<Request*> requests, size_t* index, MessageStatus* status) {
+  for (;;) {
+    *index = kNoIndex;
+    size_t held = kNoIndex;
+    for (size_t i = 0; i < requests.size(); ++i) {
+      Request* request = requests[i];
+      if (request == nullptr) continue;
+      if (Finished(request)) {
+        *index = i;
+        return Wait(&requests[i], status);
+      }
+      if (held == kNoIndex && Held(request)) held = i;
+      *index = i;  // something is pending
+    }
+    if (*index == kNoIndex) {
+      if (status != nullptr) *status = MessageStatus();
+      return Status::Ok();
+    }
+    if (held != kNoIndex) {
+      *index = held;
+      if (status != nullptr) status->error = RFT_ERR_PROC_FAILED_PENDING;
+      return HeldError(*requests[held]->comm, "receive");
+    }
+    ProgressOrIdle();
+  }
+}
+
+Status Session::Cancel(Request* request) {
+  if (request == nullptr) return ArgError("cancel: the request is null");
+  if (request->collective != nullptr) {
+    return ArgError(std::string("cancel: the request is a non-blocking ") +
+                    request->collective->what() + ", which cannot be cancelled");
+  }
+  return plane().Cancel(request->inner);
+}
+
+}  // namespace rft::api
