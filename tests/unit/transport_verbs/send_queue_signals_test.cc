@@ -1,13 +1,13 @@
 // Selective signaling of a send queue without a device: the queue never holds more than its
 // depth, never fills with nothing signaled to free it, signals at least every k-th SEND, and
 // each completion frees exactly what was posted up to its SEND.
+#include "transport/verbs/send_queue_signals.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <deque>
 #include <random>
-
-#include "transport/verbs/send_queue_signals.h"
 
 namespace rft::verbs {
 namespace {
