@@ -265,6 +265,13 @@ class Session {
     return request->any_source && request->comm->HasUnacknowledgedFailure();
   }
   static Status HeldError(Communicator& comm, const char* what);
+  // Waitall/Testall's look at their requests: whether any has not finished, and whether one of
+  // those is held (Held).
+  struct Survey {
+    bool pending = false;
+    bool held = false;
+  };
+  static Survey SurveyAll(std::span<Request*> requests);
   Request* NewRequest(Communicator& comm, transport::Request* inner, bool any_source);
   // Checks the arguments and starts the data plane's send or receive in `comm`'s point-to-point
   // context (ranks translated to job ranks).

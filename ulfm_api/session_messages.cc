@@ -297,16 +297,20 @@ Status Session::FinishAll(std::span<Request*> requests, std::span<MessageStatus>
   return Status(RFT_ERR_IN_STATUS, why);
 }
 
+Session::Survey Session::SurveyAll(std::span<Request*> requests) {
+  Survey survey;
+  for (Request* request : requests) {
+    if (request == nullptr || Finished(request)) continue;
+    survey.pending = true;
+    survey.held = survey.held || Held(request);
+  }
+  return survey;
+}
+
 Status Session::Waitall(std::span<Request*> requests, std::span<MessageStatus> statuses) {
   for (;;) {
-    bool pending = false;
-    bool held = false;
-    for (Request* request : requests) {
-      if (request == nullptr || Finished(request)) continue;
-      pending = true;
-      held = held || Held(request);
-    }
-    if (!pending || held) return FinishAll(requests, statuses, true);
+    const Survey survey = SurveyAll(requests);
+    if (!survey.pending || survey.held) return FinishAll(requests, statuses, true);
     ProgressOrIdle();
   }
 }
@@ -316,17 +320,11 @@ Status Session::Testall(std::span<Request*> requests, bool* done,
   if (!active_collectives_.empty()) [[unlikely]]
     AdvanceCollectives();
   plane().Progress();
-  bool pending = false;
-  bool held = false;
-  for (Request* request : requests) {
-    if (request == nullptr || Finished(request)) continue;
-    pending = true;
-    held = held || Held(request);
-  }
-  *done = !pending;
-  if (!pending) return FinishAll(requests, statuses, true);
+  const Survey survey = SurveyAll(requests);
+  *done = !survey.pending;
+  if (!survey.pending) return FinishAll(requests, statuses, true);
   // Nothing is released unless everything is done (MPI's Testall); a held receive is reported.
-  if (held) return FinishAll(requests, statuses, false);
+  if (survey.held) return FinishAll(requests, statuses, false);
   return Status::Ok();
 }
 
