@@ -20,11 +20,8 @@
 #include <utility>
 #include <vector>
 
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
-
 #include "base/clock.h"
+#include "bench/round_trip_clock.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/dataplane/data_plane.h"
 #include "ulfm_api/runtime.h"
@@ -45,17 +42,6 @@ void Check(const rft::Status& status, const char* what) {
   std::fprintf(stderr, "rft_bench_p2p: %s: %s\n", what, status.ToString().c_str());
   std::exit(1);
 }
-
-// A round trip's timestamp, read once per round trip inside the measured interval, so it must
-// cost next to nothing. clock_gettime does on hardware (the vDSO reads the TSC), but in a
-// soft-RoCE guest under TCG the kernel's clock source is the emulated HPET, and a call takes
-// about 1 us: half a microsecond on every one-way figure. perftest and ucx_perftest read the
-// TSC; so does this on x86, converting ticks to time at the rate measured over the loop.
-#if defined(__x86_64__)
-int64_t Ticks() { return static_cast<int64_t>(__rdtsc()); }
-#else
-int64_t Ticks() { return rft::MonotonicNanos(); }
-#endif
 
 int64_t Percentile(std::vector<int64_t>& values, double p) {
   std::sort(values.begin(), values.end());
@@ -159,9 +145,8 @@ int main(int argc, char** argv) {
     const long warmup = iters / 10;
     std::vector<int64_t> samples;
     samples.reserve(iters);
-    const int64_t loop_start_ns = rft::MonotonicNanos();
-    const int64_t loop_start = Ticks();
-    int64_t last = loop_start;
+    const rft::bench::RoundTripClock clock;
+    int64_t last = clock.start();
     for (long i = 0; i < warmup + iters; ++i) {
       if (leader) {
         Check(plane.Send(send_buffer.data(), size, peer, kTag, kContext), "send");
@@ -170,18 +155,11 @@ int main(int argc, char** argv) {
         Check(plane.Recv(receive_buffer.data(), size, peer, kTag, kContext, nullptr), "recv");
         Check(plane.Send(send_buffer.data(), size, peer, kTag, kContext), "send");
       }
-      const int64_t now = Ticks();
+      const int64_t now = rft::bench::RoundTripClock::Ticks();
       if (i >= warmup) samples.push_back(now - last);
       last = now;
     }
-    const int64_t loop_ticks = last - loop_start;
-    if (loop_ticks <= 0) {
-      std::fprintf(stderr, "rft_bench_p2p: the time stamp counter did not advance (%lld ticks)\n",
-                   static_cast<long long>(loop_ticks));
-      return 1;
-    }
-    const double ns_per_tick = static_cast<double>(rft::MonotonicNanos() - loop_start_ns) /
-                               static_cast<double>(loop_ticks);
+    const double ns_per_tick = clock.NanosPerTick(last, "rft_bench_p2p");
     // At least 32 windows (2048 messages, as many as ucx_perftest's tag_bw -n 2000): fewer
     // made the large sizes' figure swing by a third between runs.
     const long windows = latency_only ? 0 : std::max<long>(32, iters / kWindow / 4);

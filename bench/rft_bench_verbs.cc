@@ -31,6 +31,7 @@
 
 #include "base/clock.h"
 #include "base/config.h"
+#include "bench/round_trip_clock.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/verbs/cm_exchange.h"
 #include "transport/verbs/device.h"
@@ -329,20 +330,22 @@ int Run(int argc, char** argv) {
       const long total = options.warmup + options.iters;
       if (leader) {
         state.WatchSizeOf(expected + static_cast<uint64_t>(total));
-        int64_t last = MonotonicNanos();
+        const bench::RoundTripClock clock;
+        int64_t last = clock.start();
         for (long i = 0; i < total; ++i) {
           state.SendOne(message);
           state.AwaitArrivals(++expected);
-          const int64_t now = MonotonicNanos();
+          const int64_t now = bench::RoundTripClock::Ticks();
           if (i >= options.warmup) samples[static_cast<size_t>(i - options.warmup)] = now - last;
           last = now;
         }
+        const double ns_per_tick = clock.NanosPerTick(last, "rft_bench_verbs");
         if (state.watched_size() != size) {
           Die("rank 1 answered " + std::to_string(state.watched_size()) + " bytes to " +
               std::to_string(size));
         }
-        p50s.push_back(static_cast<double>(Percentile(samples, 50)) / 2e3);
-        p99s.push_back(static_cast<double>(Percentile(samples, 99)) / 2e3);
+        p50s.push_back(static_cast<double>(Percentile(samples, 50)) * ns_per_tick / 2e3);
+        p99s.push_back(static_cast<double>(Percentile(samples, 99)) * ns_per_tick / 2e3);
       } else {
         for (long i = 0; i < total; ++i) {
           state.AwaitArrivals(++expected);
