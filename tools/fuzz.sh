@@ -4,20 +4,28 @@
 # target and, last, "fuzz: N passed, N failed"; exits non-zero if any target failed. A missing
 # compiler or fuzzer runtime fails every target: a fuzz run that cannot run must not look green.
 #
-#   tools/fuzz.sh                          every target, 30 s each
+# The fuzzing time is a budget for the whole run, split evenly over the targets it runs (at
+# least 5 s each), so that adding a target does not lengthen CI. The budget is fuzzing alone:
+# every target first runs its regression inputs and seed corpus in full, however short its share
+# (libFuzzer checks the time only after them), and the builds come on top.
+#
+#   tools/fuzz.sh                          every target, 150 s of fuzzing in all
 #   RFT_FUZZ_SECONDS=600 tools/fuzz.sh wire_header     one target, longer
+#   RFT_FUZZ_TOTAL_SECONDS=600             the budget of the whole run (default 150)
+#   RFT_FUZZ_SECONDS=60                    seconds per target instead, whatever the budget
 #   RFT_FUZZ_OUT=/tmp/somewhere            build and work directory (default /tmp/rft-fuzz)
 #   RFT_FUZZ_CXX=clang++-15                compiler (default clang++-14)
 #   RFT_FUZZ_NICE=0                        niceness of builds and runs (default 10: CI's other
 #                                          stages come first; 0 for a long run that must get CPU)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 repo=$(pwd)
 
 out=${RFT_FUZZ_OUT:-/tmp/rft-fuzz}
-seconds=${RFT_FUZZ_SECONDS:-30}
+total_seconds=${RFT_FUZZ_TOTAL_SECONDS:-150}
 cxx=${RFT_FUZZ_CXX:-clang++-14}
 niceness=${RFT_FUZZ_NICE:-10}
+# shellcheck disable=SC2054  # the commas are clang's
 flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
   -Wall -Wextra -I"$repo")
 
@@ -48,6 +56,22 @@ if (($# > 0)); then
 else
   targets=("${all_targets[@]}")
 fi
+
+# Whole seconds: libFuzzer's -max_total_time takes nothing else.
+for value in "$total_seconds" "${RFT_FUZZ_SECONDS:-1}"; do
+  if [[ ! "$value" =~ ^[0-9]+$ ]]; then
+    echo "fuzz: RFT_FUZZ_TOTAL_SECONDS and RFT_FUZZ_SECONDS are whole seconds, not \"$value\""
+    echo "fuzz: 0 passed, ${#targets[@]} failed"
+    exit 1
+  fi
+done
+if [[ -n "${RFT_FUZZ_SECONDS:-}" ]]; then
+  seconds=$RFT_FUZZ_SECONDS
+else
+  seconds=$((total_seconds / ${#targets[@]}))
+  ((seconds < 5)) && seconds=5
+fi
+echo "fuzz: ${#targets[@]} targets, $seconds s of fuzzing each"
 
 mkdir -p "$out/bin" "$out/logs"
 passed=0

@@ -4,66 +4,174 @@
 # for developers and checks nothing asan does not), the compatibility stage (the default build's
 # binaries in a Debian trixie root: UCX 1.18, PMIx 5, PRRTE/Open MPI 5; tools/compat/), the
 # fuzz targets (tools/fuzz.sh) and the soft-RoCE guests' self-test (tools/softroce). Prints one
-# line per configuration or stage and, last, "N passed, N failed" counting the format and
-# layering checks, GoogleTest cases (one per test case, not per Bazel target), compatibility
-# scenarios, fuzz targets and soft-RoCE checks.
+# line per configuration or stage with its wall time, then the times again, one line each, and,
+# last, "N passed, N failed" counting the format and layering checks, GoogleTest cases (one per
+# test case, not per Bazel target), compatibility scenarios, fuzz targets and soft-RoCE checks.
+#
+# tsan runs the tests that can race, not every test a second time: the tests whose own sources
+# start a thread (std::thread, std::jthread, pthread_create, std::async), the tests that depend
+# on a library whose sources do (the control plane and the death watch in detector/, rftrun's
+# launcher, ...) or on libpmix or UCX, whose own threads call into rft (PMIx's progress thread
+# runs rft's callbacks; UCX has an async thread, and its memory hooks run in whichever thread
+# unmaps), and every test in //tests/multiproc. The sources are searched at each run and bazel
+# query maps them to the tests, so a new thread brings its tests in without an edit here. The
+# tests left out have no second thread in the process, so no race for TSan to find; the default
+# build and asan still run them. Everything else in //... still builds under TSan (-Wtsan). If the
+# query fails, tsan runs all of //... and says so. asan runs everything.
+#
+# Bazel's disk cache, outside the clone, lets a run on a machine that has built before reuse its
+# actions (every clone has an output base of its own): RFT_BAZEL_DISK_CACHE, default
+# ~/.cache/rft-bazel-disk; empty turns it off. Bazel 4 never trims it; delete it when it is too
+# big. In CI (CI=true) no test result comes from it (--nocache_test_results): every CI run runs
+# every test, as it did when each run started cold.
 #
 #   tools/test.sh                       everything
 #   RFT_TEST_CONFIGS="default asan" RFT_TEST_STAGES="fuzz" tools/test.sh
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 CONFIGS=${RFT_TEST_CONFIGS:-"default asan tsan"}
 STAGES=${RFT_TEST_STAGES:-"compat fuzz softroce"}
 BAZEL_FLAGS=(--color=no --curses=no --show_progress_rate_limit=30)
 [[ "${CI:-}" == "true" ]] && BAZEL_FLAGS+=(--noshow_progress)
+# Unset: the default; set but empty: no disk cache. Without a HOME there is no default either.
+disk_cache=${RFT_BAZEL_DISK_CACHE-${HOME:+$HOME/.cache/rft-bazel-disk}}
+CACHE_FLAGS=()
+[[ -n "$disk_cache" ]] && CACHE_FLAGS=(--disk_cache="$disk_cache")
+TEST_FLAGS=()
+[[ "${CI:-}" == "true" ]] && TEST_FLAGS=(--nocache_test_results)
 
 total_passed=0
 total_failed=0
 
+# Wall time per configuration and stage, for the summary before the last line.
+timed_names=()
+timed_seconds=()
+record_time() {  # NAME SECONDS
+  timed_names+=("$1")
+  timed_seconds+=("$2")
+}
+
 # Formatting is part of the code standard (Google style, 100 columns: .clang-format).
 echo "=== clang-format --dry-run --Werror"
+start=$SECONDS
 mapfile -t sources < <(git ls-files '*.cc' '*.h' '*.c' '*.hpp' 2>/dev/null || find . -name '*.cc' -o -name '*.h')
 if clang-format --dry-run --Werror "${sources[@]}"; then
-  echo "=== format: 1 passed, 0 failed (${#sources[@]} files)"
+  echo "=== format: 1 passed, 0 failed (${#sources[@]} files; $((SECONDS - start)) s)"
   total_passed=$((total_passed + 1))
 else
-  echo "=== format: 0 passed, 1 failed (run clang-format -i on the files above)"
+  echo "=== format: 0 passed, 1 failed (run clang-format -i on the files above;" \
+    "$((SECONDS - start)) s)"
   total_failed=$((total_failed + 1))
 fi
+record_time format $((SECONDS - start))
 
 # The layering (docs/architecture.md): Bazel must refuse a lower layer's dependency on a higher
 # one. //transport/layering_check:upward is such a dependency; building it has to fail, and for
 # that reason.
 echo "=== layering: bazel build //transport/layering_check:upward (must be refused)"
+start=$SECONDS
 layering_log=$(mktemp)
-if bazel build "${BAZEL_FLAGS[@]}" //transport/layering_check:upward >"$layering_log" 2>&1; then
-  echo "=== layering: 0 passed, 1 failed (the transport could depend on the detector)"
+if bazel build "${BAZEL_FLAGS[@]}" "${CACHE_FLAGS[@]}" //transport/layering_check:upward \
+  >"$layering_log" 2>&1; then
+  echo "=== layering: 0 passed, 1 failed (the transport could depend on the detector;" \
+    "$((SECONDS - start)) s)"
   total_failed=$((total_failed + 1))
 elif grep -q "is not visible from target '//transport/layering_check:upward'" "$layering_log"; then
-  echo "=== layering: 1 passed, 0 failed"
+  echo "=== layering: 1 passed, 0 failed ($((SECONDS - start)) s)"
   total_passed=$((total_passed + 1))
 else
   tail -n 20 "$layering_log"
-  echo "=== layering: 0 passed, 1 failed (the build failed for another reason)"
+  echo "=== layering: 0 passed, 1 failed (the build failed for another reason;" \
+    "$((SECONDS - start)) s)"
   total_failed=$((total_failed + 1))
 fi
+record_time layering $((SECONDS - start))
 rm -f "$layering_log"
 
+# The tests that run no second thread (see the header), for tsan to leave out: prints their
+# labels, one a line, then "RUN ALL": how many tests tsan runs, how many //... holds. Fails if a
+# query does.
+tsan_skipped_tests() {
+  # libpmix and UCX start threads of their own; they are Bazel targets without sources here.
+  local -a threaded=(//third_party/system:pmix //third_party/system:ucx)
+  local -a files labels
+  local f dir
+  mapfile -t files < <(
+    { git ls-files --cached --others --exclude-standard '*.cc' '*.h' '*.c' '*.hpp' 2>/dev/null ||
+      find . -name 'bazel-*' -prune -o \( -name '*.cc' -o -name '*.h' -o -name '*.c' \
+        -o -name '*.hpp' \) -print; } | sed 's|^\./||' |
+      xargs -r -d '\n' grep -lE 'std::j?thread([^:[:alnum:]_]|$)|pthread_create|std::async' \
+        2>/dev/null)
+  # A file's label: the package is the nearest directory above it with a BUILD file.
+  for f in "${files[@]}"; do
+    dir=$(dirname "$f")
+    while [[ "$dir" != "." && ! -f "$dir/BUILD" && ! -f "$dir/BUILD.bazel" ]]; do
+      dir=$(dirname "$dir")
+    done
+    [[ "$dir" == "." ]] && dir=""
+    labels+=("//$dir:${f#"${dir:+$dir/}"}")
+  done
+  # Matched by name among the source files Bazel knows: a file no rule uses (or a new one not in
+  # a BUILD file yet) selects nothing, where naming it would fail the query.
+  if ((${#labels[@]} > 0)); then
+    local regex
+    # shellcheck disable=SC2016  # sed's $, not the shell's
+    regex=$(printf '%s\n' "${labels[@]}" | sed 's/[].[\*^$()+?{|]/\\&/g; s/^/^/; s/$/$/' |
+      paste -sd'|')
+    threaded+=("filter('$regex', kind('source file', //...:*))")
+  fi
+  local all="kind('.*_test', //...) except attr(tags, '\bmanual\b', //...)"
+  local set
+  set=$(printf ' + %s' "${threaded[@]}")
+  set=${set# + }
+  local -a all_tests run_tests
+  mapfile -t all_tests < <(bazel query --color=no --curses=no "$all" 2>/dev/null; echo "rc=$?")
+  [[ "${all_tests[-1]}" == "rc=0" ]] || return 1
+  unset 'all_tests[-1]'
+  mapfile -t run_tests < <(bazel query --color=no --curses=no \
+    "($all) intersect (rdeps(//..., $set) + //tests/multiproc/...)" 2>/dev/null; echo "rc=$?")
+  [[ "${run_tests[-1]}" == "rc=0" ]] || return 1
+  unset 'run_tests[-1]'
+  ((${#all_tests[@]} > 0 && ${#run_tests[@]} > 0)) || return 1
+  printf '%s\n' "${all_tests[@]}" | grep -vxF -f <(printf '%s\n' "${run_tests[@]}")
+  echo "${#run_tests[@]} ${#all_tests[@]}"
+}
+
 for config in $CONFIGS; do
+  start=$SECONDS
   config_flag=()
   [[ "$config" != "default" ]] && config_flag=(--config="$config")
+  targets=(//...)
+  note=""
+  if [[ "$config" == "tsan" ]]; then
+    if mapfile -t skipped < <(tsan_skipped_tests; echo "rc=$?") && [[ "${skipped[-1]}" == "rc=0" ]]
+    then
+      read -r run_count all_count <<<"${skipped[-2]}"
+      skipped=("${skipped[@]:0:${#skipped[@]}-2}")
+      # //... less the single-threaded tests: they neither build nor run under TSan; every
+      # other target still builds.
+      targets=(-- //... "${skipped[@]/#/-}")
+      note=" less the ${#skipped[@]} single-threaded tests"
+      echo "=== tsan: runs the $run_count threaded tests of $all_count (tools/test.sh's header)"
+    else
+      echo "=== tsan: bazel query could not select the threaded tests; TSan runs all of //..."
+    fi
+  fi
   log=$(mktemp)
-  echo "=== bazel test //... ${config_flag[*]:-}"
-  bazel test "${BAZEL_FLAGS[@]}" "${config_flag[@]}" --keep_going //... 2>&1 | tee "$log"
-  testlogs=$(bazel info "${config_flag[@]}" bazel-testlogs 2>/dev/null)
+  echo "=== bazel test //... ${config_flag[*]:-}$note"
+  bazel test "${BAZEL_FLAGS[@]}" "${CACHE_FLAGS[@]}" "${TEST_FLAGS[@]}" "${config_flag[@]}" \
+    --keep_going "${targets[@]}" 2>&1 | tee "$log"
+  testlogs=$(bazel info "${CACHE_FLAGS[@]}" "${config_flag[@]}" bazel-testlogs 2>/dev/null)
   read -r passed failed < <(python3 tools/count_tests.py "$log" "$testlogs")
-  echo "=== $config: $passed passed, $failed failed"
+  echo "=== $config: $passed passed, $failed failed ($((SECONDS - start)) s)"
+  record_time "$config" $((SECONDS - start))
   total_passed=$((total_passed + passed))
   total_failed=$((total_failed + failed))
   rm -f "$log"
   if [[ "$config" == "default" && " $STAGES " == *" compat "* ]]; then
-    # Staged now: the sanitizer builds overwrite bazel-bin.
+    # Staged now: the sanitizer builds overwrite bazel-bin. Counted in the compat stage's time.
+    start=$SECONDS
     stage_dir=$(mktemp -d /var/tmp/rft-compat-stage.XXXXXX)
     if ! bash tools/compat/stage.sh "$stage_dir"; then
       echo "=== compat: could not stage the default build's binaries"
@@ -71,45 +179,53 @@ for config in $CONFIGS; do
     else
       compat_ready=1
     fi
+    compat_staging_seconds=$((SECONDS - start))
   fi
 done
 
 # A stage's own last line "<name>: N passed, N failed" is added to the totals; a stage that
 # ends without one counts as one failure.
-add_stage() {  # NAME LOG
+add_stage() {  # NAME LOG SECONDS
   local line
+  record_time "$1" "$3"
   line=$(grep -E "^$1: [0-9]+ passed, [0-9]+ failed" "$2" | tail -n 1)
   if [[ -z "$line" ]]; then
-    echo "=== $1: 0 passed, 1 failed (the stage printed no summary)"
+    echo "=== $1: 0 passed, 1 failed (the stage printed no summary; $3 s)"
     total_failed=$((total_failed + 1))
     return
   fi
   read -r p f < <(sed -E 's/^[^:]+: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/' <<<"$line")
-  echo "=== $1: $p passed, $f failed"
+  echo "=== $1: $p passed, $f failed ($3 s)"
   total_passed=$((total_passed + p))
   total_failed=$((total_failed + f))
 }
 
 if [[ " $STAGES " == *" compat "* ]]; then
   echo "=== compatibility: Debian trixie root (tools/compat)"
+  start=$SECONDS
   log=$(mktemp)
   if [[ "${compat_ready:-0}" -eq 1 ]] && bash tools/compat/make-root.sh 2>&1 | tee "$log"; then
     bash tools/compat/run.sh "$stage_dir" 2>&1 | tee -a "$log"
   fi
-  add_stage compat "$log"
+  add_stage compat "$log" $((SECONDS - start + ${compat_staging_seconds:-0}))
   rm -rf "$log" "${stage_dir:-/nonexistent}"
 fi
 
 run_stage() {  # NAME TITLE SCRIPT: runs SCRIPT when NAME is among the stages
   [[ " $STAGES " == *" $1 "* ]] || return 0
   echo "=== $2"
-  local log
+  local log start=$SECONDS
   log=$(mktemp)
   bash "$3" 2>&1 | tee "$log"
-  add_stage "$1" "$log"
+  add_stage "$1" "$log" $((SECONDS - start))
   rm -f "$log"
 }
 run_stage fuzz "fuzzing: libFuzzer targets (tools/fuzz.sh)" tools/fuzz.sh
 run_stage softroce "soft-RoCE: qemu guests with rdma_rxe (tools/softroce)" tools/softroce/selftest.sh
+
+for i in "${!timed_names[@]}"; do
+  printf '=== time: %-9s %6d s\n' "${timed_names[$i]}" "${timed_seconds[$i]}"
+done
+printf '=== time: %-9s %6d s\n' total "$SECONDS"
 echo "$total_passed passed, $total_failed failed"
 [[ $total_failed -eq 0 ]]
