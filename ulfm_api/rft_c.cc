@@ -104,6 +104,12 @@ void Use(rft_errhandler_s* handler) {
 
 int RaiseError(rft_comm_t comm, const Status& status) {
   g_last_error = status.ToString();
+  // A call that failed at once (a send to a dead peer, a dup with a failed member) did not
+  // progress the data plane: pending revocations and failures are applied now, so that the
+  // caller's next call sees them (a loop of failing calls ends once it is revoked).
+  if (rft::api::Session* s = rft::api::binding::session(); s != nullptr) {
+    s->plane().ApplyPendingNotices();
+  }
   // An error with no communicator to report on goes to COMM_SELF's handler, once it exists.
   if (comm == nullptr || comm->magic != kLiveHandle) {
     comm = rft_comm_self_object.magic == kLiveHandle ? &rft_comm_self_object : nullptr;

@@ -106,6 +106,9 @@ std::byte* Schedule::Scratch(size_t bytes) {
 }
 
 Status Schedule::CheckCanRun(Communicator& comm, const char* what) {
+  // A revocation another thread handed over counts before a failure: the usual ULFM loop
+  // repeats a collective until it returns REVOKED, and never drives the data plane otherwise.
+  comm.plane().ApplyPendingNotices();
   if (comm.IsRevoked()) [[unlikely]]
     return RevokedError(std::string(what) + " on " + comm.name() + ": the communicator is revoked");
   if (comm.HasFailedMember()) [[unlikely]] {

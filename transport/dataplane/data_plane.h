@@ -249,6 +249,14 @@ class DataPlane : private ucx::PeerFailureSink {
   // handled. With the verbs path up in poll mode, a UCX worker that has been quiet for a while
   // is polled only every few calls (PollUcxNow).
   unsigned Progress();
+  // Applies the failure and revocation notices other threads handed over (what Progress does at
+  // its end) without progressing the transport: a call that fails at once calls it first, so
+  // that a caller whose every call fails still sees a revocation. One atomic load when there
+  // are none. Data-plane thread.
+  void ApplyPendingNotices() {
+    if (reports_.HasItems()) [[unlikely]]
+      ProcessNotices();
+  }
   // Sleeps until the network or a failure report has something for Progress(), at most
   // `timeout_ms`. In poll mode returns at once.
   Status Idle(int timeout_ms);
