@@ -99,7 +99,7 @@ void Launcher::Conclude(Process* process) {
     // A death rftrun caused (--kill, --stop, an abort asked for, the job's end) is the test or
     // the fail-stop working; a signal from anywhere else is a crash the caller must see.
     const bool caused_here = process->injected_signal != 0 || process->aborted || ending_;
-    if (WIFSIGNALED(wait_status) && !caused_here && !failure_status_) {
+    if (WIFSIGNALED(wait_status) && !caused_here && !options_.deaths_ok && !failure_status_) {
       failure_status_ = exit_code;
     }
   }

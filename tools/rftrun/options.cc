@@ -73,6 +73,9 @@ const char* Usage() {
          "  --ft               fault-tolerant job: a failed process is reported to the survivors\n"
          "                     as a PMIx event and the job goes on; exit status 0 when every\n"
          "                     survivor exits 0. Without --ft a failure ends the whole job.\n"
+         "  --ft-deaths-ok     with --ft: a process killed by a signal does not make the exit\n"
+         "                     status non-zero; the survivors' statuses decide (as Open MPI 5's\n"
+         "                     mpirun --with-ft ulfm)\n"
          "  --timeout SEC      kill the whole job after SEC seconds (exit status 124)\n"
          "  --get-stack-traces with --timeout: first print the stack of every thread of each\n"
          "                     rank still running (needs gdb)\n"
@@ -125,6 +128,8 @@ StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
       have_n = true;
     } else if (arg == "--ft") {
       options.fault_tolerant = true;
+    } else if (arg == "--ft-deaths-ok") {
+      options.deaths_ok = true;
     } else if (arg == "--timeout") {
       auto value = value_of(arg);
       if (!value.ok()) return value.status();
@@ -172,6 +177,9 @@ StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
   }
   options.argv.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
   if (!have_n) return ArgError("missing -n N: the number of processes to start");
+  if (options.deaths_ok && !options.fault_tolerant) {
+    return ArgError("--ft-deaths-ok: only with --ft (without it any failure ends the job)");
+  }
   if (options.argv.empty()) return ArgError("missing PROGRAM: nothing to run");
   if (options.stack_traces && options.timeout.count() == 0) {
     return ArgError("--get-stack-traces: takes effect only with --timeout SEC");

@@ -21,7 +21,11 @@ struct Fault {
 
 struct Options {
   uint32_t nprocs = 0;
-  bool fault_tolerant = false;          // --ft: a failed process does not end the job
+  bool fault_tolerant = false;  // --ft: a failed process does not end the job
+  // --ft-deaths-ok: with --ft, a process killed by a signal does not make the exit status
+  // non-zero; the survivors' own statuses decide it (Open MPI 5's mpirun --with-ft ulfm does
+  // so; mpiexec passes it).
+  bool deaths_ok = false;
   std::chrono::nanoseconds timeout{0};  // 0: none
   // --get-stack-traces: when --timeout ends the job, print every live rank's threads' stacks
   // (by gdb) before killing them.

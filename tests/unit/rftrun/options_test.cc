@@ -25,6 +25,18 @@ TEST(OptionsTest, ParsesEverything) {
   EXPECT_EQ(options->argv, (std::vector<std::string>{"prog", "--ft", "x"}));
 }
 
+// Open MPI 5's verdict for mpiexec --with-ft ulfm: only with --ft, where it means something.
+TEST(OptionsTest, DeathsOkOnlyWithFaultTolerance) {
+  auto options = ParseOptions({"-n", "2", "--ft", "--ft-deaths-ok", "prog"});
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_TRUE(options->deaths_ok);
+  EXPECT_FALSE(ParseOptions({"-n", "2", "prog"})->deaths_ok);
+  auto refused = ParseOptions({"-n", "2", "--ft-deaths-ok", "prog"});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().ToString().find("--ft-deaths-ok: only with --ft"), std::string::npos)
+      << refused.status().ToString();
+}
+
 TEST(OptionsTest, DoubleDashEndsOptions) {
   auto options = ParseOptions({"-np", "2", "--", "-prog-with-dash"});
   ASSERT_TRUE(options.ok()) << options.status().ToString();

@@ -1,0 +1,121 @@
+// The MPI test programs (mpi_basics.c, mpi_ulfm.c) under rft's mpiexec: every group of the MPI
+// layer's functions at several sizes, and ULFM with processes that die at a point the program
+// chooses (the victim kills itself) and at instants it does not know (mpiexec --kill). Each
+// survivor's last line says how many of its checks failed; the result lines are compared with
+// what the survivors must compute.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/multiproc/scenario.h"
+
+namespace rft::testing {
+namespace {
+
+ScenarioResult RunMpi(const std::vector<std::string>& mpiexec_args,
+                      const std::vector<std::string>& program_args) {
+  std::vector<std::string> args = mpiexec_args;
+  args.insert(args.end(), {"--timeout", "100", "--get-stack-traces"});
+  args.insert(args.end(), program_args.begin(), program_args.end());
+  args[args.size() - program_args.size()] = Runfile(program_args[0]);
+  return RunCommand("ulfm_api/mpi/sdk/bin/mpiexec", args, std::chrono::seconds(150),
+                    TolerantHeartbeats());
+}
+
+// Every one of `ranks` printed "NAME: rank R: N checks, 0 failed".
+void ExpectAllChecksPassed(const ScenarioResult& r, const std::string& name,
+                           const std::vector<int>& ranks) {
+  for (int rank : ranks) {
+    const std::string line = name + ": rank " + std::to_string(rank) + ": ";
+    const size_t at = r.output.find(line);
+    ASSERT_NE(at, std::string::npos) << "rank " << rank << " printed no summary\n" << r.Report();
+    const size_t end = r.output.find('\n', at);
+    EXPECT_NE(r.output.substr(at, end - at).find(" 0 failed"), std::string::npos) << r.Report();
+  }
+  EXPECT_EQ(CountLines(r.output, "CHECK failed"), 0) << r.Report();
+}
+
+TEST(MpiPrograms, BasicsAtTwoThreeAndFiveRanks) {
+  for (int n : {2, 3, 5}) {
+    const ScenarioResult r = RunMpi({"-n", std::to_string(n)}, {"tests/mpi/mpi_basics"});
+    EXPECT_EQ(r.exit_status, 0) << r.Report();
+    std::vector<int> ranks;
+    for (int i = 0; i < n; ++i) ranks.push_back(i);
+    ExpectAllChecksPassed(r, "mpi_basics", ranks);
+  }
+}
+
+TEST(MpiPrograms, FailuresPendingAckRevokeShrinkAgree) {
+  const ScenarioResult r =
+      RunMpi({"-n", "4", "--with-ft", "ulfm"}, {"tests/mpi/mpi_ulfm", "failures", "2"});
+  ExpectAllChecksPassed(r, "mpi_ulfm", {0, 1, 3});
+  EXPECT_EQ(CountLines(r.output, "sum over the survivors 4"), 3) << r.Report();
+  // mpiexec's status when a rank killed itself and the survivors finished (docs/mpi.md).
+  EXPECT_EQ(r.exit_status, 0) << r.Report();
+}
+
+TEST(MpiPrograms, RevokeAndShrinkAHundredTimes) {
+  const ScenarioResult r =
+      RunMpi({"-n", "3", "--with-ft", "ulfm"}, {"tests/mpi/mpi_ulfm", "revoke-loop", "100"});
+  EXPECT_EQ(r.exit_status, 0) << r.Report();
+  ExpectAllChecksPassed(r, "mpi_ulfm", {0, 1, 2});
+  EXPECT_EQ(CountLines(r.output, "100 rounds"), 3) << r.Report();
+}
+
+TEST(MpiPrograms, AUserHandlerThatRevokes) {
+  const ScenarioResult r =
+      RunMpi({"-n", "4", "--with-ft", "ulfm"}, {"tests/mpi/mpi_ulfm", "handler", "1"});
+  ExpectAllChecksPassed(r, "mpi_ulfm", {0, 2, 3});
+  EXPECT_EQ(CountLines(r.output, "shrunk to 3"), 3) << r.Report();
+}
+
+// Two processes killed by mpiexec at instants the program does not know: the loop recovers and
+// every survivor ends with every iteration done and the exact sum of the survivors' ranks.
+TEST(MpiPrograms, IterationsSurviveTwoKillsAtRandomInstants) {
+  const ScenarioResult r =
+      RunMpi({"-n", "5", "--with-ft", "ulfm", "--kill", "1@0.3", "--kill", "3@0.6"},
+             {"tests/mpi/mpi_ulfm", "iterate", "20000"});
+  EXPECT_EQ(r.exit_status, 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "mpi_ulfm iterate: 20000 iterations, 3 members, sum of ranks 6"),
+            3)
+      << r.Report();
+}
+
+TEST(MpiPrograms, InitialErrorHandlerFromMpiexec) {
+  const ScenarioResult r =
+      RunMpi({"-n", "2", "--with-ft", "ulfm", "--initial-errhandler", "mpi_errors_return"},
+             {"tests/mpi/mpi_ulfm", "initial"});
+  EXPECT_EQ(r.exit_status, 0) << r.Report();
+  ExpectAllChecksPassed(r, "mpi_ulfm", {0, 1});
+}
+
+// Without fault tolerance (mpiexec's default), a death is the job's failure.
+TEST(MpiPrograms, WithoutFaultToleranceADeathEndsTheJob) {
+  const ScenarioResult killed =
+      RunMpi({"-n", "3", "--kill", "1@0.3"}, {"tests/mpi/mpi_ulfm", "iterate", "2000000"});
+  EXPECT_NE(killed.exit_status, 0) << killed.Report();
+  EXPECT_FALSE(killed.timed_out) << killed.Report();
+  EXPECT_EQ(CountLines(killed.output, "mpi_ulfm iterate:"), 0) << killed.Report();
+}
+
+TEST(MpiPrograms, MpiexecRefusesBadOptionsByName) {
+  const ScenarioResult r =
+      RunCommand("ulfm_api/mpi/sdk/bin/mpiexec", {"-n", "2", "--with-ft", "maybe", "true"},
+                 std::chrono::seconds(20));
+  EXPECT_EQ(r.exit_status, 2) << r.Report();
+  EXPECT_NE(r.output.find("--with-ft maybe: expected ulfm, mpi or no"), std::string::npos)
+      << r.Report();
+  const ScenarioResult mca =
+      RunCommand("ulfm_api/mpi/sdk/bin/mpiexec",
+                 {"-n", "1", "--mca", "btl", "self,sm", "--bind-to", "core", "/bin/true"},
+                 std::chrono::seconds(30));
+  EXPECT_EQ(mca.exit_status, 0) << mca.Report();
+  EXPECT_NE(mca.output.find("--mca btl self,sm has no meaning for rft; ignored"), std::string::npos)
+      << mca.Report();
+  EXPECT_NE(mca.output.find("--bind-to core has no meaning for rft; ignored"), std::string::npos)
+      << mca.Report();
+}
+
+}  // namespace
+}  // namespace rft::testing

@@ -1,0 +1,822 @@
+// Communicators, groups, attributes and Cartesian topologies.
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "ulfm_api/mpi/mpi_internal.h"
+
+namespace rft::mpi {
+
+Comm* FindComm(MPI_Comm handle) {
+  State& s = state();
+  if (handle == MPI_COMM_WORLD) return s.initialized ? &s.world : nullptr;
+  if (handle == MPI_COMM_SELF) return s.initialized ? &s.self : nullptr;
+  return s.comms.Find(handle);
+}
+
+Group* FindGroup(MPI_Group handle) { return state().groups.Find(handle); }
+
+rft_group_t RftGroup(MPI_Group handle) {
+  if (handle == MPI_GROUP_EMPTY) {
+    static rft_group_t empty = RFT_GROUP_NULL;
+    if (empty == RFT_GROUP_NULL) {
+      rft_group_t world = RFT_GROUP_NULL;
+      rft_comm_group(RFT_COMM_WORLD, &world);
+      rft_group_incl(world, 0, nullptr, &empty);
+      rft_group_free(&world);
+    }
+    return empty;
+  }
+  Group* g = FindGroup(handle);
+  return g != nullptr ? g->rft : RFT_GROUP_NULL;
+}
+
+MPI_Group NewGroup(rft_group_t group) { return state().groups.Add(Group{group}); }
+
+MPI_Comm NewComm(rft_comm_t comm, const Comm* parent) {
+  Comm c;
+  c.rft = comm;
+  rft_comm_set_errhandler(comm, RFT_ERRORS_RETURN);
+  rft_comm_rank(comm, &c.rank);
+  rft_comm_size(comm, &c.size);
+  if (parent != nullptr) c.errhandler = parent->errhandler;
+  return state().comms.Add(std::move(c));
+}
+
+int CheckRankArg(const Comm& comm, int rank, bool wildcard, const char* function, MPI_Comm handle) {
+  if ((rank >= 0 && rank < comm.size) || rank == MPI_PROC_NULL ||
+      (wildcard && rank == MPI_ANY_SOURCE)) [[likely]] {
+    return MPI_SUCCESS;
+  }
+  return Raise(handle, MPI_ERR_RANK,
+               std::string(function) + ": rank " + std::to_string(rank) + ": expected 0.." +
+                   std::to_string(comm.size - 1) + ", MPI_PROC_NULL" +
+                   (wildcard ? " or MPI_ANY_SOURCE" : ""));
+}
+
+int CheckTagArg(int tag, bool wildcard, const char* function, MPI_Comm handle) {
+  if (tag >= 0 || (wildcard && tag == MPI_ANY_TAG)) [[likely]]
+    return MPI_SUCCESS;
+  return Raise(handle, MPI_ERR_TAG,
+               std::string(function) + ": tag " + std::to_string(tag) + ": expected 0..MPI_TAG_UB" +
+                   (wildcard ? " or MPI_ANY_TAG" : ""));
+}
+
+int CheckCountArg(int count, const char* function, MPI_Comm handle) {
+  if (count >= 0) [[likely]]
+    return MPI_SUCCESS;
+  return Raise(handle, MPI_ERR_COUNT,
+               std::string(function) + ": count " + std::to_string(count) + ": expected >= 0");
+}
+
+}  // namespace rft::mpi
+
+using namespace rft::mpi;
+
+namespace {
+
+int BadComm(MPI_Comm comm, const char* function) {
+  if (!Ready()) return NotInitialized(function);
+  return Raise(comm, MPI_ERR_COMM,
+               std::string(function) + ": " +
+                   (comm == MPI_COMM_NULL ? "MPI_COMM_NULL" : "invalid or freed communicator"));
+}
+
+int BadGroup(MPI_Group group, const char* function) {
+  return Raise(MPI_COMM_WORLD, MPI_ERR_GROUP,
+               std::string(function) + ": " +
+                   (group == MPI_GROUP_NULL ? "MPI_GROUP_NULL" : "invalid or freed group"));
+}
+
+// Copies `from`'s attributes into `to` with their keyvals' copy functions (MPI: dup does).
+int CopyAttributes(MPI_Comm from_handle, const Comm& from, Comm& to) {
+  for (const auto& [key, value] : from.attributes) {
+    Keyval* keyval = state().keyvals.Find(key);
+    if (keyval == nullptr || keyval->copy == nullptr) continue;
+    void* copied = nullptr;
+    int flag = 0;
+    const int rc = keyval->copy(from_handle, key, keyval->extra_state, value, &copied, &flag);
+    if (rc != MPI_SUCCESS) return rc;
+    if (flag) to.attributes[key] = copied;
+  }
+  return MPI_SUCCESS;
+}
+
+int DeleteAttribute(MPI_Comm handle, Comm& comm, int key) {
+  auto it = comm.attributes.find(key);
+  if (it == comm.attributes.end()) return MPI_SUCCESS;
+  void* value = it->second;
+  comm.attributes.erase(it);
+  Keyval* keyval = state().keyvals.Find(key);
+  if (keyval != nullptr && keyval->del != nullptr) {
+    return keyval->del(handle, key, value, keyval->extra_state);
+  }
+  return MPI_SUCCESS;
+}
+
+// A communicator made by rft (`rc`, `made`) as an MPI handle at *newcomm.
+int Adopt(MPI_Comm parent_handle, const Comm& parent, const char* function, int rc, rft_comm_t made,
+          MPI_Comm* newcomm) {
+  if (rc != RFT_SUCCESS) {
+    *newcomm = MPI_COMM_NULL;
+    return RaiseRft(parent_handle, function, rc);
+  }
+  *newcomm = made == RFT_COMM_NULL ? MPI_COMM_NULL : NewComm(made, &parent);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPIR_Dup_fn_impl(MPI_Comm, int, void*, void* in, void* out, int* flag) {
+  *static_cast<void**>(out) = in;
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+
+int MPIR_Dup_fn(MPI_Comm comm, int keyval, void* extra, void* in, void* out, int* flag) {
+  return PMPIR_Dup_fn_impl(comm, keyval, extra, in, out, flag);
+}
+
+int PMPI_Comm_rank(MPI_Comm comm, int* rank) {
+  Comm* c = FindComm(comm);
+  if (c == nullptr) [[unlikely]]
+    return BadComm(comm, "MPI_Comm_rank");
+  *rank = c->rank;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_size(MPI_Comm comm, int* size) {
+  Comm* c = FindComm(comm);
+  if (c == nullptr) [[unlikely]]
+    return BadComm(comm, "MPI_Comm_size");
+  *size = c->size;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  Comm* c = FindComm(comm);
+  if (c == nullptr) return BadComm(comm, "MPI_Comm_dup");
+  rft_comm_t made = RFT_COMM_NULL;
+  const int rc = rft_comm_dup(c->rft, &made);
+  const int adopted = Adopt(comm, *c, "MPI_Comm_dup", rc, made, newcomm);
+  if (adopted != MPI_SUCCESS) return adopted;
+  Comm* n = FindComm(*newcomm);
+  c = FindComm(comm);  // the table may have grown
+  n->has_cart = c->has_cart;
+  n->cart = c->cart;
+  const int copied = CopyAttributes(comm, *c, *n);
+  return copied == MPI_SUCCESS ? MPI_SUCCESS
+                               : Raise(comm, copied, "MPI_Comm_dup: an attribute copy failed");
+}
+
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info, MPI_Comm* newcomm) {
+  return PMPI_Comm_dup(comm, newcomm);
+}
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  Comm* c = FindComm(comm);
+  if (c == nullptr) return BadComm(comm, "MPI_Comm_split");
+  rft_comm_t made = RFT_COMM_NULL;
+  const int rc = rft_comm_split(c->rft, color == MPI_UNDEFINED ? RFT_UNDEFINED : color, key, &made);
+  return Adopt(comm, *c, "MPI_Comm_split", rc, made, newcomm);
+}
+
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Comm* newcomm) {
+  Comm* c = FindComm(comm);
+  if (c == nullptr) return BadComm(comm, "MPI_Comm_split_type");
+  int color = MPI_UNDEFINED;
+  if (split_type != MPI_UNDEFINED) {
+    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_COMM_TYPE_HW_GUIDED &&
+        split_type != MPI_COMM_TYPE_HW_UNGUIDED) {
+      return Raise(comm, MPI_ERR_ARG,
+                   "MPI_Comm_split_type: split_type " + std::to_string(split_type) +
+                       ": expected MPI_COMM_TYPE_SHARED, _HW_GUIDED, _HW_UNGUIDED or "
+                       "MPI_UNDEFINED");
+    }
+  }
+  // Members of one node share memory: the colour is the lowest rank with this host name.
+  char host[MPI_MAX_PROCESSOR_NAME] = {0};
+  gethostname(host, sizeof(host) - 1);
+  std::vector<char> hosts(static_cast<size_t>(c->size) * MPI_MAX_PROCESSOR_NAME);
+  int rc = rft_allgather(host, MPI_MAX_PROCESSOR_NAME, RFT_BYTE, hosts.data(), c->rft);
+  if (rc != RFT_SUCCESS) return RaiseRft(comm, "MPI_Comm_split_type", rc);
+  if (split_type != MPI_UNDEFINED) {
+    for (int r = 0; r < c->size; ++r) {
+      if (strncmp(&hosts[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME], host,
+                  MPI_MAX_PROCESSOR_NAME) == 0) {
+        color = r;
+        break;
+      }
+    }
+  }
+  return PMPI_Comm_split(comm, color, key, newcomm);
+}
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  Comm* c = FindComm(comm);
+  if (c == nullptr) return BadComm(comm, "MPI_Comm_create");
+  rft_group_t g = RftGroup(group);
+  if (g == RFT_GROUP_NULL) return BadGroup(group, "MPI_Comm_create");
+  rft_comm_t made = RFT_COMM_NULL;
+  const int rc = rft_comm_create(c->rft, g, &made);
+  return Adopt(comm, *c, "MPI_Comm_create", rc, made, newcomm);
+}
+
+int PMPI_Comm_free(MPI_Comm* comm) {
+  if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) {
+    return Raise(*comm, MPI_ERR_COMM, "MPI_Comm_free: MPI_COMM_WORLD and MPI_COMM_SELF stay");
+  }
+  Comm* c = FindComm(*comm);
+  if (c == nullptr) return BadComm(*comm, "MPI_Comm_free");
+  std::vector<int> keys;
+  for (const auto& entry : c->attributes) keys.push_back(entry.first);
+  for (int key : keys) {
+    const int rc = DeleteAttribute(*comm, *FindComm(*comm), key);
+    if (rc != MPI_SUCCESS) return Raise(*comm, rc, "MPI_Comm_free: an attribute delete failed");
+  }
+  c = FindComm(*comm);
+  rft_comm_t inner = c->rft;
+  const int rc = rft_comm_free(&inner);
+  if (rc != RFT_SUCCESS) return RaiseRft(*comm, "MPI_Comm_free", rc);
+  state().comms.Remove(*comm);
+  *comm = MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
+  Comm* a = FindComm(comm1);
+  Comm* b = FindComm(comm2);
+  if (a == nullptr) return BadComm(comm1, "MPI_Comm_compare");
+  if (b == nullptr) return BadComm(comm2, "MPI_Comm_compare");
+  if (comm1 == comm2) {
+    *result = MPI_IDENT;
+    return MPI_SUCCESS;
+  }
+  const int rc = rft_comm_compare(a->rft, b->rft, result);
+  return rc == RFT_SUCCESS ? MPI_SUCCESS : RaiseRft(comm1, "MPI_Comm_compare", rc);
+}
+
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
+  Comm* c = FindComm(comm);
+  if (c == nullptr) return BadComm(comm, "MPI_Comm_group");
+  rft_group_t g = RFT_GROUP_NULL;
+  const int rc = rft_comm_group(c->rft, &g);
+  if (rc != RFT_SUCCESS) return RaiseRft(comm, "MPI_Comm_group", rc);
+  *group = NewGroup(g);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_set_name(MPI_Comm comm, const char* name) {
+  Comm* c = FindComm(comm);
+  if (c == nullptr) return BadComm(comm, "MPI_Comm_set_name");
+  if (name == nullptr) return Raise(comm, MPI_ERR_ARG, "MPI_Comm_set_name: NULL name");
+  c->name.assign(name, strnlen(name, MPI_MAX_OBJECT_NAME - 1));
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_get_name(MPI_Comm comm, char* name, int* resultlen) {
+  Comm* c = FindComm(comm);
+  if (c == nullptr) return BadComm(comm, "MPI_Comm_get_name");
+  memcpy(name, c->name.c_str(), c->name.size() + 1);
+  *resultlen = static_cast<int>(c->name.size());
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) {
+  if (FindComm(comm) == nullptr) return BadComm(comm, "MPI_Comm_test_inter");
+  *flag = 0;  // intercommunicators are not made yet (MPI_Intercomm_create is refused)
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_remote_size(MPI_Comm comm, int*) {
+  if (FindComm(comm) == nullptr) return BadComm(comm, "MPI_Comm_remote_size");
+  return Raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_size: not an intercommunicator");
+}
+
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group*) {
+  if (FindComm(comm) == nullptr) return BadComm(comm, "MPI_Comm_remote_group");
+  return Raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_group: not an intercommunicator");
+}
+
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info) {
+  if (FindComm(comm) == nullptr) return BadComm(comm, "MPI_Comm_set_info");
+  return MPI_SUCCESS;  // no hint changes what rft does
+}
+
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info) {
+  if (FindComm(comm) == nullptr) return BadComm(comm, "MPI_Comm_get_info");
+  return PMPI_Info_create(info);
+}
+
+// ---- Attributes ----
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy, MPI_Comm_delete_attr_function* del,
+                            int* keyval, void* extra_state) {
+  *keyval = state().keyvals.Add(Keyval{copy, del, extra_state});
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_free_keyval(int* keyval) {
+  if (state().keyvals.Find(*keyval) == nullptr) {
+    return Raise(MPI_COMM_WORLD, MPI_ERR_KEYVAL, "MPI_Comm_free_keyval: invalid keyval");
+  }
+  // Attributes set with it keep their delete call through the table entry until then: MPI
+  // frees a keyval only once no attribute uses it. rft keeps the entry (it is small).
+  *keyval = MPI_KEYVAL_INVALID;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_set_attr(MPI_Comm comm, int key, void* value) {
+  Comm* c = FindComm(comm);
+  if (c == nullptr) return BadComm(comm, "MPI_Comm_set_attr");
+  if (state().keyvals.Find(key) == nullptr) {
+    return Raise(comm, MPI_ERR_KEYVAL,
+                 "MPI_Comm_set_attr: keyval " + std::to_string(key) +
+                     " is not one of MPI_Comm_create_keyval's (predefined ones are read-only)");
+  }
+  const int rc = DeleteAttribute(comm, *c, key);
+  if (rc != MPI_SUCCESS) return Raise(comm, rc, "MPI_Comm_set_attr: the old value's delete failed");
+  FindComm(comm)->attributes[key] = value;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_get_attr(MPI_Comm comm, int key, void* value, int* flag) {
+  Comm* c = FindComm(comm);
+  if (c == nullptr) return BadComm(comm, "MPI_Comm_get_attr");
+  static int tag_ub = INT_MAX, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime_global = 0,
+             appnum = 0, universe = 0, last_code = 0, ft = 0;
+  int* predefined = nullptr;
+  switch (key) {
+    case MPI_TAG_UB:
+      predefined = &tag_ub;
+      break;
+    case MPI_HOST:
+      predefined = &host;
+      break;
+    case MPI_IO:
+      predefined = &io;
+      break;
+    case MPI_WTIME_IS_GLOBAL:
+      predefined = &wtime_global;
+      break;
+    case MPI_APPNUM:
+      predefined = &appnum;
+      break;
+    case MPI_UNIVERSE_SIZE:
+      universe = state().world.size;
+      predefined = &universe;
+      break;
+    case MPI_LASTUSEDCODE:
+      last_code = state().last_used_code;
+      predefined = &last_code;
+      break;
+    case MPIX_FT:
+      ft = state().fault_tolerant;
+      predefined = &ft;
+      break;
+    default:
+      break;
+  }
+  if (predefined != nullptr) {
+    *static_cast<int**>(value) = predefined;
+    *flag = 1;
+    return MPI_SUCCESS;
+  }
+  if (state().keyvals.Find(key) == nullptr) {
+    return Raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_get_attr: invalid keyval " + std::to_string(key));
+  }
+  auto it = c->attributes.find(key);
+  *flag = it != c->attributes.end();
+  if (*flag) *static_cast<void**>(value) = it->second;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_delete_attr(MPI_Comm comm, int key) {
+  Comm* c = FindComm(comm);
+  if (c == nullptr) return BadComm(comm, "MPI_Comm_delete_attr");
+  if (state().keyvals.Find(key) == nullptr) {
+    return Raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr: invalid keyval");
+  }
+  const int rc = DeleteAttribute(comm, *c, key);
+  return rc == MPI_SUCCESS ? MPI_SUCCESS
+                           : Raise(comm, rc, "MPI_Comm_delete_attr: the delete function failed");
+}
+
+int PMPI_Attr_get(MPI_Comm comm, int key, void* value, int* flag) {
+  return PMPI_Comm_get_attr(comm, key, value, flag);
+}
+int PMPI_Attr_put(MPI_Comm comm, int key, void* value) {
+  return PMPI_Comm_set_attr(comm, key, value);
+}
+int PMPI_Attr_delete(MPI_Comm comm, int key) { return PMPI_Comm_delete_attr(comm, key); }
+int PMPI_Keyval_create(MPI_Copy_function* copy, MPI_Delete_function* del, int* keyval,
+                       void* extra_state) {
+  return PMPI_Comm_create_keyval(copy, del, keyval, extra_state);
+}
+int PMPI_Keyval_free(int* keyval) { return PMPI_Comm_free_keyval(keyval); }
+
+// ---- Groups ----
+#define RFT_GROUP_OR_FAIL(var, handle, function) \
+  rft_group_t var = RftGroup(handle);            \
+  if (var == RFT_GROUP_NULL) return BadGroup(handle, function);
+
+// `made` is read after `rc` is computed: the caller passes the rft call's result first.
+static int GroupResult(int rc, const rft_group_t* made, MPI_Group* out, const char* function) {
+  if (rc != RFT_SUCCESS) return RaiseRft(MPI_COMM_WORLD, function, rc);
+  *out = NewGroup(*made);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Group_size(MPI_Group group, int* size) {
+  RFT_GROUP_OR_FAIL(g, group, "MPI_Group_size");
+  return FromRft(rft_group_size(g, size));
+}
+
+int PMPI_Group_rank(MPI_Group group, int* rank) {
+  RFT_GROUP_OR_FAIL(g, group, "MPI_Group_rank");
+  const int rc = rft_group_rank(g, rank);
+  if (*rank == RFT_UNDEFINED) *rank = MPI_UNDEFINED;
+  return FromRft(rc);
+}
+
+int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                               int ranks2[]) {
+  RFT_GROUP_OR_FAIL(a, group1, "MPI_Group_translate_ranks");
+  RFT_GROUP_OR_FAIL(b, group2, "MPI_Group_translate_ranks");
+  // MPI_PROC_NULL translates to itself; rft knows only ranks.
+  std::vector<int> in, where;
+  for (int i = 0; i < n; ++i) {
+    if (ranks1[i] == MPI_PROC_NULL) {
+      ranks2[i] = MPI_PROC_NULL;
+    } else {
+      in.push_back(ranks1[i]);
+      where.push_back(i);
+    }
+  }
+  std::vector<int> out(in.size());
+  const int rc =
+      rft_group_translate_ranks(a, static_cast<int>(in.size()), in.data(), b, out.data());
+  if (rc != RFT_SUCCESS) {
+    return Raise(MPI_COMM_WORLD, MPI_ERR_RANK,
+                 std::string("MPI_Group_translate_ranks: ") + rft_last_error_message());
+  }
+  for (size_t i = 0; i < in.size(); ++i) {
+    ranks2[where[i]] = out[i] == RFT_UNDEFINED ? MPI_UNDEFINED : out[i];
+  }
+  return MPI_SUCCESS;
+}
+
+int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
+  RFT_GROUP_OR_FAIL(a, group1, "MPI_Group_compare");
+  RFT_GROUP_OR_FAIL(b, group2, "MPI_Group_compare");
+  return FromRft(rft_group_compare(a, b, result));
+}
+
+int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  RFT_GROUP_OR_FAIL(a, group1, "MPI_Group_union");
+  RFT_GROUP_OR_FAIL(b, group2, "MPI_Group_union");
+  rft_group_t made = RFT_GROUP_NULL;
+  return GroupResult(rft_group_union(a, b, &made), &made, newgroup, "MPI_Group_union");
+}
+
+int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  RFT_GROUP_OR_FAIL(a, group1, "MPI_Group_intersection");
+  RFT_GROUP_OR_FAIL(b, group2, "MPI_Group_intersection");
+  rft_group_t made = RFT_GROUP_NULL;
+  return GroupResult(rft_group_intersection(a, b, &made), &made, newgroup,
+                     "MPI_Group_intersection");
+}
+
+int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  RFT_GROUP_OR_FAIL(a, group1, "MPI_Group_difference");
+  RFT_GROUP_OR_FAIL(b, group2, "MPI_Group_difference");
+  rft_group_t made = RFT_GROUP_NULL;
+  return GroupResult(rft_group_difference(a, b, &made), &made, newgroup, "MPI_Group_difference");
+}
+
+int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+  RFT_GROUP_OR_FAIL(g, group, "MPI_Group_incl");
+  rft_group_t made = RFT_GROUP_NULL;
+  const int rc = rft_group_incl(g, n, ranks, &made);
+  if (rc == RFT_ERR_ARG) {
+    return Raise(MPI_COMM_WORLD, MPI_ERR_RANK,
+                 std::string("MPI_Group_incl: ") + rft_last_error_message());
+  }
+  return GroupResult(rc, &made, newgroup, "MPI_Group_incl");
+}
+
+int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+  RFT_GROUP_OR_FAIL(g, group, "MPI_Group_excl");
+  rft_group_t made = RFT_GROUP_NULL;
+  const int rc = rft_group_excl(g, n, ranks, &made);
+  if (rc == RFT_ERR_ARG) {
+    return Raise(MPI_COMM_WORLD, MPI_ERR_RANK,
+                 std::string("MPI_Group_excl: ") + rft_last_error_message());
+  }
+  return GroupResult(rc, &made, newgroup, "MPI_Group_excl");
+}
+
+// The ranks the triplets (first, last, stride) name, in order; MPI_SUCCESS or the class.
+static int ExpandRanges(int group_size, int n, int ranges[][3], std::vector<int>* ranks,
+                        const char* function) {
+  for (int i = 0; i < n; ++i) {
+    const int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
+    if (stride == 0 || first < 0 || first >= group_size || last < 0 || last >= group_size ||
+        (stride > 0 && first > last) || (stride < 0 && first < last)) {
+      return Raise(MPI_COMM_WORLD, MPI_ERR_RANK,
+                   std::string(function) + ": range " + std::to_string(i) + " (" +
+                       std::to_string(first) + ", " + std::to_string(last) + ", " +
+                       std::to_string(stride) + "): expected ranks 0.." +
+                       std::to_string(group_size - 1) + " and a stride that reaches the last");
+    }
+    for (int r = first; stride > 0 ? r <= last : r >= last; r += stride) ranks->push_back(r);
+  }
+  return MPI_SUCCESS;
+}
+
+int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
+  RFT_GROUP_OR_FAIL(g, group, "MPI_Group_range_incl");
+  int size = 0;
+  rft_group_size(g, &size);
+  std::vector<int> ranks;
+  const int rc = ExpandRanges(size, n, ranges, &ranks, "MPI_Group_range_incl");
+  if (rc != MPI_SUCCESS) return rc;
+  return PMPI_Group_incl(group, static_cast<int>(ranks.size()), ranks.data(), newgroup);
+}
+
+int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
+  RFT_GROUP_OR_FAIL(g, group, "MPI_Group_range_excl");
+  int size = 0;
+  rft_group_size(g, &size);
+  std::vector<int> ranks;
+  const int rc = ExpandRanges(size, n, ranges, &ranks, "MPI_Group_range_excl");
+  if (rc != MPI_SUCCESS) return rc;
+  return PMPI_Group_excl(group, static_cast<int>(ranks.size()), ranks.data(), newgroup);
+}
+
+int PMPI_Group_free(MPI_Group* group) {
+  if (*group == MPI_GROUP_EMPTY) {
+    *group = MPI_GROUP_NULL;  // predefined: it stays
+    return MPI_SUCCESS;
+  }
+  Group* g = FindGroup(*group);
+  if (g == nullptr) return BadGroup(*group, "MPI_Group_free");
+  rft_group_free(&g->rft);
+  state().groups.Remove(*group);
+  *group = MPI_GROUP_NULL;
+  return MPI_SUCCESS;
+}
+
+// ---- Cartesian topologies (a communicator with the grid's shape kept beside it) ----
+int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
+  if (nnodes <= 0 || ndims <= 0) {
+    return Raise(MPI_COMM_WORLD, MPI_ERR_DIMS,
+                 "MPI_Dims_create: nnodes " + std::to_string(nnodes) + ", ndims " +
+                     std::to_string(ndims) + ": expected both > 0");
+  }
+  int fixed = 1, free_dims = 0;
+  for (int i = 0; i < ndims; ++i) {
+    if (dims[i] < 0) return Raise(MPI_COMM_WORLD, MPI_ERR_DIMS, "MPI_Dims_create: dims < 0");
+    if (dims[i] > 0)
+      fixed *= dims[i];
+    else
+      ++free_dims;
+  }
+  if (nnodes % fixed != 0) {
+    return Raise(MPI_COMM_WORLD, MPI_ERR_DIMS,
+                 "MPI_Dims_create: " + std::to_string(nnodes) +
+                     " is not a multiple of the fixed dimensions' product " +
+                     std::to_string(fixed));
+  }
+  if (free_dims == 0) return MPI_SUCCESS;
+  // Factor the rest and deal the prime factors, largest first, to the smallest dimension: the
+  // dimensions come out as close to each other as the factors allow, in non-increasing order.
+  int rest = nnodes / fixed;
+  std::vector<int> factors;
+  for (int f = 2; f * f <= rest; ++f) {
+    while (rest % f == 0) {
+      factors.push_back(f);
+      rest /= f;
+    }
+  }
+  if (rest > 1) factors.push_back(rest);
+  std::sort(factors.rbegin(), factors.rend());
+  std::vector<int> out(free_dims, 1);
+  for (int f : factors) *std::min_element(out.begin(), out.end()) *= f;
+  std::sort(out.rbegin(), out.rend());
+  for (int i = 0, j = 0; i < ndims; ++i) {
+    if (dims[i] == 0) dims[i] = out[j++];
+  }
+  return MPI_SUCCESS;
+}
+
+int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int,
+                     MPI_Comm* comm_cart) {
+  Comm* c = FindComm(comm_old);
+  if (c == nullptr) return BadComm(comm_old, "MPI_Cart_create");
+  if (ndims < 0) return Raise(comm_old, MPI_ERR_DIMS, "MPI_Cart_create: ndims < 0");
+  long cells = 1;
+  for (int i = 0; i < ndims; ++i) {
+    if (dims[i] <= 0) return Raise(comm_old, MPI_ERR_DIMS, "MPI_Cart_create: a dimension <= 0");
+    cells *= dims[i];
+  }
+  if (cells > c->size) {
+    return Raise(comm_old, MPI_ERR_TOPOLOGY,
+                 "MPI_Cart_create: the grid has " + std::to_string(cells) + " cells, comm only " +
+                     std::to_string(c->size) + " members");
+  }
+  // No reordering: rank r of the old communicator is cell r (MPI allows it).
+  const int rc = PMPI_Comm_split(comm_old, c->rank < cells ? 0 : MPI_UNDEFINED, c->rank, comm_cart);
+  if (rc != MPI_SUCCESS || *comm_cart == MPI_COMM_NULL) return rc;
+  Comm* cart = FindComm(*comm_cart);
+  cart->has_cart = true;
+  cart->cart.dims.assign(dims, dims + ndims);
+  cart->cart.periods.assign(periods, periods + ndims);
+  return MPI_SUCCESS;
+}
+
+static Comm* CartOf(MPI_Comm comm, const char* function, int* rc) {
+  Comm* c = FindComm(comm);
+  if (c == nullptr) {
+    *rc = BadComm(comm, function);
+    return nullptr;
+  }
+  if (!c->has_cart) {
+    *rc = Raise(comm, MPI_ERR_TOPOLOGY, std::string(function) + ": no Cartesian topology");
+    return nullptr;
+  }
+  return c;
+}
+
+int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
+  int rc = MPI_SUCCESS;
+  Comm* c = CartOf(comm, "MPI_Cart_coords", &rc);
+  if (c == nullptr) return rc;
+  const int n = static_cast<int>(c->cart.dims.size());
+  if (rank < 0 || rank >= c->size) return CheckRankArg(*c, rank, false, "MPI_Cart_coords", comm);
+  for (int i = n - 1; i >= 0; --i) {
+    if (i < maxdims) coords[i] = rank % c->cart.dims[i];
+    rank /= c->cart.dims[i];
+  }
+  return MPI_SUCCESS;
+}
+
+int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
+  int rc = MPI_SUCCESS;
+  Comm* c = CartOf(comm, "MPI_Cart_rank", &rc);
+  if (c == nullptr) return rc;
+  int r = 0;
+  for (size_t i = 0; i < c->cart.dims.size(); ++i) {
+    int x = coords[i];
+    const int d = c->cart.dims[i];
+    if (c->cart.periods[i]) {
+      x = ((x % d) + d) % d;
+    } else if (x < 0 || x >= d) {
+      return Raise(comm, MPI_ERR_ARG,
+                   "MPI_Cart_rank: coordinate " + std::to_string(x) + " of dimension " +
+                       std::to_string(i) + ": expected 0.." + std::to_string(d - 1));
+    }
+    r = r * d + x;
+  }
+  *rank = r;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest) {
+  int rc = MPI_SUCCESS;
+  Comm* c = CartOf(comm, "MPI_Cart_shift", &rc);
+  if (c == nullptr) return rc;
+  const int n = static_cast<int>(c->cart.dims.size());
+  if (direction < 0 || direction >= n) {
+    return Raise(comm, MPI_ERR_ARG,
+                 "MPI_Cart_shift: direction " + std::to_string(direction) + ": expected 0.." +
+                     std::to_string(n - 1));
+  }
+  std::vector<int> coords(n);
+  PMPI_Cart_coords(comm, c->rank, n, coords.data());
+  auto neighbour = [&](int offset) {
+    std::vector<int> at = coords;
+    at[direction] += offset;
+    const int d = c->cart.dims[direction];
+    if (!c->cart.periods[direction] && (at[direction] < 0 || at[direction] >= d)) {
+      return MPI_PROC_NULL;
+    }
+    int r = 0;
+    PMPI_Cart_rank(comm, at.data(), &r);
+    return r;
+  };
+  *rank_source = neighbour(-disp);
+  *rank_dest = neighbour(disp);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
+  int rc = MPI_SUCCESS;
+  Comm* c = CartOf(comm, "MPI_Cart_sub", &rc);
+  if (c == nullptr) return rc;
+  const int n = static_cast<int>(c->cart.dims.size());
+  std::vector<int> coords(n);
+  PMPI_Cart_coords(comm, c->rank, n, coords.data());
+  // Members that share the dropped dimensions' coordinates form one sub-grid.
+  int color = 0, key = 0;
+  std::vector<int> dims, periods;
+  for (int i = 0; i < n; ++i) {
+    if (remain_dims[i]) {
+      key = key * c->cart.dims[i] + coords[i];
+      dims.push_back(c->cart.dims[i]);
+      periods.push_back(c->cart.periods[i]);
+    } else {
+      color = color * c->cart.dims[i] + coords[i];
+    }
+  }
+  CartTopology topology{dims, periods};
+  rc = PMPI_Comm_split(comm, color, key, newcomm);
+  if (rc != MPI_SUCCESS) return rc;
+  Comm* sub = FindComm(*newcomm);
+  sub->has_cart = true;
+  sub->cart = topology;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
+  int rc = MPI_SUCCESS;
+  Comm* c = CartOf(comm, "MPI_Cart_get", &rc);
+  if (c == nullptr) return rc;
+  const int n = std::min(maxdims, static_cast<int>(c->cart.dims.size()));
+  for (int i = 0; i < n; ++i) {
+    dims[i] = c->cart.dims[i];
+    periods[i] = c->cart.periods[i];
+  }
+  return PMPI_Cart_coords(comm, c->rank, maxdims, coords);
+}
+
+int PMPI_Cartdim_get(MPI_Comm comm, int* ndims) {
+  int rc = MPI_SUCCESS;
+  Comm* c = CartOf(comm, "MPI_Cartdim_get", &rc);
+  if (c == nullptr) return rc;
+  *ndims = static_cast<int>(c->cart.dims.size());
+  return MPI_SUCCESS;
+}
+
+int PMPI_Topo_test(MPI_Comm comm, int* status) {
+  Comm* c = FindComm(comm);
+  if (c == nullptr) return BadComm(comm, "MPI_Topo_test");
+  *status = c->has_cart ? MPI_CART : MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"
+
+RFT_MPI_ALIAS(Comm_rank)
+RFT_MPI_ALIAS(Comm_size)
+RFT_MPI_ALIAS(Comm_dup)
+RFT_MPI_ALIAS(Comm_dup_with_info)
+RFT_MPI_ALIAS(Comm_split)
+RFT_MPI_ALIAS(Comm_split_type)
+RFT_MPI_ALIAS(Comm_create)
+RFT_MPI_ALIAS(Comm_free)
+RFT_MPI_ALIAS(Comm_compare)
+RFT_MPI_ALIAS(Comm_group)
+RFT_MPI_ALIAS(Comm_set_name)
+RFT_MPI_ALIAS(Comm_get_name)
+RFT_MPI_ALIAS(Comm_test_inter)
+RFT_MPI_ALIAS(Comm_remote_size)
+RFT_MPI_ALIAS(Comm_remote_group)
+RFT_MPI_ALIAS(Comm_set_info)
+RFT_MPI_ALIAS(Comm_get_info)
+RFT_MPI_ALIAS(Comm_create_keyval)
+RFT_MPI_ALIAS(Comm_free_keyval)
+RFT_MPI_ALIAS(Comm_set_attr)
+RFT_MPI_ALIAS(Comm_get_attr)
+RFT_MPI_ALIAS(Comm_delete_attr)
+RFT_MPI_ALIAS(Attr_get)
+RFT_MPI_ALIAS(Attr_put)
+RFT_MPI_ALIAS(Attr_delete)
+RFT_MPI_ALIAS(Keyval_create)
+RFT_MPI_ALIAS(Keyval_free)
+RFT_MPI_ALIAS(Group_size)
+RFT_MPI_ALIAS(Group_rank)
+RFT_MPI_ALIAS(Group_translate_ranks)
+RFT_MPI_ALIAS(Group_compare)
+RFT_MPI_ALIAS(Group_union)
+RFT_MPI_ALIAS(Group_intersection)
+RFT_MPI_ALIAS(Group_difference)
+RFT_MPI_ALIAS(Group_incl)
+RFT_MPI_ALIAS(Group_excl)
+RFT_MPI_ALIAS(Group_range_incl)
+RFT_MPI_ALIAS(Group_range_excl)
+RFT_MPI_ALIAS(Group_free)
+RFT_MPI_ALIAS(Dims_create)
+RFT_MPI_ALIAS(Cart_create)
+RFT_MPI_ALIAS(Cart_coords)
+RFT_MPI_ALIAS(Cart_rank)
+RFT_MPI_ALIAS(Cart_shift)
+RFT_MPI_ALIAS(Cart_sub)
+RFT_MPI_ALIAS(Cart_get)
+RFT_MPI_ALIAS(Cartdim_get)
+RFT_MPI_ALIAS(Topo_test)

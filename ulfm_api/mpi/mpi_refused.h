@@ -1,0 +1,99 @@
+/* mpi_refused.h: functions rft's MPI layer exports so that programs which mention them link, and
+ * refuses when called: each returns MPI_ERR_UNSUPPORTED_OPERATION through COMM_WORLD's error
+ * handler, with a message naming the function (docs/mpi.md says why each is refused). Included
+ * by mpi.h and by the library, as mpi_functions.h is. No include guard, on purpose. */
+
+/* Processes: intercommunicators and general spawn come with the ULFM core's intercommunicator
+ * work (docs/mpi.md, "Not yet"). */
+RFT_MPI_DECLARE(int, Comm_spawn,
+                (const char* command, char* argv[], int maxprocs, MPI_Info info, int root,
+                 MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[]))
+RFT_MPI_DECLARE(int, Comm_spawn_multiple,
+                (int count, char* array_of_commands[], char** array_of_argv[],
+                 const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
+                 MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[]))
+RFT_MPI_DECLARE(int, Intercomm_create,
+                (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
+                 int tag, MPI_Comm* newintercomm))
+RFT_MPI_DECLARE(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* newintracomm))
+RFT_MPI_DECLARE(int, Comm_create_group,
+                (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm))
+RFT_MPI_DECLARE(int, Open_port, (MPI_Info info, char* port_name))
+RFT_MPI_DECLARE(int, Close_port, (const char* port_name))
+RFT_MPI_DECLARE(int, Comm_accept,
+                (const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm))
+RFT_MPI_DECLARE(int, Comm_connect,
+                (const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm))
+RFT_MPI_DECLARE(int, Comm_join, (int fd, MPI_Comm* intercomm))
+
+/* Collectives not yet carried (their blocking forms are). */
+RFT_MPI_DECLARE(int, Alltoallw,
+                (const void* sendbuf, const int sendcounts[], const int sdispls[],
+                 const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                 const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
+RFT_MPI_DECLARE(int, Igatherv,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Request* request))
+RFT_MPI_DECLARE(int, Iscatterv,
+                (const void* sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm, MPI_Request* request))
+RFT_MPI_DECLARE(int, Iallgatherv,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                 MPI_Request* request))
+RFT_MPI_DECLARE(int, Ialltoallv,
+                (const void* sendbuf, const int sendcounts[], const int sdispls[],
+                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+RFT_MPI_DECLARE(int, Ireduce_scatter_block,
+                (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm, MPI_Request* request))
+RFT_MPI_DECLARE(int, Iscan,
+                (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, MPI_Request* request))
+RFT_MPI_DECLARE(int, Iexscan,
+                (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, MPI_Request* request))
+
+/* One-sided communication (windows). */
+RFT_MPI_DECLARE(int, Win_create,
+                (void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                 MPI_Win* win))
+RFT_MPI_DECLARE(int, Win_allocate,
+                (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+                 MPI_Win* win))
+RFT_MPI_DECLARE(int, Win_free, (MPI_Win * win))
+RFT_MPI_DECLARE(int, Win_fence, (int assert, MPI_Win win))
+RFT_MPI_DECLARE(int, Win_lock, (int lock_type, int rank, int assert, MPI_Win win))
+RFT_MPI_DECLARE(int, Win_unlock, (int rank, MPI_Win win))
+RFT_MPI_DECLARE(int, Put,
+                (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                 int target_rank, MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPI_Win win))
+RFT_MPI_DECLARE(int, Get,
+                (void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win))
+RFT_MPI_DECLARE(int, Accumulate,
+                (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                 int target_rank, MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+
+/* Files (MPI-IO). */
+RFT_MPI_DECLARE(int, File_open,
+                (MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_File* fh))
+RFT_MPI_DECLARE(int, File_close, (MPI_File * fh))
+
+/* Graph topologies. */
+RFT_MPI_DECLARE(int, Graph_create,
+                (MPI_Comm comm_old, int nnodes, const int indx[], const int edges[], int reorder,
+                 MPI_Comm* comm_graph))
+RFT_MPI_DECLARE(int, Dist_graph_create_adjacent,
+                (MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
+                 int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+                 int reorder, MPI_Comm* comm_dist_graph))
+
+/* Sessions (MPI-4). */
+RFT_MPI_DECLARE(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session))
+RFT_MPI_DECLARE(int, Session_finalize, (MPI_Session * session))
