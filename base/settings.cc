@@ -221,6 +221,24 @@ constexpr SettingSpec kSettings[] = {
                "lowest live rank print one line per rank that raised any. n: finalize does not "
                "wait for the other processes.",
     },
+    // ---- MPI layer (ulfm_api/mpi; mpiexec sets these) ----
+    {
+        .name = "RFT_MPI_FT",
+        .kind = Kind::kEnum,
+        .default_text = "ulfm",
+        .doc = "Fault tolerance of an MPI program on rft: ulfm, a failed process is an error "
+               "the survivors see (MPIX_ERR_PROC_FAILED) and they go on; no, a failure ends the "
+               "job (mpiexec --with-ft no, its default, sets it).",
+        .choices = "ulfm|no",
+    },
+    {
+        .name = "RFT_MPI_INITIAL_ERRHANDLER",
+        .kind = Kind::kEnum,
+        .default_text = "mpi_errors_are_fatal",
+        .doc = "MPI-4's mpi_initial_errhandler: the error handler of MPI_COMM_WORLD and "
+               "MPI_COMM_SELF at MPI_Init (mpiexec --initial-errhandler sets it).",
+        .choices = "mpi_errors_are_fatal|mpi_errors_abort|mpi_errors_return",
+    },
 };
 
 std::span<const SettingSpec> g_table_for_testing;
