@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs rft: bin/rftrun, bin/rft_info, lib/librft.so, include/rft/{rft.h,rft.hpp,...},
-# lib/pkgconfig/rft.pc.
+# lib/pkgconfig/rft.pc; and the MPI layer: bin/{mpicc,mpicxx,mpiexec,mpirun}, include/mpi.h
+# (and mpi-ext.h), lib/libmpi.so.12 (also as libmpich.so.12), lib/pkgconfig/rft-mpi.pc.
 #
 #   bazel run //:install -- --prefix=DIR
 #
@@ -53,4 +54,20 @@ for name in rft.h rft.hpp; do
 done
 sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|${version:-0}|" "$runfiles/tools/rft.pc.in" \
   > "$prefix/lib/pkgconfig/rft.pc"
+# The MPI layer (docs/mpi.md): mpicc/mpicxx and mpiexec/mpirun find PREFIX from where they are;
+# <mpi.h> at PREFIX/include; libmpi.so.12, with the names the MPICH family's programs and
+# builds look for as links to it; pkg-config rft-mpi.
+sdk="$runfiles/ulfm_api/mpi/sdk"
+for tool in mpicc mpicxx mpiexec mpirun; do
+  copy 755 "$sdk/bin/$tool" "$prefix/bin/$tool"
+done
+for header in mpi.h mpi-ext.h mpi_functions.h mpi_refused.h; do
+  copy 644 "$sdk/include/$header" "$prefix/include/$header"
+done
+copy 755 "$sdk/lib/libmpi.so.12" "$prefix/lib/libmpi.so.12"
+for name in libmpi.so libmpich.so.12 libmpich.so; do
+  ln -sf libmpi.so.12 "$prefix/lib/$name"
+done
+# The SDK's file finds its prefix from its own place; an installed one names it.
+sed "s|^prefix=.*|prefix=$prefix|" "$sdk/lib/pkgconfig/rft-mpi.pc" > "$prefix/lib/pkgconfig/rft-mpi.pc"
 echo "installed rft ${version} in $prefix"

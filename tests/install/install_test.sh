@@ -76,6 +76,29 @@ out=$("$prefix/bin/rftrun" -n 2 --timeout 30 "$work/consumer_cc" 2>&1) || { echo
 echo "$out"
 [[ $(grep -c "c++17 consumer . ok (token 0)" <<<"$out") -eq 2 ]] || { echo "FAIL: C++ output"; exit 1; }
 
+# The MPI layer, installed: a program built by the installed mpicc runs under the installed
+# mpiexec, and pkg-config rft-mpi names the same library.
+cat > "$work/mpi_consumer.c" <<'C'
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char** argv) {
+  int rank, size, sum = 0, one = 1;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  printf("mpi consumer %d of %d ok (sum %d)\n", rank, size, sum);
+  return MPI_Finalize();
+}
+C
+"$prefix/bin/mpicc" -std=c99 -Wall -Wextra -Werror "${sanitize[@]}" "$work/mpi_consumer.c" \
+  -o "$work/mpi_consumer"
+[[ "$(pkg-config --libs rft-mpi)" == *"-L$prefix/lib"*"-lmpi"* ]] ||
+  { echo "FAIL: rft-mpi.pc: $(pkg-config --libs rft-mpi)"; exit 1; }
+out=$("$prefix/bin/mpiexec" -n 2 --timeout 30 "$work/mpi_consumer" 2>&1) || { echo "FAIL: MPI job: $out"; exit 1; }
+echo "$out"
+[[ $(grep -c "mpi consumer . of 2 ok (sum 2)" <<<"$out") -eq 2 ]] || { echo "FAIL: MPI output"; exit 1; }
+
 info=$("$prefix/bin/rft_info" 2>&1) || { echo "FAIL: rft_info: $info"; exit 1; }
 grep -q "RFT_PMIX_TIMEOUT" <<<"$info" || { echo "FAIL: rft_info lacks the settings"; exit 1; }
 echo "PASS"

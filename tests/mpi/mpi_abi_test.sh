@@ -17,21 +17,18 @@ passed=0
 pass() { echo "ok: $*"; passed=$((passed + 1)); }
 fail() { echo "FAILED: $*"; failed=$((failed + 1)); }
 
-# Under the sanitizer builds the library carries a sanitizer's runtime; a program built here
-# without one loads it first.
-preload=""
+# A sanitizer build of the library needs the programs built with the same sanitizer (as
+# tests/install does).
 symbols=$(nm -D "$sdk/lib/libmpi.so.12" 2>/dev/null)  # not piped into grep -q: pipefail
-if grep -q " __asan_init" <<<"$symbols"; then
-  preload="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
-  export ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0
-elif grep -q " __tsan_init" <<<"$symbols"; then
-  preload=$(gcc -print-file-name=libtsan.so)
-fi
+sanitize=()
+grep -q "__asan_init" <<<"$symbols" && sanitize+=(-fsanitize=address)
+grep -q "__tsan_init" <<<"$symbols" && sanitize+=(-fsanitize=thread)
+grep -q "__ubsan_handle_" <<<"$symbols" && sanitize+=(-fsanitize=undefined)
 
 run() {  # NAME EXPECTED_LINES MPIEXEC_ARGS... -- PROGRAM ARGS...
   local name=$1 expected=$2 out
   shift 2
-  out=$(LD_PRELOAD=$preload timeout 120 "$sdk/bin/mpiexec" --timeout 100 "$@" 2>&1)
+  out=$(timeout 120 "$sdk/bin/mpiexec" --timeout 100 "$@" 2>&1)
   local status=$?
   local good
   good=$(grep -c ": [0-9]* checks, 0 failed" <<<"$out")
@@ -56,7 +53,8 @@ for compiler in "${compilers[@]}"; do
     else
       cc=(mpicc.mpich)
     fi
-    if ! "${cc[@]}" -std=c11 -D_POSIX_C_SOURCE=200809L -I"$sources" "$sources/$program.c" \
+    if ! "${cc[@]}" -std=c11 -D_POSIX_C_SOURCE=200809L "${sanitize[@]}" -I"$sources" \
+      "$sources/$program.c" \
       -o "$work/$program.$compiler" 2>"$work/cc.log"; then
       fail "$compiler mpicc: $program did not build"
       cat "$work/cc.log"
@@ -102,8 +100,8 @@ int main(int argc, char** argv) {
   return 0;
 }
 PROFILE
-if "$sdk/bin/mpicc" "$work/profile.c" -o "$work/profile" &&
-  out=$(LD_PRELOAD=$preload timeout 60 "$sdk/bin/mpiexec" -n 2 "$work/profile" 2>&1) &&
+if "$sdk/bin/mpicc" "${sanitize[@]}" "$work/profile.c" -o "$work/profile" &&
+  out=$(timeout 60 "$sdk/bin/mpiexec" -n 2 "$work/profile" 2>&1) &&
   grep -q "rank 0: sends 1 x 7" <<<"$out" && grep -q "rank 1: sends 0 x 7" <<<"$out"; then
   pass "PMPI interposition: the program's MPI_Send wraps PMPI_Send"
 else
@@ -133,9 +131,10 @@ target_link_libraries(probe PRIVATE MPI::MPI_C)
 CMAKE
   cp "$work/profile.c" "$work/cmake/probe.c"
   if cmake -S "$work/cmake" -B "$work/cmake/build" -DMPI_C_COMPILER="$sdk/bin/mpicc" \
+    -DCMAKE_C_FLAGS="${sanitize[*]}" -DCMAKE_EXE_LINKER_FLAGS="${sanitize[*]}" \
     >"$work/cmake.log" 2>&1 && cmake --build "$work/cmake/build" >>"$work/cmake.log" 2>&1 &&
     grep -q "Found MPI_C: $real_sdk/lib/libmpi.so" "$work/cmake.log" &&
-    out=$(LD_PRELOAD=$preload timeout 60 "$sdk/bin/mpiexec" -n 2 "$work/cmake/build/probe" 2>&1) &&
+    out=$(timeout 60 "$sdk/bin/mpiexec" -n 2 "$work/cmake/build/probe" 2>&1) &&
     grep -q "rank 1: sends 0 x 7" <<<"$out"; then
     pass "CMake find_package(MPI) with MPI_C_COMPILER=rft's mpicc"
   else

@@ -342,6 +342,8 @@ static void matrix_of(int r, int m[4]) { m[0] = 1, m[1] = r + 1, m[2] = r % 3, m
 
 static void check_collectives(void) {
   int r;
+  /* Allocation sizes: a positive member count (the compiler cannot know size > 0). */
+  const size_t n = size > 0 ? (size_t)size : 1;
   CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
   double pi = rank == 1 % size ? 3.25 : 0;
   CHECK_OK(MPI_Bcast(&pi, 1, MPI_DOUBLE, 1 % size, MPI_COMM_WORLD));
@@ -423,11 +425,11 @@ static void check_collectives(void) {
   CHECK(memcmp(prefix, want, sizeof(want)) == 0);
 
   /* Gathers, scatters, all-to-all. */
-  int* everyone = calloc((size_t)size * 2, sizeof(int));
+  int* everyone = calloc(n * 2, sizeof(int));
   int pair[2] = {rank, rank * rank};
   CHECK_OK(MPI_Allgather(pair, 2, MPI_INT, everyone, 2, MPI_INT, MPI_COMM_WORLD));
   for (r = 0; r < size; ++r) CHECK(everyone[2 * r] == r && everyone[2 * r + 1] == r * r);
-  memset(everyone, 0, (size_t)size * 2 * sizeof(int));
+  memset(everyone, 0, n * 2 * sizeof(int));
   CHECK_OK(MPI_Gather(pair, 2, MPI_INT, everyone, 2, MPI_INT, 0, MPI_COMM_WORLD));
   if (rank == 0)
     for (r = 0; r < size; ++r) CHECK(everyone[2 * r + 1] == r * r);
@@ -446,20 +448,20 @@ static void check_collectives(void) {
     CHECK_OK(MPI_Gather(pair, 2, MPI_INT, NULL, 0, MPI_INT, 0, MPI_COMM_WORLD));
   }
   /* v forms: member r sends r + 1 ints. */
-  int* counts = calloc((size_t)size, sizeof(int));
-  int* displs = calloc((size_t)size, sizeof(int));
+  int* counts = calloc(n, sizeof(int));
+  int* displs = calloc(n, sizeof(int));
   int total = 0;
   for (r = 0; r < size; ++r) {
     counts[r] = r + 1;
     displs[r] = total;
     total += r + 1;
   }
-  int* v = calloc((size_t)total, sizeof(int));
-  int* mine_v = calloc((size_t)size, sizeof(int));
+  int* v = calloc(total > 0 ? (size_t)total : 1, sizeof(int));
+  int* mine_v = calloc(n, sizeof(int));
   for (r = 0; r <= rank; ++r) mine_v[r] = rank;
   CHECK_OK(MPI_Allgatherv(mine_v, rank + 1, MPI_INT, v, counts, displs, MPI_INT, MPI_COMM_WORLD));
   for (r = 0; r < size; ++r) CHECK(v[displs[r]] == r && v[displs[r] + r] == r);
-  memset(mine_v, 0, (size_t)size * sizeof(int));
+  memset(mine_v, 0, n * sizeof(int));
   CHECK_OK(MPI_Scatterv(v, counts, displs, MPI_INT, mine_v, rank + 1, MPI_INT, 0, MPI_COMM_WORLD));
   CHECK(mine_v[0] == rank && mine_v[rank] == rank);
   memset(v, 0, (size_t)total * sizeof(int));
@@ -467,15 +469,15 @@ static void check_collectives(void) {
       MPI_Gatherv(mine_v, rank + 1, MPI_INT, v, counts, displs, MPI_INT, size - 1, MPI_COMM_WORLD));
   if (rank == size - 1)
     for (r = 0; r < size; ++r) CHECK(v[displs[r] + r] == r);
-  int* to_each = calloc((size_t)size, sizeof(int));
-  int* from_each = calloc((size_t)size, sizeof(int));
+  int* to_each = calloc(n, sizeof(int));
+  int* from_each = calloc(n, sizeof(int));
   for (r = 0; r < size; ++r) to_each[r] = rank * 100 + r;
   CHECK_OK(MPI_Alltoall(to_each, 1, MPI_INT, from_each, 1, MPI_INT, MPI_COMM_WORLD));
   for (r = 0; r < size; ++r) CHECK(from_each[r] == r * 100 + rank);
-  int* ones = calloc((size_t)size, sizeof(int));
-  int* zeros = calloc((size_t)size, sizeof(int));
+  int* ones = calloc(n, sizeof(int));
+  int* zeros = calloc(n, sizeof(int));
   for (r = 0; r < size; ++r) ones[r] = 1, zeros[r] = r;
-  memset(from_each, 0, (size_t)size * sizeof(int));
+  memset(from_each, 0, n * sizeof(int));
   CHECK_OK(MPI_Alltoallv(to_each, ones, zeros, MPI_INT, from_each, ones, zeros, MPI_INT,
                          MPI_COMM_WORLD));
   for (r = 0; r < size; ++r) CHECK(from_each[r] == r * 100 + rank);
@@ -494,7 +496,7 @@ static void check_collectives(void) {
   MPI_Request requests[5];
   long isum = 0;
   int ibcast = rank == 0 ? 77 : 0;
-  int* igathered = calloc((size_t)size, sizeof(int));
+  int* igathered = calloc(n, sizeof(int));
   long fold_in = rank, fold_out = -1;
   CHECK_OK(MPI_Ibarrier(MPI_COMM_WORLD, &requests[0]));
   CHECK_OK(MPI_Iallreduce(&mine, &isum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &requests[1]));
@@ -507,12 +509,42 @@ static void check_collectives(void) {
   CHECK_OK(MPI_Waitall(5, requests, MPI_STATUSES_IGNORE));
   CHECK(isum == sum && ibcast == 77 && fold_out == size % 2);
   for (r = 0; r < size; ++r) CHECK(igathered[r] == r);
-  int* ialltoall_out = calloc((size_t)size, sizeof(int));
+  int* ialltoall_out = calloc(n, sizeof(int));
   MPI_Request single;
   CHECK_OK(MPI_Ialltoall(to_each, 1, MPI_INT, ialltoall_out, 1, MPI_INT, MPI_COMM_WORLD, &single));
   int flag = 0;
   while (!flag) CHECK_OK(MPI_Test(&single, &flag, MPI_STATUS_IGNORE));
   for (r = 0; r < size; ++r) CHECK(ialltoall_out[r] == r * 100 + rank);
+  /* Non-blocking v forms, scans and the block reduce-scatter, all in flight at once. */
+  MPI_Request more[7];
+  int* iv = calloc(total > 0 ? (size_t)total : 1, sizeof(int));
+  int* iv_root = calloc(total > 0 ? (size_t)total : 1, sizeof(int));
+  int* iscattered = calloc(n, sizeof(int));
+  int* iall = calloc(n, sizeof(int));
+  int iscan = 0, iexscan = -7, iblock = -1;
+  for (r = 0; r <= rank; ++r) mine_v[r] = rank;
+  CHECK_OK(MPI_Iallgatherv(mine_v, rank + 1, MPI_INT, iv, counts, displs, MPI_INT, MPI_COMM_WORLD,
+                           &more[0]));
+  CHECK_OK(MPI_Igatherv(mine_v, rank + 1, MPI_INT, iv_root, counts, displs, MPI_INT, 0,
+                        MPI_COMM_WORLD, &more[1]));
+  CHECK_OK(MPI_Iscatterv(v, counts, displs, MPI_INT, iscattered, rank + 1, MPI_INT, size - 1,
+                         MPI_COMM_WORLD, &more[2]));
+  CHECK_OK(MPI_Ialltoallv(to_each, ones, zeros, MPI_INT, iall, ones, zeros, MPI_INT, MPI_COMM_WORLD,
+                          &more[3]));
+  CHECK_OK(MPI_Iscan(&one, &iscan, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &more[4]));
+  CHECK_OK(MPI_Iexscan(&one, &iexscan, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &more[5]));
+  CHECK_OK(
+      MPI_Ireduce_scatter_block(to_each, &iblock, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &more[6]));
+  CHECK_OK(MPI_Waitall(7, more, MPI_STATUSES_IGNORE));
+  for (r = 0; r < size; ++r) CHECK(iv[displs[r]] == r && iv[displs[r] + r] == r);
+  if (rank == 0)
+    for (r = 0; r < size; ++r) CHECK(iv_root[displs[r] + r] == r);
+  CHECK(iscattered[0] == rank && iscattered[rank] == rank);
+  for (r = 0; r < size; ++r) CHECK(iall[r] == r * 100 + rank);
+  CHECK(iscan == rank + 1);
+  if (rank > 0) CHECK(iexscan == rank);
+  CHECK(iblock == 100 * size * (size - 1) / 2 + size * rank);
+  free(iv), free(iv_root), free(iscattered), free(iall);
 
   CHECK_OK(MPI_Op_free(&product));
   CHECK(product == MPI_OP_NULL);

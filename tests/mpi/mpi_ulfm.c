@@ -68,8 +68,8 @@ static void failures(int victim) {
   MPI_Comm survivors = survivors_comm(victim);
   die_at_barrier(victim);
   const int right = (rank + 1) % size == victim ? (rank + 2) % size : (rank + 1) % size;
-  const int left = (rank + size - 1) % size == victim ? (rank + size - 2) % size
-                                                      : (rank + size - 1) % size;
+  const int left =
+      (rank + size - 1) % size == victim ? (rank + size - 2) % size : (rank + size - 1) % size;
   int x = 0;
   /* A named receive from the dead: PROC_FAILED. */
   CHECK(error_class_of(MPI_Recv(&x, 1, MPI_INT, victim, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE)) ==
@@ -218,14 +218,14 @@ static void iterate(int iterations) {
     int one = 1, members = 0;
     const int rc = MPI_Allreduce(&one, &members, 1, MPI_INT, MPI_SUM, comm);
     int ok = rc == MPI_SUCCESS;
-    MPIX_Comm_agree(comm, &ok);  /* uniform; its own PROC_FAILED is seen by the next round */
+    MPIX_Comm_agree(comm, &ok); /* uniform; its own PROC_FAILED is seen by the next round */
     if (ok) {
       ++done;
       continue;
     }
     MPI_Comm shrunk;
     MPIX_Comm_revoke(comm);
-    if (MPIX_Comm_shrink(comm, &shrunk) != MPI_SUCCESS) continue;  /* failed again: retry */
+    if (MPIX_Comm_shrink(comm, &shrunk) != MPI_SUCCESS) continue; /* failed again: retry */
     MPI_Comm_free(&comm);
     comm = shrunk;
     ++recoveries;
@@ -259,8 +259,8 @@ static void initial(void) {
 #endif
   char value[MPI_MAX_INFO_VAL];
   int flag2 = 0;
-  CHECK_OK(MPI_Info_get(MPI_INFO_ENV, "mpi_initial_errhandler", MPI_MAX_INFO_VAL - 1, value,
-                        &flag2));
+  CHECK_OK(
+      MPI_Info_get(MPI_INFO_ENV, "mpi_initial_errhandler", MPI_MAX_INFO_VAL - 1, value, &flag2));
   CHECK(flag2 && strcmp(value, "mpi_errors_return") == 0);
   /* An error now comes back without any set_errhandler call. */
   int x = 0;

@@ -12,19 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "ulfm_api/mpi/mpi_coll_internal.h"
 #include "ulfm_api/mpi/mpi_internal.h"
 
-namespace rft::mpi {
-namespace {
+namespace rft::mpi::coll {
 
 const void* ToRftSend(const void* send) { return send == MPI_IN_PLACE ? RFT_IN_PLACE : send; }
-
-int BadComm(MPI_Comm comm, const char* function) {
-  if (!Ready()) return NotInitialized(function);
-  return Raise(comm, MPI_ERR_COMM,
-               std::string(function) + ": " +
-                   (comm == MPI_COMM_NULL ? "MPI_COMM_NULL" : "invalid or freed communicator"));
-}
 
 // Validates a buffer description: count >= 0, a committed type. Sets *type_out.
 int CheckData(MPI_Comm comm, int count, MPI_Datatype type, const char* function,
@@ -90,6 +83,68 @@ int CheckReduction(MPI_Comm comm, Comm** c, int count, MPI_Datatype type, MPI_Op
   if (root >= 0 || root == MPI_ROOT) return CheckRoot(**c, root, comm, function);
   return MPI_SUCCESS;
 }
+
+int MakeVLayout(const Comm& c, const Datatype& t, const int counts[], const int displs[],
+                MPI_Comm comm, const char* function, VLayout* out) {
+  out->direct = t.contiguous;
+  out->counts.resize(c.size);
+  out->displacements.resize(c.size);
+  size_t packed_at = 0;
+  for (int r = 0; r < c.size; ++r) {
+    if (counts[r] < 0 || (out->direct && displs[r] < 0)) {
+      return Raise(comm, MPI_ERR_COUNT,
+                   std::string(function) + ": member " + std::to_string(r) + "'s count " +
+                       std::to_string(counts[r]) + " or displacement " + std::to_string(displs[r]) +
+                       ": expected >= 0");
+    }
+    out->counts[r] = Bytes(t, counts[r]);
+    out->displacements[r] =
+        out->direct ? static_cast<size_t>(displs[r]) * static_cast<size_t>(t.extent) : packed_at;
+    packed_at += out->counts[r];
+  }
+  out->staging_bytes = packed_at;
+  return MPI_SUCCESS;
+}
+
+void UnpackV(const Datatype& t, const VLayout& layout, const char* staging, const int counts[],
+             const int displs[], int members, void* recv) {
+  for (int r = 0; r < members; ++r) {
+    Unpack(t, staging + layout.displacements[r], static_cast<size_t>(counts[r]),
+           static_cast<char*>(recv) + static_cast<MPI_Aint>(displs[r]) * t.extent);
+  }
+}
+
+void PackV(const Datatype& t, const VLayout& layout, const void* send, const int counts[],
+           const int displs[], int members, char* staging) {
+  for (int r = 0; r < members; ++r) {
+    Pack(t, static_cast<const char*>(send) + static_cast<MPI_Aint>(displs[r]) * t.extent,
+         static_cast<size_t>(counts[r]), staging + layout.displacements[r]);
+  }
+}
+
+// A request for a non-blocking collective started in rft as `inner`.
+int Started(MPI_Comm comm, int rc, rft_request_t inner, std::vector<char> scratch,
+            std::function<int(Request&, const rft_status_t&)> finish, MPI_Request* request,
+            const char* function) {
+  if (rc != RFT_SUCCESS) {
+    *request = MPI_REQUEST_NULL;
+    return RaiseRft(comm, function, rc);
+  }
+  Request r;
+  r.comm = comm;
+  r.rft = inner;
+  r.scratch = std::move(scratch);
+  r.finish = std::move(finish);
+  *request = NewRequest(std::move(r));
+  return MPI_SUCCESS;
+}
+
+}  // namespace rft::mpi::coll
+
+namespace rft::mpi {
+namespace {
+
+using namespace rft::mpi::coll;
 
 // The folded all-reduction (and reduce, with `root` >= 0): every contribution gathered, then
 // folded where the result is wanted.
@@ -178,73 +233,11 @@ int GatherCommon(const void* send, int send_count, MPI_Datatype send_type, void*
   return MPI_SUCCESS;
 }
 
-// Per-member counts and displacements (in elements of `t`) as rft's byte counts and byte
-// displacements of a packed staging buffer, or of the caller's buffer when `t` is contiguous.
-struct VLayout {
-  std::vector<size_t> counts;
-  std::vector<size_t> displacements;
-  size_t staging_bytes = 0;
-  bool direct = true;
-};
-int MakeVLayout(const Comm& c, const Datatype& t, const int counts[], const int displs[],
-                MPI_Comm comm, const char* function, VLayout* out) {
-  out->direct = t.contiguous;
-  out->counts.resize(c.size);
-  out->displacements.resize(c.size);
-  size_t packed_at = 0;
-  for (int r = 0; r < c.size; ++r) {
-    if (counts[r] < 0 || (out->direct && displs[r] < 0)) {
-      return Raise(comm, MPI_ERR_COUNT,
-                   std::string(function) + ": member " + std::to_string(r) + "'s count " +
-                       std::to_string(counts[r]) + " or displacement " + std::to_string(displs[r]) +
-                       ": expected >= 0");
-    }
-    out->counts[r] = Bytes(t, counts[r]);
-    out->displacements[r] =
-        out->direct ? static_cast<size_t>(displs[r]) * static_cast<size_t>(t.extent) : packed_at;
-    packed_at += out->counts[r];
-  }
-  out->staging_bytes = packed_at;
-  return MPI_SUCCESS;
-}
-
-void UnpackV(const Datatype& t, const VLayout& layout, const char* staging, const int counts[],
-             const int displs[], int members, void* recv) {
-  for (int r = 0; r < members; ++r) {
-    Unpack(t, staging + layout.displacements[r], static_cast<size_t>(counts[r]),
-           static_cast<char*>(recv) + static_cast<MPI_Aint>(displs[r]) * t.extent);
-  }
-}
-
-void PackV(const Datatype& t, const VLayout& layout, const void* send, const int counts[],
-           const int displs[], int members, char* staging) {
-  for (int r = 0; r < members; ++r) {
-    Pack(t, static_cast<const char*>(send) + static_cast<MPI_Aint>(displs[r]) * t.extent,
-         static_cast<size_t>(counts[r]), staging + layout.displacements[r]);
-  }
-}
-
-// A request for a non-blocking collective started in rft as `inner`.
-int Started(MPI_Comm comm, int rc, rft_request_t inner, std::vector<char> scratch,
-            std::function<int(Request&, const rft_status_t&)> finish, MPI_Request* request,
-            const char* function) {
-  if (rc != RFT_SUCCESS) {
-    *request = MPI_REQUEST_NULL;
-    return RaiseRft(comm, function, rc);
-  }
-  Request r;
-  r.comm = comm;
-  r.rft = inner;
-  r.scratch = std::move(scratch);
-  r.finish = std::move(finish);
-  *request = NewRequest(std::move(r));
-  return MPI_SUCCESS;
-}
-
 }  // namespace
 }  // namespace rft::mpi
 
 using namespace rft::mpi;
+using namespace rft::mpi::coll;
 
 extern "C" {
 
@@ -620,195 +613,6 @@ int PMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
   return MPI_SUCCESS;
 }
 
-// ---- Non-blocking ----
-int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
-  Comm* c = FindComm(comm);
-  if (c == nullptr) return BadComm(comm, "MPI_Ibarrier");
-  rft_request_t inner = RFT_REQUEST_NULL;
-  const int rc = rft_ibarrier(c->rft, &inner);
-  return Started(comm, rc, inner, {}, nullptr, request, "MPI_Ibarrier");
-}
-
-int PMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                MPI_Request* request) {
-  Comm* c = FindComm(comm);
-  if (c == nullptr) return BadComm(comm, "MPI_Ibcast");
-  const Datatype* t;
-  if (int rc = CheckData(comm, count, datatype, "MPI_Ibcast", &t); rc) return rc;
-  if (int rc = CheckRoot(*c, root, comm, "MPI_Ibcast"); rc) return rc;
-  rft_request_t inner = RFT_REQUEST_NULL;
-  if (t->contiguous) {
-    const int rc = rft_ibcast(buffer, Bytes(*t, count), RFT_BYTE, root, c->rft, &inner);
-    return Started(comm, rc, inner, {}, nullptr, request, "MPI_Ibcast");
-  }
-  std::vector<char> staging(Bytes(*t, count));
-  if (c->rank == root) Pack(*t, buffer, static_cast<size_t>(count), staging.data());
-  const int rc = rft_ibcast(staging.data(), staging.size(), RFT_BYTE, root, c->rft, &inner);
-  const Datatype plan = *t;
-  const bool receiver = c->rank != root;
-  return Started(
-      comm, rc, inner, std::move(staging),
-      [plan, buffer, count, receiver](Request& self, const rft_status_t&) {
-        if (receiver) Unpack(plan, self.scratch.data(), static_cast<size_t>(count), buffer);
-        return MPI_SUCCESS;
-      },
-      request, "MPI_Ibcast");
-}
-
-static int IreduceCommon(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
-                         MPI_Op op, int root, MPI_Comm comm, MPI_Request* request,
-                         const char* function) {
-  Comm* c;
-  const Datatype* t;
-  if (int rc = CheckReduction(comm, &c, count, datatype, op, root, function, &t); rc) return rc;
-  rft_op_t rop;
-  rft_datatype_t rtype;
-  rft_request_t inner = RFT_REQUEST_NULL;
-  if (t->contiguous && RftReduction(op, datatype, &rop, &rtype)) {
-    const int rc =
-        root < 0
-            ? rft_iallreduce(ToRftSend(sendbuf), recvbuf, count, rtype, rop, c->rft, &inner)
-            : rft_ireduce(ToRftSend(sendbuf), recvbuf, count, rtype, rop, root, c->rft, &inner);
-    return Started(comm, rc, inner, {}, nullptr, request, function);
-  }
-  // Folded: the contributions gathered by a non-blocking allgather (gather), folded when it
-  // completes. The scratch holds this member's packed contribution, then everyone's.
-  const size_t bytes = Bytes(*t, count);
-  const bool here = root < 0 || root == c->rank;
-  std::vector<char> scratch(bytes * (1 + (here ? static_cast<size_t>(c->size) : 0)));
-  const void* mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  Pack(*t, mine, static_cast<size_t>(count), scratch.data());
-  char* all = scratch.data() + bytes;
-  const int rc = root < 0 ? rft_iallgather(scratch.data(), bytes, RFT_BYTE, all, c->rft, &inner)
-                          : rft_igather(scratch.data(), bytes, RFT_BYTE, here ? all : nullptr, root,
-                                        c->rft, &inner);
-  const Datatype plan = *t;
-  const int members = c->size;
-  return Started(
-      comm, rc, inner, std::move(scratch),
-      [=](Request& self, const rft_status_t&) {
-        if (!here || count == 0) return MPI_SUCCESS;
-        return Fold(op, datatype, plan, count, self.scratch.data() + bytes, bytes, 0, members - 1,
-                    recvbuf);
-      },
-      request, function);
-}
-
-int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                    MPI_Comm comm, MPI_Request* request) {
-  return IreduceCommon(sendbuf, recvbuf, count, datatype, op, -1, comm, request, "MPI_Iallreduce");
-}
-
-int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                 int root, MPI_Comm comm, MPI_Request* request) {
-  if (root < 0) {
-    Comm* c = FindComm(comm);
-    if (c == nullptr) return BadComm(comm, "MPI_Ireduce");
-    return CheckRoot(*c, root, comm, "MPI_Ireduce");
-  }
-  return IreduceCommon(sendbuf, recvbuf, count, datatype, op, root, comm, request, "MPI_Ireduce");
-}
-
-// The non-blocking gathers and scatters carry contiguous data of one size on both sides (the
-// common case); other layouts are refused with a message naming the call, for now.
-static int ContiguousPair(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                          const void* recvbuf, int recvcount, MPI_Datatype recvtype, bool send_used,
-                          bool recv_used, size_t* block, const char* function) {
-  const Datatype* st = nullptr;
-  const Datatype* rt = nullptr;
-  if (send_used && sendbuf != MPI_IN_PLACE) {
-    if (int rc = CheckData(comm, sendcount, sendtype, function, &st); rc) return rc;
-  }
-  if (recv_used && recvbuf != MPI_IN_PLACE) {
-    if (int rc = CheckData(comm, recvcount, recvtype, function, &rt); rc) return rc;
-  }
-  if ((st != nullptr && !st->contiguous) || (rt != nullptr && !rt->contiguous)) {
-    return Raise(comm, MPI_ERR_UNSUPPORTED_OPERATION,
-                 std::string(function) +
-                     ": non-contiguous datatypes are not carried by the non-blocking form yet "
-                     "(the blocking form carries them)");
-  }
-  *block = st != nullptr ? Bytes(*st, sendcount) : (rt != nullptr ? Bytes(*rt, recvcount) : 0);
-  return MPI_SUCCESS;
-}
-
-int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                 MPI_Request* request) {
-  Comm* c = FindComm(comm);
-  if (c == nullptr) return BadComm(comm, "MPI_Igather");
-  if (int rc = CheckRoot(*c, root, comm, "MPI_Igather"); rc) return rc;
-  size_t block;
-  if (int rc = ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                              true, c->rank == root, &block, "MPI_Igather");
-      rc) {
-    return rc;
-  }
-  rft_request_t inner = RFT_REQUEST_NULL;
-  const int rc = rft_igather(ToRftSend(sendbuf), block, RFT_BYTE, recvbuf, root, c->rft, &inner);
-  return Started(comm, rc, inner, {}, nullptr, request, "MPI_Igather");
-}
-
-int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                  MPI_Request* request) {
-  Comm* c = FindComm(comm);
-  if (c == nullptr) return BadComm(comm, "MPI_Iscatter");
-  if (int rc = CheckRoot(*c, root, comm, "MPI_Iscatter"); rc) return rc;
-  size_t block;
-  if (int rc = ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                              c->rank == root, true, &block, "MPI_Iscatter");
-      rc) {
-    return rc;
-  }
-  std::vector<char> scratch;
-  void* into = recvbuf;
-  if (recvbuf == MPI_IN_PLACE) {
-    scratch.resize(block);
-    into = scratch.data();
-  }
-  rft_request_t inner = RFT_REQUEST_NULL;
-  const int rc = rft_iscatter(sendbuf, into, block, RFT_BYTE, root, c->rft, &inner);
-  return Started(comm, rc, inner, std::move(scratch), nullptr, request, "MPI_Iscatter");
-}
-
-int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  Comm* c = FindComm(comm);
-  if (c == nullptr) return BadComm(comm, "MPI_Iallgather");
-  size_t block;
-  if (int rc = ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                              true, true, &block, "MPI_Iallgather");
-      rc) {
-    return rc;
-  }
-  rft_request_t inner = RFT_REQUEST_NULL;
-  const int rc = rft_iallgather(ToRftSend(sendbuf), block, RFT_BYTE, recvbuf, c->rft, &inner);
-  return Started(comm, rc, inner, {}, nullptr, request, "MPI_Iallgather");
-}
-
-int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  Comm* c = FindComm(comm);
-  if (c == nullptr) return BadComm(comm, "MPI_Ialltoall");
-  size_t block;
-  if (int rc = ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                              true, true, &block, "MPI_Ialltoall");
-      rc) {
-    return rc;
-  }
-  std::vector<char> scratch;
-  const void* from = sendbuf;
-  if (sendbuf == MPI_IN_PLACE) {
-    scratch.assign(static_cast<const char*>(recvbuf),
-                   static_cast<const char*>(recvbuf) + block * static_cast<size_t>(c->size));
-    from = scratch.data();
-  }
-  rft_request_t inner = RFT_REQUEST_NULL;
-  const int rc = rft_ialltoall(from, block, RFT_BYTE, recvbuf, c->rft, &inner);
-  return Started(comm, rc, inner, std::move(scratch), nullptr, request, "MPI_Ialltoall");
-}
-
 }  // extern "C"
 
 RFT_MPI_ALIAS(Barrier)
@@ -828,11 +632,3 @@ RFT_MPI_ALIAS(Scatter)
 RFT_MPI_ALIAS(Scatterv)
 RFT_MPI_ALIAS(Alltoall)
 RFT_MPI_ALIAS(Alltoallv)
-RFT_MPI_ALIAS(Ibarrier)
-RFT_MPI_ALIAS(Ibcast)
-RFT_MPI_ALIAS(Iallreduce)
-RFT_MPI_ALIAS(Ireduce)
-RFT_MPI_ALIAS(Igather)
-RFT_MPI_ALIAS(Iscatter)
-RFT_MPI_ALIAS(Iallgather)
-RFT_MPI_ALIAS(Ialltoall)

@@ -1,4 +1,4 @@
-// Communicators, groups, attributes and Cartesian topologies.
+// Communicators and their attributes.
 #include <limits.h>
 #include <string.h>
 #include <unistd.h>
@@ -66,19 +66,6 @@ int CheckTagArg(int tag, bool wildcard, const char* function, MPI_Comm handle) {
                    (wildcard ? " or MPI_ANY_TAG" : ""));
 }
 
-int CheckCountArg(int count, const char* function, MPI_Comm handle) {
-  if (count >= 0) [[likely]]
-    return MPI_SUCCESS;
-  return Raise(handle, MPI_ERR_COUNT,
-               std::string(function) + ": count " + std::to_string(count) + ": expected >= 0");
-}
-
-}  // namespace rft::mpi
-
-using namespace rft::mpi;
-
-namespace {
-
 int BadComm(MPI_Comm comm, const char* function) {
   if (!Ready()) return NotInitialized(function);
   return Raise(comm, MPI_ERR_COMM,
@@ -91,6 +78,19 @@ int BadGroup(MPI_Group group, const char* function) {
                std::string(function) + ": " +
                    (group == MPI_GROUP_NULL ? "MPI_GROUP_NULL" : "invalid or freed group"));
 }
+
+int CheckCountArg(int count, const char* function, MPI_Comm handle) {
+  if (count >= 0) [[likely]]
+    return MPI_SUCCESS;
+  return Raise(handle, MPI_ERR_COUNT,
+               std::string(function) + ": count " + std::to_string(count) + ": expected >= 0");
+}
+
+}  // namespace rft::mpi
+
+using namespace rft::mpi;
+
+namespace {
 
 // Copies `from`'s attributes into `to` with their keyvals' copy functions (MPI: dup does).
 int CopyAttributes(MPI_Comm from_handle, const Comm& from, Comm& to) {
@@ -420,356 +420,6 @@ int PMPI_Keyval_create(MPI_Copy_function* copy, MPI_Delete_function* del, int* k
 }
 int PMPI_Keyval_free(int* keyval) { return PMPI_Comm_free_keyval(keyval); }
 
-// ---- Groups ----
-#define RFT_GROUP_OR_FAIL(var, handle, function) \
-  rft_group_t var = RftGroup(handle);            \
-  if (var == RFT_GROUP_NULL) return BadGroup(handle, function);
-
-// `made` is read after `rc` is computed: the caller passes the rft call's result first.
-static int GroupResult(int rc, const rft_group_t* made, MPI_Group* out, const char* function) {
-  if (rc != RFT_SUCCESS) return RaiseRft(MPI_COMM_WORLD, function, rc);
-  *out = NewGroup(*made);
-  return MPI_SUCCESS;
-}
-
-int PMPI_Group_size(MPI_Group group, int* size) {
-  RFT_GROUP_OR_FAIL(g, group, "MPI_Group_size");
-  return FromRft(rft_group_size(g, size));
-}
-
-int PMPI_Group_rank(MPI_Group group, int* rank) {
-  RFT_GROUP_OR_FAIL(g, group, "MPI_Group_rank");
-  const int rc = rft_group_rank(g, rank);
-  if (*rank == RFT_UNDEFINED) *rank = MPI_UNDEFINED;
-  return FromRft(rc);
-}
-
-int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
-                               int ranks2[]) {
-  RFT_GROUP_OR_FAIL(a, group1, "MPI_Group_translate_ranks");
-  RFT_GROUP_OR_FAIL(b, group2, "MPI_Group_translate_ranks");
-  // MPI_PROC_NULL translates to itself; rft knows only ranks.
-  std::vector<int> in, where;
-  for (int i = 0; i < n; ++i) {
-    if (ranks1[i] == MPI_PROC_NULL) {
-      ranks2[i] = MPI_PROC_NULL;
-    } else {
-      in.push_back(ranks1[i]);
-      where.push_back(i);
-    }
-  }
-  std::vector<int> out(in.size());
-  const int rc =
-      rft_group_translate_ranks(a, static_cast<int>(in.size()), in.data(), b, out.data());
-  if (rc != RFT_SUCCESS) {
-    return Raise(MPI_COMM_WORLD, MPI_ERR_RANK,
-                 std::string("MPI_Group_translate_ranks: ") + rft_last_error_message());
-  }
-  for (size_t i = 0; i < in.size(); ++i) {
-    ranks2[where[i]] = out[i] == RFT_UNDEFINED ? MPI_UNDEFINED : out[i];
-  }
-  return MPI_SUCCESS;
-}
-
-int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
-  RFT_GROUP_OR_FAIL(a, group1, "MPI_Group_compare");
-  RFT_GROUP_OR_FAIL(b, group2, "MPI_Group_compare");
-  return FromRft(rft_group_compare(a, b, result));
-}
-
-int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
-  RFT_GROUP_OR_FAIL(a, group1, "MPI_Group_union");
-  RFT_GROUP_OR_FAIL(b, group2, "MPI_Group_union");
-  rft_group_t made = RFT_GROUP_NULL;
-  return GroupResult(rft_group_union(a, b, &made), &made, newgroup, "MPI_Group_union");
-}
-
-int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
-  RFT_GROUP_OR_FAIL(a, group1, "MPI_Group_intersection");
-  RFT_GROUP_OR_FAIL(b, group2, "MPI_Group_intersection");
-  rft_group_t made = RFT_GROUP_NULL;
-  return GroupResult(rft_group_intersection(a, b, &made), &made, newgroup,
-                     "MPI_Group_intersection");
-}
-
-int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
-  RFT_GROUP_OR_FAIL(a, group1, "MPI_Group_difference");
-  RFT_GROUP_OR_FAIL(b, group2, "MPI_Group_difference");
-  rft_group_t made = RFT_GROUP_NULL;
-  return GroupResult(rft_group_difference(a, b, &made), &made, newgroup, "MPI_Group_difference");
-}
-
-int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
-  RFT_GROUP_OR_FAIL(g, group, "MPI_Group_incl");
-  rft_group_t made = RFT_GROUP_NULL;
-  const int rc = rft_group_incl(g, n, ranks, &made);
-  if (rc == RFT_ERR_ARG) {
-    return Raise(MPI_COMM_WORLD, MPI_ERR_RANK,
-                 std::string("MPI_Group_incl: ") + rft_last_error_message());
-  }
-  return GroupResult(rc, &made, newgroup, "MPI_Group_incl");
-}
-
-int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
-  RFT_GROUP_OR_FAIL(g, group, "MPI_Group_excl");
-  rft_group_t made = RFT_GROUP_NULL;
-  const int rc = rft_group_excl(g, n, ranks, &made);
-  if (rc == RFT_ERR_ARG) {
-    return Raise(MPI_COMM_WORLD, MPI_ERR_RANK,
-                 std::string("MPI_Group_excl: ") + rft_last_error_message());
-  }
-  return GroupResult(rc, &made, newgroup, "MPI_Group_excl");
-}
-
-// The ranks the triplets (first, last, stride) name, in order; MPI_SUCCESS or the class.
-static int ExpandRanges(int group_size, int n, int ranges[][3], std::vector<int>* ranks,
-                        const char* function) {
-  for (int i = 0; i < n; ++i) {
-    const int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
-    if (stride == 0 || first < 0 || first >= group_size || last < 0 || last >= group_size ||
-        (stride > 0 && first > last) || (stride < 0 && first < last)) {
-      return Raise(MPI_COMM_WORLD, MPI_ERR_RANK,
-                   std::string(function) + ": range " + std::to_string(i) + " (" +
-                       std::to_string(first) + ", " + std::to_string(last) + ", " +
-                       std::to_string(stride) + "): expected ranks 0.." +
-                       std::to_string(group_size - 1) + " and a stride that reaches the last");
-    }
-    for (int r = first; stride > 0 ? r <= last : r >= last; r += stride) ranks->push_back(r);
-  }
-  return MPI_SUCCESS;
-}
-
-int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
-  RFT_GROUP_OR_FAIL(g, group, "MPI_Group_range_incl");
-  int size = 0;
-  rft_group_size(g, &size);
-  std::vector<int> ranks;
-  const int rc = ExpandRanges(size, n, ranges, &ranks, "MPI_Group_range_incl");
-  if (rc != MPI_SUCCESS) return rc;
-  return PMPI_Group_incl(group, static_cast<int>(ranks.size()), ranks.data(), newgroup);
-}
-
-int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
-  RFT_GROUP_OR_FAIL(g, group, "MPI_Group_range_excl");
-  int size = 0;
-  rft_group_size(g, &size);
-  std::vector<int> ranks;
-  const int rc = ExpandRanges(size, n, ranges, &ranks, "MPI_Group_range_excl");
-  if (rc != MPI_SUCCESS) return rc;
-  return PMPI_Group_excl(group, static_cast<int>(ranks.size()), ranks.data(), newgroup);
-}
-
-int PMPI_Group_free(MPI_Group* group) {
-  if (*group == MPI_GROUP_EMPTY) {
-    *group = MPI_GROUP_NULL;  // predefined: it stays
-    return MPI_SUCCESS;
-  }
-  Group* g = FindGroup(*group);
-  if (g == nullptr) return BadGroup(*group, "MPI_Group_free");
-  rft_group_free(&g->rft);
-  state().groups.Remove(*group);
-  *group = MPI_GROUP_NULL;
-  return MPI_SUCCESS;
-}
-
-// ---- Cartesian topologies (a communicator with the grid's shape kept beside it) ----
-int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
-  if (nnodes <= 0 || ndims <= 0) {
-    return Raise(MPI_COMM_WORLD, MPI_ERR_DIMS,
-                 "MPI_Dims_create: nnodes " + std::to_string(nnodes) + ", ndims " +
-                     std::to_string(ndims) + ": expected both > 0");
-  }
-  int fixed = 1, free_dims = 0;
-  for (int i = 0; i < ndims; ++i) {
-    if (dims[i] < 0) return Raise(MPI_COMM_WORLD, MPI_ERR_DIMS, "MPI_Dims_create: dims < 0");
-    if (dims[i] > 0)
-      fixed *= dims[i];
-    else
-      ++free_dims;
-  }
-  if (nnodes % fixed != 0) {
-    return Raise(MPI_COMM_WORLD, MPI_ERR_DIMS,
-                 "MPI_Dims_create: " + std::to_string(nnodes) +
-                     " is not a multiple of the fixed dimensions' product " +
-                     std::to_string(fixed));
-  }
-  if (free_dims == 0) return MPI_SUCCESS;
-  // Factor the rest and deal the prime factors, largest first, to the smallest dimension: the
-  // dimensions come out as close to each other as the factors allow, in non-increasing order.
-  int rest = nnodes / fixed;
-  std::vector<int> factors;
-  for (int f = 2; f * f <= rest; ++f) {
-    while (rest % f == 0) {
-      factors.push_back(f);
-      rest /= f;
-    }
-  }
-  if (rest > 1) factors.push_back(rest);
-  std::sort(factors.rbegin(), factors.rend());
-  std::vector<int> out(free_dims, 1);
-  for (int f : factors) *std::min_element(out.begin(), out.end()) *= f;
-  std::sort(out.rbegin(), out.rend());
-  for (int i = 0, j = 0; i < ndims; ++i) {
-    if (dims[i] == 0) dims[i] = out[j++];
-  }
-  return MPI_SUCCESS;
-}
-
-int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int,
-                     MPI_Comm* comm_cart) {
-  Comm* c = FindComm(comm_old);
-  if (c == nullptr) return BadComm(comm_old, "MPI_Cart_create");
-  if (ndims < 0) return Raise(comm_old, MPI_ERR_DIMS, "MPI_Cart_create: ndims < 0");
-  long cells = 1;
-  for (int i = 0; i < ndims; ++i) {
-    if (dims[i] <= 0) return Raise(comm_old, MPI_ERR_DIMS, "MPI_Cart_create: a dimension <= 0");
-    cells *= dims[i];
-  }
-  if (cells > c->size) {
-    return Raise(comm_old, MPI_ERR_TOPOLOGY,
-                 "MPI_Cart_create: the grid has " + std::to_string(cells) + " cells, comm only " +
-                     std::to_string(c->size) + " members");
-  }
-  // No reordering: rank r of the old communicator is cell r (MPI allows it).
-  const int rc = PMPI_Comm_split(comm_old, c->rank < cells ? 0 : MPI_UNDEFINED, c->rank, comm_cart);
-  if (rc != MPI_SUCCESS || *comm_cart == MPI_COMM_NULL) return rc;
-  Comm* cart = FindComm(*comm_cart);
-  cart->has_cart = true;
-  cart->cart.dims.assign(dims, dims + ndims);
-  cart->cart.periods.assign(periods, periods + ndims);
-  return MPI_SUCCESS;
-}
-
-static Comm* CartOf(MPI_Comm comm, const char* function, int* rc) {
-  Comm* c = FindComm(comm);
-  if (c == nullptr) {
-    *rc = BadComm(comm, function);
-    return nullptr;
-  }
-  if (!c->has_cart) {
-    *rc = Raise(comm, MPI_ERR_TOPOLOGY, std::string(function) + ": no Cartesian topology");
-    return nullptr;
-  }
-  return c;
-}
-
-int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
-  int rc = MPI_SUCCESS;
-  Comm* c = CartOf(comm, "MPI_Cart_coords", &rc);
-  if (c == nullptr) return rc;
-  const int n = static_cast<int>(c->cart.dims.size());
-  if (rank < 0 || rank >= c->size) return CheckRankArg(*c, rank, false, "MPI_Cart_coords", comm);
-  for (int i = n - 1; i >= 0; --i) {
-    if (i < maxdims) coords[i] = rank % c->cart.dims[i];
-    rank /= c->cart.dims[i];
-  }
-  return MPI_SUCCESS;
-}
-
-int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
-  int rc = MPI_SUCCESS;
-  Comm* c = CartOf(comm, "MPI_Cart_rank", &rc);
-  if (c == nullptr) return rc;
-  int r = 0;
-  for (size_t i = 0; i < c->cart.dims.size(); ++i) {
-    int x = coords[i];
-    const int d = c->cart.dims[i];
-    if (c->cart.periods[i]) {
-      x = ((x % d) + d) % d;
-    } else if (x < 0 || x >= d) {
-      return Raise(comm, MPI_ERR_ARG,
-                   "MPI_Cart_rank: coordinate " + std::to_string(x) + " of dimension " +
-                       std::to_string(i) + ": expected 0.." + std::to_string(d - 1));
-    }
-    r = r * d + x;
-  }
-  *rank = r;
-  return MPI_SUCCESS;
-}
-
-int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest) {
-  int rc = MPI_SUCCESS;
-  Comm* c = CartOf(comm, "MPI_Cart_shift", &rc);
-  if (c == nullptr) return rc;
-  const int n = static_cast<int>(c->cart.dims.size());
-  if (direction < 0 || direction >= n) {
-    return Raise(comm, MPI_ERR_ARG,
-                 "MPI_Cart_shift: direction " + std::to_string(direction) + ": expected 0.." +
-                     std::to_string(n - 1));
-  }
-  std::vector<int> coords(n);
-  PMPI_Cart_coords(comm, c->rank, n, coords.data());
-  auto neighbour = [&](int offset) {
-    std::vector<int> at = coords;
-    at[direction] += offset;
-    const int d = c->cart.dims[direction];
-    if (!c->cart.periods[direction] && (at[direction] < 0 || at[direction] >= d)) {
-      return MPI_PROC_NULL;
-    }
-    int r = 0;
-    PMPI_Cart_rank(comm, at.data(), &r);
-    return r;
-  };
-  *rank_source = neighbour(-disp);
-  *rank_dest = neighbour(disp);
-  return MPI_SUCCESS;
-}
-
-int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
-  int rc = MPI_SUCCESS;
-  Comm* c = CartOf(comm, "MPI_Cart_sub", &rc);
-  if (c == nullptr) return rc;
-  const int n = static_cast<int>(c->cart.dims.size());
-  std::vector<int> coords(n);
-  PMPI_Cart_coords(comm, c->rank, n, coords.data());
-  // Members that share the dropped dimensions' coordinates form one sub-grid.
-  int color = 0, key = 0;
-  std::vector<int> dims, periods;
-  for (int i = 0; i < n; ++i) {
-    if (remain_dims[i]) {
-      key = key * c->cart.dims[i] + coords[i];
-      dims.push_back(c->cart.dims[i]);
-      periods.push_back(c->cart.periods[i]);
-    } else {
-      color = color * c->cart.dims[i] + coords[i];
-    }
-  }
-  CartTopology topology{dims, periods};
-  rc = PMPI_Comm_split(comm, color, key, newcomm);
-  if (rc != MPI_SUCCESS) return rc;
-  Comm* sub = FindComm(*newcomm);
-  sub->has_cart = true;
-  sub->cart = topology;
-  return MPI_SUCCESS;
-}
-
-int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
-  int rc = MPI_SUCCESS;
-  Comm* c = CartOf(comm, "MPI_Cart_get", &rc);
-  if (c == nullptr) return rc;
-  const int n = std::min(maxdims, static_cast<int>(c->cart.dims.size()));
-  for (int i = 0; i < n; ++i) {
-    dims[i] = c->cart.dims[i];
-    periods[i] = c->cart.periods[i];
-  }
-  return PMPI_Cart_coords(comm, c->rank, maxdims, coords);
-}
-
-int PMPI_Cartdim_get(MPI_Comm comm, int* ndims) {
-  int rc = MPI_SUCCESS;
-  Comm* c = CartOf(comm, "MPI_Cartdim_get", &rc);
-  if (c == nullptr) return rc;
-  *ndims = static_cast<int>(c->cart.dims.size());
-  return MPI_SUCCESS;
-}
-
-int PMPI_Topo_test(MPI_Comm comm, int* status) {
-  Comm* c = FindComm(comm);
-  if (c == nullptr) return BadComm(comm, "MPI_Topo_test");
-  *status = c->has_cart ? MPI_CART : MPI_UNDEFINED;
-  return MPI_SUCCESS;
-}
-
 }  // extern "C"
 
 RFT_MPI_ALIAS(Comm_rank)
@@ -799,24 +449,3 @@ RFT_MPI_ALIAS(Attr_put)
 RFT_MPI_ALIAS(Attr_delete)
 RFT_MPI_ALIAS(Keyval_create)
 RFT_MPI_ALIAS(Keyval_free)
-RFT_MPI_ALIAS(Group_size)
-RFT_MPI_ALIAS(Group_rank)
-RFT_MPI_ALIAS(Group_translate_ranks)
-RFT_MPI_ALIAS(Group_compare)
-RFT_MPI_ALIAS(Group_union)
-RFT_MPI_ALIAS(Group_intersection)
-RFT_MPI_ALIAS(Group_difference)
-RFT_MPI_ALIAS(Group_incl)
-RFT_MPI_ALIAS(Group_excl)
-RFT_MPI_ALIAS(Group_range_incl)
-RFT_MPI_ALIAS(Group_range_excl)
-RFT_MPI_ALIAS(Group_free)
-RFT_MPI_ALIAS(Dims_create)
-RFT_MPI_ALIAS(Cart_create)
-RFT_MPI_ALIAS(Cart_coords)
-RFT_MPI_ALIAS(Cart_rank)
-RFT_MPI_ALIAS(Cart_shift)
-RFT_MPI_ALIAS(Cart_sub)
-RFT_MPI_ALIAS(Cart_get)
-RFT_MPI_ALIAS(Cartdim_get)
-RFT_MPI_ALIAS(Topo_test)

@@ -277,6 +277,31 @@ RFT_MPI_DECLARE(int, Iallgather,
 RFT_MPI_DECLARE(int, Ialltoall,
                 (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+RFT_MPI_DECLARE(int, Igatherv,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Request* request))
+RFT_MPI_DECLARE(int, Iscatterv,
+                (const void* sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm, MPI_Request* request))
+RFT_MPI_DECLARE(int, Iallgatherv,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                 MPI_Request* request))
+RFT_MPI_DECLARE(int, Ialltoallv,
+                (const void* sendbuf, const int sendcounts[], const int sdispls[],
+                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+RFT_MPI_DECLARE(int, Ireduce_scatter_block,
+                (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm, MPI_Request* request))
+RFT_MPI_DECLARE(int, Iscan,
+                (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, MPI_Request* request))
+RFT_MPI_DECLARE(int, Iexscan,
+                (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, MPI_Request* request))
 
 /* Operators */
 RFT_MPI_DECLARE(int, Op_create, (MPI_User_function * user_fn, int commute, MPI_Op* op))

@@ -214,6 +214,10 @@ struct State {
 };
 State& state();
 
+// Copies `text` into a caller's buffer of `capacity` bytes, NUL-terminated, truncated to fit;
+// *length (if not NULL) gets the characters copied.
+void CopyString(const std::string& text, char* out, int capacity, int* length);
+
 // ---- Errors ----
 // Hands `error_class` with `message` to `comm`'s error handler (MPI_COMM_SELF's for a handle
 // that names no communicator... as MPI-4 §9.3 says, COMM_WORLD's before init) and returns what
@@ -281,11 +285,22 @@ inline void SetStatusBytes(MPI_Status* s, MPI_Count bytes) {
 
 // Requests.
 MPI_Request NewRequest(Request request);
+// A request complete at once, as one at MPI_PROC_NULL is: source PROC_NULL, tag ANY_TAG.
+MPI_Request ProcNullRequest(MPI_Comm comm);
+int BadRequest(const char* function);
+// Drives `r` towards completion: true when rft has completed it (its outcome kept in `r`), or
+// when it has none (inactive, or completed at posting). With `block`, waits.
+bool Poll(Request& r, bool block);
+// Completes what the program freed (MPI_Request_free, buffered sends) where rft has finished.
+void PollDetached();
 
 // The validation shared by every call of a kind.
 int CheckRankArg(const Comm& comm, int rank, bool wildcard, const char* function, MPI_Comm handle);
 int CheckTagArg(int tag, bool wildcard, const char* function, MPI_Comm handle);
 int CheckCountArg(int count, const char* function, MPI_Comm handle);
+// A bad communicator (or a call before MPI_Init) and a bad group, raised with their class.
+int BadComm(MPI_Comm comm, const char* function);
+int BadGroup(MPI_Group group, const char* function);
 inline int ToRftSource(int source) { return source == MPI_ANY_SOURCE ? RFT_ANY_SOURCE : source; }
 inline int ToRftTag(int tag) { return tag == MPI_ANY_TAG ? RFT_ANY_TAG : tag; }
 

@@ -26,36 +26,11 @@ RFT_MPI_DECLARE(int, Comm_connect,
                 (const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm))
 RFT_MPI_DECLARE(int, Comm_join, (int fd, MPI_Comm* intercomm))
 
-/* Collectives not yet carried (their blocking forms are). */
+/* Collectives not yet carried (its blocking form is). */
 RFT_MPI_DECLARE(int, Alltoallw,
                 (const void* sendbuf, const int sendcounts[], const int sdispls[],
                  const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                  const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
-RFT_MPI_DECLARE(int, Igatherv,
-                (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                 MPI_Comm comm, MPI_Request* request))
-RFT_MPI_DECLARE(int, Iscatterv,
-                (const void* sendbuf, const int sendcounts[], const int displs[],
-                 MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                 int root, MPI_Comm comm, MPI_Request* request))
-RFT_MPI_DECLARE(int, Iallgatherv,
-                (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                 MPI_Request* request))
-RFT_MPI_DECLARE(int, Ialltoallv,
-                (const void* sendbuf, const int sendcounts[], const int sdispls[],
-                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
-                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
-RFT_MPI_DECLARE(int, Ireduce_scatter_block,
-                (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
-                 MPI_Op op, MPI_Comm comm, MPI_Request* request))
-RFT_MPI_DECLARE(int, Iscan,
-                (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                 MPI_Comm comm, MPI_Request* request))
-RFT_MPI_DECLARE(int, Iexscan,
-                (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                 MPI_Comm comm, MPI_Request* request))
 
 /* One-sided communication (windows). */
 RFT_MPI_DECLARE(int, Win_create,

@@ -11,14 +11,7 @@ namespace {
 
 Comm* CommOrRaise(MPI_Comm comm, const char* function, int* rc) {
   Comm* c = FindComm(comm);
-  if (c == nullptr) {
-    *rc =
-        Ready()
-            ? Raise(comm, MPI_ERR_COMM,
-                    std::string(function) + ": " +
-                        (comm == MPI_COMM_NULL ? "MPI_COMM_NULL" : "invalid or freed communicator"))
-            : NotInitialized(function);
-  }
+  if (c == nullptr) *rc = BadComm(comm, function);
   return c;
 }
 

@@ -1,0 +1,54 @@
+// What the blocking and the non-blocking collectives share (mpi_coll.cc defines it): argument
+// checks, packing around a call, the rank-order fold of reductions rft has no native form for,
+// the byte layout of a "v" collective, and a request for a collective started in rft.
+#ifndef RFT_ULFM_API_MPI_MPI_COLL_INTERNAL_H_
+#define RFT_ULFM_API_MPI_MPI_COLL_INTERNAL_H_
+
+#include <functional>
+#include <vector>
+
+#include "ulfm_api/mpi/mpi_internal.h"
+
+namespace rft::mpi::coll {
+
+const void* ToRftSend(const void* send);  // MPI_IN_PLACE as rft's RFT_IN_PLACE
+// A buffer description: count >= 0, a committed type (*type_out). MPI_SUCCESS or what Raise gave.
+int CheckData(MPI_Comm comm, int count, MPI_Datatype type, const char* function,
+              const Datatype** type_out);
+int CheckRoot(const Comm& c, int root, MPI_Comm comm, const char* function);
+size_t Bytes(const Datatype& t, int count);
+// `count` elements at `buffer` as contiguous bytes: the buffer itself, or packed into *scratch.
+const void* Packed(const Datatype& t, const void* buffer, int count, std::vector<char>* scratch);
+// Folds contributions `first`..`last` of `count` elements each (packed, `packed_bytes` apiece,
+// member 0's first in `all`) in rank order into `out`, laid out as `t` says.
+int Fold(MPI_Op op, MPI_Datatype type, const Datatype& t, int count, const char* all,
+         size_t packed_bytes, int first, int last, void* out);
+// The checks of a reduction; *c and *t set. `root` < 0 for the all-reductions.
+int CheckReduction(MPI_Comm comm, Comm** c, int count, MPI_Datatype type, MPI_Op op, int root,
+                   const char* function, const Datatype** t);
+
+// Per-member counts and displacements (elements of a type) as rft's byte counts and byte
+// displacements: of the caller's buffer when the type is contiguous (`direct`), else of a
+// packed staging buffer of `staging_bytes`.
+struct VLayout {
+  std::vector<size_t> counts;
+  std::vector<size_t> displacements;
+  size_t staging_bytes = 0;
+  bool direct = true;
+};
+int MakeVLayout(const Comm& c, const Datatype& t, const int counts[], const int displs[],
+                MPI_Comm comm, const char* function, VLayout* out);
+void UnpackV(const Datatype& t, const VLayout& layout, const char* staging, const int counts[],
+             const int displs[], int members, void* recv);
+void PackV(const Datatype& t, const VLayout& layout, const void* send, const int counts[],
+           const int displs[], int members, char* staging);
+
+// *request for a collective rft started as `inner` (`rc` its result), owning `scratch`, with
+// `finish` run when it completes.
+int Started(MPI_Comm comm, int rc, rft_request_t inner, std::vector<char> scratch,
+            std::function<int(Request&, const rft_status_t&)> finish, MPI_Request* request,
+            const char* function);
+
+}  // namespace rft::mpi::coll
+
+#endif  // RFT_ULFM_API_MPI_MPI_COLL_INTERNAL_H_
