@@ -6,8 +6,9 @@
  *   mpi_ulfm revoke-loop ROUNDS  no failure: ROUNDS times a dup is revoked by one member while
  *                                the others wait in a receive, then shrunk and freed
  *   mpi_ulfm handler VICTIM      a user error handler that revokes, as ULFM programs write it
- *   mpi_ulfm iterate ITERATIONS  an iterative loop that recovers (agree, revoke, shrink) from
- *                                whatever the launcher kills (--kill), and ends exact
+ *   mpi_ulfm iterate N SECONDS   an iterative loop (at least N iterations and SECONDS) that
+ *                                recovers (agree, revoke, shrink) from whatever the launcher
+ *                                kills (--kill), and ends exact
  *   mpi_ulfm initial             the initial error handler and MPIX_FT as mpiexec set them
  *
  * Plain C over <mpi.h> (and <mpi-ext.h> where it exists), so that the same source builds with
@@ -207,42 +208,47 @@ static void handler(int victim) {
   CHECK_OK(MPI_Errhandler_free(&errhandler));
 }
 
-/* Each iteration agrees on whether the allreduce succeeded everywhere; a failed one is retried
- * on the shrunken communicator. At the end: ITERATIONS successful iterations at every
- * survivor, and the sum of the survivors' world ranks. */
-static void iterate(int iterations) {
-  MPI_Comm comm;
-  CHECK_OK(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
-  int done = 0, recoveries = 0;
-  while (done < iterations) {
+/* Each iteration agrees on whether the allreduce succeeded everywhere and whether to go on; a
+ * failed one is retried on the shrunken communicator. The loop runs at least ITERATIONS
+ * iterations and SECONDS seconds (so that kills at instants the program does not know land in
+ * it, however fast the build), and stops together: the agreed flag ANDs "go on" too. At the
+ * end every survivor prints the same number of iterations, the members left, and the exact
+ * sum of the survivors' world ranks. Works on COMM_WORLD until the first failure (a dup could
+ * itself meet one). */
+static void iterate(int iterations, double seconds) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  const double until = MPI_Wtime() + seconds;
+  int done = 0;
+  for (;;) {
     int one = 1, members = 0;
     const int rc = MPI_Allreduce(&one, &members, 1, MPI_INT, MPI_SUM, comm);
-    int ok = rc == MPI_SUCCESS;
-    MPIX_Comm_agree(comm, &ok); /* uniform; its own PROC_FAILED is seen by the next round */
-    if (ok) {
+    const int go_on = done + 1 < iterations || MPI_Wtime() < until;
+    int flag = (rc == MPI_SUCCESS ? 1 : 0) | (go_on ? 2 : 0);
+    MPIX_Comm_agree(comm, &flag); /* uniform; its own PROC_FAILED shows in the next round */
+    if (flag & 1) {
       ++done;
+      if (!(flag & 2)) break;
       continue;
     }
     MPI_Comm shrunk;
     MPIX_Comm_revoke(comm);
     if (MPIX_Comm_shrink(comm, &shrunk) != MPI_SUCCESS) continue; /* failed again: retry */
-    MPI_Comm_free(&comm);
+    if (comm != MPI_COMM_WORLD) MPI_Comm_free(&comm);
     comm = shrunk;
-    ++recoveries;
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   }
   int sum = -1;
   while (MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, comm) != MPI_SUCCESS) {
     MPI_Comm shrunk;
     MPIX_Comm_revoke(comm);
     if (MPIX_Comm_shrink(comm, &shrunk) != MPI_SUCCESS) continue;
-    MPI_Comm_free(&comm);
+    if (comm != MPI_COMM_WORLD) MPI_Comm_free(&comm);
     comm = shrunk;
   }
   int members = -1;
   MPI_Comm_size(comm, &members);
   printf("mpi_ulfm iterate: %d iterations, %d members, sum of ranks %d\n", done, members, sum);
-  (void)recoveries;
-  MPI_Comm_free(&comm);
+  if (comm != MPI_COMM_WORLD) MPI_Comm_free(&comm);
 }
 
 static void initial(void) {
@@ -281,7 +287,7 @@ int main(int argc, char** argv) {
   } else if (strcmp(mode, "handler") == 0 && size >= 3) {
     handler(arg);
   } else if (strcmp(mode, "iterate") == 0) {
-    iterate(arg);
+    iterate(arg, argc > 3 ? atof(argv[3]) : 0);
   } else if (strcmp(mode, "initial") == 0) {
     initial();
   } else {
