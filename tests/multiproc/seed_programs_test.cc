@@ -29,6 +29,19 @@ ScenarioResult RunExample(const std::string& example, int n,
   return RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(130), kTolerant);
 }
 
+// The same seed programs in their MPI form (examples/mpi/), under rft's mpiexec with fault
+// tolerance: they print the same lines as their rft.h twins.
+ScenarioResult RunMpiExample(const std::string& example, int n,
+                             const std::vector<std::string>& example_args,
+                             const std::vector<std::string>& launcher_args = {}) {
+  std::vector<std::string> args = {"-n", std::to_string(n),   "--with-ft", "ulfm", "--timeout",
+                                   "60", "--get-stack-traces"};
+  args.insert(args.end(), launcher_args.begin(), launcher_args.end());
+  args.push_back(Runfile("examples/mpi/" + example));
+  args.insert(args.end(), example_args.begin(), example_args.end());
+  return RunCommand("ulfm_api/mpi/sdk/bin/mpiexec", args, std::chrono::seconds(130), kTolerant);
+}
+
 // The lines of `output` that contain `marker`, from the marker on (without rftrun's "[rank] "),
 // sorted: the order in which the processes printed is not the program's.
 std::vector<std::string> LinesFrom(const std::string& output, const std::string& marker) {
@@ -193,6 +206,30 @@ TEST(SeedProgramsTest, AllFailuresAgreesWheneverTheLauncherKills) {
   EXPECT_EQ(r.exit_status, 0) << r.Report();  // a death rftrun caused leaves the status 0
   const bool killed = CountLines(r.output, "injected by --kill") == 1;
   ExpectTheSameFailedSetEverywhere(r, 4, killed ? std::set<int>{1} : std::set<int>{});
+}
+
+// MPIX_Comm_split_safe and MPIX_Comm_failures_allget as MPI programs: the same exact lines, with
+// the victims dying at the program's chosen point and by the launcher at an instant it does not
+// know. mpiexec --with-ft ulfm exits 0 when the survivors do (Open MPI 5's verdict).
+TEST(SeedProgramsTest, MpiSafeSplitRetriesOverTheSurvivors) {
+  for (const auto& [n, victim] : {std::pair{4, 0}, std::pair{5, 2}}) {
+    const auto r = RunMpiExample("safe_split", n, {"--victim", std::to_string(victim)});
+    EXPECT_EQ(r.exit_status, 0) << "n=" << n << " victim=" << victim << "\n" << r.Report();
+    EXPECT_EQ(LinesFrom(r.output, "safe_split: rank"), SafeSplitLines(n, {victim})) << r.Report();
+  }
+  const auto alive = RunMpiExample("safe_split", 4, {});
+  EXPECT_EQ(alive.exit_status, 0) << alive.Report();
+  EXPECT_EQ(LinesFrom(alive.output, "safe_split: rank"), SafeSplitLines(4, {})) << alive.Report();
+}
+
+TEST(SeedProgramsTest, MpiAllFailuresGivesEverySurvivorTheSameSet) {
+  const auto r = RunMpiExample("all_failures", 5, {"--victims", "1,3"});
+  EXPECT_EQ(r.exit_status, 0) << r.Report();
+  ExpectTheSameFailedSetEverywhere(r, 5, {1, 3});
+  const auto killed = RunMpiExample("all_failures", 4, {"--busy", "8"}, {"--kill", "1@3"});
+  EXPECT_EQ(killed.exit_status, 0) << killed.Report();
+  const bool was_killed = CountLines(killed.output, "injected by --kill") == 1;
+  ExpectTheSameFailedSetEverywhere(killed, 4, was_killed ? std::set<int>{1} : std::set<int>{});
 }
 
 }  // namespace
