@@ -17,8 +17,6 @@
 
 namespace rft::mpi::coll {
 
-const void* ToRftSend(const void* send) { return send == MPI_IN_PLACE ? RFT_IN_PLACE : send; }
-
 // Validates a buffer description: count >= 0, a committed type. Sets *type_out.
 int CheckData(MPI_Comm comm, int count, MPI_Datatype type, const char* function,
               const Datatype** type_out) {
@@ -271,6 +269,16 @@ int PMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 
 int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm) {
+  // The fast path: a predefined type and operator rft reduces natively (RftReduction says the
+  // operator applies), on a live communicator.
+  Comm* c = FindComm(comm);
+  rft_op_t rop;
+  rft_datatype_t rtype;
+  if (c != nullptr && count >= 0 && IsSimpleBuiltin(datatype) &&
+      RftReduction(op, datatype, &rop, &rtype)) [[likely]] {
+    const int rc = rft_allreduce(ToRftSend(sendbuf), recvbuf, count, rtype, rop, c->rft);
+    return rc == RFT_SUCCESS ? MPI_SUCCESS : RaiseRft(comm, "MPI_Allreduce", rc);
+  }
   return ReduceCommon(sendbuf, recvbuf, count, datatype, op, -1, comm, "MPI_Allreduce");
 }
 

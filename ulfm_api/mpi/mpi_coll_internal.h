@@ -11,7 +11,10 @@
 
 namespace rft::mpi::coll {
 
-const void* ToRftSend(const void* send);  // MPI_IN_PLACE as rft's RFT_IN_PLACE
+// MPI_IN_PLACE as rft's RFT_IN_PLACE.
+inline const void* ToRftSend(const void* send) {
+  return send == MPI_IN_PLACE ? RFT_IN_PLACE : send;
+}
 // A buffer description: count >= 0, a committed type (*type_out). MPI_SUCCESS or what Raise gave.
 int CheckData(MPI_Comm comm, int count, MPI_Datatype type, const char* function,
               const Datatype** type_out);

@@ -11,7 +11,7 @@
 
 namespace rft::mpi {
 
-Comm* FindComm(MPI_Comm handle) {
+Comm* FindCommInTable(MPI_Comm handle) {
   State& s = state();
   if (handle == MPI_COMM_WORLD) return s.initialized ? &s.world : nullptr;
   if (handle == MPI_COMM_SELF) return s.initialized ? &s.self : nullptr;

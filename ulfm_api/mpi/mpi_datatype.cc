@@ -176,12 +176,6 @@ MPI_Datatype CommonElement(const Datatype& a, MPI_Datatype b) {
 
 }  // namespace
 
-bool IsSimpleBuiltin(MPI_Datatype type) {
-  const uint32_t h = static_cast<uint32_t>(type);
-  return (h & 0xffff0000u) == 0x4c000000u && Builtins().valid[h & 0xff] &&
-         (h & 0xffffff00u) != 0x4c000000u;
-}
-
 const Datatype* FindDatatype(MPI_Datatype handle) {
   const uint32_t h = static_cast<uint32_t>(handle);
   if ((h & 0xffff0000u) == 0x4c000000u) {

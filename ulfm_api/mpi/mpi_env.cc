@@ -13,10 +13,8 @@
 
 namespace rft::mpi {
 
-State& state() {
-  static State* the_state = new State();  // never destroyed: atexit order would be a hazard
-  return *the_state;
-}
+// Never destroyed: the order of destructors at exit would be a hazard for a late MPI call.
+State* const g_state = new State();
 
 namespace {
 int ErrhandlerFromName(const char* name) {

@@ -212,7 +212,9 @@ struct State {
   std::map<int, std::string> error_strings;  // added classes and codes
   std::map<int, int> error_code_class;       // added codes -> their class
 };
-State& state();
+// Made before main (mpi_env.cc): the fast path reads it without a guard.
+extern State* const g_state;
+inline State& state() { return *g_state; }
 
 // Copies `text` into a caller's buffer of `capacity` bytes, NUL-terminated, truncated to fit;
 // *length (if not NULL) gets the characters copied.
@@ -236,7 +238,12 @@ int NotInitialized(const char* function);
 inline bool Ready() { return state().initialized && !state().finalized; }
 
 // ---- Lookups ----
-Comm* FindComm(MPI_Comm handle);
+Comm* FindCommInTable(MPI_Comm handle);  // every communicator but COMM_WORLD's fast case
+inline Comm* FindComm(MPI_Comm handle) {
+  if (handle == MPI_COMM_WORLD) [[likely]]
+    return state().initialized ? &state().world : nullptr;
+  return FindCommInTable(handle);
+}
 Group* FindGroup(MPI_Group handle);
 // The rft group behind `handle` (GROUP_EMPTY included); RFT_GROUP_NULL for a bad handle.
 rft_group_t RftGroup(MPI_Group handle);
@@ -245,9 +252,62 @@ MPI_Group NewGroup(rft_group_t group);
 // A new MPI communicator handle for `comm` (taking its rank, size, and `parent`'s handler).
 MPI_Comm NewComm(rft_comm_t comm, const Comm* parent);
 
-// Predefined types with a size in the handle and no gaps: the point-to-point fast path reads the
-// size off the handle without a table.
-bool IsSimpleBuiltin(MPI_Datatype type);
+// Predefined types with a size in the handle and no gaps (MPICH's builtins 0x4c00SSNN): by
+// their low byte NN, the size SS each must carry (0: not one). The fast path's whole type check
+// is this table, made at compile time.
+struct SimpleBuiltinSizes {
+  uint8_t size[256];
+};
+constexpr SimpleBuiltinSizes MakeSimpleBuiltinSizes() {
+  SimpleBuiltinSizes t{};
+  for (int h : {MPI_CHAR,
+                MPI_SIGNED_CHAR,
+                MPI_UNSIGNED_CHAR,
+                MPI_BYTE,
+                MPI_WCHAR,
+                MPI_SHORT,
+                MPI_UNSIGNED_SHORT,
+                MPI_INT,
+                MPI_UNSIGNED,
+                MPI_LONG,
+                MPI_UNSIGNED_LONG,
+                MPI_FLOAT,
+                MPI_DOUBLE,
+                MPI_LONG_DOUBLE,
+                MPI_LONG_LONG_INT,
+                MPI_UNSIGNED_LONG_LONG,
+                MPI_PACKED,
+                MPI_2INT,
+                MPI_INT8_T,
+                MPI_INT16_T,
+                MPI_INT32_T,
+                MPI_INT64_T,
+                MPI_UINT8_T,
+                MPI_UINT16_T,
+                MPI_UINT32_T,
+                MPI_UINT64_T,
+                MPI_C_BOOL,
+                MPI_C_FLOAT_COMPLEX,
+                MPI_C_DOUBLE_COMPLEX,
+                MPI_C_LONG_DOUBLE_COMPLEX,
+                MPI_AINT,
+                MPI_OFFSET,
+                MPI_COUNT,
+                MPI_CXX_BOOL,
+                MPI_CXX_FLOAT_COMPLEX,
+                MPI_CXX_DOUBLE_COMPLEX,
+                MPI_CXX_LONG_DOUBLE_COMPLEX}) {
+    t.size[h & 0xff] = static_cast<uint8_t>((static_cast<uint32_t>(h) >> 8) & 0xff);
+  }
+  return t;
+}
+inline constexpr SimpleBuiltinSizes kSimpleBuiltinSizes = MakeSimpleBuiltinSizes();
+inline bool IsSimpleBuiltin(MPI_Datatype type) {
+  const uint32_t h = static_cast<uint32_t>(type);
+  const uint32_t size = (h >> 8) & 0xff;
+  return (h & 0xffff0000u) == 0x4c000000u && size != 0 &&
+         kSimpleBuiltinSizes.size[h & 0xff] == size;
+}
 inline size_t SimpleBuiltinSize(MPI_Datatype type) {
   return (static_cast<uint32_t>(type) >> 8) & 0xff;
 }
