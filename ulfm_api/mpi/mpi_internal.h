@@ -72,11 +72,33 @@ class HandleTable {
     return &slot.value;
   }
 
+  // A new entry made in place, its value reset (ResetForReuse): the fast path fills it without a
+  // temporary. *value is valid until the table next grows.
+  int Emplace(T** value) {
+    uint32_t index;
+    if (!free_.empty()) {
+      index = free_.back();
+      free_.pop_back();
+    } else {
+      index = static_cast<uint32_t>(slots_.size());
+      slots_.emplace_back();
+    }
+    Slot& slot = slots_[index];
+    slot.live = true;
+    *value = &slot.value;
+    return static_cast<int>(kTableBits | kKind | (slot.generation << kIndexBits) | index);
+  }
+
   void Remove(int handle) {
     const uint32_t index = static_cast<uint32_t>(handle) & kIndexMask;
     Slot& slot = slots_[index];
     slot.live = false;
-    slot.value = T{};
+    // A type with Reset() keeps what it can reuse (a request's scratch capacity).
+    if constexpr (requires(T & t) { t.Reset(); }) {
+      slot.value.Reset();
+    } else {
+      slot.value = T{};
+    }
     slot.generation = (slot.generation + 1) & kGenerationMask;
     free_.push_back(index);
   }
@@ -183,6 +205,22 @@ struct Request {
   int done_error = RFT_SUCCESS;
   rft_status_t done_status{};
   bool is_message = false;  // an MPI_Message of Mprobe: `scratch` holds the matched message
+
+  // Back to a new request's state, keeping the scratch's capacity for the slot's next use.
+  void Reset() {
+    rft = RFT_REQUEST_NULL;
+    comm = MPI_COMM_NULL;
+    active = true;
+    persistent = false;
+    has_status = false;
+    if (start) start = nullptr;
+    if (finish) finish = nullptr;
+    scratch.clear();
+    done = false;
+    done_error = RFT_SUCCESS;
+    done_status = rft_status_t{};
+    is_message = false;
+  }
 };
 
 // ---- The layer's state ----
@@ -205,6 +243,11 @@ struct State {
   // Requests the program freed before they completed (MPI_Request_free, buffered sends): they
   // complete in the background, checked at every call that waits or tests.
   std::vector<MPI_Request> detached;
+  // MPI_Waitall's hand-over to rft_waitall, kept so that a call allocates nothing.
+  std::vector<rft_request_t> wait_inner;
+  std::vector<rft_request_t> wait_posted;
+  std::vector<rft_status_t> wait_statuses;
+  std::vector<int> wait_which;
   void* bsend_buffer = nullptr;
   int bsend_size = 0;
   long bsend_in_use = 0;

@@ -50,23 +50,26 @@ int PostSend(const void* buf, int count, MPI_Datatype type, int dest, int tag, M
     *request = ProcNullRequest(comm);
     return MPI_SUCCESS;
   }
-  Request r;
-  r.comm = comm;
+  // Made in place: the table entry is the request (nothing else adds entries meanwhile).
+  Request* r;
+  const MPI_Request handle = state().requests.Emplace(&r);
+  r->comm = comm;
   int rc;
   if (IsSimpleBuiltin(type)) [[likely]] {
     rc = rft_isend(buf, static_cast<size_t>(count) * SimpleBuiltinSize(type), RFT_BYTE, dest, tag,
-                   c->rft, &r.rft);
+                   c->rft, &r->rft);
   } else {
     const Datatype* t = FindDatatype(type);
-    r.scratch.resize(static_cast<size_t>(count * t->size));
-    Pack(*t, buf, static_cast<size_t>(count), r.scratch.data());
-    rc = rft_isend(r.scratch.data(), r.scratch.size(), RFT_BYTE, dest, tag, c->rft, &r.rft);
+    r->scratch.resize(static_cast<size_t>(count * t->size));
+    Pack(*t, buf, static_cast<size_t>(count), r->scratch.data());
+    rc = rft_isend(r->scratch.data(), r->scratch.size(), RFT_BYTE, dest, tag, c->rft, &r->rft);
   }
   if (rc != RFT_SUCCESS) {
+    state().requests.Remove(handle);
     *request = MPI_REQUEST_NULL;
     return RaiseRft(comm, function, rc);
   }
-  *request = NewRequest(std::move(r));
+  *request = handle;
   return MPI_SUCCESS;
 }
 
@@ -78,29 +81,31 @@ int PostReceive(void* buf, int count, MPI_Datatype type, int source, int tag, MP
     *request = ProcNullRequest(comm);
     return MPI_SUCCESS;
   }
-  Request r;
-  r.comm = comm;
+  Request* r;
+  const MPI_Request handle = state().requests.Emplace(&r);
+  r->comm = comm;
   int rc;
   if (IsSimpleBuiltin(type)) [[likely]] {
     rc = rft_irecv(buf, static_cast<size_t>(count) * SimpleBuiltinSize(type), RFT_BYTE,
-                   ToRftSource(source), ToRftTag(tag), c->rft, &r.rft);
+                   ToRftSource(source), ToRftTag(tag), c->rft, &r->rft);
   } else {
     const Datatype* t = FindDatatype(type);
-    r.scratch.resize(static_cast<size_t>(count * t->size));
+    r->scratch.resize(static_cast<size_t>(count * t->size));
     const Datatype plan = *t;  // the type may be freed before the receive completes
-    r.finish = [plan, buf](Request& self, const rft_status_t& st) {
+    r->finish = [plan, buf](Request& self, const rft_status_t& st) {
       const size_t whole = plan.size == 0 ? 0 : st.count / static_cast<size_t>(plan.size);
       Unpack(plan, self.scratch.data(), whole, buf);
       return MPI_SUCCESS;
     };
-    rc = rft_irecv(r.scratch.data(), r.scratch.size(), RFT_BYTE, ToRftSource(source), ToRftTag(tag),
-                   c->rft, &r.rft);
+    rc = rft_irecv(r->scratch.data(), r->scratch.size(), RFT_BYTE, ToRftSource(source),
+                   ToRftTag(tag), c->rft, &r->rft);
   }
   if (rc != RFT_SUCCESS) {
+    state().requests.Remove(handle);
     *request = MPI_REQUEST_NULL;
     return RaiseRft(comm, function, rc);
   }
-  *request = NewRequest(std::move(r));
+  *request = handle;
   return MPI_SUCCESS;
 }
 

@@ -202,12 +202,40 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (int rc = CheckRequests(count, requests, "MPI_Waitall"); rc) return rc;
   PollDetached();
-  std::vector<int> which;
+  // One rft_waitall over the requests rft still has: it progresses them together, where one
+  // rft_wait after another pays a call and a pass per request (a window of 64 sends).
+  State& s = state();
+  s.wait_inner.assign(static_cast<size_t>(count), RFT_REQUEST_NULL);
+  s.wait_statuses.assign(static_cast<size_t>(count), rft_status_t{});
+  bool any = false;
   for (int i = 0; i < count; ++i) {
-    if (requests[i] != MPI_REQUEST_NULL) Poll(*state().requests.Find(requests[i]), true);
-    which.push_back(i);
+    if (requests[i] == MPI_REQUEST_NULL) continue;
+    Request* r = s.requests.Find(requests[i]);
+    if (r->active && !r->done && r->rft != RFT_REQUEST_NULL) {
+      s.wait_inner[i] = r->rft;
+      any = true;
+    }
   }
-  return CompleteSet(count, requests, which, statuses, false, "MPI_Waitall");
+  if (any) {
+    s.wait_posted = s.wait_inner;  // which ones rft_waitall was given (capacity kept)
+    const std::vector<rft_request_t>& posted = s.wait_posted;
+    (void)rft_waitall(count, s.wait_inner.data(), s.wait_statuses.data());
+    for (int i = 0; i < count; ++i) {
+      if (posted[i] == RFT_REQUEST_NULL) continue;
+      Request* r = s.requests.Find(requests[i]);
+      if (s.wait_inner[i] == RFT_REQUEST_NULL) {  // rft completed and released it
+        r->rft = RFT_REQUEST_NULL;
+        r->done = true;
+        r->done_error = s.wait_statuses[i].error;
+        r->done_status = s.wait_statuses[i];
+      } else {
+        Poll(*r, true);  // still held (PENDING), or the call refused: on its own
+      }
+    }
+  }
+  s.wait_which.resize(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) s.wait_which[i] = i;
+  return CompleteSet(count, requests, s.wait_which, statuses, false, "MPI_Waitall");
 }
 
 int PMPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
