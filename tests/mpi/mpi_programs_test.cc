@@ -57,6 +57,16 @@ TEST(MpiPrograms, FailuresPendingAckRevokeShrinkAgree) {
   EXPECT_EQ(r.exit_status, 0) << r.Report();
 }
 
+// Issue 37's first defect: calls that fail at once (a barrier with a dead member, a send to the
+// dead, a dup) must still see the revocation rank 0 makes, or the usual ULFM loop never ends.
+TEST(MpiPrograms, CallsThatFailAtOnceSeeTheRevocation) {
+  const ScenarioResult r =
+      RunMpi({"-n", "4", "--with-ft", "ulfm"}, {"tests/mpi/mpi_ulfm", "revoke-seen", "2"});
+  EXPECT_EQ(r.exit_status, 0) << r.Report();
+  ExpectAllChecksPassed(r, "mpi_ulfm", {0, 1, 3});
+  EXPECT_EQ(CountLines(r.output, "loop ended by REVOKED"), 9) << r.Report();
+}
+
 TEST(MpiPrograms, RevokeAndShrinkAHundredTimes) {
   const ScenarioResult r =
       RunMpi({"-n", "3", "--with-ft", "ulfm"}, {"tests/mpi/mpi_ulfm", "revoke-loop", "100"});

@@ -3,6 +3,8 @@
  *   mpi_ulfm failures VICTIM     VICTIM kills itself after a barrier; the survivors check
  *                                PROC_FAILED, PENDING and its acknowledgement, get_failed,
  *                                revoke, shrink, agree and iagree, and finalize
+ *   mpi_ulfm revoke-seen VICTIM  after VICTIM dies, loops of calls that fail at once (barrier,
+ *                                send to the dead, dup) end with REVOKED within 1 s everywhere
  *   mpi_ulfm revoke-loop ROUNDS  no failure: ROUNDS times a dup is revoked by one member while
  *                                the others wait in a receive, then shrunk and freed
  *   mpi_ulfm handler VICTIM      a user error handler that revokes, as ULFM programs write it
@@ -151,6 +153,49 @@ static void failures(int victim) {
   MPI_Group_free(&acked), MPI_Group_free(&world_group), MPI_Group_free(&failed);
 }
 
+/* The ULFM loop "repeat until REVOKED, the first to fail revokes", with calls that fail at once:
+ * a barrier on a communicator with a dead member, a send to the dead member, a dup. Rank 0
+ * revokes after its first error; every survivor must leave each loop within 1 s. */
+static int repeat_until_revoked(MPI_Comm comm, int victim, int what) {
+  const double start = MPI_Wtime();
+  int revoked_here = 0, x = 0;
+  while (MPI_Wtime() < start + 1.0) {
+    int rc;
+    if (what == 0) {
+      rc = MPI_Barrier(comm);
+    } else if (what == 1) {
+      rc = MPI_Send(&x, 1, MPI_INT, victim, 0, comm);
+    } else {
+      MPI_Comm dup = MPI_COMM_NULL;
+      rc = MPI_Comm_dup(comm, &dup);
+      if (rc == MPI_SUCCESS) MPI_Comm_free(&dup);
+    }
+    if (error_class_of(rc) == MPIX_ERR_REVOKED) return 1;
+    if (rc != MPI_SUCCESS && rank == 0 && !revoked_here) {
+      MPIX_Comm_revoke(comm);
+      revoked_here = 1;
+    }
+  }
+  return 0;
+}
+
+static void revoke_seen(int victim) {
+  MPI_Comm comms[3];
+  for (int i = 0; i < 3; ++i) {
+    CHECK_OK(MPI_Comm_dup(MPI_COMM_WORLD, &comms[i]));
+    MPI_Comm_set_errhandler(comms[i], MPI_ERRORS_RETURN);
+  }
+  die_at_barrier(victim);
+  const char* names[3] = {"barrier", "send to the dead", "dup"};
+  for (int i = 0; i < 3; ++i) {
+    const int seen = repeat_until_revoked(comms[i], victim, i);
+    CHECK(seen);
+    printf("mpi_ulfm revoke-seen: rank %d: %s loop %s\n", rank, names[i],
+           seen ? "ended by REVOKED" : "still running after 1 s");
+  }
+  for (int i = 0; i < 3; ++i) MPI_Comm_free(&comms[i]);
+}
+
 static void revoke_loop(int rounds) {
   for (int round = 0; round < rounds; ++round) {
     MPI_Comm dup, shrunk;
@@ -282,6 +327,8 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "initial") != 0) MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   if (strcmp(mode, "failures") == 0 && size >= 3) {
     failures(arg);
+  } else if (strcmp(mode, "revoke-seen") == 0 && size >= 3) {
+    revoke_seen(arg);
   } else if (strcmp(mode, "revoke-loop") == 0) {
     revoke_loop(arg);
   } else if (strcmp(mode, "handler") == 0 && size >= 3) {

@@ -294,17 +294,16 @@ static int AnyDone(int count, MPI_Request requests[], bool block, int* index, in
     int which = RFT_UNDEFINED;
     rft_status_t st{};
     const int rc = rft_waitany(static_cast<int>(inner.size()), inner.data(), &which, &st);
-    if (which != RFT_UNDEFINED && which >= 0) {
-      Request* r = state().requests.Find(requests[at[which]]);
-      r->done = true;
-      r->done_error = rc;
-      r->done_status = st;
-      r->rft = inner[which];  // RFT_REQUEST_NULL once rft released it
-      if (rc == RFT_ERR_PROC_FAILED_PENDING)
-        r->rft = inner[which];
-      else
-        r->rft = RFT_REQUEST_NULL;
+    if (which == RFT_UNDEFINED || which < 0) {
+      // Nothing completed: an error of the call itself (never a wait without end).
+      if (rc != RFT_SUCCESS) return RaiseRft(MPI_COMM_WORLD, function, rc);
+      continue;
     }
+    Request* r = state().requests.Find(requests[at[which]]);
+    r->done = true;
+    r->done_error = rc;
+    r->done_status = st;
+    r->rft = inner[which];  // rft nulls one it completed; one held PENDING stays
   }
 }
 
