@@ -553,6 +553,16 @@ static void check_collectives(void) {
   free(from_each), free(ones), free(zeros), free(igathered), free(ialltoall_out);
 }
 
+/* Adds columns of a 4x4 double matrix: one element is four doubles at a stride of four. */
+static void add_column(void* in, void* inout, int* len, MPI_Datatype* type) {
+  (void)type;
+  const double* a = (const double*)in;
+  double* b = (double*)inout;
+  for (int k = 0; k < *len; ++k) {
+    for (int i = 0; i < 4; ++i) b[k + i * 4] += a[k + i * 4];
+  }
+}
+
 static void check_datatypes(void) {
   const int right = (rank + 1) % size, left = (rank + size - 1) % size;
   int size_of, count;
@@ -591,6 +601,20 @@ static void check_datatypes(void) {
   for (int i = 0; i < 16; ++i) bcast_matrix[i / 4][i % 4] = rank == 0 ? i : -1;
   CHECK_OK(MPI_Bcast(bcast_matrix, 4, column_resized, 0, MPI_COMM_WORLD));
   for (int i = 0; i < 16; ++i) CHECK(bcast_matrix[i / 4][i % 4] == i);
+
+  /* A user reduction over that column type, resized smaller than its data (one element's data
+   * spans 13 doubles, its extent is one): the fold's buffers must hold the data, not count *
+   * extent. */
+  MPI_Op column_sum;
+  CHECK_OK(MPI_Op_create(add_column, 1, &column_sum));
+  double col_in[4][4], col_out[4][4];
+  for (int i = 0; i < 16; ++i) col_in[i / 4][i % 4] = rank + i, col_out[i / 4][i % 4] = -1;
+  CHECK_OK(MPI_Allreduce(col_in, col_out, 1, column_resized, column_sum, MPI_COMM_WORLD));
+  for (int i = 0; i < 4; ++i) {
+    CHECK(col_out[i][0] == size * (size - 1) / 2.0 + size * (i * 4));
+  }
+  CHECK(col_out[0][1] == -1);
+  CHECK_OK(MPI_Op_free(&column_sum));
 
   /* A struct with a hole, sent to the right. */
   struct particle {

@@ -8,6 +8,7 @@
 // requires for non-commutative operators.
 #include <string.h>
 
+#include <algorithm>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -51,11 +52,14 @@ const void* Packed(const Datatype& t, const void* buffer, int count, std::vector
 // `last` bound the members folded (scan: 0..rank).
 int Fold(MPI_Op op, MPI_Datatype type, const Datatype& t, int count, const char* all,
          size_t packed_bytes, int first, int last, void* out) {
-  const size_t span = static_cast<size_t>(t.extent) * static_cast<size_t>(count) +
-                      static_cast<size_t>(t.true_lb > 0 ? t.true_lb : 0);
+  // The bytes `count` elements touch: from the lowest data byte (or the origin) to the end of the
+  // last element's data, which lies past count * extent when the type was resized smaller than
+  // its data.
+  const MPI_Aint base = std::min<MPI_Aint>(0, t.true_lb);
+  const size_t span = static_cast<size_t>(ElementsSpan(t, count) - base);
   std::vector<char> acc(span), next(span);
-  char* acc_at = acc.data() - (t.lb < 0 ? t.lb : 0);
-  char* next_at = next.data() - (t.lb < 0 ? t.lb : 0);
+  char* acc_at = acc.data() - base;
+  char* next_at = next.data() - base;
   Unpack(t, all + packed_bytes * static_cast<size_t>(last), static_cast<size_t>(count), acc_at);
   for (int r = last - 1; r >= first; --r) {
     Unpack(t, all + packed_bytes * static_cast<size_t>(r), static_cast<size_t>(count), next_at);
@@ -66,6 +70,13 @@ int Fold(MPI_Op op, MPI_Datatype type, const Datatype& t, int count, const char*
   Pack(t, acc_at, static_cast<size_t>(count), packed.data());
   Unpack(t, packed.data(), static_cast<size_t>(count), out);
   return MPI_SUCCESS;
+}
+
+MPI_Aint ElementsSpan(const Datatype& t, int count) {
+  if (count <= 0) return 0;
+  return std::max<MPI_Aint>(
+      static_cast<MPI_Aint>(count) * t.extent,
+      static_cast<MPI_Aint>(count - 1) * t.extent + t.true_lb + t.true_extent);
 }
 
 // The checks of a reduction; sets *t. `root` < 0 for all-reductions.
@@ -311,14 +322,14 @@ int PMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
   const Datatype* t;
   if (int rc = CheckData(comm, recvcount, datatype, "MPI_Reduce_scatter_block", &t); rc) return rc;
   const int total = recvcount * c->size;
-  const size_t span = static_cast<size_t>(t->extent) * static_cast<size_t>(total);
-  std::vector<char> result(span);
+  const MPI_Aint base = std::min<MPI_Aint>(0, t->true_lb);
+  std::vector<char> result(static_cast<size_t>(ElementsSpan(*t, total) - base) + 1);
   const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  const int rc = ReduceCommon(send, result.data() - t->lb, total, datatype, op, -1, comm,
+  const int rc = ReduceCommon(send, result.data() - base, total, datatype, op, -1, comm,
                               "MPI_Reduce_scatter_block");
   if (rc != MPI_SUCCESS) return rc;
   std::vector<char> packed(Bytes(*t, recvcount));
-  Pack(*t, result.data() - t->lb + static_cast<MPI_Aint>(c->rank) * recvcount * t->extent,
+  Pack(*t, result.data() - base + static_cast<MPI_Aint>(c->rank) * recvcount * t->extent,
        static_cast<size_t>(recvcount), packed.data());
   Unpack(*t, packed.data(), static_cast<size_t>(recvcount), recvbuf);
   return MPI_SUCCESS;
@@ -339,14 +350,15 @@ int PMPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts
     if (r < c->rank) before += recvcounts[r];
     total += recvcounts[r];
   }
-  std::vector<char> result(static_cast<size_t>(t->extent) * static_cast<size_t>(total) + 1);
+  const MPI_Aint base = std::min<MPI_Aint>(0, t->true_lb);
+  std::vector<char> result(static_cast<size_t>(ElementsSpan(*t, total) - base) + 1);
   const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  const int rc = ReduceCommon(send, result.data() - t->lb, total, datatype, op, -1, comm,
-                              "MPI_Reduce_scatter");
+  const int rc =
+      ReduceCommon(send, result.data() - base, total, datatype, op, -1, comm, "MPI_Reduce_scatter");
   if (rc != MPI_SUCCESS) return rc;
   const int mine = recvcounts[c->rank];
   std::vector<char> packed(Bytes(*t, mine));
-  Pack(*t, result.data() - t->lb + static_cast<MPI_Aint>(before) * t->extent,
+  Pack(*t, result.data() - base + static_cast<MPI_Aint>(before) * t->extent,
        static_cast<size_t>(mine), packed.data());
   Unpack(*t, packed.data(), static_cast<size_t>(mine), recvbuf);
   return MPI_SUCCESS;

@@ -20,6 +20,9 @@ int CheckData(MPI_Comm comm, int count, MPI_Datatype type, const char* function,
               const Datatype** type_out);
 int CheckRoot(const Comm& c, int root, MPI_Comm comm, const char* function);
 size_t Bytes(const Datatype& t, int count);
+// The bytes `count` elements of `t` reach from the origin: past count * extent when the type was
+// resized smaller than its data (a column resized to one element, as collectives lay it out).
+MPI_Aint ElementsSpan(const Datatype& t, int count);
 // `count` elements at `buffer` as contiguous bytes: the buffer itself, or packed into *scratch.
 const void* Packed(const Datatype& t, const void* buffer, int count, std::vector<char>* scratch);
 // Folds contributions `first`..`last` of `count` elements each (packed, `packed_bytes` apiece,

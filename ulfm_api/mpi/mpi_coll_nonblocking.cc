@@ -387,13 +387,13 @@ static int IfoldCommon(const void* sendbuf, void* recvbuf, int count, MPI_Dataty
         const char* all = self.scratch.data() + bytes;
         if (kind == Folded::kScatterBlock) {
           // The whole reduction, then this member's block of it.
-          std::vector<char> result(
-              static_cast<size_t>(plan.extent) * static_cast<size_t>(contributed) + 1);
+          const MPI_Aint base = std::min<MPI_Aint>(0, plan.true_lb);
+          std::vector<char> result(static_cast<size_t>(ElementsSpan(plan, contributed) - base) + 1);
           const int folded = Fold(op, datatype, plan, contributed, all, bytes, 0, members - 1,
-                                  result.data() - plan.lb);
+                                  result.data() - base);
           if (folded != MPI_SUCCESS) return folded;
           std::vector<char> packed(Bytes(plan, count));
-          Pack(plan, result.data() - plan.lb + static_cast<MPI_Aint>(rank) * count * plan.extent,
+          Pack(plan, result.data() - base + static_cast<MPI_Aint>(rank) * count * plan.extent,
                static_cast<size_t>(count), packed.data());
           Unpack(plan, packed.data(), static_cast<size_t>(count), recvbuf);
           return MPI_SUCCESS;
