@@ -264,8 +264,8 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
 }
 
 int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
-  // Predefined handlers stay; a user one goes when no communicator uses it... communicators
-  // keep the handle value and calls through a freed one fall back to ERRORS_ARE_FATAL.
+  // MPI: a handler is freed once no communicator uses it. Communicators keep the handle, so
+  // rft keeps the (small) table entry for good: a communicator's handler goes on working.
   if (state().errhandlers.Find(*errhandler) == nullptr && !KnownErrhandler(*errhandler)) {
     return Raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free: invalid error handler");
   }
