@@ -10,7 +10,7 @@ PACKAGES=(
   libhwloc-dev libpmix-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 procps
-  libmpich-dev cmake     # the MPI layer's binary-interface test (tests/mpi)
+  libmpich-dev mpich cmake  # the MPI layer's binary-interface test: MPICH's header, mpicc.mpich
   gdb                    # rftrun --get-stack-traces (the multi-process tests pass it)
   debootstrap            # the compatibility stage's Debian trixie root (tools/compat)
   clang-14 libclang-rt-14-dev  # libFuzzer (tools/fuzz.sh)

@@ -44,7 +44,7 @@ compilers=(rft)
 if command -v mpicc.mpich >/dev/null; then
   compilers+=(mpich)
 else
-  fail "mpicc.mpich is missing (tools/setup.sh installs libmpich-dev)"
+  fail "mpicc.mpich is missing (tools/setup.sh installs Debian's mpich and libmpich-dev)"
 fi
 for compiler in "${compilers[@]}"; do
   for program in mpi_basics mpi_ulfm; do
