@@ -133,14 +133,11 @@ int Adopt(MPI_Comm parent_handle, const Comm& parent, const char* function, int 
 
 extern "C" {
 
-int PMPIR_Dup_fn_impl(MPI_Comm, int, void*, void* in, void* out, int* flag) {
+int MPIR_Dup_fn(MPI_Comm comm, int keyval, void* extra, void* in, void* out, int* flag) {
+  (void)comm, (void)keyval, (void)extra;
   *static_cast<void**>(out) = in;
   *flag = 1;
   return MPI_SUCCESS;
-}
-
-int MPIR_Dup_fn(MPI_Comm comm, int keyval, void* extra, void* in, void* out, int* flag) {
-  return PMPIR_Dup_fn_impl(comm, keyval, extra, in, out, flag);
 }
 
 int PMPI_Comm_rank(MPI_Comm comm, int* rank) {

@@ -14,8 +14,14 @@ extern "C" {
   rft_group_t var = RftGroup(handle);            \
   if (var == RFT_GROUP_NULL) return BadGroup(handle, function);
 
-// `made` is read after `rc` is computed: the caller passes the rft call's result first.
-static int GroupResult(int rc, const rft_group_t* made, MPI_Group* out, const char* function) {
+// `made` is read after `rc` is computed: the caller passes the rft call's result first. An
+// argument rft refuses is `arg_class` (incl and excl: a rank out of the group).
+static int GroupResult(int rc, const rft_group_t* made, MPI_Group* out, const char* function,
+                       int arg_class = MPI_ERR_ARG) {
+  if (rc == RFT_ERR_ARG) {
+    return Raise(MPI_COMM_WORLD, arg_class,
+                 std::string(function) + ": " + rft_last_error_message());
+  }
   if (rc != RFT_SUCCESS) return RaiseRft(MPI_COMM_WORLD, function, rc);
   *out = NewGroup(*made);
   return MPI_SUCCESS;
@@ -91,23 +97,15 @@ int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgrou
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
   RFT_GROUP_OR_FAIL(g, group, "MPI_Group_incl");
   rft_group_t made = RFT_GROUP_NULL;
-  const int rc = rft_group_incl(g, n, ranks, &made);
-  if (rc == RFT_ERR_ARG) {
-    return Raise(MPI_COMM_WORLD, MPI_ERR_RANK,
-                 std::string("MPI_Group_incl: ") + rft_last_error_message());
-  }
-  return GroupResult(rc, &made, newgroup, "MPI_Group_incl");
+  return GroupResult(rft_group_incl(g, n, ranks, &made), &made, newgroup, "MPI_Group_incl",
+                     MPI_ERR_RANK);
 }
 
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
   RFT_GROUP_OR_FAIL(g, group, "MPI_Group_excl");
   rft_group_t made = RFT_GROUP_NULL;
-  const int rc = rft_group_excl(g, n, ranks, &made);
-  if (rc == RFT_ERR_ARG) {
-    return Raise(MPI_COMM_WORLD, MPI_ERR_RANK,
-                 std::string("MPI_Group_excl: ") + rft_last_error_message());
-  }
-  return GroupResult(rc, &made, newgroup, "MPI_Group_excl");
+  return GroupResult(rft_group_excl(g, n, ranks, &made), &made, newgroup, "MPI_Group_excl",
+                     MPI_ERR_RANK);
 }
 
 // The ranks the triplets (first, last, stride) name, in order; MPI_SUCCESS or the class.

@@ -45,20 +45,12 @@ class HandleTable {
   static constexpr uint32_t kIndexMask = (1u << kIndexBits) - 1;
   static constexpr uint32_t kGenerationMask = 0x3fu;
 
-  // A new entry; its handle.
+  // A new entry holding `value`; its handle.
   int Add(T value) {
-    uint32_t index;
-    if (!free_.empty()) {
-      index = free_.back();
-      free_.pop_back();
-    } else {
-      index = static_cast<uint32_t>(slots_.size());
-      slots_.emplace_back();
-    }
-    Slot& slot = slots_[index];
-    slot.value = std::move(value);
-    slot.live = true;
-    return static_cast<int>(kTableBits | kKind | (slot.generation << kIndexBits) | index);
+    T* slot;
+    const int handle = Emplace(&slot);
+    *slot = std::move(value);
+    return handle;
   }
 
   // The entry of `handle`, or nullptr for a handle that is not one of this table's live ones.
@@ -72,8 +64,8 @@ class HandleTable {
     return &slot.value;
   }
 
-  // A new entry made in place, its value reset (ResetForReuse): the fast path fills it without a
-  // temporary. *value is valid until the table next grows.
+  // A new entry made in place, its value as Remove left it (a new or a reset one): the fast path
+  // fills it without a temporary. *value is valid until the table next grows.
   int Emplace(T** value) {
     uint32_t index;
     if (!free_.empty()) {
@@ -101,16 +93,6 @@ class HandleTable {
     }
     slot.generation = (slot.generation + 1) & kGenerationMask;
     free_.push_back(index);
-  }
-
-  template <typename F>
-  void ForEach(F&& f) {
-    for (size_t i = 0; i < slots_.size(); ++i) {
-      if (slots_[i].live) {
-        f(static_cast<int>(kTableBits | kKind | (slots_[i].generation << kIndexBits) | i),
-          slots_[i].value);
-      }
-    }
   }
 
  private:
@@ -191,10 +173,9 @@ struct Request {
   MPI_Comm comm = MPI_COMM_NULL;
   bool active = true;  // false: a persistent request not started, or completed
   bool persistent = false;
-  bool has_status = false;  // completed already, with `status` (e.g. MPI_PROC_NULL)
-  MPI_Status status{};
-  // Persistent requests: posts the operation again (sets `rft`).
-  std::function<int(Request&)> start;
+  // Persistent requests: posts the operation once more as a request of its own (*posted), which
+  // MPI_Start then folds into this one.
+  std::function<int(MPI_Request* posted)> start;
   // Runs when the rft request completes without error: unpacks, folds a reduction, frees
   // scratch. Returns an MPI error class.
   std::function<int(Request&, const rft_status_t&)> finish;
@@ -212,7 +193,6 @@ struct Request {
     comm = MPI_COMM_NULL;
     active = true;
     persistent = false;
-    has_status = false;
     if (start) start = nullptr;
     if (finish) finish = nullptr;
     scratch.clear();

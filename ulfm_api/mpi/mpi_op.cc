@@ -13,8 +13,9 @@
 namespace rft::mpi {
 namespace {
 
+// SUM and PROD: every arithmetic type, complex ones included.
 template <typename T>
-bool Arithmetic(MPI_Op op, const T* in, T* io, int n) {
+bool SumOrProduct(MPI_Op op, const T* in, T* io, int n) {
   switch (op) {
     case MPI_SUM:
       for (int i = 0; i < n; ++i) io[i] = in[i] + io[i];
@@ -22,6 +23,16 @@ bool Arithmetic(MPI_Op op, const T* in, T* io, int n) {
     case MPI_PROD:
       for (int i = 0; i < n; ++i) io[i] = in[i] * io[i];
       return true;
+    default:
+      return false;
+  }
+}
+
+// And MAX and MIN, for the ordered (real and integer) types.
+template <typename T>
+bool Arithmetic(MPI_Op op, const T* in, T* io, int n) {
+  if (SumOrProduct(op, in, io, n)) return true;
+  switch (op) {
     case MPI_MAX:
       for (int i = 0; i < n; ++i) io[i] = std::max(in[i], io[i]);
       return true;
@@ -54,20 +65,6 @@ bool Integer(MPI_Op op, const T* in, T* io, int n) {
       return true;
     case MPI_BXOR:
       for (int i = 0; i < n; ++i) io[i] = in[i] ^ io[i];
-      return true;
-    default:
-      return false;
-  }
-}
-
-template <typename T>
-bool Complex(MPI_Op op, const T* in, T* io, int n) {
-  switch (op) {
-    case MPI_SUM:
-      for (int i = 0; i < n; ++i) io[i] = in[i] + io[i];
-      return true;
-    case MPI_PROD:
-      for (int i = 0; i < n; ++i) io[i] = in[i] * io[i];
       return true;
     default:
       return false;
@@ -151,16 +148,16 @@ bool ApplyPredefined(MPI_Op op, MPI_Datatype type, const void* in, void* io, int
       return Logical(op, static_cast<const bool*>(in), static_cast<bool*>(io), n);
     case MPI_C_FLOAT_COMPLEX:
     case MPI_CXX_FLOAT_COMPLEX:
-      return Complex(op, static_cast<const std::complex<float>*>(in),
-                     static_cast<std::complex<float>*>(io), n);
+      return SumOrProduct(op, static_cast<const std::complex<float>*>(in),
+                          static_cast<std::complex<float>*>(io), n);
     case MPI_C_DOUBLE_COMPLEX:
     case MPI_CXX_DOUBLE_COMPLEX:
-      return Complex(op, static_cast<const std::complex<double>*>(in),
-                     static_cast<std::complex<double>*>(io), n);
+      return SumOrProduct(op, static_cast<const std::complex<double>*>(in),
+                          static_cast<std::complex<double>*>(io), n);
     case MPI_C_LONG_DOUBLE_COMPLEX:
     case MPI_CXX_LONG_DOUBLE_COMPLEX:
-      return Complex(op, static_cast<const std::complex<long double>*>(in),
-                     static_cast<std::complex<long double>*>(io), n);
+      return SumOrProduct(op, static_cast<const std::complex<long double>*>(in),
+                          static_cast<std::complex<long double>*>(io), n);
     case MPI_2INT:
       return Location<int>(op, in, io, n);
     case MPI_FLOAT_INT:

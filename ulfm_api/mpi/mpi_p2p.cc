@@ -442,18 +442,8 @@ static int PersistentSend(const void* buf, int count, MPI_Datatype datatype, int
   r.comm = comm;
   r.persistent = true;
   r.active = false;
-  r.start = [=](Request& self) {
-    MPI_Request posted;
-    const int rc = PostSend(buf, count, datatype, dest, tag, comm, &posted, "MPI_Start");
-    if (rc != MPI_SUCCESS) return rc;
-    Request* inner = state().requests.Find(posted);
-    self.rft = inner->rft;
-    self.done = inner->done;
-    self.done_status = inner->done_status;
-    self.scratch = std::move(inner->scratch);
-    inner->rft = RFT_REQUEST_NULL;
-    state().requests.Remove(posted);
-    return MPI_SUCCESS;
+  r.start = [=](MPI_Request* posted) {
+    return PostSend(buf, count, datatype, dest, tag, comm, posted, "MPI_Start");
   };
   *request = NewRequest(std::move(r));
   return MPI_SUCCESS;
@@ -482,19 +472,8 @@ int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int 
   r.comm = comm;
   r.persistent = true;
   r.active = false;
-  r.start = [=](Request& self) {
-    MPI_Request posted;
-    const int rc = PostReceive(buf, count, datatype, source, tag, comm, &posted, "MPI_Start");
-    if (rc != MPI_SUCCESS) return rc;
-    Request* inner = state().requests.Find(posted);
-    self.rft = inner->rft;
-    self.done = inner->done;
-    self.done_status = inner->done_status;
-    self.scratch = std::move(inner->scratch);
-    self.finish = std::move(inner->finish);
-    inner->rft = RFT_REQUEST_NULL;
-    state().requests.Remove(posted);
-    return MPI_SUCCESS;
+  r.start = [=](MPI_Request* posted) {
+    return PostReceive(buf, count, datatype, source, tag, comm, posted, "MPI_Start");
   };
   *request = NewRequest(std::move(r));
   return MPI_SUCCESS;
@@ -506,18 +485,23 @@ int PMPI_Start(MPI_Request* request) {
     return Raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Start: not a persistent request");
   }
   if (r->active) return Raise(r->comm, MPI_ERR_REQUEST, "MPI_Start: the request is active");
-  auto start = r->start;  // PostSend may grow the table: keep the function, find r again
-  Request copy_holder;
-  const int rc = start(copy_holder);
-  r = state().requests.Find(*request);
+  // The operation is posted as a request of its own, then folded into the persistent one, which
+  // keeps its handle. Posting may grow the table: the function is kept, and r found again.
+  const auto start = r->start;
+  MPI_Request posted;
+  const int rc = start(&posted);
   if (rc != MPI_SUCCESS) return rc;
-  r->rft = copy_holder.rft;
-  r->done = copy_holder.done;
-  r->done_status = copy_holder.done_status;
-  r->done_error = RFT_SUCCESS;
-  r->scratch = std::move(copy_holder.scratch);
-  if (copy_holder.finish) r->finish = std::move(copy_holder.finish);
+  r = state().requests.Find(*request);
+  Request* inner = state().requests.Find(posted);
+  r->rft = inner->rft;
+  r->done = inner->done;
+  r->done_error = inner->done_error;
+  r->done_status = inner->done_status;
+  r->scratch = std::move(inner->scratch);  // a moved vector keeps its buffer: rft still uses it
+  r->finish = std::move(inner->finish);
   r->active = true;
+  inner->rft = RFT_REQUEST_NULL;
+  state().requests.Remove(posted);
   return MPI_SUCCESS;
 }
 
