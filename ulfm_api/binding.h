@@ -81,9 +81,23 @@ inline bool BytesOk(size_t count, rft_datatype_t type, size_t* bytes) {
 Status FindReduceOp(rft_op_t op, rft_datatype_t type, ReduceOp* out);
 
 void ToStatus(const transport::MessageStatus& in, rft_status_t* out);
-// The request handle as the session sees it (rft_request_s is never defined: the handle is the
-// session's Request).
-inline Request** AsRequests(rft_request_t* handle) { return reinterpret_cast<Request**>(handle); }
+// Request handles (rft_request_s is never defined: request_table.h says what a handle holds).
+// The handle of a request (nullptr stays nullptr), and the live request a handle names: a stale
+// handle (its request completed or freed) is RFT_ERR_ARG naming `what`.
+inline rft_request_t ToHandle(Request* request) {
+  return reinterpret_cast<rft_request_t>(RequestTable::Handle(request));
+}
+[[gnu::cold, gnu::noinline]] Status StaleHandle(const char* what, rft_request_t handle);
+inline Status FromHandle(const char* what, rft_request_t handle, Request** request) {
+  if (handle == nullptr) {
+    *request = nullptr;
+    return Status::Ok();
+  }
+  *request = RequestTable::Find(reinterpret_cast<uintptr_t>(handle));
+  if (*request == nullptr) [[unlikely]]
+    return StaleHandle(what, handle);
+  return Status::Ok();
+}
 // RFT_IDENT / RFT_SIMILAR / RFT_UNEQUAL for a group comparison; `identical` for the first (two
 // communicators with identical groups are RFT_CONGRUENT).
 inline int ToComparison(Group::Comparison comparison, int identical = RFT_IDENT) {

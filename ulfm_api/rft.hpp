@@ -110,10 +110,19 @@ class Group {
   rft_group_t handle_ = RFT_GROUP_NULL;
 };
 
+// Move-only: a request is completed once, so two objects must never hold one handle (a wait on
+// the second would name a finished operation: rft refuses it as stale, RFT_ERR_ARG).
 class Request {
  public:
   Request() = default;
   explicit Request(rft_request_t handle) : handle_(handle) {}
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+  Request(Request&& other) noexcept : handle_(std::exchange(other.handle_, RFT_REQUEST_NULL)) {}
+  Request& operator=(Request&& other) noexcept {
+    std::swap(handle_, other.handle_);
+    return *this;
+  }
   // Throws on error (RFT_ERR_PROC_FAILED_PENDING leaves the request active: wait again).
   rft_status_t Wait() {
     rft_status_t status{};

@@ -473,10 +473,12 @@ extern "C" int rft_comm_iagree(rft_comm_t comm, int* flag, rft_request_t* reques
     return Raise(comm, ArgError(std::string("rft_comm_iagree: ") +
                                 (flag == nullptr ? "flag" : "request") + " is NULL"));
   }
-  *request = RFT_REQUEST_NULL;
   // int and unsigned int may alias: the agreement writes the caller's int in place.
-  return Raise(comm, g_session->Iagree(*comm->comm, reinterpret_cast<uint32_t*>(flag),
-                                       rft::api::binding::AsRequests(request)));
+  rft::api::Request* started = nullptr;
+  const Status result =
+      g_session->Iagree(*comm->comm, reinterpret_cast<uint32_t*>(flag), &started);
+  *request = rft::api::binding::ToHandle(started);
+  return Raise(comm, result);
 }
 
 extern "C" int rft_comm_shrink(rft_comm_t comm, rft_comm_t* newcomm) {
@@ -517,8 +519,10 @@ extern "C" int rft_comm_ishrink(rft_comm_t comm, rft_comm_t* newcomm, rft_reques
   auto deliver = [comm, newcomm](std::unique_ptr<Communicator> built) {
     *newcomm = NewComm(std::move(built), comm->errhandler);
   };
-  return Raise(comm, g_session->Ishrink(*comm->comm, std::move(deliver),
-                                        rft::api::binding::AsRequests(request)));
+  rft::api::Request* started = nullptr;
+  const Status result = g_session->Ishrink(*comm->comm, std::move(deliver), &started);
+  *request = rft::api::binding::ToHandle(started);
+  return Raise(comm, result);
 }
 
 extern "C" int rft_comm_agree_deadline(rft_comm_t comm, int* flag, double seconds,

@@ -15,7 +15,6 @@ using rft::api::BlockLayout;
 using rft::api::Communicator;
 using rft::api::ReduceOp;
 using rft::api::Schedule;
-using rft::api::binding::AsRequests;
 using rft::api::binding::CheckComm;
 using rft::api::binding::kTypeSizes;
 using rft::api::binding::Raise;
@@ -35,8 +34,10 @@ int Collective(rft_comm_t comm, const char* what, rft_request_t* request, bool n
   if (!nonblocking) return Raise(comm, session()->RunCollective(*comm->comm, what, build));
   if (request == nullptr) [[unlikely]]
     return Raise(comm, ArgError(std::string(what) + ": request is NULL"));
-  *request = RFT_REQUEST_NULL;  // what a caller holds when the collective does not start
-  return Raise(comm, session()->StartCollective(*comm->comm, what, build, AsRequests(request)));
+  rft::api::Request* started = nullptr;  // stays null when the collective does not start
+  const Status result = session()->StartCollective(*comm->comm, what, build, &started);
+  *request = rft::api::binding::ToHandle(started);
+  return Raise(comm, result);
 }
 
 Status ToBytes(const char* what, size_t count, rft_datatype_t type, size_t* bytes) {

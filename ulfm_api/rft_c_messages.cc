@@ -1,6 +1,7 @@
 // The C API (rft.h), second half: point-to-point, completion, and the element types and
 // operators the messages and collectives use.
 #include <array>
+#include <cstdio>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -13,7 +14,7 @@ using rft::ArgError;
 using rft::Status;
 using rft::api::ReduceOp;
 using rft::api::Session;
-using rft::api::binding::AsRequests;
+using rft::api::binding::FromHandle;
 using rft::api::binding::Bytes;
 using rft::api::binding::BytesOk;
 using rft::api::binding::CheckComm;
@@ -21,6 +22,7 @@ using rft::api::binding::CommUsable;
 using rft::api::binding::Raise;
 using rft::api::binding::session;
 using rft::api::binding::Success;
+using rft::api::binding::ToHandle;
 using rft::api::binding::ToStatus;
 using rft::transport::MessageStatus;
 
@@ -133,6 +135,14 @@ Status FindReduceOp(rft_op_t op, rft_datatype_t type, ReduceOp* out) {
   return Status::Ok();
 }
 
+Status StaleHandle(const char* what, rft_request_t handle) {
+  char value[32];
+  snprintf(value, sizeof value, "%p", static_cast<void*>(handle));
+  return ArgError(std::string(what) + ": request " + value +
+                  " is stale: its operation was already completed or freed (a copy of a handle "
+                  "that a wait or test cleared?)");
+}
+
 void ToStatus(const MessageStatus& in, rft_status_t* out) {
   if (out == nullptr) return;
   out->source = in.source == Group::kUndefined ? RFT_ANY_SOURCE : static_cast<int>(in.source);
@@ -146,9 +156,8 @@ void ToStatus(const MessageStatus& in, rft_status_t* out) {
 
 namespace {
 
-rft_comm_t CommOf(rft_request_t request) {
-  auto* inner = reinterpret_cast<rft::api::Request*>(request);
-  return inner == nullptr ? nullptr : static_cast<rft_comm_t>(inner->comm->binding());
+rft_comm_t CommOf(const rft::api::Request* request) {
+  return request == nullptr ? nullptr : static_cast<rft_comm_t>(request->comm->binding());
 }
 
 // Why a call's communicator or count is unusable (the fast path found that one is).
@@ -180,7 +189,10 @@ extern "C" int rft_isend(const void* buffer, size_t count, rft_datatype_t type, 
     return ArgumentError(comm, "rft_isend", count, type);
   if (request == nullptr) [[unlikely]]
     return Raise(comm, ArgError("rft_isend: request is NULL"));
-  return Raise(comm, session()->Isend(*comm->comm, buffer, bytes, dest, tag, AsRequests(request)));
+  rft::api::Request* started = nullptr;
+  const Status result = session()->Isend(*comm->comm, buffer, bytes, dest, tag, &started);
+  *request = ToHandle(started);
+  return Raise(comm, result);
 }
 
 extern "C" int rft_irecv(void* buffer, size_t count, rft_datatype_t type, int source, int tag,
@@ -190,8 +202,10 @@ extern "C" int rft_irecv(void* buffer, size_t count, rft_datatype_t type, int so
     return ArgumentError(comm, "rft_irecv", count, type);
   if (request == nullptr) [[unlikely]]
     return Raise(comm, ArgError("rft_irecv: request is NULL"));
-  return Raise(comm,
-               session()->Irecv(*comm->comm, buffer, bytes, source, tag, AsRequests(request)));
+  rft::api::Request* started = nullptr;
+  const Status result = session()->Irecv(*comm->comm, buffer, bytes, source, tag, &started);
+  *request = ToHandle(started);
+  return Raise(comm, result);
 }
 
 extern "C" int rft_send(const void* buffer, size_t count, rft_datatype_t type, int dest, int tag,
@@ -257,9 +271,13 @@ extern "C" int rft_wait(rft_request_t* request, rft_status_t* status) {
     return Raise(nullptr, s);
   if (request == nullptr) [[unlikely]]
     return Raise(nullptr, ArgError("rft_wait: request is NULL"));
-  const rft_comm_t comm = CommOf(*request);
+  rft::api::Request* pending = nullptr;
+  if (Status s = FromHandle("rft_wait", *request, &pending); !s.ok()) [[unlikely]]
+    return Raise(nullptr, s);
+  const rft_comm_t comm = CommOf(pending);
   MessageStatus out;
-  const Status result = session()->Wait(AsRequests(request), &out);
+  const Status result = session()->Wait(&pending, &out);
+  *request = ToHandle(pending);
   ToStatus(out, status);
   return Raise(comm, result);
 }
@@ -270,10 +288,13 @@ extern "C" int rft_test(rft_request_t* request, int* flag, rft_status_t* status)
     return Raise(nullptr, ArgError(std::string("rft_test: ") +
                                    (request == nullptr ? "request" : "flag") + " is NULL"));
   }
-  const rft_comm_t comm = CommOf(*request);
+  rft::api::Request* pending = nullptr;
+  if (Status s = FromHandle("rft_test", *request, &pending); !s.ok()) return Raise(nullptr, s);
+  const rft_comm_t comm = CommOf(pending);
   bool done = false;
   MessageStatus out;
-  const Status result = session()->Test(AsRequests(request), &done, &out);
+  const Status result = session()->Test(&pending, &done, &out);
+  *request = ToHandle(pending);
   *flag = done ? 1 : 0;
   if (done || !result.ok()) ToStatus(out, status);
   return Raise(comm, result);
@@ -290,16 +311,21 @@ Status Borrow(const char* what, int count, rft_request_t* requests, rft_comm_t* 
   if (count > 0 && requests == nullptr) {
     return ArgError(std::string(what) + ": the request array is NULL");
   }
-  g_scratch.requests.assign(AsRequests(requests), AsRequests(requests) + count);
+  g_scratch.requests.resize(static_cast<size_t>(count));
   g_scratch.statuses.resize(static_cast<size_t>(count));
   *comm = nullptr;
-  for (int i = 0; i < count && *comm == nullptr; ++i) *comm = CommOf(requests[i]);
+  for (int i = 0; i < count; ++i) {
+    rft::api::Request*& request = g_scratch.requests[static_cast<size_t>(i)];
+    if (Status s = FromHandle(what, requests[i], &request); !s.ok()) [[unlikely]]
+      return Status(s.code(), s.message() + " (at index " + std::to_string(i) + ")");
+    if (*comm == nullptr) *comm = CommOf(request);
+  }
   return Status::Ok();
 }
 
 void Return(int count, rft_request_t* requests, rft_status_t* statuses) {
   for (int i = 0; i < count; ++i) {
-    requests[i] = reinterpret_cast<rft_request_t>(g_scratch.requests[i]);
+    requests[i] = ToHandle(g_scratch.requests[static_cast<size_t>(i)]);
     if (statuses != nullptr) ToStatus(g_scratch.statuses[i], &statuses[i]);
   }
 }
@@ -343,5 +369,7 @@ extern "C" int rft_cancel(rft_request_t* request) {
   if (request == nullptr || *request == nullptr) {
     return Raise(nullptr, ArgError("rft_cancel: the request is NULL"));
   }
-  return Raise(CommOf(*request), session()->Cancel(*AsRequests(request)));
+  rft::api::Request* pending = nullptr;
+  if (Status s = FromHandle("rft_cancel", *request, &pending); !s.ok()) return Raise(nullptr, s);
+  return Raise(CommOf(pending), session()->Cancel(pending));
 }

@@ -32,7 +32,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(std::unique_ptr<Runtime> runt
 }
 
 Session::Session(std::unique_ptr<Runtime> runtime, const Options& options)
-    : runtime_(std::move(runtime)), options_(options), requests_(64, 64) {}
+    : runtime_(std::move(runtime)), options_(options), requests_(64) {}
 
 Status Session::Start() {
   detector::FailureRegistry* registry = &runtime_->registry();

@@ -29,10 +29,10 @@
 
 #include "base/status.h"
 #include "transport/dataplane/request.h"
-#include "transport/pool/object_pool.h"
 #include "ulfm_api/communicator.h"
 #include "ulfm_api/context_ids.h"
 #include "ulfm_api/group.h"
+#include "ulfm_api/request_table.h"
 #include "ulfm_api/runtime.h"
 #include "ulfm_api/schedule.h"
 
@@ -314,7 +314,7 @@ class Session {
   std::unique_ptr<Communicator> world_;
   std::unique_ptr<Communicator> self_;
   std::unique_ptr<Communicator> parent_;  // a replacement's, until taken
-  transport::ObjectPool<Request> requests_;
+  RequestTable requests_;
   // Requests of non-blocking collectives not yet finished (each owns its schedule).
   std::vector<Request*> active_collectives_;
   // Internal requests of collectives given up on, from freed communicators, and their buffers

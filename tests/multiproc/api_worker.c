@@ -258,6 +258,39 @@ static void BadArguments(void) {
   CHECK_OK(rft_comm_set_errhandler(W, RFT_ERRORS_RETURN));
 }
 
+/* A request completes once: a wait on the handle it cleared is a no-op; a copy of the handle is
+ * stale and refused (RFT_ERR_ARG), also once its slot serves a new request. Under ASan a missing
+ * check is a use of freed pool memory or a double release. */
+static void StaleRequests(void) {
+  int sent = g_rank, got = -1;
+  rft_request_t send, recv, copy, spare;
+  CHECK_OK(rft_irecv(&got, 1, RFT_INT, 0, 7, RFT_COMM_SELF, &recv));
+  CHECK_OK(rft_isend(&sent, 1, RFT_INT, 0, 7, RFT_COMM_SELF, &send));
+  copy = recv;
+  CHECK_OK(rft_wait(&recv, RFT_STATUS_IGNORE));
+  CHECK(recv == RFT_REQUEST_NULL && got == g_rank, "wait left %p, got %d", (void*)recv, got);
+  CHECK_OK(rft_wait(&recv, RFT_STATUS_IGNORE)); /* a second wait: the null request */
+  CHECK_OK(rft_wait(&send, RFT_STATUS_IGNORE));
+  CHECK_CODE(rft_wait(&copy, RFT_STATUS_IGNORE), RFT_ERR_ARG);
+  CHECK(Contains(rft_last_error_message(), "stale"), "message: %s", rft_last_error_message());
+  int flag = 0;
+  CHECK_CODE(rft_test(&copy, &flag, RFT_STATUS_IGNORE), RFT_ERR_ARG);
+  CHECK_CODE(rft_cancel(&copy), RFT_ERR_ARG);
+  /* the slot serves new requests (last in, first out); the old handle still names nothing */
+  got = -1;
+  CHECK_OK(rft_irecv(&got, 1, RFT_INT, 0, 8, RFT_COMM_SELF, &recv));
+  CHECK_OK(rft_irecv(&got, 1, RFT_INT, 0, 9, RFT_COMM_SELF, &spare));
+  rft_request_t pair[2] = {spare, copy};
+  CHECK_CODE(rft_waitall(2, pair, RFT_STATUSES_IGNORE), RFT_ERR_ARG);
+  CHECK(Contains(rft_last_error_message(), "index 1"), "message: %s", rft_last_error_message());
+  CHECK_CODE(rft_wait(&copy, RFT_STATUS_IGNORE), RFT_ERR_ARG);
+  CHECK_OK(rft_cancel(&spare));
+  CHECK_OK(rft_wait(&spare, RFT_STATUS_IGNORE));
+  CHECK_OK(rft_send(&sent, 1, RFT_INT, 0, 8, RFT_COMM_SELF));
+  CHECK_OK(rft_wait(&recv, RFT_STATUS_IGNORE));
+  CHECK(got == g_rank, "the request in the reused slot got %d", got);
+}
+
 static void Basics(void) {
   CHECK_OK(rft_comm_set_errhandler(W, RFT_ERRORS_RETURN));
   /* errors with no communicator (a null or freed handle) go to COMM_SELF's handler */
@@ -266,6 +299,7 @@ static void Basics(void) {
   Collectives();
   Communicators();
   BadArguments();
+  StaleRequests();
   CHECK_OK(rft_barrier(W));
 }
 
