@@ -264,6 +264,9 @@ class Session {
   static bool Held(Request* request) {
     return request->any_source && request->comm->HasUnacknowledgedFailure();
   }
+  // Why an ANY_SOURCE operation on `comm` cannot go on (its first unacknowledged failure), and
+  // the PROC_FAILED_PENDING error of a request that stays active for that reason.
+  static std::string HeldWhy(Communicator& comm, const char* what);
   static Status HeldError(Communicator& comm, const char* what);
   // Waitall/Testall's look at their requests: whether any has not finished, and whether one of
   // those is held (Held).

@@ -130,7 +130,11 @@ Status Session::Iprobe(Communicator& comm, int source, int tag, bool* found,
     status->source = comm.MemberRank(status->source);
     return Status::Ok();
   }
-  if (any && comm.HasUnacknowledgedFailure()) return HeldError(comm, "probe");
+  // A probe keeps no request that could stay active, so, as a blocking receive, it fails.
+  if (any && comm.HasUnacknowledgedFailure()) {
+    return ProcFailedError(HeldWhy(comm, "probe") +
+                           "; a probe keeps no request: acknowledge the failure to probe again");
+  }
   return Status::Ok();
 }
 
@@ -147,9 +151,7 @@ Status Session::Probe(Communicator& comm, int source, int tag, MessageStatus* st
   }
   for (;;) {
     bool found = false;
-    const Status probed = Iprobe(comm, source, tag, &found, status);
-    if (probed.code() == RFT_ERR_PROC_FAILED_PENDING) return ProcFailedError(probed.message());
-    RFT_RETURN_IF_ERROR(probed);
+    RFT_RETURN_IF_ERROR(Iprobe(comm, source, tag, &found, status));
     if (found) return Status::Ok();
     ProgressOrIdle();
   }
@@ -176,13 +178,16 @@ void Session::IdleIfBlocking() {
   }
 }
 
-Status Session::HeldError(Communicator& comm, const char* what) {
+std::string Session::HeldWhy(Communicator& comm, const char* what) {
   const std::vector<Rank>& failed = comm.FailedMembers();
   const Rank first = failed[comm.acknowledged()];
-  return Status(RFT_ERR_PROC_FAILED_PENDING,
-                std::string(what) + " from ANY_SOURCE on " + comm.name() + ": member " +
-                    std::to_string(comm.MemberRank(first)) + " (job rank " + std::to_string(first) +
-                    ") failed and is not acknowledged; the request stays active");
+  return std::string(what) + " from ANY_SOURCE on " + comm.name() + ": member " +
+         std::to_string(comm.MemberRank(first)) + " (job rank " + std::to_string(first) +
+         ") failed and is not acknowledged";
+}
+
+Status Session::HeldError(Communicator& comm, const char* what) {
+  return Status(RFT_ERR_PROC_FAILED_PENDING, HeldWhy(comm, what) + "; the request stays active");
 }
 
 Status Session::WaitInner(Communicator& comm, transport::Request** inner, MessageStatus* status,

@@ -297,10 +297,7 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   }
   rft_status_t st;
   const int rc = rft_probe(ToRftSource(source), ToRftTag(tag), c->rft, &st);
-  if (rc != RFT_SUCCESS) {
-    return RaiseRft(comm, "MPI_Probe",
-                    rc == RFT_ERR_PROC_FAILED_PENDING ? RFT_ERR_PROC_FAILED : rc);
-  }
+  if (rc != RFT_SUCCESS) return RaiseRft(comm, "MPI_Probe", rc);
   FillStatus(status, st, MPI_UNDEFINED);
   return MPI_SUCCESS;
 }
@@ -319,11 +316,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* statu
   }
   rft_status_t st;
   const int rc = rft_iprobe(ToRftSource(source), ToRftTag(tag), c->rft, flag, &st);
-  if (rc != RFT_SUCCESS) {
-    // ULFM (as Open MPI): a probe has no request to keep pending, so PROC_FAILED.
-    return RaiseRft(comm, "MPI_Iprobe",
-                    rc == RFT_ERR_PROC_FAILED_PENDING ? RFT_ERR_PROC_FAILED : rc);
-  }
+  if (rc != RFT_SUCCESS) return RaiseRft(comm, "MPI_Iprobe", rc);
   if (*flag) FillStatus(status, st, MPI_UNDEFINED);
   return MPI_SUCCESS;
 }
