@@ -129,9 +129,16 @@ int RaiseError(rft_comm_t comm, const Status& status) {
     }
     case rft_errhandler_s::Kind::kAbort:
       AbortGroup(comm, code, g_last_error);
-    case rft_errhandler_s::Kind::kFunction:
-      handler->function(comm, code, g_last_error.c_str(), handler->user_data);
+    case rft_errhandler_s::Kind::kFunction: {
+      // The handler usually calls rft (a ULFM handler revokes), which overwrites g_last_error
+      // and may replace the communicator's handler: the call gets a message and a handler that
+      // live through it.
+      const std::string message = g_last_error;
+      Use(handler);
+      handler->function(comm, code, message.c_str(), handler->user_data);
+      Release(handler);
       return code;
+    }
   }
   return code;
 }

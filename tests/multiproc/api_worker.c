@@ -225,6 +225,23 @@ static void CountingHandler(rft_comm_t comm, int error, const char* message, voi
   g_handler_code = error;
 }
 
+/* A handler that calls rft, as a ULFM handler does: its message must live through the call
+ * (the inner errors rewrite rft's last-error text) and the handler it replaces stays alive. */
+static int g_reentrant_ok = 0;
+static void ReentrantHandler(rft_comm_t comm, int error, const char* message, void* data) {
+  (void)error;
+  (void)data;
+  char saved[512];
+  snprintf(saved, sizeof saved, "%s", message);
+  CHECK_CODE(rft_barrier(RFT_COMM_NULL), RFT_ERR_ARG); /* to COMM_SELF's handler: RETURN */
+  CHECK_CODE(rft_comm_split(RFT_COMM_NULL, -4, 0, &(rft_comm_t){RFT_COMM_NULL}), RFT_ERR_ARG);
+  CHECK_OK(rft_comm_set_errhandler(comm, RFT_ERRORS_RETURN)); /* drops this handler's last use */
+  CHECK(strcmp(saved, message) == 0, "the message changed under the handler: '%s' was '%s'",
+        message, saved);
+  CHECK(Contains(message, "tag -9"), "message: %s", message);
+  g_reentrant_ok = 1;
+}
+
 static void BadArguments(void) {
   int value = 0;
   CHECK_CODE(rft_send(&value, 1, RFT_INT, g_size, 0, W), RFT_ERR_ARG);
@@ -255,6 +272,12 @@ static void BadArguments(void) {
   CHECK_CODE(rft_send(&value, 1, RFT_INT, -3, 0, W), RFT_ERR_ARG);
   CHECK(g_handler_calls == 1 && g_handler_code == RFT_ERR_ARG, "handler calls %d code %d",
         g_handler_calls, g_handler_code);
+  rft_errhandler_t reentrant;
+  CHECK_OK(rft_comm_create_errhandler(ReentrantHandler, NULL, &reentrant));
+  CHECK_OK(rft_comm_set_errhandler(W, reentrant));
+  CHECK_OK(rft_errhandler_free(&reentrant));
+  CHECK_CODE(rft_send(&value, 1, RFT_INT, 0, -9, W), RFT_ERR_ARG);
+  CHECK(g_reentrant_ok, "the re-entrant handler did not finish");
   CHECK_OK(rft_comm_set_errhandler(W, RFT_ERRORS_RETURN));
 }
 
