@@ -15,11 +15,13 @@
 //                     closes its QP (the other end waits for kVerbsClosed, its QP quiet).
 //   verbs.return.taken     a process whose peer brings their pair back from UCX to verbs
 //                     (docs/verbs.md, "Coming back"), as the peer's link message arrives.
-// One point makes a step fail instead, and the process goes on (its failure path has no other
-// trigger short of a broken device):
+// Two points make a step fail instead, and the process goes on (their failure paths have no
+// other trigger short of a broken device or launcher):
 //   verbs.offer.fails  a process offered a control-plane QP on demand (docs/verbs.md, "Control
 //                     messages by SEND") fails to connect it, as a device error would, and
 //                     declines.
+//   abort.refused     a process aborting (rft_abort, a fatal error handler) is refused by the
+//                     launcher, as by one without abort support, and takes its last resort.
 #ifndef RFT_BASE_FAULT_INJECTION_H_
 #define RFT_BASE_FAULT_INJECTION_H_
 

@@ -3,6 +3,10 @@
 // process's receiving, as it can block UCX's shared-memory FIFO (docs/reliability.md). Peers on
 // other nodes, and any peer the socket cannot reach, stay on UCX. And what /proc says of a
 // same-node peer's process.
+#include <signal.h>
+
+#include <cerrno>
+
 #include "base/log.h"
 #include "detector/control_plane.h"
 #include "detector/thread_state.h"
@@ -81,6 +85,21 @@ bool ControlPlane::PumpLocal() {
     }
   }
   return true;
+}
+
+RankSet ControlPlane::KillLocalProcesses(const RankSet& ranks) const {
+  RankSet unreached;
+  for (Rank rank : ranks) {
+    if (rank == self_) continue;
+    if (!same_node_.Contains(rank) || rank >= pids_.size() || pids_[rank] <= 0) {
+      unreached.Insert(rank);
+      continue;
+    }
+    // One that ended already is left alone: once reaped, its pid may be another process's.
+    if (LocalPeerEnded(rank)) continue;
+    if (kill(pids_[rank], SIGKILL) != 0 && errno != ESRCH) unreached.Insert(rank);
+  }
+  return unreached;
 }
 
 bool ControlPlane::LocalPeerEnded(Rank rank) const {

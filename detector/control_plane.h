@@ -186,6 +186,11 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // Runs `task` on the control thread once MonotonicNanos() >= `at_ns`.
   void RunAt(int64_t at_ns, std::function<void()> task);
 
+  // Kills (SIGKILL) this node's processes among `ranks`, this one excepted, by the process ids of
+  // their start-up records: the last resort of an abort the launcher refused. Returns the ranks
+  // it could not reach (on other nodes, or no record). Any thread, once growth is over.
+  RankSet KillLocalProcesses(const RankSet& ranks) const;
+
   const Options& options() const { return options_; }
   // Counters, readable from any thread.
   uint64_t heartbeats_put() const { return heartbeats_put_.load(std::memory_order_relaxed); }

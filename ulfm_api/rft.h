@@ -121,7 +121,9 @@ int rft_init(int* argc, char*** argv, int requested_ft_level, int* provided);
 int rft_finalize(void);
 int rft_initialized(int* flag);
 int rft_finalized(int* flag);
-/* Kills the processes of `comm`'s group through the launcher; the others see them failed. */
+/* Kills the processes of `comm`'s group through the launcher; the others see them failed. Never
+ * returns: if the launcher refuses, the group's processes on this node are killed by process id
+ * and this one exits with `error_code` (1 for 0). */
 int rft_abort(rft_comm_t comm, int error_code);
 /* RFT_FT_ASYNC: `callback(job_rank, user_data)` runs on the control thread for each failure.
  * Set before rft_init. */

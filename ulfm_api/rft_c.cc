@@ -93,9 +93,9 @@ void Use(rft_errhandler_s* handler) {
 [[noreturn]] void AbortGroup(rft_comm_t comm, int code, const std::string& message) {
   Session* s = session();
   if (s != nullptr && comm != nullptr && comm->comm != nullptr) {
-    const Status aborted = s->Abort(*comm->comm, code, message);
-    // Back here: this process was not among them, or the launcher refused.
-    if (!aborted.ok()) RFT_LOG_ERROR("abort through the launcher: %s", aborted.ToString().c_str());
+    // Back here: the launcher has not killed this process yet, or it refused (Abort said so
+    // and killed this node's members itself).
+    (void)s->Abort(*comm->comm, code, message);
   }
   std::_Exit(code == 0 ? 1 : code & 0xff);
 }
@@ -302,10 +302,10 @@ extern "C" int rft_abort(rft_comm_t comm, int error_code) {
     std::fprintf(stderr, "rft_abort: %s; ending this process only\n", s.ToString().c_str());
     std::_Exit(error_code == 0 ? 1 : error_code & 0xff);
   }
-  const Status aborted =
-      g_session->Abort(*comm->comm, error_code,
-                       "rft_abort(" + comm->comm->name() + ", " + std::to_string(error_code) + ")");
-  return Raise(comm, aborted);
+  // Never returns: the launcher's kill, else (refused) the group's processes on this node by
+  // process id, and then this process's own exit.
+  rft::api::binding::AbortGroup(comm, error_code,
+             "rft_abort(" + comm->comm->name() + ", " + std::to_string(error_code) + ")");
 }
 
 extern "C" const char* rft_last_error_message(void) {

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/fault_injection.h"
 #include "base/log.h"
 #include "ulfm_api/collectives.h"
 #include "ulfm_api/schedule.h"
@@ -277,7 +278,18 @@ Status Session::Revoke(Communicator& comm) {
 Status Session::Abort(Communicator& comm, int code, std::string_view message) {
   RankSet ranks;
   for (Rank job_rank : comm.group().job_ranks()) ranks.Insert(job_rank);
-  return runtime_->bootstrap().Abort(code, message, ranks);
+  const Status aborted = fault::Armed("abort.refused", plane().rank())
+                             ? fault::Failure("abort.refused")
+                             : runtime_->bootstrap().Abort(code, message, ranks);
+  if (aborted.ok()) return aborted;
+  // The last resort: the group's processes this node can reach, by their records' pids.
+  const RankSet unreached = runtime_->control().KillLocalProcesses(ranks);
+  RFT_LOG_ERROR("the launcher refused the abort (%s): killed the members on this node by process "
+                "id%s%s",
+                aborted.ToString().c_str(),
+                unreached.empty() ? "" : "; out of reach on other nodes: ranks ",
+                unreached.empty() ? "" : unreached.ToString().c_str());
+  return aborted;
 }
 
 // ---- Requests (point-to-point in session_messages.cc) ----

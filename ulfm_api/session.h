@@ -160,7 +160,9 @@ class Session {
   // ULFM revoke: not collective, idempotent; every live member's operations in `comm` complete
   // with RFT_ERR_REVOKED.
   Status Revoke(Communicator& comm);
-  // Kills the processes of `comm`'s group through the launcher (this one last, if a member).
+  // Kills the processes of `comm`'s group through the launcher (this one last, if a member). When
+  // the launcher refuses, kills those on this node by process id and returns the refusal (the
+  // caller then ends this process).
   Status Abort(Communicator& comm, int code, std::string_view message);
 
   // Point-to-point: ranks are `comm`'s; statuses name `comm`'s ranks.

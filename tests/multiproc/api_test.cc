@@ -59,6 +59,21 @@ TEST(ApiTest, ErrorsAreFatalOnWorldByDefault) {
   EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
 }
 
+// rft_abort never returns. Its launcher refusing (fault point abort.refused), the aborting rank
+// kills the group's processes on its node by pid and exits with the abort's code: nobody goes
+// on, nobody waits for the timeout.
+TEST(ApiTest, AnAbortTheLauncherRefusesStillEndsTheGroup) {
+  std::vector<std::string> args = {"-n", "3", "--ft", "--timeout", "60", Runfile(kWorker), "abort"};
+  std::vector<std::string> env = kTolerant;
+  env.push_back("RFT_FAULT_INJECT=abort.refused@1");
+  const auto r = RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(90), env);
+  EXPECT_NE(r.exit_status, 0) << r.Report();
+  EXPECT_GE(CountLines(r.output, "the launcher refused the abort"), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "outlived the abort"), 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "timed out"), 0) << r.Report();
+}
+
 // Senders that finalize right after their last sends, before the receiver looks: every message
 // arrives intact (teardown flushes the endpoints that carried them).
 TEST(ApiTest, WhatAFinalizingSenderSentArrives) {

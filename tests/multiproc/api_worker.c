@@ -10,6 +10,8 @@
  *   parting           every rank but the last sends the last one a rendezvous message and then
  *                     a stream of eager ones, and finalizes at once; the last rank receives only
  *                     half a second later: nothing sent before a finalize is lost
+ *   abort             n = 3: rank 1 aborts world and the launcher refuses (the test arms
+ *                     abort.refused@1): rft_abort kills the others by pid and never returns
  *   async             RFT_FT_ASYNC: the last rank dies; the others' callback runs once for it
  *   none              RFT_FT_NONE: the last rank dies; the launcher ends the job
  * Each rank prints "<mode> ok rank=R" when its checks passed, "FAILED: ..." (exit 3) otherwise. */
@@ -507,6 +509,24 @@ static void NoneLevel(void) {
   CHECK(0, "still alive 20 s after a failure at fault level NONE");
 }
 
+/* ---- abort: rank 1 aborts world; its launcher refuses (RFT_FAULT_INJECT=abort.refused@1) ---- */
+
+static void AbortRefused(void) {
+  CHECK(g_size == 3, "abort needs 3 ranks");
+  CHECK_OK(rft_comm_set_errhandler(W, RFT_ERRORS_RETURN));
+  CHECK_OK(rft_barrier(W));
+  if (g_rank == 1) {
+    rft_abort(W, 7);
+    CHECK(0, "rft_abort returned");
+  }
+  /* Killed here by rank 1's last resort; a survivor would see PROC_FAILED and say so. */
+  int value = 0;
+  const int rc = rft_recv(&value, 1, RFT_INT, 1, 5, W, RFT_STATUS_IGNORE);
+  printf("outlived the abort (receive returned %d)\n", rc);
+  fflush(stdout);
+  exit(0);
+}
+
 /* ---- finalize after failures ---- */
 
 static void FinalizeAfter(int victims) {
@@ -588,6 +608,8 @@ int main(int argc, char** argv) {
     FinalizeAfter(atoi(argv[2]));
   } else if (strcmp(mode, "parting") == 0) {
     Parting();
+  } else if (strcmp(mode, "abort") == 0) {
+    AbortRefused();
   } else if (strcmp(mode, "async") == 0) {
     Async();
   } else if (strcmp(mode, "none") == 0) {
