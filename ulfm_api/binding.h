@@ -17,6 +17,9 @@
 // Tells a live handle from a freed or foreign pointer (best effort: a freed handle is recognised
 // until its memory is reused, after kRetainedFreed more frees).
 inline constexpr uint32_t kLiveHandle = 0x72667468;  // "rfth"
+// A communicator the program freed while requests on it were pending: no call takes it, but
+// errors on those requests still go to its handler until the last one completes.
+inline constexpr uint32_t kFreeingHandle = 0x72666674;  // "rfft"
 
 struct rft_errhandler_s {
   enum class Kind : uint8_t { kReturn, kFatal, kAbort, kFunction };
@@ -33,6 +36,7 @@ struct rft_comm_s {
   std::unique_ptr<rft::api::Communicator> owned;  // null for COMM_WORLD and COMM_SELF
   rft_errhandler_s* errhandler = nullptr;
   uint32_t magic = 0;  // kLiveHandle while usable (the predefined ones: between init and finalize)
+  // kFreeingHandle from then on
 };
 
 struct rft_group_s {

@@ -137,6 +137,9 @@ class Communicator {
   uint32_t requests_in_use() const { return requests_in_use_; }
   void RequestStarted() { ++requests_in_use_; }
   void RequestReleased() { --requests_in_use_; }
+  // Freed by the program while requests were pending: gone once the last one is released.
+  bool free_deferred() const { return free_deferred_; }
+  void DeferFree() { free_deferred_ = true; }
 
   // Revocation: starts nothing itself (Session::Revoke floods it); whether the data plane has
   // processed a revocation of this communicator.
@@ -187,6 +190,7 @@ class Communicator {
   void* binding_ = nullptr;
   uint32_t collective_calls_ = 0;
   bool agreement_joined_ = false;
+  bool free_deferred_ = false;
   uint64_t agreements_started_ = 0;
   std::set<uint64_t> agreements_pending_;
   uint32_t requests_in_use_ = 0;

@@ -90,6 +90,14 @@ void Use(rft_errhandler_s* handler) {
   if (!handler->predefined) ++handler->references;
 }
 
+// A handle whose communicator is gone: its handler released, the handle retired.
+void Forget(rft_comm_t handle) {
+  handle->comm = nullptr;
+  Release(handle->errhandler);
+  handle->errhandler = nullptr;
+  Retire(handle, &g_comms);
+}
+
 [[noreturn]] void AbortGroup(rft_comm_t comm, int code, const std::string& message) {
   Session* s = session();
   if (s != nullptr && comm != nullptr && comm->comm != nullptr) {
@@ -111,7 +119,7 @@ int RaiseError(rft_comm_t comm, const Status& status) {
     s->plane().ApplyPendingNotices();
   }
   // An error with no communicator to report on goes to COMM_SELF's handler, once it exists.
-  if (comm == nullptr || comm->magic != kLiveHandle) {
+  if (comm == nullptr || (comm->magic != kLiveHandle && comm->magic != kFreeingHandle)) {
     comm = rft_comm_self_object.magic == kLiveHandle ? &rft_comm_self_object : nullptr;
   }
   const int code = status.code();
@@ -230,6 +238,9 @@ extern "C" int rft_init(int*, char***, int requested_ft_level, int* provided) {
       return Raise(nullptr, ArgError("rft_init: fault level " + std::to_string(requested_ft_level) +
                                      ": expected RFT_FT_NONE, RFT_FT_NOTIFY or RFT_FT_ASYNC"));
   }
+  options.on_deferred_free = [](void* binding) {
+    rft::api::binding::Forget(static_cast<rft_comm_t>(binding));
+  };
   auto created = Session::Create(options);
   if (!created.ok()) return Raise(nullptr, created.status());
   g_session = created->release();
@@ -271,11 +282,9 @@ extern "C" int rft_finalize(void) {
   auto& comms = rft::api::binding::g_comms;
   while (!comms.live.empty()) {
     rft_comm_s* handle = *comms.live.begin();
-    handle->owned.reset();
-    handle->comm = nullptr;
-    rft::api::binding::Release(handle->errhandler);
-    handle->errhandler = nullptr;
-    rft::api::binding::Retire(handle, &comms);
+    // What the transport may still write into stays until it is closed (Session::Discard).
+    g_session->Discard(std::move(handle->owned));
+    rft::api::binding::Forget(handle);
   }
   delete g_session;
   g_session = nullptr;
@@ -372,15 +381,17 @@ extern "C" int rft_comm_free(rft_comm_t* comm) {
     return Raise(handle, ArgError("rft_comm_free: " + handle->comm->name() +
                                   " is predefined and never freed"));
   }
-  rft_errhandler_s* errhandler = handle->errhandler;
-  const Status freed = g_session->Free(handle->owned);
+  bool deferred = false;
+  const Status freed = g_session->Free(handle->owned, &deferred);
   if (!freed.ok()) return Raise(handle, freed);
   if (handle == g_parent) g_parent = RFT_COMM_NULL;
-  handle->comm = nullptr;
-  rft::api::binding::Release(errhandler);
-  handle->errhandler = nullptr;
-  rft::api::binding::Retire(handle, &rft::api::binding::g_comms);
   *comm = RFT_COMM_NULL;
+  if (deferred) {
+    // Requests pending on it complete as usual; the session calls Forget after the last.
+    handle->magic = kFreeingHandle;
+    return Success();
+  }
+  rft::api::binding::Forget(handle);
   return Success();
 }
 

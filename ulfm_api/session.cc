@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/check.h"
 #include "base/fault_injection.h"
 #include "base/log.h"
 #include "ulfm_api/collectives.h"
@@ -99,6 +100,11 @@ Status Session::Start() {
 
 Session::~Session() {
   on_failure_.Reset();
+  // What the transport may still write into outlives its Close (abandoned_ is destroyed after
+  // this body), whichever communicator it came from.
+  for (std::unique_ptr<Communicator>* comm : {&world_, &self_, &parent_}) Discard(std::move(*comm));
+  for (std::unique_ptr<Communicator>& comm : deferred_frees_) Discard(std::move(comm));
+  deferred_frees_.clear();
   for (transport::Request*& request : abandoned_.requests) {
     bool done = false;
     (void)plane().Test(&request, &done, nullptr);
@@ -113,8 +119,6 @@ Session::~Session() {
   }
   // abandoned_.buffers go after Close (a member: destroyed after this body), when the data
   // plane has cancelled what it still ran.
-  self_.reset();
-  world_.reset();
   runtime_->Close();
 }
 
@@ -235,14 +239,17 @@ StatusOr<std::unique_ptr<Communicator>> Session::Create(Communicator& parent, co
   return Build(group, contexts, Describe("create", parent));
 }
 
-Status Session::Free(std::unique_ptr<Communicator>& comm) {
+Status Session::Free(std::unique_ptr<Communicator>& comm, bool* deferred) {
+  if (deferred != nullptr) *deferred = false;
   if (comm == nullptr) return ArgError("free: the communicator is null");
   if (comm.get() == world_.get() || comm.get() == self_.get()) {
     return ArgError("free: COMM_WORLD and COMM_SELF are never freed");
   }
   if (comm->requests_in_use() > 0) {
-    return ArgError("free: " + comm->name() + " has " + std::to_string(comm->requests_in_use()) +
-                    " request(s) not yet completed (wait for, test or cancel them first)");
+    comm->DeferFree();
+    deferred_frees_.push_back(std::move(comm));
+    if (deferred != nullptr) *deferred = true;
+    return Status::Ok();
   }
   RFT_RETURN_IF_ERROR(contexts_.Release(comm->contexts().pair));
   // Its agreement node stays a while on the control thread, for members still agreeing.
@@ -251,6 +258,24 @@ Status Session::Free(std::unique_ptr<Communicator>& comm) {
   comm->MoveAbandoned(&abandoned_);
   comm.reset();
   return Status::Ok();
+}
+
+void Session::FinishDeferredFree(Communicator* comm) {
+  auto it = std::find_if(deferred_frees_.begin(), deferred_frees_.end(),
+                         [comm](const std::unique_ptr<Communicator>& c) { return c.get() == comm; });
+  RFT_CHECK(it != deferred_frees_.end(), "a deferred free of a communicator the session lacks");
+  std::unique_ptr<Communicator> freed = std::move(*it);
+  deferred_frees_.erase(it);
+  void* binding = freed->binding();
+  const Status status = Free(freed);
+  if (!status.ok()) RFT_LOG_WARN("deferred free: %s", status.ToString().c_str());
+  if (options_.on_deferred_free) options_.on_deferred_free(binding);
+}
+
+void Session::Discard(std::unique_ptr<Communicator> comm) {
+  if (comm == nullptr) return;
+  comm->ReapAbandoned();
+  comm->MoveAbandoned(&abandoned_);
 }
 
 // ---- Revoke and abort ----
@@ -303,6 +328,14 @@ Request* Session::NewRequest(Communicator& comm, transport::Request* inner, bool
   return request;
 }
 
+void Session::ReleaseRequest(Request* request) {
+  Communicator* comm = request->comm;
+  comm->RequestReleased();
+  requests_.Release(request);
+  if (comm->free_deferred() && comm->requests_in_use() == 0) [[unlikely]]
+    FinishDeferredFree(comm);
+}
+
 // ---- Collectives ----
 
 Status Session::StartCollective(std::unique_ptr<Schedule> schedule, Request** request) {
@@ -348,8 +381,7 @@ Status Session::CompleteCollective(Request** handle, bool block) {
   std::erase(active_collectives_, request);
   delete request->collective;
   request->collective = nullptr;
-  request->comm->RequestReleased();
-  requests_.Release(request);
+  ReleaseRequest(request);
   *handle = nullptr;
   return result;
 }

@@ -52,6 +52,10 @@ class Session {
     // kAsync: called on the control thread with the job rank of each failed process, once, in
     // the registry's order. Must be quick; must not call the API.
     std::function<void(Rank)> on_failure;
+    // Called with a communicator's binding() when a free that waited for its pending requests
+    // (Free's `deferred`) has happened, from the call that released the last of them. Not at
+    // teardown: what is still pending then goes with the session.
+    std::function<void(void*)> on_deferred_free;
   };
 
   // Joins the job (Runtime::Create) and builds COMM_WORLD and COMM_SELF. Collective over the job.
@@ -86,9 +90,13 @@ class Session {
   StatusOr<std::unique_ptr<Communicator>> Create(Communicator& parent, const Group& group,
                                                  Status refused = Status::Ok());
   // Gives the communicator's contexts back (local: the epochs keep a reuse apart) and destroys
-  // it (`comm` becomes null). RFT_ERR_ARG, and nothing freed, while a request started on it is
-  // not complete.
-  Status Free(std::unique_ptr<Communicator>& comm);
+  // it (`comm` becomes null). With requests started on it not yet released, MPI's rule: the
+  // session takes it, they go on and complete as usual, and the free happens when the last one
+  // is released (`*deferred` says so; Options::on_deferred_free tells of the end).
+  Status Free(std::unique_ptr<Communicator>& comm, bool* deferred = nullptr);
+  // Teardown: hands what the transport may still write into (Communicator::Abandon) to the
+  // session, which keeps it until the transport is closed, and destroys `comm`.
+  void Discard(std::unique_ptr<Communicator> comm);
 
   // ULFM agreement (docs/agreement.md): `*flag` becomes the bitwise AND of the flags of the
   // live members (and maybe of members that failed during it), the same at every member that
@@ -292,6 +300,9 @@ class Session {
   Status Complete(Request** request, transport::MessageStatus* status, bool apply_held_rule);
   // A completed request: its status in the communicator's ranks; back to the pool.
   Status Release(Request** request, transport::MessageStatus* status, Status result);
+  // The end of every API request: back to the table, and a deferred free that waited for it.
+  void ReleaseRequest(Request* request);
+  void FinishDeferredFree(Communicator* comm);
   // Waits for a data-plane request of `comm` (PROC_FAILED_PENDING while an ANY_SOURCE receive is
   // held, with `apply_held_rule`); the status names `comm`'s ranks.
   Status WaitInner(Communicator& comm, transport::Request** inner, transport::MessageStatus* status,
@@ -325,6 +336,8 @@ class Session {
   // Internal requests of collectives given up on, from freed communicators, and their buffers
   // (Communicator::Abandon): held until the transport lets go (at the latest, Close).
   Communicator::Abandoned abandoned_;
+  // Freed by the program with requests still pending (Free's `deferred`).
+  std::vector<std::unique_ptr<Communicator>> deferred_frees_;
 };
 
 }  // namespace rft::api

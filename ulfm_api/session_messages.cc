@@ -219,8 +219,7 @@ Status Session::Complete(Request** handle, MessageStatus* status, bool apply_hel
   Status result =
       WaitInner(*request->comm, &request->inner, status, apply_held_rule && request->any_source);
   if (request->inner == nullptr) {  // completed: the API request goes back
-    request->comm->RequestReleased();
-    requests_.Release(request);
+    ReleaseRequest(request);
     *handle = nullptr;
   }
   return result;
@@ -236,8 +235,7 @@ Status Session::Release(Request** handle, MessageStatus* status, Status result) 
     return CompleteCollective(handle, false);
   }
   Translate(*request->comm, status);
-  request->comm->RequestReleased();
-  requests_.Release(request);
+  ReleaseRequest(request);
   *handle = nullptr;
   return result;
 }
