@@ -14,8 +14,22 @@ EraNode::EraNode(Rank self, uint32_t size, const RankSet& failed) : self_(self),
 uint64_t EraNode::Start(AgreeValue contribution, std::vector<EraAction>* out) {
   const uint64_t seq = next_seq_++;
   Instance& instance = instances_[seq];
-  instance.started = true;
   instance.value = std::move(contribution);
+  if (running_ >= kMaxAhead || !held_.empty()) {
+    instance.held = true;
+    held_.push_back(seq);
+    return seq;
+  }
+  Run(seq, instance, out);
+  Collect(collect_below_);
+  RunHeld(out);
+  return seq;
+}
+
+void EraNode::Run(uint64_t seq, Instance& instance, std::vector<EraAction>* out) {
+  instance.held = false;
+  instance.started = true;
+  ++running_;
   uint64_t floor = seq;
   for (const auto& [number, other] : instances_) {
     if (other.started && !other.decision.has_value()) {
@@ -26,8 +40,16 @@ uint64_t EraNode::Start(AgreeValue contribution, std::vector<EraAction>* out) {
   instance.value.undecided_floor = floor;
   TryComplete(seq, instance, out);
   ReplayEarly(seq, out);
+}
+
+void EraNode::RunHeld(std::vector<EraAction>* out) {
+  // Held ones are numbered after every running one, so they run in number order.
+  while (running_ < kMaxAhead && !held_.empty() && !self_failed_) {
+    const uint64_t seq = held_.front();
+    held_.pop_front();
+    Run(seq, instances_[seq], out);
+  }
   Collect(collect_below_);
-  return seq;
 }
 
 uint64_t EraNode::Install(const Decision& decision, std::vector<EraAction>* out) {
@@ -42,6 +64,7 @@ uint64_t EraNode::Install(const Decision& decision, std::vector<EraAction>* out)
   if (!failed_.empty()) Forward(seq, instance, kInvalidRank, out);
   ReplayEarly(seq, out);
   Collect(collect_below_);
+  RunHeld(out);
   return seq;
 }
 
@@ -51,10 +74,15 @@ void EraNode::ReplayEarly(uint64_t seq, std::vector<EraAction>* out) {
   if (early == early_.end()) return;
   std::vector<std::pair<Rank, EraMessage>> messages = std::move(early->second);
   early_.erase(early);
-  for (auto& [from, message] : messages) OnMessage(from, message, out);
+  for (auto& [from, message] : messages) HandleMessage(from, message, out);
 }
 
 void EraNode::OnMessage(Rank from, const EraMessage& message, std::vector<EraAction>* out) {
+  HandleMessage(from, message, out);
+  RunHeld(out);
+}
+
+void EraNode::HandleMessage(Rank from, const EraMessage& message, std::vector<EraAction>* out) {
   if (from >= size_ || from == self_ || self_failed_) {
     ++dropped_;
     return;
@@ -70,17 +98,19 @@ void EraNode::OnMessage(Rank from, const EraMessage& message, std::vector<EraAct
   }
   const bool decided_news = message.kind == EraMessage::Kind::kDecided;
   if (message.kind == EraMessage::Kind::kView) return;
-  if (message.seq >= next_seq_) {
-    if (message.seq - next_seq_ >= kMaxAhead) {
+  auto it = instances_.find(message.seq);
+  if (it == instances_.end() || !it->second.started) {
+    if (it == instances_.end() && message.seq < next_seq_) {
+      ++dropped_;  // collected: every member was past it, so this is an old message
+      return;
+    }
+    // Not running here yet (not started, or held back): kept for its start, unless a live
+    // member could not have sent it (kMaxAhead).
+    if (message.seq - first_not_running() >= kMaxAhead) {
       ++dropped_;
       return;
     }
     early_[message.seq].emplace_back(from, message);
-    return;
-  }
-  auto it = instances_.find(message.seq);
-  if (it == instances_.end()) {
-    ++dropped_;  // collected: every member was past it, so this is an old message
     return;
   }
   Instance& instance = it->second;
@@ -130,6 +160,7 @@ void EraNode::OnFailure(Rank member, std::vector<EraAction>* out) {
   RankSet one{member};
   MergeFailed(one, /*learned=*/false, out);
   Collect(collect_below_);
+  RunHeld(out);
 }
 
 std::optional<Decision> EraNode::decision(uint64_t seq) const {
@@ -150,13 +181,13 @@ std::vector<Rank> EraNode::Awaited(uint64_t seq) const {
 
 bool EraNode::Undecided(uint64_t seq) const {
   auto it = instances_.find(seq);
-  return it != instances_.end() && it->second.started && !it->second.decision.has_value() &&
-         !self_failed_;
+  return it != instances_.end() && (it->second.started || it->second.held) &&
+         !it->second.decision.has_value() && !self_failed_;
 }
 
 bool EraNode::undecided() const {
   return std::any_of(instances_.begin(), instances_.end(), [](const auto& entry) {
-    return entry.second.started && !entry.second.decision.has_value();
+    return (entry.second.started || entry.second.held) && !entry.second.decision.has_value();
   });
 }
 
@@ -229,6 +260,7 @@ void EraNode::TryComplete(uint64_t seq, Instance& instance, std::vector<EraActio
 void EraNode::Adopt(uint64_t seq, Instance& instance, const Decision& decision, Rank from,
                     std::vector<EraAction>* out) {
   instance.decision = decision;
+  --running_;  // only running agreements are adopted (Install decides without running)
   // Passed on before it is decided here: a member returns only after its children's copies
   // are on their way (on shared memory, in their queues), so a member that dies right after
   // returning has already handed its decision on.

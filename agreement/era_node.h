@@ -29,6 +29,7 @@
 #define RFT_AGREEMENT_ERA_NODE_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <utility>
@@ -58,15 +59,20 @@ using EraAction = std::variant<SendEra, Decide, LearnFailed>;
 
 class EraNode {
  public:
-  // Agreements numbered further ahead than this from the last one started here are dropped
-  // (counted): a peer cannot make this node buffer without bound.
+  // At most this many agreements run here at once (started, not decided); Start holds the rest
+  // back, in order, until earlier ones are decided: a program may have any number outstanding.
+  // No live member can then send a message more than kMaxAhead agreements beyond the first one
+  // not running here (each one between is running at the sender, waiting for this member), so
+  // messages further ahead come only from a faulty peer: dropped (counted), and no peer can
+  // make this node buffer without bound.
   static constexpr uint64_t kMaxAhead = 64;
 
   // Member `self` of `size`, knowing `failed` (members, not job ranks) at the start.
   EraNode(Rank self, uint32_t size, const RankSet& failed);
 
   // Starts this member's next agreement (its number is the count of Starts before) with its
-  // contribution; its undecided_floor is set here. Returns the number.
+  // contribution; its undecided_floor is set here. Returns the number. With kMaxAhead running,
+  // it is held and runs once an earlier one is decided.
   uint64_t Start(AgreeValue contribution, std::vector<EraAction>* out);
   // This member's next agreement was decided elsewhere (the fast path: a tree over the data
   // plane with every member alive, docs/agreement.md) with `decision`: kept as if decided here,
@@ -85,12 +91,16 @@ class EraNode {
   Rank self() const { return self_; }
   uint32_t size() const { return size_; }
   const RankSet& failed() const { return failed_; }
+  // Agreements numbered so far (started, including those held back).
   uint64_t started() const { return next_seq_; }
+  // Of those, the ones held back (kMaxAhead running), for tests.
+  size_t held() const { return held_.size(); }
   // The decision of agreement `seq`, while it is kept.
   std::optional<Decision> decision(uint64_t seq) const;
   // Whether some started agreement is not decided here.
   bool undecided() const;
-  // Whether agreement `seq` is started here and not decided, and this member is not failed.
+  // Whether agreement `seq` is started (held back or running) here and not decided, and this
+  // member is not failed.
   bool Undecided(uint64_t seq) const;
   // Agreements kept (started or decided and not yet collected), for tests.
   size_t kept() const { return instances_.size(); }
@@ -110,13 +120,21 @@ class EraNode {
 
  private:
   struct Instance {
-    bool started = false;
+    bool started = false;         // running: its contribution counts, its Ups go out
+    bool held = false;            // numbered, waiting for a place among the kMaxAhead running
     AgreeValue value;             // the own contribution combined with the Ups counted so far
     RankSet reported;             // members whose Up under the current view was counted
     Rank sent_to = kInvalidRank;  // the parent the Up under the current view went to
     std::optional<Decision> decision;
   };
 
+  void Run(uint64_t seq, Instance& instance, std::vector<EraAction>* out);
+  // Runs held agreements while fewer than kMaxAhead run. Called at the end of each entry point
+  // only (never while another call iterates over instances_).
+  void RunHeld(std::vector<EraAction>* out);
+  void HandleMessage(Rank from, const EraMessage& message, std::vector<EraAction>* out);
+  // The first agreement not running here: messages from kMaxAhead beyond it on are dropped.
+  uint64_t first_not_running() const { return held_.empty() ? next_seq_ : held_.front(); }
   void ReplayEarly(uint64_t seq, std::vector<EraAction>* out);
   void MergeFailed(const RankSet& failed, bool learned, std::vector<EraAction>* out);
   void OnViewChange(std::vector<EraAction>* out);
@@ -141,6 +159,8 @@ class EraNode {
   uint32_t subtree_height_ = 0;
   uint32_t tree_height_ = 0;
   uint64_t next_seq_ = 0;
+  uint64_t running_ = 0;        // started, not decided
+  std::deque<uint64_t> held_;  // numbers held back by Start, in order
   uint64_t collect_below_ = 0;  // decided agreements numbered below it are collected
   std::map<uint64_t, Instance> instances_;
   // Messages for agreements not started here yet, replayed at their Start.

@@ -59,6 +59,16 @@ TEST(ApiTest, ErrorsAreFatalOnWorldByDefault) {
   EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
 }
 
+// MPI allows any number of outstanding non-blocking operations: 100 agreements at each rank
+// (beyond the 64 the agreement runs at once), rank 0 half a second behind the others.
+TEST(ApiTest, AHundredOutstandingAgreementsAllComplete) {
+  for (int n : {2, 4}) {
+    const auto r = RunWorker(n, {"iagrees"});
+    ASSERT_EQ(r.exit_status, 0) << "n=" << n << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, "iagrees ok"), n) << r.Report();
+  }
+}
+
 // rft_abort never returns. Its launcher refusing (fault point abort.refused), the aborting rank
 // kills the group's processes on its node by pid and exits with the abort's code: nobody goes
 // on, nobody waits for the timeout.

@@ -10,6 +10,7 @@
  *   parting           every rank but the last sends the last one a rendezvous message and then
  *                     a stream of eager ones, and finalizes at once; the last rank receives only
  *                     half a second later: nothing sent before a finalize is lost
+ *   iagrees           100 rft_comm_iagree outstanding at every rank, rank 0 half a second late
  *   abort             n = 3: rank 1 aborts world and the launcher refuses (the test arms
  *                     abort.refused@1): rft_abort kills the others by pid and never returns
  *   async             RFT_FT_ASYNC: the last rank dies; the others' callback runs once for it
@@ -552,6 +553,29 @@ static void AbortRefused(void) {
   exit(0);
 }
 
+/* ---- iagrees: any number outstanding, members far apart ---- */
+
+static void ManyIagrees(void) {
+  enum { kAgreements = 100 };
+  rft_comm_t dup;
+  CHECK_OK(rft_comm_dup(W, &dup));
+  CHECK_OK(rft_comm_set_errhandler(dup, RFT_ERRORS_RETURN));
+  if (g_rank == 0) nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = 500000000}, NULL);
+  static int flags[kAgreements];
+  static rft_request_t requests[kAgreements];
+  for (int i = 0; i < kAgreements; ++i) {
+    /* agreement i: every member's flag has bit (i % 30) and the member's own bit 30 set except at
+     * the last member, so the AND is exactly bit (i % 30) */
+    flags[i] = (1 << (i % 30)) | (g_rank == g_size - 1 ? 0 : 1 << 30);
+    CHECK_OK(rft_comm_iagree(dup, &flags[i], &requests[i]));
+  }
+  CHECK_OK(rft_waitall(kAgreements, requests, RFT_STATUSES_IGNORE));
+  for (int i = 0; i < kAgreements; ++i) {
+    CHECK(flags[i] == 1 << (i % 30), "agreement %d: flag %#x", i, (unsigned)flags[i]);
+  }
+  CHECK_OK(rft_comm_free(&dup));
+}
+
 /* ---- finalize after failures ---- */
 
 static void FinalizeAfter(int victims) {
@@ -633,6 +657,8 @@ int main(int argc, char** argv) {
     FinalizeAfter(atoi(argv[2]));
   } else if (strcmp(mode, "parting") == 0) {
     Parting();
+  } else if (strcmp(mode, "iagrees") == 0) {
+    ManyIagrees();
   } else if (strcmp(mode, "abort") == 0) {
     AbortRefused();
   } else if (strcmp(mode, "async") == 0) {

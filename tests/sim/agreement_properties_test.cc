@@ -41,6 +41,27 @@ void RunSizes(const std::vector<Rank>& sizes, int seeds) {
   ForEachSeed(sizes, UnderSlowSanitizer() ? seeds / 10 : seeds, CheckRandomSchedule);
 }
 
+// Non-blocking agreements: members keep up to 1..150 outstanding (beyond EraNode::kMaxAhead, so
+// Start holds some back), start with skews up to a hundred message delays, and crash at random
+// points among their messages (the MPI test: one member posts 100 iagrees while another is late).
+std::string CheckManyOutstanding(uint64_t seed, Rank n) {
+  std::mt19937_64 pick(seed * 104729 + n);
+  AgreementSimOptions options;
+  options.n = n;
+  options.seed = seed;
+  options.agreements = 100 + static_cast<int>(pick() % 101);
+  options.outstanding = 1 + static_cast<int>(pick() % 150);
+  options.skew_ns = static_cast<int64_t>(pick() % 2 == 0 ? 500'000 : 20'000);
+  options.crashes = static_cast<int>(pick() % 4);
+  options.crash_window_messages = static_cast<int>(2 + pick() % (40 * options.agreements));
+  const AgreementSimResult result = RunAgreementSim(options);
+  return CheckAgreementProperties(options, result);
+}
+
+TEST(AgreementPropertiesTest, HoldWithManyOutstandingAgreementsAndSkew) {
+  ForEachSeed({2, 3, 4, 5, 8, 13}, UnderSlowSanitizer() ? 12 : 120, CheckManyOutstanding);
+}
+
 // 100,400 schedules in all across the four tests below (and 30,000 with the fast path after).
 TEST(AgreementPropertiesTest, HoldUnderRandomCrashesTwoToSixteen) {
   RunSizes({2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, 4000);  // 60,000

@@ -58,6 +58,11 @@ class Sim {
     acked_.assign(n, RankSet());
     known_failed_.assign(n, RankSet());
     fast_.assign(n, FastState());
+    decided_.assign(n, 0);
+    outstanding_.assign(n, 1);
+    for (Rank m = 0; m < n && options.outstanding > 1; ++m) {  // (older seeds replay as before)
+      outstanding_[m] = static_cast<uint64_t>(Uniform(1, options.outstanding));
+    }
     early_fast_.assign(n, {});
     for (Rank m = 0; m < n; ++m) nodes_.push_back(std::make_unique<EraNode>(m, n, RankSet()));
     // The victims, each with its crash point (-1 never; 0: before it starts).
@@ -78,7 +83,8 @@ class Sim {
       if (crash_after_[m] == 0) {
         Crash(m, 0);
       } else {
-        Push(Event{.time = options_.unit_delays ? 0 : Uniform(0, options_.max_delay_ns),
+        const int64_t skew = options_.skew_ns > 0 ? Uniform(0, options_.skew_ns) : 0;
+        Push(Event{.time = (options_.unit_delays ? 0 : Uniform(0, options_.max_delay_ns)) + skew,
                    .kind = Event::Kind::kStart,
                    .to = m});
       }
@@ -150,6 +156,10 @@ class Sim {
 
   void StartNext(Rank member, std::vector<EraAction>* actions) {
     EraNode& node = *nodes_[member];
+    if (options_.outstanding > 1) {
+      StartSeveral(member, actions);
+      return;
+    }
     const uint64_t seq = node.started();
     if (seq >= static_cast<uint64_t>(options_.agreements) || fast_[member].active ||
         result_.stuck[member]) {
@@ -182,6 +192,21 @@ class Sim {
       if (!SendFast(member, to, seq)) return;  // crashed while sending
     }
     CompleteFast(member, actions);
+  }
+
+  // Non-blocking agreements: up to the member's limit outstanding, straight to the EraNode.
+  void StartSeveral(Rank member, std::vector<EraAction>* actions) {
+    EraNode& node = *nodes_[member];
+    if (result_.stuck[member]) return;
+    while (node.started() < static_cast<uint64_t>(options_.agreements) &&
+           node.started() - decided_[member] < outstanding_[member]) {
+      const uint64_t seq = node.started();
+      AgreeValue contribution;
+      contribution.flag = Uniform(0, 3) == 0 ? static_cast<uint32_t>(random_()) : ~0u;
+      contribution.acked = acked_[member];
+      result_.contributions[seq][member] = contribution;
+      node.Start(contribution, actions);
+    }
   }
 
   // Whether `member` is still alive after sending.
@@ -319,6 +344,7 @@ class Sim {
                                      .message = store_.size() - 1});
       } else if (const auto* decide = std::get_if<Decide>(&action)) {
         auto& slot = result_.decisions[decide->seq][member];
+        if (!slot.has_value()) ++decided_[member];
         slot = decide->decision;
         result_.decided_ns[decide->seq] = std::max(result_.decided_ns[decide->seq], now_);
         result_.end_ns = std::max(result_.end_ns, now_);
@@ -379,6 +405,8 @@ class Sim {
     AgreeValue value;
   };
   std::vector<FastState> fast_;
+  std::vector<uint64_t> decided_;      // [member]: agreements it decided
+  std::vector<uint64_t> outstanding_;  // [member]: its limit of started, undecided ones
   std::vector<std::vector<std::pair<Rank, uint64_t>>> early_fast_;
   std::map<Rank, agreement::DeadlineGuard> guards_;  // [member]: its current agreement's
   uint64_t sequence_ = 0;

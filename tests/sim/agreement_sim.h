@@ -55,6 +55,11 @@ struct AgreementSimOptions {
   // thread runs. A member a guard cuts is crashed at once (fail-stop), and its cutter knows it.
   int64_t deadline_ns = 0;
   int stuck = 0;
+  // Non-blocking agreements: each member keeps up to its own limit (uniform in [1, outstanding])
+  // started and not decided, starting the next as soon as one is decided (no fast path), and
+  // begins after a skew of its own (uniform in [0, skew_ns]). 1: one at a time, as above.
+  int outstanding = 1;
+  int64_t skew_ns = 0;
 };
 
 struct AgreementSimResult {
