@@ -96,7 +96,11 @@ void Schedule::EndRound() {
 
 std::byte* Schedule::Scratch(size_t bytes) {
   const size_t aligned = (bytes + 15) & ~size_t{15};
-  if (aligned <= kInlineScratch - scratch_used_) {
+  // Inline only what travels eagerly (a send copied out when matched, a receive written when
+  // matched): a schedule given up on keeps only heap buffers alive (Abandon), and it may live on
+  // its caller's stack, as the fast agreement's does, where a rendezvous would read or write a
+  // dead frame.
+  if (aligned <= kInlineScratch - scratch_used_ && bytes <= comm_.plane().options().eager_limit) {
     std::byte* at = inline_scratch_ + scratch_used_;
     scratch_used_ += aligned;
     return at;
@@ -271,7 +275,7 @@ void Schedule::Abandon() {
     ops_[i].request = nullptr;
     left = true;
   }
-  // Small temporary buffers travel eagerly (matched means copied): never in flight now.
+  // Inline buffers travel eagerly (matched means copied, Scratch): never in flight now.
   if (left) {
     for (auto& buffer : heap_scratch_) comm_.KeepAlive(std::move(buffer));
     heap_scratch_.clear();

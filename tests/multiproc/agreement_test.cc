@@ -151,6 +151,23 @@ TEST(AgreementTest, AMemberDyingInsideAShrinkLeavesOneResult) {
   }
 }
 
+// A shrink-and-free loop at 8 ranks with every message by rendezvous (RFT_EAGER_LIMIT=0), rank 5
+// dying inside a shrink: the fast path's packet buffers it leaves behind stay alive for the
+// peers that read them (they lived on the stack), and every survivor saw the same sizes.
+TEST(AgreementTest, AShrinkLoopSurvivesADeathWithEveryPacketByRendezvous) {
+  std::vector<std::string> args = {"-n", "8", "--ft", "--timeout", "90", "--get-stack-traces",
+                                   Runfile("tests/multiproc/agreement_worker"), "shrink-loop", "5"};
+  std::vector<std::string> env = kTolerant;
+  env.push_back("RFT_EAGER_LIMIT=0");
+  const auto r = RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(150), env);
+  ASSERT_EQ(r.exit_status, 128 + 9) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "shrink-loop ok"), 7) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+  int lines = 0;
+  EXPECT_EQ(Outcomes(r.output, &lines).size(), 1u) << r.Report();
+  EXPECT_EQ(lines, 7) << r.Report();
+}
+
 // examples/solver.c's survivors, each with the exact total: "total X (exact X)".
 int ExactTotals(const std::string& output) {
   std::istringstream in(output);

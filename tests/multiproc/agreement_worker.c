@@ -21,6 +21,7 @@
  * "decided rc=... flag=..." for the test to compare; "FAILED: ..." (exit 3) otherwise. */
 #include <math.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,6 +224,39 @@ static void ShrinkDuring(int victim) {
   CHECK_OK(rft_comm_free(&first));
 }
 
+/* Shrink and free in a loop; the victim dies inside the 40th shrink, after contributing. With
+ * RFT_EAGER_LIMIT=0 the shrink's fast-path packets travel by rendezvous, so a packet buffer the
+ * victim's death leaves behind must still be alive when a peer reads it. Every survivor reports
+ * the sizes it got (a hash) once: the test compares them. */
+static void ShrinkLoop(int victim) {
+  enum { kRounds = 120, kVictimRound = 40 };
+  Fence();
+  uint64_t sizes_hash = 1469598103934665603ull;
+  for (int round = 0; round < kRounds; ++round) {
+    rft_comm_t shrunk = RFT_COMM_NULL;
+    if (g_rank == victim && round == kVictimRound) {
+      rft_request_t request = RFT_REQUEST_NULL;
+      CHECK_OK(rft_comm_ishrink(W, &shrunk, &request));
+      raise(SIGKILL);
+    }
+    CHECK_OK(rft_comm_shrink(W, &shrunk));
+    int size = 0;
+    CHECK_OK(rft_comm_size(shrunk, &size));
+    CHECK(size == g_size || (round >= kVictimRound && size == g_size - 1),
+          "round %d: shrink has %d members", round, size);
+    sizes_hash = (sizes_hash ^ (uint64_t)size) * 1099511628211ull;
+    CHECK_OK(rft_comm_free(&shrunk));
+  }
+  rft_comm_t last = RFT_COMM_NULL;
+  CHECK_OK(rft_comm_shrink(W, &last));
+  int one = 1, sum = 0;
+  CHECK_OK(rft_allreduce(&one, &sum, 1, RFT_INT, RFT_SUM, last));
+  CHECK(sum == g_size - 1, "allreduce over the survivors: %d", sum);
+  CHECK_OK(rft_comm_free(&last));
+  printf("decided rc=SUCCESS flag=%llu\n", (unsigned long long)sizes_hash);
+  fflush(stdout);
+}
+
 /* rft_comm_ishrink of world, with `victim` (-1: none) dead at an agreed point first, and a
  * communicator created while it runs (a dup of COMM_SELF): the shrunk one is right, and both
  * work side by side. */
@@ -315,6 +349,8 @@ int main(int argc, char** argv) {
     Basics();
   } else if (strcmp(mode, "ishrink") == 0) {
     Ishrink(argc >= 3 ? atoi(argv[2]) : -1);
+  } else if (strcmp(mode, "shrink-loop") == 0 && argc >= 3) {
+    ShrinkLoop(atoi(argv[2]));
   } else if (strcmp(mode, "shrink-during") == 0 && argc >= 3) {
     ShrinkDuring(atoi(argv[2]));
   } else if (strcmp(mode, "warnings") == 0) {
