@@ -40,10 +40,10 @@ extern struct rft_errhandler_s rft_errors_are_fatal_object;
 extern struct rft_errhandler_s rft_errors_abort_object;
 /* The error comes back to the caller. */
 #define RFT_ERRORS_RETURN (&rft_errors_return_object)
-/* The processes of the communicator's group are aborted (an error with no communicator to
- * report it on aborts the calling process only). */
+/* MPI-4's meanings: every process of the job is aborted, with the message printed (an error
+ * with no communicator to report it on aborts the calling process only). */
 #define RFT_ERRORS_ARE_FATAL (&rft_errors_are_fatal_object)
-/* rft_abort(comm, error): the same scope, without the message. */
+/* rft_abort(comm, error): the processes of the communicator's group, without the message. */
 #define RFT_ERRORS_ABORT (&rft_errors_abort_object)
 
 /* ---- Constants ---- */

@@ -98,6 +98,11 @@ void Forget(rft_comm_t handle) {
   Retire(handle, &g_comms);
 }
 
+[[noreturn]] void AbortJob(int code, const std::string& message) {
+  if (Session* s = session(); s != nullptr) (void)s->AbortJob(code, message);
+  std::_Exit(code == 0 ? 1 : code & 0xff);
+}
+
 [[noreturn]] void AbortGroup(rft_comm_t comm, int code, const std::string& message) {
   Session* s = session();
   if (s != nullptr && comm != nullptr && comm->comm != nullptr) {
@@ -118,10 +123,11 @@ int RaiseError(rft_comm_t comm, const Status& status) {
   if (rft::api::Session* s = rft::api::binding::session(); s != nullptr) {
     s->plane().ApplyPendingNotices();
   }
-  // An error with no communicator to report on goes to COMM_SELF's handler, once it exists.
-  if (comm == nullptr || (comm->magic != kLiveHandle && comm->magic != kFreeingHandle)) {
-    comm = rft_comm_self_object.magic == kLiveHandle ? &rft_comm_self_object : nullptr;
-  }
+  // An error with no communicator to report on goes to COMM_SELF's handler, once it exists;
+  // fatal, it ends this process only (MPI_Abort(MPI_COMM_SELF)).
+  const bool no_handle =
+      comm == nullptr || (comm->magic != kLiveHandle && comm->magic != kFreeingHandle);
+  if (no_handle) comm = rft_comm_self_object.magic == kLiveHandle ? &rft_comm_self_object : nullptr;
   const int code = status.code();
   if (comm == nullptr) return code;
   rft_errhandler_s* handler = comm->errhandler;
@@ -133,9 +139,12 @@ int RaiseError(rft_comm_t comm, const Status& status) {
       std::fprintf(stderr, "rft: fatal error on %s (its error handler is ERRORS_ARE_FATAL): %s\n",
                    name.c_str(), g_last_error.c_str());
       std::fflush(stderr);
-      AbortGroup(comm, code, g_last_error);
+      // MPI-4.1 §9.3: every connected process (MPI Forum issue 3 / ticket 324).
+      if (no_handle) AbortGroup(comm, code, g_last_error);
+      AbortJob(code, g_last_error);
     }
     case rft_errhandler_s::Kind::kAbort:
+      // MPI-4.1 §9.3: as rft_abort on the communicator, its group.
       AbortGroup(comm, code, g_last_error);
     case rft_errhandler_s::Kind::kFunction: {
       // The handler usually calls rft (a ULFM handler revokes), which overwrites g_last_error

@@ -303,6 +303,14 @@ Status Session::Revoke(Communicator& comm) {
 Status Session::Abort(Communicator& comm, int code, std::string_view message) {
   RankSet ranks;
   for (Rank job_rank : comm.group().job_ranks()) ranks.Insert(job_rank);
+  return AbortRanks(ranks, code, message);
+}
+
+Status Session::AbortJob(int code, std::string_view message) {
+  return AbortRanks(RankSet::Range(0, plane().size()), code, message);
+}
+
+Status Session::AbortRanks(const RankSet& ranks, int code, std::string_view message) {
   const Status aborted = fault::Armed("abort.refused", plane().rank())
                              ? fault::Failure("abort.refused")
                              : runtime_->bootstrap().Abort(code, message, ranks);

@@ -172,6 +172,8 @@ class Session {
   // the launcher refuses, kills those on this node by process id and returns the refusal (the
   // caller then ends this process).
   Status Abort(Communicator& comm, int code, std::string_view message);
+  // The same for every process of the job (ERRORS_ARE_FATAL: all connected processes).
+  Status AbortJob(int code, std::string_view message);
 
   // Point-to-point: ranks are `comm`'s; statuses name `comm`'s ranks.
   Status Isend(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag,
@@ -302,6 +304,7 @@ class Session {
   Status Release(Request** request, transport::MessageStatus* status, Status result);
   // The end of every API request: back to the table, and a deferred free that waited for it.
   void ReleaseRequest(Request* request);
+  Status AbortRanks(const RankSet& ranks, int code, std::string_view message);
   void FinishDeferredFree(Communicator* comm);
   // Waits for a data-plane request of `comm` (PROC_FAILED_PENDING while an ANY_SOURCE receive is
   // held, with `apply_held_rule`); the status names `comm`'s ranks.

@@ -59,6 +59,20 @@ TEST(ApiTest, ErrorsAreFatalOnWorldByDefault) {
   EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
 }
 
+// MPI-4's scopes (§9.3): ERRORS_ARE_FATAL aborts every connected process, ERRORS_ABORT the
+// processes of the communicator's group; the other half then sees them failed and goes on.
+TEST(ApiTest, ErrorsAreFatalEndsEveryProcessErrorsAbortOnlyTheGroup) {
+  const auto fatal = RunWorker(4, {"scope", "fatal"});
+  EXPECT_NE(fatal.exit_status, 0) << fatal.Report();
+  EXPECT_GE(CountLines(fatal.output, "fatal error on"), 1) << fatal.Report();
+  EXPECT_EQ(CountLines(fatal.output, "half B goes on"), 0) << fatal.Report();
+  EXPECT_EQ(CountLines(fatal.output, "] FAILED: "), 0) << fatal.Report();
+  const auto abort = RunWorker(4, {"scope", "abort"});
+  EXPECT_EQ(CountLines(abort.output, "half B goes on"), 2) << abort.Report();
+  EXPECT_EQ(CountLines(abort.output, "scope ok"), 2) << abort.Report();
+  EXPECT_EQ(CountLines(abort.output, "] FAILED: "), 0) << abort.Report();
+}
+
 // MPI allows any number of outstanding non-blocking operations: 100 agreements at each rank
 // (beyond the 64 the agreement runs at once), rank 0 half a second behind the others.
 TEST(ApiTest, AHundredOutstandingAgreementsAllComplete) {

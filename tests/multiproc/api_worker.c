@@ -10,6 +10,8 @@
  *   parting           every rank but the last sends the last one a rendezvous message and then
  *                     a stream of eager ones, and finalizes at once; the last rank receives only
  *                     half a second later: nothing sent before a finalize is lost
+ *   scope KIND        n = 4, halves {0,1} and {2,3}: an error on the first half at rank 0 with
+ *                     its handler ERRORS_ARE_FATAL (KIND fatal) or ERRORS_ABORT (KIND abort)
  *   iagrees           100 rft_comm_iagree outstanding at every rank, rank 0 half a second late
  *   abort             n = 3: rank 1 aborts world and the launcher refuses (the test arms
  *                     abort.refused@1): rft_abort kills the others by pid and never returns
@@ -535,6 +537,39 @@ static void NoneLevel(void) {
   CHECK(0, "still alive 20 s after a failure at fault level NONE");
 }
 
+/* ---- scope: world in halves A = {0, 1} and B = {2, 3}; an error on A at rank 0 with A's
+ * handler ERRORS_ARE_FATAL (every process ends) or ERRORS_ABORT (only A's) ---- */
+
+static void HandlerScope(const char* kind) {
+  CHECK(g_size == 4, "scope needs 4 ranks");
+  CHECK_OK(rft_comm_set_errhandler(W, RFT_ERRORS_RETURN));
+  rft_comm_t half;
+  CHECK_OK(rft_comm_split(W, g_rank / 2, 0, &half));
+  CHECK_OK(rft_comm_set_errhandler(half, strcmp(kind, "fatal") == 0 ? RFT_ERRORS_ARE_FATAL
+                                                                    : RFT_ERRORS_ABORT));
+  CHECK_OK(rft_barrier(W));
+  int value = 0;
+  if (g_rank == 0) {
+    rft_send(&value, 1, RFT_INT, 9, 0, half); /* rank 9 of 2: the handler ends the scope */
+    CHECK(0, "the %s handler returned", kind);
+  }
+  /* Everyone else waits for a message rank 0 never sends. An abort is not atomic: a process it
+   * ends may first see another one it ended fail. So rank 1 (half A) waits on, to be killed;
+   * half B works on for half a second before it says it went on, time for an abort of the whole
+   * job to reach it too. */
+  const int rc = rft_recv(&value, 1, RFT_INT, 0, 5, W, RFT_STATUS_IGNORE);
+  CHECK_CODE(rc, RFT_ERR_PROC_FAILED);
+  if (g_rank < 2) {
+    nanosleep(&(struct timespec){.tv_sec = 10, .tv_nsec = 0}, NULL);
+    CHECK(0, "rank %d of half A outlived the abort by 10 s", g_rank);
+  }
+  CHECK_OK(rft_barrier(half)); /* half B works on */
+  nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = 500000000}, NULL);
+  CHECK_OK(rft_barrier(half));
+  printf("half B goes on rank=%d\n", g_rank);
+  CHECK_OK(rft_comm_free(&half));
+}
+
 /* ---- abort: rank 1 aborts world; its launcher refuses (RFT_FAULT_INJECT=abort.refused@1) ---- */
 
 static void AbortRefused(void) {
@@ -657,6 +692,8 @@ int main(int argc, char** argv) {
     FinalizeAfter(atoi(argv[2]));
   } else if (strcmp(mode, "parting") == 0) {
     Parting();
+  } else if (strcmp(mode, "scope") == 0 && argc == 3) {
+    HandlerScope(argv[2]);
   } else if (strcmp(mode, "iagrees") == 0) {
     ManyIagrees();
   } else if (strcmp(mode, "abort") == 0) {
