@@ -541,7 +541,7 @@ extern "C" int rft_comm_ishrink(rft_comm_t comm, rft_comm_t* newcomm, rft_reques
   }
   *newcomm = RFT_COMM_NULL;
   *request = RFT_REQUEST_NULL;
-  // The parent outlives the request (rft_comm_free refuses it until then): its error handler is
+  // The parent outlives the request (rft_comm_free waits for it, deferred): its error handler is
   // read at completion.
   auto deliver = [comm, newcomm](std::unique_ptr<Communicator> built) {
     *newcomm = NewComm(std::move(built), comm->errhandler);

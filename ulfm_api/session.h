@@ -136,7 +136,7 @@ class Session {
   // The non-blocking form: `*request` completes once the agreement is decided here, and then
   // `deliver` gets the new communicator (on the thread that completes the request). Its contexts
   // come from a reservation (ContextIds::Reserve), so creations may run meanwhile. `comm` must
-  // outlive the request (Free refuses it until then).
+  // outlive the request (a Free meanwhile waits for it: deferred).
   Status Ishrink(Communicator& comm, std::function<void(std::unique_ptr<Communicator>)> deliver,
                  Request** request);
 
