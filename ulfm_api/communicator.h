@@ -55,6 +55,7 @@ class Communicator {
   Rank rank() const { return rank_; }
   const Group& group() const { return group_; }
   const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
   const ContextIds::Allocation& contexts() const { return contexts_; }
   // The lowest job rank among the members: with the contexts and epoch, it names this
   // communicator's life across the job (two live communicators sharing contexts are disjoint).

@@ -33,6 +33,9 @@ extern struct rft_comm_s rft_comm_self_object;
 #define RFT_COMM_SELF (&rft_comm_self_object)
 #define RFT_COMM_NULL ((rft_comm_t)0)
 #define RFT_GROUP_NULL ((rft_group_t)0)
+/* The group with no members (predefined: never freed). */
+extern struct rft_group_s rft_group_empty_object;
+#define RFT_GROUP_EMPTY (&rft_group_empty_object)
 #define RFT_REQUEST_NULL ((rft_request_t)0)
 
 extern struct rft_errhandler_s rft_errors_return_object;
@@ -120,6 +123,8 @@ int rft_init(int* argc, char*** argv, int requested_ft_level, int* provided);
  * waits for other processes. */
 int rft_finalize(void);
 int rft_initialized(int* flag);
+/* The fault level granted at rft_init. */
+int rft_query_ft_level(int* level);
 int rft_finalized(int* flag);
 /* Kills the processes of `comm`'s group through the launcher; the others see them failed. Never
  * returns: if the launcher refuses, the group's processes on this node are killed by process id
@@ -149,6 +154,12 @@ int rft_comm_create(rft_comm_t comm, rft_group_t group, rft_comm_t* newcomm);
 int rft_comm_free(rft_comm_t* comm);
 int rft_comm_compare(rft_comm_t a, rft_comm_t b, int* result);
 int rft_comm_group(rft_comm_t comm, rft_group_t* group);
+/* A communicator's name, local to this process (for messages; at most RFT_MAX_OBJECT_NAME - 1
+ * bytes): "COMM_WORLD", "dup of COMM_WORLD", ... until set. get_name writes it NUL-terminated
+ * into `name` (RFT_MAX_OBJECT_NAME bytes) and its length into `*length`. */
+#define RFT_MAX_OBJECT_NAME 128
+int rft_comm_set_name(rft_comm_t comm, const char* name);
+int rft_comm_get_name(rft_comm_t comm, char* name, int* length);
 
 /* ---- Groups ---- */
 int rft_group_size(rft_group_t group, int* size);
@@ -161,6 +172,10 @@ int rft_group_intersection(rft_group_t a, rft_group_t b, rft_group_t* result);
 int rft_group_difference(rft_group_t a, rft_group_t b, rft_group_t* result);
 int rft_group_incl(rft_group_t group, int n, const int* ranks, rft_group_t* result);
 int rft_group_excl(rft_group_t group, int n, const int* ranks, rft_group_t* result);
+/* MPI's range forms: each triplet (first, last, stride) names first, first + stride, ... up to
+ * last (stride != 0, negative to count down); first and last are ranks of `group`. */
+int rft_group_range_incl(rft_group_t group, int n, const int ranges[][3], rft_group_t* result);
+int rft_group_range_excl(rft_group_t group, int n, const int ranges[][3], rft_group_t* result);
 int rft_group_compare(rft_group_t a, rft_group_t b, int* result);
 int rft_group_free(rft_group_t* group);
 
@@ -186,6 +201,20 @@ int rft_waitall(int count, rft_request_t* requests, rft_status_t* statuses);
 int rft_testall(int count, rft_request_t* requests, int* flag, rft_status_t* statuses);
 /* `*index` = RFT_UNDEFINED when every handle is null. */
 int rft_waitany(int count, rft_request_t* requests, int* index, rft_status_t* status);
+/* `*flag` when one completed (its position in `*index`) or every handle is null (`*index`
+ * RFT_UNDEFINED); a held ANY_SOURCE receive is RFT_ERR_PROC_FAILED_PENDING with its index. */
+int rft_testany(int count, rft_request_t* requests, int* index, int* flag, rft_status_t* status);
+/* Complete every request that is done (waitsome: at least one), `indices[0..*outcount)` their
+ * positions and `statuses` one per position; `*outcount` RFT_UNDEFINED when every handle is
+ * null. RFT_ERR_IN_STATUS when some failed, or (nothing done) held ANY_SOURCE receives are
+ * reported as PROC_FAILED_PENDING and stay active. */
+int rft_waitsome(int count, rft_request_t* requests, int* outcount, int* indices,
+                 rft_status_t* statuses);
+int rft_testsome(int count, rft_request_t* requests, int* outcount, int* indices,
+                 rft_status_t* statuses);
+/* A received message's length in elements of `type` (status->count is in bytes); RFT_UNDEFINED
+ * when it is not a whole number of them. */
+int rft_get_count(const rft_status_t* status, rft_datatype_t type, int* count);
 int rft_cancel(rft_request_t* request);
 
 /* ---- Fault tolerance (ULFM) ---- */

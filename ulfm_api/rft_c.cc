@@ -1,7 +1,9 @@
 // The C API (rft.h), first half: start and end, errors and their handlers, communicators, groups
 // and the ULFM calls. Point-to-point and collectives are in rft_c_messages.cc.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <string>
 #include <unordered_set>
@@ -26,6 +28,7 @@ using rft::api::binding::Raise;
 using rft::api::binding::Success;
 
 struct rft_comm_s rft_comm_world_object;
+struct rft_group_s rft_group_empty_object;
 struct rft_comm_s rft_comm_self_object;
 struct rft_errhandler_s rft_errors_return_object {
   .kind = rft_errhandler_s::Kind::kReturn, .predefined = true
@@ -305,6 +308,53 @@ extern "C" int rft_finalize(void) {
 extern "C" int rft_initialized(int* flag) {
   if (flag == nullptr) return Raise(nullptr, ArgError("rft_initialized: flag is NULL"));
   *flag = g_session != nullptr || g_finalized;
+  return Success();
+}
+
+extern "C" int rft_query_ft_level(int* level) {
+  if (g_session == nullptr) {
+    return Raise(nullptr, OtherError("rft_query_ft_level: rft is not initialised"));
+  }
+  if (level == nullptr) return Raise(nullptr, ArgError("rft_query_ft_level: level is NULL"));
+  switch (g_session->level()) {
+    case rft::api::FaultLevel::kNone:
+      *level = RFT_FT_NONE;
+      break;
+    case rft::api::FaultLevel::kNotify:
+      *level = RFT_FT_NOTIFY;
+      break;
+    case rft::api::FaultLevel::kAsync:
+      *level = RFT_FT_ASYNC;
+      break;
+  }
+  return Success();
+}
+
+extern "C" int rft_comm_set_name(rft_comm_t comm, const char* name) {
+  if (Status s = CheckComm(comm, "rft_comm_set_name"); !s.ok()) return Raise(comm, s);
+  if (name == nullptr) return Raise(comm, ArgError("rft_comm_set_name: name is NULL"));
+  const size_t length = std::strlen(name);
+  if (length >= RFT_MAX_OBJECT_NAME) {
+    return Raise(comm, ArgError("rft_comm_set_name: a name of " + std::to_string(length) +
+                                " bytes: expected at most " +
+                                std::to_string(RFT_MAX_OBJECT_NAME - 1)));
+  }
+  comm->comm->set_name(name);
+  return Success();
+}
+
+extern "C" int rft_comm_get_name(rft_comm_t comm, char* name, int* length) {
+  if (Status s = CheckComm(comm, "rft_comm_get_name"); !s.ok()) return Raise(comm, s);
+  if (name == nullptr || length == nullptr) {
+    return Raise(comm, ArgError(std::string("rft_comm_get_name: ") +
+                                (name == nullptr ? "name" : "length") + " is NULL"));
+  }
+  // Internal names (a split's) may be longer than a set one may be: cut to the buffer.
+  const std::string& own = comm->comm->name();
+  const size_t n = std::min(own.size(), size_t{RFT_MAX_OBJECT_NAME - 1});
+  std::memcpy(name, own.data(), n);
+  name[n] = '\0';
+  *length = static_cast<int>(n);
   return Success();
 }
 

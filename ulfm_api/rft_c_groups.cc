@@ -1,4 +1,5 @@
 // The C API (rft.h): groups.
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -114,6 +115,62 @@ extern "C" int rft_group_excl(rft_group_t group, int n, const int* ranks, rft_gr
   return Result(group->group.Excl(in), result);
 }
 
+namespace {
+
+// MPI's (first, last, stride) triplets as ranks of `group`.
+Status ExpandRanges(const char* what, const Group& group, int n, const int ranges[][3],
+                    std::vector<Rank>* out) {
+  if (n < 0) return ArgError(std::string(what) + ": count " + std::to_string(n) + ": expected >= 0");
+  if (n > 0 && ranges == nullptr) return ArgError(std::string(what) + ": the range array is NULL");
+  const int64_t size = group.size();
+  out->clear();
+  for (int i = 0; i < n; ++i) {
+    const int64_t first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
+    const std::string where = std::string(what) + ": range " + std::to_string(i) + " (" +
+                              std::to_string(first) + ", " + std::to_string(last) + ", " +
+                              std::to_string(stride) + ")";
+    if (stride == 0) return ArgError(where + ": the stride is 0");
+    if (first < 0 || first >= size || last < 0 || last >= size) {
+      return ArgError(where + ": expected first and last in 0.." + std::to_string(size - 1));
+    }
+    // first + k * stride for k = 0 .. (last - first) / stride, which must not be negative (as
+    // MPICH checks: a stride pointing away from `last` names no rank and is an error).
+    if ((last - first) / stride < 0) {
+      return ArgError(where + ": the stride leads away from last");
+    }
+    for (int64_t r = first; stride > 0 ? r <= last : r >= last; r += stride) {
+      out->push_back(static_cast<Rank>(r));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+extern "C" int rft_group_range_incl(rft_group_t group, int n, const int ranges[][3],
+                                    rft_group_t* result) {
+  constexpr const char* kWhat = "rft_group_range_incl";
+  if (Status s = CheckGroup(group, kWhat); !s.ok()) return Raise(nullptr, s);
+  if (result == nullptr) return Raise(nullptr, ArgError("rft_group_range_incl: result is NULL"));
+  std::vector<Rank> ranks;
+  if (Status s = ExpandRanges(kWhat, group->group, n, ranges, &ranks); !s.ok()) {
+    return Raise(nullptr, s);
+  }
+  return Result(group->group.Incl(ranks), result);
+}
+
+extern "C" int rft_group_range_excl(rft_group_t group, int n, const int ranges[][3],
+                                    rft_group_t* result) {
+  constexpr const char* kWhat = "rft_group_range_excl";
+  if (Status s = CheckGroup(group, kWhat); !s.ok()) return Raise(nullptr, s);
+  if (result == nullptr) return Raise(nullptr, ArgError("rft_group_range_excl: result is NULL"));
+  std::vector<Rank> ranks;
+  if (Status s = ExpandRanges(kWhat, group->group, n, ranges, &ranks); !s.ok()) {
+    return Raise(nullptr, s);
+  }
+  return Result(group->group.Excl(ranks), result);
+}
+
 extern "C" int rft_group_compare(rft_group_t a, rft_group_t b, int* result) {
   if (Status s = CheckGroup(a, "rft_group_compare"); !s.ok()) return Raise(nullptr, s);
   if (Status s = CheckGroup(b, "rft_group_compare"); !s.ok()) return Raise(nullptr, s);
@@ -125,6 +182,9 @@ extern "C" int rft_group_compare(rft_group_t a, rft_group_t b, int* result) {
 extern "C" int rft_group_free(rft_group_t* group) {
   if (group == nullptr) return Raise(nullptr, ArgError("rft_group_free: group is NULL"));
   if (Status s = CheckGroup(*group, "rft_group_free"); !s.ok()) return Raise(nullptr, s);
+  if (*group == RFT_GROUP_EMPTY) {
+    return Raise(nullptr, ArgError("rft_group_free: RFT_GROUP_EMPTY is predefined and never freed"));
+  }
   rft::api::binding::RetireGroup(*group);
   *group = RFT_GROUP_NULL;
   return Success();

@@ -177,6 +177,7 @@ Status CheckSession(const char* what) {
 struct Scratch {
   std::vector<rft::api::Request*> requests;
   std::vector<MessageStatus> statuses;
+  std::vector<size_t> indices;  // Waitsome/Testsome
 };
 thread_local Scratch g_scratch;
 
@@ -362,6 +363,78 @@ extern "C" int rft_waitany(int count, rft_request_t* requests, int* index, rft_s
   Return(count, requests, nullptr);
   ToStatus(out, status);
   return Raise(comm, result);
+}
+
+extern "C" int rft_testany(int count, rft_request_t* requests, int* index, int* flag,
+                           rft_status_t* status) {
+  rft_comm_t comm = nullptr;
+  if (Status s = Borrow("rft_testany", count, requests, &comm); !s.ok()) return Raise(nullptr, s);
+  if (index == nullptr || flag == nullptr) {
+    return Raise(comm, ArgError(std::string("rft_testany: ") +
+                                (index == nullptr ? "index" : "flag") + " is NULL"));
+  }
+  size_t found = Session::kNoIndex;
+  bool done = false;
+  MessageStatus out;
+  const Status result = session()->Testany(g_scratch.requests, &found, &done, &out);
+  *index = found == Session::kNoIndex ? RFT_UNDEFINED : static_cast<int>(found);
+  *flag = done ? 1 : 0;
+  Return(count, requests, nullptr);
+  if (done || !result.ok()) ToStatus(out, status);
+  return Raise(comm, result);
+}
+
+namespace {
+
+int Some(const char* what, bool block, int count, rft_request_t* requests, int* outcount,
+         int* indices, rft_status_t* statuses) {
+  rft_comm_t comm = nullptr;
+  if (Status s = Borrow(what, count, requests, &comm); !s.ok()) return Raise(nullptr, s);
+  if (outcount == nullptr || (count > 0 && indices == nullptr)) {
+    return Raise(comm, ArgError(std::string(what) + ": " +
+                                (outcount == nullptr ? "outcount" : "the index array") +
+                                " is NULL"));
+  }
+  const Status result =
+      session()->Some(g_scratch.requests, block, &g_scratch.indices, &g_scratch.statuses);
+  bool active = false;
+  for (rft::api::Request* request : g_scratch.requests) active = active || request != nullptr;
+  const size_t completed = g_scratch.indices.size();
+  *outcount = completed == 0 && !active && result.ok() ? RFT_UNDEFINED
+                                                       : static_cast<int>(completed);
+  for (size_t i = 0; i < completed; ++i) {
+    indices[i] = static_cast<int>(g_scratch.indices[i]);
+    if (statuses != nullptr) ToStatus(g_scratch.statuses[i], &statuses[i]);
+  }
+  for (int i = 0; i < count; ++i) requests[i] = ToHandle(g_scratch.requests[static_cast<size_t>(i)]);
+  return Raise(comm, result);
+}
+
+}  // namespace
+
+extern "C" int rft_waitsome(int count, rft_request_t* requests, int* outcount, int* indices,
+                            rft_status_t* statuses) {
+  return Some("rft_waitsome", true, count, requests, outcount, indices, statuses);
+}
+
+extern "C" int rft_testsome(int count, rft_request_t* requests, int* outcount, int* indices,
+                            rft_status_t* statuses) {
+  return Some("rft_testsome", false, count, requests, outcount, indices, statuses);
+}
+
+extern "C" int rft_get_count(const rft_status_t* status, rft_datatype_t type, int* count) {
+  if (status == nullptr || count == nullptr) {
+    return Raise(nullptr, ArgError(std::string("rft_get_count: ") +
+                                   (status == nullptr ? "status" : "count") + " is NULL"));
+  }
+  size_t element = 0;
+  if (Status s = Bytes(1, type, &element); !s.ok()) return Raise(nullptr, s);
+  const size_t bytes = static_cast<size_t>(status->count);
+  // MPI: RFT_UNDEFINED when the bytes are not whole elements (or do not fit an int).
+  *count = element == 0 || bytes % element != 0 || bytes / element > INT32_MAX
+               ? RFT_UNDEFINED
+               : static_cast<int>(bytes / element);
+  return Success();
 }
 
 extern "C" int rft_cancel(rft_request_t* request) {

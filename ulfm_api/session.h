@@ -221,6 +221,16 @@ class Session {
   // `*index`: the completed (or held) request's position; kNoIndex when all are nullptr.
   static constexpr size_t kNoIndex = SIZE_MAX;
   Status Waitany(std::span<Request*> requests, size_t* index, transport::MessageStatus* status);
+  // Testany: `*done` when one completed (or all are nullptr: `*index` kNoIndex); a held one is
+  // PROC_FAILED_PENDING with its `*index`, not done.
+  Status Testany(std::span<Request*> requests, size_t* index, bool* done,
+                 transport::MessageStatus* status);
+  // Waitsome (`block`) and Testsome: completes every finished request; `indices` and `statuses`
+  // (one per index) say which. Nothing active: both empty. With none finished, held receives
+  // are reported (RFT_ERR_IN_STATUS, PROC_FAILED_PENDING in their statuses; still active).
+  // RFT_ERR_IN_STATUS when some completed request failed.
+  Status Some(std::span<Request*> requests, bool block, std::vector<size_t>* indices,
+              std::vector<transport::MessageStatus>* statuses);
   Status Cancel(Request* request);
   // Drives the data plane once; sleeps (block mode) when nothing happened.
   void ProgressOrIdle();
@@ -304,6 +314,9 @@ class Session {
   Status Release(Request** request, transport::MessageStatus* status, Status result);
   // The end of every API request: back to the table, and a deferred free that waited for it.
   void ReleaseRequest(Request* request);
+  // Waitany's look: true when it is answered (a request completed, a held one, or none active).
+  bool TakeAny(std::span<Request*> requests, size_t* index, transport::MessageStatus* status,
+               Status* result);
   Status AbortRanks(const RankSet& ranks, int code, std::string_view message);
   void FinishDeferredFree(Communicator* comm);
   // Waits for a data-plane request of `comm` (PROC_FAILED_PENDING while an ANY_SOURCE receive is

@@ -331,28 +331,101 @@ Status Session::Testall(std::span<Request*> requests, bool* done,
   return Status::Ok();
 }
 
+bool Session::TakeAny(std::span<Request*> requests, size_t* index, MessageStatus* status,
+                      Status* result) {
+  *index = kNoIndex;
+  size_t held = kNoIndex;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    Request* request = requests[i];
+    if (request == nullptr) continue;
+    if (Finished(request)) {
+      *index = i;
+      *result = Wait(&requests[i], status);
+      return true;
+    }
+    if (held == kNoIndex && Held(request)) held = i;
+    *index = i;  // something is pending
+  }
+  if (*index == kNoIndex) {
+    if (status != nullptr) *status = MessageStatus();
+    *result = Status::Ok();
+    return true;
+  }
+  if (held != kNoIndex) {
+    *index = held;
+    if (status != nullptr) status->error = RFT_ERR_PROC_FAILED_PENDING;
+    *result = HeldError(*requests[held]->comm, "receive");
+    return true;
+  }
+  return false;
+}
+
 Status Session::Waitany(std::span<Request*> requests, size_t* index, MessageStatus* status) {
-  for (;;) {
+  Status result;
+  while (!TakeAny(requests, index, status, &result)) ProgressOrIdle();
+  return result;
+}
+
+Status Session::Testany(std::span<Request*> requests, size_t* index, bool* done,
+                        MessageStatus* status) {
+  if (!active_collectives_.empty()) [[unlikely]]
+    AdvanceCollectives();
+  plane().Progress();
+  Status result;
+  *done = TakeAny(requests, index, status, &result);
+  if (!*done) {
     *index = kNoIndex;
-    size_t held = kNoIndex;
+    if (status != nullptr) *status = MessageStatus();
+  } else if (result.code() == RFT_ERR_PROC_FAILED_PENDING) {
+    *done = false;  // held: it stays active, `index` says which
+  }
+  return result;
+}
+
+Status Session::Some(std::span<Request*> requests, bool block, std::vector<size_t>* indices,
+                     std::vector<MessageStatus>* statuses) {
+  indices->clear();
+  statuses->clear();
+  if (!block) {
+    if (!active_collectives_.empty()) [[unlikely]]
+      AdvanceCollectives();
+    plane().Progress();
+  }
+  for (;;) {
+    bool active = false;
+    bool failed = false;
     for (size_t i = 0; i < requests.size(); ++i) {
-      Request* request = requests[i];
-      if (request == nullptr) continue;
-      if (Finished(request)) {
-        *index = i;
-        return Wait(&requests[i], status);
+      if (requests[i] == nullptr) continue;
+      active = true;
+      if (!Finished(requests[i])) continue;
+      MessageStatus status;
+      const Status result = Wait(&requests[i], &status);
+      status.error = result.code();
+      failed = failed || !result.ok();
+      indices->push_back(i);
+      statuses->push_back(status);
+    }
+    if (!active) return Status::Ok();  // the caller reports RFT_UNDEFINED
+    if (indices->empty()) {
+      // Held ANY_SOURCE receives are reported (they stay active) when nothing else is done.
+      const Communicator* held_on = nullptr;
+      for (size_t i = 0; i < requests.size(); ++i) {
+        if (requests[i] == nullptr || !Held(requests[i])) continue;
+        held_on = requests[i]->comm;
+        indices->push_back(i);
+        MessageStatus status;
+        status.error = RFT_ERR_PROC_FAILED_PENDING;
+        statuses->push_back(status);
       }
-      if (held == kNoIndex && Held(request)) held = i;
-      *index = i;  // something is pending
+      if (held_on != nullptr) {
+        return Status(RFT_ERR_IN_STATUS, "ANY_SOURCE receives on " + held_on->name() +
+                                             " are held by an unacknowledged failure and stay "
+                                             "active; each status says its error");
+      }
     }
-    if (*index == kNoIndex) {
-      if (status != nullptr) *status = MessageStatus();
-      return Status::Ok();
-    }
-    if (held != kNoIndex) {
-      *index = held;
-      if (status != nullptr) status->error = RFT_ERR_PROC_FAILED_PENDING;
-      return HeldError(*requests[held]->comm, "receive");
+    if (!indices->empty() || !block) {
+      if (!failed) return Status::Ok();
+      return Status(RFT_ERR_IN_STATUS, "some requests failed; each status says its own error");
     }
     ProgressOrIdle();
   }

@@ -343,6 +343,106 @@ static void FreeWithPendingRequests(void) {
   }
 }
 
+/* The calls an Open MPI ULFM user looks for: the empty group, the granted level, names, range
+ * groups, testany/waitsome/testsome, counts in elements. */
+static void MoreCalls(void) {
+  int size = -1, level = -1;
+  CHECK_OK(rft_group_size(RFT_GROUP_EMPTY, &size));
+  CHECK(size == 0, "RFT_GROUP_EMPTY has %d members", size);
+  rft_group_t empty = RFT_GROUP_EMPTY;
+  CHECK_CODE(rft_group_free(&empty), RFT_ERR_ARG);
+  CHECK_OK(rft_query_ft_level(&level));
+  CHECK(level == RFT_FT_NOTIFY, "level %d", level);
+
+  rft_comm_t dup;
+  CHECK_OK(rft_comm_dup(W, &dup));
+  char name[RFT_MAX_OBJECT_NAME];
+  int length = -1;
+  CHECK_OK(rft_comm_get_name(W, name, &length));
+  CHECK(strcmp(name, "COMM_WORLD") == 0 && length == 10, "world is named '%s' (%d)", name, length);
+  CHECK_OK(rft_comm_set_name(dup, "solver rows"));
+  CHECK_OK(rft_comm_get_name(dup, name, &length));
+  CHECK(strcmp(name, "solver rows") == 0 && length == 11, "name '%s' (%d)", name, length);
+  char long_name[200];
+  memset(long_name, 'x', sizeof long_name - 1);
+  long_name[sizeof long_name - 1] = '\0';
+  CHECK_CODE(rft_comm_set_name(dup, long_name), RFT_ERR_ARG);
+  CHECK(Contains(rft_last_error_message(), "199 bytes"), "message: %s", rft_last_error_message());
+  /* errors name the communicator by its name */
+  int value = 0;
+  CHECK_OK(rft_comm_set_errhandler(dup, RFT_ERRORS_RETURN));
+  CHECK_CODE(rft_send(&value, 1, RFT_INT, g_size, 0, dup), RFT_ERR_ARG);
+  CHECK(Contains(rft_last_error_message(), "solver rows"), "message: %s", rft_last_error_message());
+  CHECK_OK(rft_comm_free(&dup));
+
+  /* ranges: the even ranks, counted down; everyone but rank 0 */
+  rft_group_t world, evens, rest;
+  CHECK_OK(rft_comm_group(W, &world));
+  const int last_even = (g_size - 1) / 2 * 2;
+  const int down[1][3] = {{last_even, 0, -2}};
+  CHECK_OK(rft_group_range_incl(world, 1, down, &evens));
+  CHECK_OK(rft_group_size(evens, &size));
+  CHECK(size == last_even / 2 + 1, "range_incl: %d members", size);
+  int first = -1, zero = 0;
+  CHECK_OK(rft_group_translate_ranks(evens, 1, &zero, world, &first));
+  CHECK(first == last_even, "range_incl's first member is world rank %d", first);
+  const int head[1][3] = {{0, 0, 1}};
+  CHECK_OK(rft_group_range_excl(world, 1, head, &rest));
+  CHECK_OK(rft_group_size(rest, &size));
+  CHECK(size == g_size - 1, "range_excl: %d members", size);
+  CHECK_OK(rft_group_free(&rest));
+  const int zero_stride[1][3] = {{0, 0, 0}};
+  CHECK_CODE(rft_group_range_incl(world, 1, zero_stride, &rest), RFT_ERR_ARG);
+  const int away[1][3] = {{0, g_size - 1, -1}};
+  if (g_size > 1) CHECK_CODE(rft_group_range_incl(world, 1, away, &rest), RFT_ERR_ARG);
+  const int beyond[1][3] = {{0, g_size, 1}};
+  CHECK_CODE(rft_group_range_incl(world, 1, beyond, &rest), RFT_ERR_ARG);
+  CHECK_OK(rft_group_free(&evens));
+  CHECK_OK(rft_group_free(&world));
+
+  /* testany, testsome, waitsome over messages to self */
+  int got[3] = {-1, -1, -1}, sent[3] = {10, 11, 12}, index = -7, flag = -1, outcount = -1;
+  int indices[3];
+  rft_status_t statuses[3], status;
+  rft_request_t requests[3];
+  for (int i = 0; i < 3; ++i) {
+    CHECK_OK(rft_irecv(&got[i], 1, RFT_INT, 0, 20 + i, RFT_COMM_SELF, &requests[i]));
+  }
+  CHECK_OK(rft_testany(3, requests, &index, &flag, &status));
+  CHECK(flag == 0 && index == RFT_UNDEFINED, "testany with nothing sent: flag %d index %d", flag,
+        index);
+  CHECK_OK(rft_testsome(3, requests, &outcount, indices, statuses));
+  CHECK(outcount == 0, "testsome with nothing sent: %d", outcount);
+  CHECK_OK(rft_send(&sent[1], 1, RFT_INT, 0, 21, RFT_COMM_SELF));
+  flag = 0;
+  for (int spins = 0; !flag && spins < 1000000; ++spins) {
+    CHECK_OK(rft_testany(3, requests, &index, &flag, &status));
+  }
+  CHECK(flag == 1 && index == 1 && got[1] == 11 && requests[1] == RFT_REQUEST_NULL,
+        "testany: flag %d index %d got %d", flag, index, got[1]);
+  int elements = -1;
+  CHECK_OK(rft_get_count(&status, RFT_INT, &elements));
+  CHECK(elements == 1, "get_count: %d ints", elements);
+  CHECK_OK(rft_get_count(&status, RFT_DOUBLE, &elements));
+  CHECK(elements == RFT_UNDEFINED, "4 bytes as doubles: %d", elements);
+  CHECK_OK(rft_send(&sent[0], 1, RFT_INT, 0, 20, RFT_COMM_SELF));
+  CHECK_OK(rft_send(&sent[2], 1, RFT_INT, 0, 22, RFT_COMM_SELF));
+  int done = 0;
+  while (done < 2) {
+    CHECK_OK(rft_waitsome(3, requests, &outcount, indices, statuses));
+    CHECK(outcount >= 1 && outcount <= 2 - done, "waitsome: %d", outcount);
+    for (int i = 0; i < outcount; ++i) {
+      CHECK(got[indices[i]] == sent[indices[i]] && statuses[i].tag == 20 + indices[i],
+            "waitsome: request %d got %d tag %d", indices[i], got[indices[i]], statuses[i].tag);
+    }
+    done += outcount;
+  }
+  CHECK_OK(rft_waitsome(3, requests, &outcount, indices, statuses));
+  CHECK(outcount == RFT_UNDEFINED, "waitsome with every handle null: %d", outcount);
+  CHECK_OK(rft_testany(3, requests, &index, &flag, &status));
+  CHECK(flag == 1 && index == RFT_UNDEFINED, "testany, all null: flag %d index %d", flag, index);
+}
+
 static void Basics(void) {
   CHECK_OK(rft_comm_set_errhandler(W, RFT_ERRORS_RETURN));
   /* errors with no communicator (a null or freed handle) go to COMM_SELF's handler */
@@ -353,6 +453,7 @@ static void Basics(void) {
   BadArguments();
   StaleRequests();
   FreeWithPendingRequests();
+  MoreCalls();
   CHECK_OK(rft_barrier(W));
 }
 
