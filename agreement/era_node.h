@@ -160,7 +160,7 @@ class EraNode {
   uint32_t tree_height_ = 0;
   uint64_t next_seq_ = 0;
   uint64_t running_ = 0;        // started, not decided
-  std::deque<uint64_t> held_;  // numbers held back by Start, in order
+  std::deque<uint64_t> held_;   // numbers held back by Start, in order
   uint64_t collect_below_ = 0;  // decided agreements numbered below it are collected
   std::map<uint64_t, Instance> instances_;
   // Messages for agreements not started here yet, replayed at their Start.

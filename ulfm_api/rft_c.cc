@@ -335,9 +335,9 @@ extern "C" int rft_comm_set_name(rft_comm_t comm, const char* name) {
   if (name == nullptr) return Raise(comm, ArgError("rft_comm_set_name: name is NULL"));
   const size_t length = std::strlen(name);
   if (length >= RFT_MAX_OBJECT_NAME) {
-    return Raise(comm, ArgError("rft_comm_set_name: a name of " + std::to_string(length) +
-                                " bytes: expected at most " +
-                                std::to_string(RFT_MAX_OBJECT_NAME - 1)));
+    return Raise(comm,
+                 ArgError("rft_comm_set_name: a name of " + std::to_string(length) +
+                          " bytes: expected at most " + std::to_string(RFT_MAX_OBJECT_NAME - 1)));
   }
   comm->comm->set_name(name);
   return Success();
@@ -372,8 +372,9 @@ extern "C" int rft_abort(rft_comm_t comm, int error_code) {
   }
   // Never returns: the launcher's kill, else (refused) the group's processes on this node by
   // process id, and then this process's own exit.
-  rft::api::binding::AbortGroup(comm, error_code,
-             "rft_abort(" + comm->comm->name() + ", " + std::to_string(error_code) + ")");
+  rft::api::binding::AbortGroup(
+      comm, error_code,
+      "rft_abort(" + comm->comm->name() + ", " + std::to_string(error_code) + ")");
 }
 
 extern "C" const char* rft_last_error_message(void) {
@@ -552,8 +553,7 @@ extern "C" int rft_comm_iagree(rft_comm_t comm, int* flag, rft_request_t* reques
   }
   // int and unsigned int may alias: the agreement writes the caller's int in place.
   rft::api::Request* started = nullptr;
-  const Status result =
-      g_session->Iagree(*comm->comm, reinterpret_cast<uint32_t*>(flag), &started);
+  const Status result = g_session->Iagree(*comm->comm, reinterpret_cast<uint32_t*>(flag), &started);
   *request = rft::api::binding::ToHandle(started);
   return Raise(comm, result);
 }

@@ -120,7 +120,8 @@ namespace {
 // MPI's (first, last, stride) triplets as ranks of `group`.
 Status ExpandRanges(const char* what, const Group& group, int n, const int ranges[][3],
                     std::vector<Rank>* out) {
-  if (n < 0) return ArgError(std::string(what) + ": count " + std::to_string(n) + ": expected >= 0");
+  if (n < 0)
+    return ArgError(std::string(what) + ": count " + std::to_string(n) + ": expected >= 0");
   if (n > 0 && ranges == nullptr) return ArgError(std::string(what) + ": the range array is NULL");
   const int64_t size = group.size();
   out->clear();
@@ -183,7 +184,8 @@ extern "C" int rft_group_free(rft_group_t* group) {
   if (group == nullptr) return Raise(nullptr, ArgError("rft_group_free: group is NULL"));
   if (Status s = CheckGroup(*group, "rft_group_free"); !s.ok()) return Raise(nullptr, s);
   if (*group == RFT_GROUP_EMPTY) {
-    return Raise(nullptr, ArgError("rft_group_free: RFT_GROUP_EMPTY is predefined and never freed"));
+    return Raise(nullptr,
+                 ArgError("rft_group_free: RFT_GROUP_EMPTY is predefined and never freed"));
   }
   rft::api::binding::RetireGroup(*group);
   *group = RFT_GROUP_NULL;

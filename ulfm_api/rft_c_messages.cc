@@ -1,8 +1,8 @@
 // The C API (rft.h), second half: point-to-point, completion, and the element types and
 // operators the messages and collectives use.
 #include <array>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -14,11 +14,11 @@ using rft::ArgError;
 using rft::Status;
 using rft::api::ReduceOp;
 using rft::api::Session;
-using rft::api::binding::FromHandle;
 using rft::api::binding::Bytes;
 using rft::api::binding::BytesOk;
 using rft::api::binding::CheckComm;
 using rft::api::binding::CommUsable;
+using rft::api::binding::FromHandle;
 using rft::api::binding::Raise;
 using rft::api::binding::session;
 using rft::api::binding::Success;
@@ -391,22 +391,23 @@ int Some(const char* what, bool block, int count, rft_request_t* requests, int* 
   rft_comm_t comm = nullptr;
   if (Status s = Borrow(what, count, requests, &comm); !s.ok()) return Raise(nullptr, s);
   if (outcount == nullptr || (count > 0 && indices == nullptr)) {
-    return Raise(comm, ArgError(std::string(what) + ": " +
-                                (outcount == nullptr ? "outcount" : "the index array") +
-                                " is NULL"));
+    return Raise(comm,
+                 ArgError(std::string(what) + ": " +
+                          (outcount == nullptr ? "outcount" : "the index array") + " is NULL"));
   }
   const Status result =
       session()->Some(g_scratch.requests, block, &g_scratch.indices, &g_scratch.statuses);
   bool active = false;
   for (rft::api::Request* request : g_scratch.requests) active = active || request != nullptr;
   const size_t completed = g_scratch.indices.size();
-  *outcount = completed == 0 && !active && result.ok() ? RFT_UNDEFINED
-                                                       : static_cast<int>(completed);
+  *outcount =
+      completed == 0 && !active && result.ok() ? RFT_UNDEFINED : static_cast<int>(completed);
   for (size_t i = 0; i < completed; ++i) {
     indices[i] = static_cast<int>(g_scratch.indices[i]);
     if (statuses != nullptr) ToStatus(g_scratch.statuses[i], &statuses[i]);
   }
-  for (int i = 0; i < count; ++i) requests[i] = ToHandle(g_scratch.requests[static_cast<size_t>(i)]);
+  for (int i = 0; i < count; ++i)
+    requests[i] = ToHandle(g_scratch.requests[static_cast<size_t>(i)]);
   return Raise(comm, result);
 }
 

@@ -261,8 +261,9 @@ Status Session::Free(std::unique_ptr<Communicator>& comm, bool* deferred) {
 }
 
 void Session::FinishDeferredFree(Communicator* comm) {
-  auto it = std::find_if(deferred_frees_.begin(), deferred_frees_.end(),
-                         [comm](const std::unique_ptr<Communicator>& c) { return c.get() == comm; });
+  auto it =
+      std::find_if(deferred_frees_.begin(), deferred_frees_.end(),
+                   [comm](const std::unique_ptr<Communicator>& c) { return c.get() == comm; });
   RFT_CHECK(it != deferred_frees_.end(), "a deferred free of a communicator the session lacks");
   std::unique_ptr<Communicator> freed = std::move(*it);
   deferred_frees_.erase(it);
@@ -317,11 +318,11 @@ Status Session::AbortRanks(const RankSet& ranks, int code, std::string_view mess
   if (aborted.ok()) return aborted;
   // The last resort: the group's processes this node can reach, by their records' pids.
   const RankSet unreached = runtime_->control().KillLocalProcesses(ranks);
-  RFT_LOG_ERROR("the launcher refused the abort (%s): killed the members on this node by process "
-                "id%s%s",
-                aborted.ToString().c_str(),
-                unreached.empty() ? "" : "; out of reach on other nodes: ranks ",
-                unreached.empty() ? "" : unreached.ToString().c_str());
+  RFT_LOG_ERROR(
+      "the launcher refused the abort (%s): killed the members on this node by process "
+      "id%s%s",
+      aborted.ToString().c_str(), unreached.empty() ? "" : "; out of reach on other nodes: ranks ",
+      unreached.empty() ? "" : unreached.ToString().c_str());
   return aborted;
 }
 

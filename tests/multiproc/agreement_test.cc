@@ -155,8 +155,15 @@ TEST(AgreementTest, AMemberDyingInsideAShrinkLeavesOneResult) {
 // dying inside a shrink: the fast path's packet buffers it leaves behind stay alive for the
 // peers that read them (they lived on the stack), and every survivor saw the same sizes.
 TEST(AgreementTest, AShrinkLoopSurvivesADeathWithEveryPacketByRendezvous) {
-  std::vector<std::string> args = {"-n", "8", "--ft", "--timeout", "90", "--get-stack-traces",
-                                   Runfile("tests/multiproc/agreement_worker"), "shrink-loop", "5"};
+  std::vector<std::string> args = {"-n",
+                                   "8",
+                                   "--ft",
+                                   "--timeout",
+                                   "90",
+                                   "--get-stack-traces",
+                                   Runfile("tests/multiproc/agreement_worker"),
+                                   "shrink-loop",
+                                   "5"};
   std::vector<std::string> env = kTolerant;
   env.push_back("RFT_EAGER_LIMIT=0");
   const auto r = RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(150), env);

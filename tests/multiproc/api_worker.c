@@ -527,8 +527,7 @@ static void Pending(void) {
   int flag = 1;
   /* a probe keeps no request to hold, so, as a blocking receive, PROC_FAILED */
   CHECK_CODE(rft_iprobe(RFT_ANY_SOURCE, 0, spare, &flag, RFT_STATUS_IGNORE), RFT_ERR_PROC_FAILED);
-  CHECK(Contains(rft_last_error_message(), "acknowledge"), "message: %s",
-        rft_last_error_message());
+  CHECK(Contains(rft_last_error_message(), "acknowledge"), "message: %s", rft_last_error_message());
   CHECK_CODE(rft_probe(RFT_ANY_SOURCE, 0, spare, RFT_STATUS_IGNORE), RFT_ERR_PROC_FAILED);
   CHECK_OK(rft_comm_failure_ack(spare));
   CHECK_OK(rft_iprobe(RFT_ANY_SOURCE, 0, spare, &flag, RFT_STATUS_IGNORE));
@@ -646,8 +645,8 @@ static void HandlerScope(const char* kind) {
   CHECK_OK(rft_comm_set_errhandler(W, RFT_ERRORS_RETURN));
   rft_comm_t half;
   CHECK_OK(rft_comm_split(W, g_rank / 2, 0, &half));
-  CHECK_OK(rft_comm_set_errhandler(half, strcmp(kind, "fatal") == 0 ? RFT_ERRORS_ARE_FATAL
-                                                                    : RFT_ERRORS_ABORT));
+  CHECK_OK(rft_comm_set_errhandler(
+      half, strcmp(kind, "fatal") == 0 ? RFT_ERRORS_ARE_FATAL : RFT_ERRORS_ABORT));
   CHECK_OK(rft_barrier(W));
   int value = 0;
   if (g_rank == 0) {
