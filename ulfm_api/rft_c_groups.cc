@@ -1,5 +1,6 @@
 // The C API (rft.h): groups.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -146,30 +147,29 @@ Status ExpandRanges(const char* what, const Group& group, int n, const int range
   return Status::Ok();
 }
 
+// range_incl and range_excl: the ranges expanded, then Incl or Excl.
+int RangeGroup(const char* what, rft_group_t group, int n, const int ranges[][3],
+               rft_group_t* result,
+               rft::StatusOr<Group> (Group::*select)(std::span<const Rank>) const) {
+  if (Status s = CheckGroup(group, what); !s.ok()) return Raise(nullptr, s);
+  if (result == nullptr) return Raise(nullptr, ArgError(std::string(what) + ": result is NULL"));
+  std::vector<Rank> ranks;
+  if (Status s = ExpandRanges(what, group->group, n, ranges, &ranks); !s.ok()) {
+    return Raise(nullptr, s);
+  }
+  return Result((group->group.*select)(ranks), result);
+}
+
 }  // namespace
 
 extern "C" int rft_group_range_incl(rft_group_t group, int n, const int ranges[][3],
                                     rft_group_t* result) {
-  constexpr const char* kWhat = "rft_group_range_incl";
-  if (Status s = CheckGroup(group, kWhat); !s.ok()) return Raise(nullptr, s);
-  if (result == nullptr) return Raise(nullptr, ArgError("rft_group_range_incl: result is NULL"));
-  std::vector<Rank> ranks;
-  if (Status s = ExpandRanges(kWhat, group->group, n, ranges, &ranks); !s.ok()) {
-    return Raise(nullptr, s);
-  }
-  return Result(group->group.Incl(ranks), result);
+  return RangeGroup("rft_group_range_incl", group, n, ranges, result, &Group::Incl);
 }
 
 extern "C" int rft_group_range_excl(rft_group_t group, int n, const int ranges[][3],
                                     rft_group_t* result) {
-  constexpr const char* kWhat = "rft_group_range_excl";
-  if (Status s = CheckGroup(group, kWhat); !s.ok()) return Raise(nullptr, s);
-  if (result == nullptr) return Raise(nullptr, ArgError("rft_group_range_excl: result is NULL"));
-  std::vector<Rank> ranks;
-  if (Status s = ExpandRanges(kWhat, group->group, n, ranges, &ranks); !s.ok()) {
-    return Raise(nullptr, s);
-  }
-  return Result(group->group.Excl(ranks), result);
+  return RangeGroup("rft_group_range_excl", group, n, ranges, result, &Group::Excl);
 }
 
 extern "C" int rft_group_compare(rft_group_t a, rft_group_t b, int* result) {

@@ -406,8 +406,7 @@ int Some(const char* what, bool block, int count, rft_request_t* requests, int* 
     indices[i] = static_cast<int>(g_scratch.indices[i]);
     if (statuses != nullptr) ToStatus(g_scratch.statuses[i], &statuses[i]);
   }
-  for (int i = 0; i < count; ++i)
-    requests[i] = ToHandle(g_scratch.requests[static_cast<size_t>(i)]);
+  Return(count, requests, nullptr);
   return Raise(comm, result);
 }
 

@@ -232,6 +232,9 @@ class Session {
   Status Some(std::span<Request*> requests, bool block, std::vector<size_t>* indices,
               std::vector<transport::MessageStatus>* statuses);
   Status Cancel(Request* request);
+  // Advances the non-blocking collectives and drives the data plane once (the test calls' one
+  // look); what Progress returned.
+  size_t ProgressOnce();
   // Drives the data plane once; sleeps (block mode) when nothing happened.
   void ProgressOrIdle();
   // For loops whose test already progressed the data plane: in block mode, progress once more and

@@ -159,10 +159,14 @@ Status Session::Probe(Communicator& comm, int source, int tag, MessageStatus* st
 
 // ---- Completion ----
 
-void Session::ProgressOrIdle() {
+size_t Session::ProgressOnce() {
   if (!active_collectives_.empty()) [[unlikely]]
     AdvanceCollectives();
-  if (plane().Progress() != 0) return;
+  return plane().Progress();
+}
+
+void Session::ProgressOrIdle() {
+  if (ProgressOnce() != 0) return;
   if (plane().options().progress == transport::ProgressMode::kBlock) {
     // Failure reports wake the sleep; the slice bounds a registry count that moved before its
     // record reached the data plane.
@@ -320,9 +324,7 @@ Status Session::Waitall(std::span<Request*> requests, std::span<MessageStatus> s
 
 Status Session::Testall(std::span<Request*> requests, bool* done,
                         std::span<MessageStatus> statuses) {
-  if (!active_collectives_.empty()) [[unlikely]]
-    AdvanceCollectives();
-  plane().Progress();
+  (void)ProgressOnce();
   const Survey survey = SurveyAll(requests);
   *done = !survey.pending;
   if (!survey.pending) return FinishAll(requests, statuses, true);
@@ -368,9 +370,7 @@ Status Session::Waitany(std::span<Request*> requests, size_t* index, MessageStat
 
 Status Session::Testany(std::span<Request*> requests, size_t* index, bool* done,
                         MessageStatus* status) {
-  if (!active_collectives_.empty()) [[unlikely]]
-    AdvanceCollectives();
-  plane().Progress();
+  (void)ProgressOnce();
   Status result;
   *done = TakeAny(requests, index, status, &result);
   if (!*done) {
@@ -386,11 +386,7 @@ Status Session::Some(std::span<Request*> requests, bool block, std::vector<size_
                      std::vector<MessageStatus>* statuses) {
   indices->clear();
   statuses->clear();
-  if (!block) {
-    if (!active_collectives_.empty()) [[unlikely]]
-      AdvanceCollectives();
-    plane().Progress();
-  }
+  if (!block) (void)ProgressOnce();
   for (;;) {
     bool active = false;
     bool failed = false;
