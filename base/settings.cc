@@ -221,6 +221,16 @@ constexpr SettingSpec kSettings[] = {
                "lowest live rank print one line per rank that raised any. n: finalize does not "
                "wait for the other processes.",
     },
+    {
+        .name = "RFT_INITIAL_ERRHANDLER",
+        .kind = Kind::kEnum,
+        .default_text = "mpi_errors_are_fatal",
+        .doc = "MPI-4's mpi_initial_errhandler: the error handler COMM_WORLD, COMM_SELF and a "
+               "replacement's parent communicator start with at rft_init (RFT_ERRORS_ARE_FATAL, "
+               "RFT_ERRORS_ABORT or RFT_ERRORS_RETURN), and MPI_COMM_WORLD and MPI_COMM_SELF at "
+               "MPI_Init (rftrun and mpiexec --initial-errhandler set it).",
+        .choices = "mpi_errors_are_fatal|mpi_errors_abort|mpi_errors_return",
+    },
     // ---- MPI layer (ulfm_api/mpi; mpiexec sets these) ----
     {
         .name = "RFT_MPI_FT",
@@ -230,14 +240,6 @@ constexpr SettingSpec kSettings[] = {
                "the survivors see (MPIX_ERR_PROC_FAILED) and they go on; no, a failure ends the "
                "job (mpiexec --with-ft no, its default, sets it).",
         .choices = "ulfm|no",
-    },
-    {
-        .name = "RFT_MPI_INITIAL_ERRHANDLER",
-        .kind = Kind::kEnum,
-        .default_text = "mpi_errors_are_fatal",
-        .doc = "MPI-4's mpi_initial_errhandler: the error handler of MPI_COMM_WORLD and "
-               "MPI_COMM_SELF at MPI_Init (mpiexec --initial-errhandler sets it).",
-        .choices = "mpi_errors_are_fatal|mpi_errors_abort|mpi_errors_return",
     },
 };
 

@@ -126,6 +126,16 @@ TEST(MpiPrograms, MpiexecRefusesBadOptionsByName) {
   EXPECT_EQ(r.exit_status, 2) << r.Report();
   EXPECT_NE(r.output.find("--with-ft maybe: expected ulfm, mpi or no"), std::string::npos)
       << r.Report();
+  // Passed on to rftrun, which checks it.
+  const ScenarioResult handler =
+      RunCommand("ulfm_api/mpi/sdk/bin/mpiexec",
+                 {"-n", "1", "--initial-errhandler", "mpi_errors_ignore", "/bin/true"},
+                 std::chrono::seconds(20));
+  EXPECT_EQ(handler.exit_status, 2) << handler.Report();
+  EXPECT_NE(handler.output.find("--initial-errhandler \"mpi_errors_ignore\": expected "
+                                "mpi_errors_are_fatal, mpi_errors_abort or mpi_errors_return"),
+            std::string::npos)
+      << handler.Report();
   const ScenarioResult mca =
       RunCommand("ulfm_api/mpi/sdk/bin/mpiexec",
                  {"-n", "1", "--mca", "btl", "self,sm", "--bind-to", "core", "/bin/true"},

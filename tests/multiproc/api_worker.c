@@ -17,6 +17,11 @@
  *                     abort.refused@1): rft_abort kills the others by pid and never returns
  *   async             RFT_FT_ASYNC: the last rank dies; the others' callback runs once for it
  *   none              RFT_FT_NONE: the last rank dies; the launcher ends the job
+ *   initial HANDLER   world and self start with HANDLER (return, fatal or abort: what the test
+ *                     gave rftrun --initial-errhandler); with return or fatal, rank 0 then sends
+ *                     to rank size, which comes back as RFT_ERR_ARG or ends the job
+ *   initial-bad       rft_init refuses RFT_INITIAL_ERRHANDLER=mpi_errors_ignore, naming it, and
+ *                     initialises nothing: with the variable gone, it succeeds
  * Each rank prints "<mode> ok rank=R" when its checks passed, "FAILED: ..." (exit 3) otherwise. */
 #include <signal.h>
 #include <stdint.h>
@@ -604,6 +609,50 @@ static void Fatal(void) {
   CHECK(0, "a failed collective returned under ERRORS_ARE_FATAL");
 }
 
+/* ---- the initial error handler (RFT_INITIAL_ERRHANDLER, rftrun --initial-errhandler) ---- */
+
+static rft_errhandler_t HandlerOf(rft_comm_t comm) {
+  rft_errhandler_t handler = NULL;
+  CHECK_OK(rft_comm_get_errhandler(comm, &handler));
+  const rft_errhandler_t predefined = handler;
+  CHECK_OK(rft_errhandler_free(&handler));
+  return predefined;
+}
+
+static void InitialHandler(const char* kind) {
+  const rft_errhandler_t expected = strcmp(kind, "return") == 0  ? RFT_ERRORS_RETURN
+                                    : strcmp(kind, "abort") == 0 ? RFT_ERRORS_ABORT
+                                                                 : RFT_ERRORS_ARE_FATAL;
+  CHECK(HandlerOf(W) == expected, "COMM_WORLD does not start with ERRORS_%s", kind);
+  CHECK(HandlerOf(RFT_COMM_SELF) == expected, "COMM_SELF does not start with ERRORS_%s", kind);
+  CHECK_OK(rft_barrier(W));
+  if (g_rank == 0 && expected != RFT_ERRORS_ABORT) {
+    int value = 1;
+    const int rc = rft_send(&value, 1, RFT_INT, g_size, 0, W);
+    /* only ERRORS_RETURN gets here */
+    CHECK(expected == RFT_ERRORS_RETURN, "a send to rank %d returned under ERRORS_ARE_FATAL",
+          g_size);
+    CHECK_CODE(rc, RFT_ERR_ARG);
+    char rank_text[32];
+    snprintf(rank_text, sizeof(rank_text), "rank %d", g_size);
+    CHECK(Contains(rft_last_error_message(), rank_text), "the message does not name %s", rank_text);
+  }
+  CHECK_OK(rft_barrier(W));
+}
+
+/* Before rft_init: a bad name is refused, and nothing is left half initialised. */
+static void RefusedInitialHandler(void) {
+  CHECK(setenv("RFT_INITIAL_ERRHANDLER", "mpi_errors_ignore", 1) == 0, "setenv");
+  int provided = -1;
+  CHECK_CODE(rft_init(NULL, NULL, RFT_FT_NOTIFY, &provided), RFT_ERR_ARG);
+  CHECK(Contains(rft_last_error_message(), "RFT_INITIAL_ERRHANDLER=\"mpi_errors_ignore\""),
+        "the message does not name the value");
+  int flag = 1;
+  CHECK_OK(rft_initialized(&flag));
+  CHECK(flag == 0, "initialised after a refused rft_init");
+  CHECK(unsetenv("RFT_INITIAL_ERRHANDLER") == 0, "unsetenv");
+}
+
 /* ---- fault levels: ASYNC calls back once per failure; NONE ends the job ---- */
 
 static void Async(void) {
@@ -772,11 +821,13 @@ static void Parting(void) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr,
-            "usage: api_worker basics|pending|revoke ORIGIN|fatal|finalize K|parting|async|none\n");
+            "usage: api_worker basics|pending|revoke ORIGIN|fatal|finalize K|parting|async|none|"
+            "initial HANDLER|initial-bad\n");
     return 2;
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
   const char* mode = argv[1];
+  if (strcmp(mode, "initial-bad") == 0) RefusedInitialHandler();
   Start(strcmp(mode, "async") == 0  ? RFT_FT_ASYNC
         : strcmp(mode, "none") == 0 ? RFT_FT_NONE
                                     : RFT_FT_NOTIFY);
@@ -802,6 +853,10 @@ int main(int argc, char** argv) {
     Async();
   } else if (strcmp(mode, "none") == 0) {
     NoneLevel();
+  } else if (strcmp(mode, "initial") == 0 && argc == 3) {
+    InitialHandler(argv[2]);
+  } else if (strcmp(mode, "initial-bad") == 0) {
+    CHECK(HandlerOf(W) == RFT_ERRORS_ARE_FATAL, "COMM_WORLD does not start with the default");
   } else {
     fprintf(stderr, "api_worker: unknown mode \"%s\"\n", mode);
     return 2;

@@ -272,6 +272,9 @@ TEST(RftrunTest, BadUsageIsAClearErrorWithStatus2) {
       {{"-n", "1", "--get-stack-traces", "/bin/true"},
        "--get-stack-traces: takes effect only with --timeout SEC"},
       {{"-n", "1", "no-such-program-rft"}, "program \"no-such-program-rft\": not found in PATH"},
+      {{"-n", "1", "--initial-errhandler", "mpi_errors_ignore", "/bin/true"},
+       "--initial-errhandler \"mpi_errors_ignore\": expected mpi_errors_are_fatal, "
+       "mpi_errors_abort or mpi_errors_return"},
   };
   for (const Case& c : cases) {
     const auto r = RunRftrun(c.args, std::chrono::seconds(20));

@@ -1,6 +1,7 @@
 // rftrun: starts a job of N processes on this node and serves PMIx to them.
 // See Usage() in options.cc and docs/rftrun.md.
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ int main(int argc, char** argv) {
   if (options->help) {
     std::fputs(rft::rftrun::Usage(), stdout);
     return 0;
+  }
+  // Every process rftrun starts, those rft_comm_spawn asks for later too, gets rftrun's
+  // environment: the option overrides what it inherited.
+  if (!options->initial_errhandler.empty()) {
+    setenv("RFT_INITIAL_ERRHANDLER", options->initial_errhandler.c_str(), /*overwrite=*/1);
   }
   // The job inherits rftrun's environment: say once, up front, what each rank would reject.
   for (const rft::Status& problem :

@@ -4,6 +4,8 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "base/config.h"
+
 namespace rft::rftrun {
 namespace {
 
@@ -65,7 +67,8 @@ StatusOr<std::pair<std::string, uint16_t>> ParseEndpoint(const std::string& text
 
 const char* Usage() {
   return "usage: rftrun -n N [--ft] [--timeout SEC [--get-stack-traces]] [--kill RANK@SEC]...\n"
-         "              [--stop RANK@SEC]... [--no-tag-output] [-v] [--] PROGRAM [ARGS...]\n"
+         "              [--stop RANK@SEC]... [--initial-errhandler NAME] [--no-tag-output] [-v]\n"
+         "              [--] PROGRAM [ARGS...]\n"
          "\n"
          "Starts N copies of PROGRAM on this node as one PMIx job (rftrun is their PMIx server);\n"
          "with --listen/--join, one rftrun per node runs a job across nodes.\n"
@@ -83,6 +86,11 @@ const char* Usage() {
          "  --stop RANK@SEC    send SIGSTOP to RANK SEC seconds after launch, or once its PMIx\n"
          "                     handshake has ended if later (repeatable); stopped ranks are\n"
          "                     killed once every other rank has exited\n"
+         "  --initial-errhandler NAME\n"
+         "                     MPI-4's mpi_initial_errhandler, the error handler COMM_WORLD and\n"
+         "                     COMM_SELF start with: mpi_errors_are_fatal (the default),\n"
+         "                     mpi_errors_abort or mpi_errors_return; set as\n"
+         "                     RFT_INITIAL_ERRHANDLER for every process rftrun starts\n"
          "  --no-tag-output    do not prefix each output line with \"[RANK] \"\n"
          "  -v, --verbose      log launcher events (launch, deaths, events sent) on stderr\n"
          "  --nodes K --listen ADDR:PORT\n"
@@ -144,6 +152,18 @@ StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
       auto fault = ParseFault(arg, *value, arg == "--kill" ? SIGKILL : SIGSTOP);
       if (!fault.ok()) return fault.status();
       options.faults.push_back(*fault);
+    } else if (arg == "--initial-errhandler") {
+      auto value = value_of(arg);
+      if (!value.ok()) return value.status();
+      // The setting's own parser decides, so rftrun accepts exactly what rft_init does.
+      auto name =
+          config::GetString("RFT_INITIAL_ERRHANDLER", [&](const char*) { return value->c_str(); });
+      if (!name.ok()) {
+        return ArgError("--initial-errhandler \"" + *value +
+                        "\": expected mpi_errors_are_fatal, mpi_errors_abort or "
+                        "mpi_errors_return");
+      }
+      options.initial_errhandler = *name;
     } else if (arg == "--no-tag-output") {
       options.tag_output = false;
     } else if (arg == "--tag-output") {

@@ -32,6 +32,9 @@ struct Options {
   bool stack_traces = false;
   std::vector<Fault> faults;
   bool tag_output = true;  // prefix each output line with "[rank] "
+  // --initial-errhandler: MPI-4's mpi_initial_errhandler, canonical (lower case), handed to every
+  // process rftrun starts as RFT_INITIAL_ERRHANDLER. Empty: the processes inherit rftrun's.
+  std::string initial_errhandler;
   bool verbose = false;
   // --plain-pmix: register only standard PMIx job information (no job token, no
   // PMIX_NODE_OVERSUBSCRIBED), as many launchers do, so tests exercise that path.

@@ -17,19 +17,24 @@ namespace rft::mpi {
 State* const g_state = new State();
 
 namespace {
-int ErrhandlerFromName(const char* name) {
-  if (name == nullptr || *name == '\0') return MPI_ERRORS_ARE_FATAL;
-  if (strcmp(name, "mpi_errors_are_fatal") == 0) return MPI_ERRORS_ARE_FATAL;
-  if (strcmp(name, "mpi_errors_abort") == 0) return MPI_ERRORS_ABORT;
-  if (strcmp(name, "mpi_errors_return") == 0) return MPI_ERRORS_RETURN;
-  fprintf(stderr,
-          "rft MPI: RFT_MPI_INITIAL_ERRHANDLER=%s: expected mpi_errors_are_fatal, "
-          "mpi_errors_abort or mpi_errors_return; using mpi_errors_are_fatal\n",
-          name);
-  return MPI_ERRORS_ARE_FATAL;
+// MPI-4's mpi_initial_errhandler. rft_init gave COMM_WORLD the handler RFT_INITIAL_ERRHANDLER
+// names (and refused a bad name): the MPI layer takes the same one from there rather than parse
+// the setting a second time.
+struct InitialErrhandler {
+  MPI_Errhandler handler;
+  const char* name;  // as MPI_INFO_ENV gives it
+};
+InitialErrhandler InitialFromRft() {
+  rft_errhandler_t reference = RFT_ERRORS_ARE_FATAL;
+  rft_comm_get_errhandler(RFT_COMM_WORLD, &reference);
+  const rft_errhandler_t rft_handler = reference;
+  rft_errhandler_free(&reference);
+  if (rft_handler == RFT_ERRORS_RETURN) return {MPI_ERRORS_RETURN, "mpi_errors_return"};
+  if (rft_handler == RFT_ERRORS_ABORT) return {MPI_ERRORS_ABORT, "mpi_errors_abort"};
+  return {MPI_ERRORS_ARE_FATAL, "mpi_errors_are_fatal"};
 }
 
-void SetUpEnvInfo(int argc, char** argv) {
+void SetUpEnvInfo(int argc, char** argv, const char* initial_errhandler) {
   Info& info = state().env_info;
   info.entries.clear();
   if (argc > 0 && argv != nullptr) {
@@ -40,9 +45,7 @@ void SetUpEnvInfo(int argc, char** argv) {
   }
   info.entries.emplace_back("maxprocs", std::to_string(state().world.size));
   info.entries.emplace_back("thread_level", "MPI_THREAD_SINGLE");
-  const char* handler = getenv("RFT_MPI_INITIAL_ERRHANDLER");
-  info.entries.emplace_back("mpi_initial_errhandler",
-                            handler != nullptr && *handler ? handler : "mpi_errors_are_fatal");
+  info.entries.emplace_back("mpi_initial_errhandler", initial_errhandler);
   char host[MPI_MAX_PROCESSOR_NAME];
   if (gethostname(host, sizeof(host)) == 0) {
     host[sizeof(host) - 1] = '\0';
@@ -62,24 +65,24 @@ int InitCommon(int* argc, char*** argv, int required, int* provided) {
     return FromRft(rc);
   }
   s.initialized = true;
+  const InitialErrhandler initial = InitialFromRft();
   // The MPI layer calls the MPI error handlers itself: rft's come back.
   rft_comm_set_errhandler(RFT_COMM_WORLD, RFT_ERRORS_RETURN);
   rft_comm_set_errhandler(RFT_COMM_SELF, RFT_ERRORS_RETURN);
-  const MPI_Errhandler initial = ErrhandlerFromName(getenv("RFT_MPI_INITIAL_ERRHANDLER"));
   s.world.rft = RFT_COMM_WORLD;
   rft_comm_rank(RFT_COMM_WORLD, &s.world.rank);
   rft_comm_size(RFT_COMM_WORLD, &s.world.size);
-  s.world.errhandler = initial;
+  s.world.errhandler = initial.handler;
   s.world.name = "MPI_COMM_WORLD";
   s.self.rft = RFT_COMM_SELF;
   s.self.rank = 0;
   s.self.size = 1;
-  s.self.errhandler = initial;
+  s.self.errhandler = initial.handler;
   s.self.name = "MPI_COMM_SELF";
   // rft is called from one thread (rft.h): FUNNELED is what it honestly provides.
   s.thread_level = required < MPI_THREAD_FUNNELED ? required : MPI_THREAD_FUNNELED;
   if (provided != nullptr) *provided = s.thread_level;
-  SetUpEnvInfo(argc != nullptr ? *argc : 0, argv != nullptr ? *argv : nullptr);
+  SetUpEnvInfo(argc != nullptr ? *argc : 0, argv != nullptr ? *argv : nullptr, initial.name);
   return MPI_SUCCESS;
 }
 

@@ -37,6 +37,19 @@ TEST(OptionsTest, DeathsOkOnlyWithFaultTolerance) {
       << refused.status().ToString();
 }
 
+// MPI-4's names, as RFT_INITIAL_ERRHANDLER takes them (and in its canonical lower case).
+TEST(OptionsTest, InitialErrhandlerTakesMpisNames) {
+  EXPECT_EQ(ParseOptions({"-n", "2", "prog"})->initial_errhandler, "");
+  for (const char* name : {"mpi_errors_are_fatal", "mpi_errors_abort", "mpi_errors_return"}) {
+    auto options = ParseOptions({"-n", "2", "--initial-errhandler", name, "prog"});
+    ASSERT_TRUE(options.ok()) << options.status().ToString();
+    EXPECT_EQ(options->initial_errhandler, name);
+  }
+  auto upper = ParseOptions({"-n", "2", "--initial-errhandler", "MPI_ERRORS_RETURN", "prog"});
+  ASSERT_TRUE(upper.ok()) << upper.status().ToString();
+  EXPECT_EQ(upper->initial_errhandler, "mpi_errors_return");
+}
+
 TEST(OptionsTest, DoubleDashEndsOptions) {
   auto options = ParseOptions({"-np", "2", "--", "-prog-with-dash"});
   ASSERT_TRUE(options.ok()) << options.status().ToString();
@@ -115,6 +128,13 @@ TEST(OptionsTest, BadInputNamesTheBadValue) {
       {{"-n", "2", "--nodes", "2", "--listen", "a:1", "--join", "b:2", "p"},
        "--listen and --join: a node either is node 0 (--listen) or joins it"},
       {{"-n", "2", "--node-name", "", "p"}, "--node-name: expected a non-empty value"},
+      {{"-n", "2", "--initial-errhandler", "errors_return", "p"},
+       "--initial-errhandler \"errors_return\": expected mpi_errors_are_fatal, mpi_errors_abort "
+       "or mpi_errors_return"},
+      {{"-n", "2", "--initial-errhandler", "", "p"},
+       "--initial-errhandler \"\": expected mpi_errors_are_fatal, mpi_errors_abort or "
+       "mpi_errors_return"},
+      {{"-n", "2", "--initial-errhandler"}, "--initial-errhandler: missing value"},
   };
   for (const Case& c : cases) {
     auto options = ParseOptions(c.args);
