@@ -53,6 +53,14 @@ class RequestTable {
     --in_use_;
   }
 
+  // The program gave the request up (rft_request_free): its handles become stale at once, while
+  // the slot stays in use until Release.
+  static void Orphan(Request* request) {
+    Slot* slot = SlotOf(request);
+    RFT_DCHECK(slot->live, "orphaned a released request");
+    ++slot->generation;
+  }
+
   // The handle of a live request (nullptr stays nullptr).
   static uintptr_t Handle(const Request* request) {
     if (request == nullptr) return 0;

@@ -8,8 +8,10 @@
  * requests, which belong to one) first hand an error to the communicator's error handler
  * (rft_comm_set_errhandler): with RFT_ERRORS_RETURN the code comes back to the caller and
  * rft_last_error_message() says what went wrong, naming the bad value or the failed process.
- * COMM_WORLD and COMM_SELF start with RFT_ERRORS_ARE_FATAL, as MPI programs expect; a
- * fault-tolerant program sets RFT_ERRORS_RETURN. */
+ * COMM_WORLD and COMM_SELF (and a replacement's parent communicator) start with the handler
+ * RFT_INITIAL_ERRHANDLER names, MPI-4's mpi_initial_errhandler (rftrun --initial-errhandler):
+ * RFT_ERRORS_ARE_FATAL by default, as MPI programs expect; a fault-tolerant program sets
+ * RFT_ERRORS_RETURN. */
 #ifndef RFT_H_
 #define RFT_H_
 
@@ -151,6 +153,12 @@ int rft_comm_dup(rft_comm_t comm, rft_comm_t* newcomm);
 int rft_comm_split(rft_comm_t comm, int color, int key, rft_comm_t* newcomm);
 /* Collective over `comm`; RFT_COMM_NULL at the processes outside `group`. */
 int rft_comm_create(rft_comm_t comm, rft_group_t group, rft_comm_t* newcomm);
+/* MPI's Comm_create_group: collective over the members of `group` only (a subset of `comm`'s
+ * group that contains the caller; the other members of `comm` need not call), which form the new
+ * communicator in the group's order. Only a failure among them fails it (RFT_ERR_PROC_FAILED);
+ * RFT_ERR_REVOKED on a revoked `comm`. `tag` (>= 0; only its low 30 bits count) tells apart
+ * creations that overlapping groups of one `comm` run at the same time. */
+int rft_comm_create_group(rft_comm_t comm, rft_group_t group, int tag, rft_comm_t* newcomm);
 int rft_comm_free(rft_comm_t* comm);
 int rft_comm_compare(rft_comm_t a, rft_comm_t b, int* result);
 int rft_comm_group(rft_comm_t comm, rft_group_t* group);
@@ -216,6 +224,13 @@ int rft_testsome(int count, rft_request_t* requests, int* outcount, int* indices
  * when it is not a whole number of them. */
 int rft_get_count(const rft_status_t* status, rft_datatype_t type, int* count);
 int rft_cancel(rft_request_t* request);
+/* MPI's request free: gives the request up and sets the handle to RFT_REQUEST_NULL (copies of it
+ * are stale from now on). The operation goes on and its request is released when it ends; its
+ * buffer must stay untouched until the program knows by other means that it ended. A failed
+ * peer or a revocation it ends with is not reported (the communicator's next operation reports
+ * them); any other error (a truncated receive) goes to RFT_COMM_SELF's handler, which ends this
+ * process only when fatal. RFT_ERR_ARG for RFT_REQUEST_NULL or a stale handle. */
+int rft_request_free(rft_request_t* request);
 
 /* ---- Fault tolerance (ULFM) ---- */
 /* The failed processes of `comm`'s group known here, in the order learned (later calls return a

@@ -135,6 +135,8 @@ class Request {
     return flag != 0;
   }
   void Cancel() { Check(rft_cancel(&handle_)); }
+  // rft_request_free: the operation goes on; this object becomes done().
+  void Free() { Check(rft_request_free(&handle_)); }
   bool done() const { return handle_ == RFT_REQUEST_NULL; }
   rft_request_t* get() { return &handle_; }
 
@@ -182,6 +184,18 @@ class Comm {
   Comm Split(int color, int key) const {
     rft_comm_t out = RFT_COMM_NULL;
     Check(rft_comm_split(handle_, color, key, &out));
+    return Comm(out, true);
+  }
+  // Collective over `comm`; a null Comm at the processes outside `group`.
+  Comm Create(const Group& group) const {
+    rft_comm_t out = RFT_COMM_NULL;
+    Check(rft_comm_create(handle_, group.get(), &out));
+    return Comm(out, true);
+  }
+  // Collective over `group`'s members only (rft_comm_create_group).
+  Comm CreateGroup(const Group& group, int tag) const {
+    rft_comm_t out = RFT_COMM_NULL;
+    Check(rft_comm_create_group(handle_, group.get(), tag, &out));
     return Comm(out, true);
   }
   Group GetGroup() const {
@@ -309,6 +323,24 @@ class Comm {
     rft_comm_t out = RFT_COMM_NULL;
     Check(rft_comm_shrink(handle_, &out));
     return Comm(out, true);
+  }
+  // Recovery by replacement (rft_comm_spawn): `argv` is the program and its arguments.
+  Comm Spawn(const std::vector<std::string>& argv) const {
+    std::vector<const char*> args;
+    args.reserve(argv.size() + 1);
+    for (const std::string& arg : argv) args.push_back(arg.c_str());
+    args.push_back(nullptr);
+    rft_comm_t out = RFT_COMM_NULL;
+    Check(rft_comm_spawn(handle_, args.data(), &out));
+    return Comm(out, true);
+  }
+  // In a replacement: the communicator it took its place in (a null Comm elsewhere). The object
+  // owns it and frees it when destroyed: take it once (a later call, after that free, gives a
+  // null Comm).
+  static Comm GetParent() {
+    rft_comm_t parent = RFT_COMM_NULL;
+    Check(rft_comm_get_parent(&parent));
+    return Comm(parent, parent != RFT_COMM_NULL);
   }
 
   rft_comm_t get() const { return handle_; }

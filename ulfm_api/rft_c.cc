@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/config.h"
 #include "base/log.h"
 #include "ulfm_api/binding.h"
 
@@ -253,18 +254,31 @@ extern "C" int rft_init(int*, char***, int requested_ft_level, int* provided) {
   options.on_deferred_free = [](void* binding) {
     rft::api::binding::Forget(static_cast<rft_comm_t>(binding));
   };
+  // No handle is left to report it on: COMM_SELF's handler (fatal: this process only).
+  options.on_freed_error = [](const Status& error) {
+    (void)rft::api::binding::RaiseError(nullptr, error);
+  };
+  // Read before the session exists: a bad value leaves nothing to undo, and rft_init may be
+  // called again once it is fixed.
+  auto initial_name = rft::config::GetString("RFT_INITIAL_ERRHANDLER");
+  if (!initial_name.ok()) {
+    return Raise(nullptr, ArgError("rft_init: " + initial_name.status().message()));
+  }
+  rft_errhandler_s* initial = &rft_errors_are_fatal_object;  // mpi_errors_are_fatal
+  if (*initial_name == "mpi_errors_abort") initial = &rft_errors_abort_object;
+  if (*initial_name == "mpi_errors_return") initial = &rft_errors_return_object;
   auto created = Session::Create(options);
   if (!created.ok()) return Raise(nullptr, created.status());
   g_session = created->release();
   for (auto [handle, comm] : {std::pair{&rft_comm_world_object, &g_session->world()},
                               std::pair{&rft_comm_self_object, &g_session->self()}}) {
     handle->comm = comm;
-    handle->errhandler = &rft_errors_are_fatal_object;
+    handle->errhandler = initial;
     handle->magic = kLiveHandle;
     comm->set_binding(handle);
   }
   if (std::unique_ptr<Communicator> parent = g_session->TakeParent()) {
-    g_parent = NewComm(std::move(parent), &rft_errors_are_fatal_object);
+    g_parent = NewComm(std::move(parent), initial);
   }
   if (provided != nullptr) *provided = requested_ft_level;
   return Success();
@@ -431,6 +445,15 @@ extern "C" int rft_comm_create(rft_comm_t comm, rft_group_t group, rft_comm_t* n
   Status bad_group = CheckGroup(group, "rft_comm_create");
   const Group& members = bad_group.ok() ? group->group : kEmpty;
   return Created(comm, g_session->Create(*comm->comm, members, std::move(bad_group)), newcomm);
+}
+
+extern "C" int rft_comm_create_group(rft_comm_t comm, rft_group_t group, int tag,
+                                     rft_comm_t* newcomm) {
+  if (Status s = CheckComm(comm, "rft_comm_create_group"); !s.ok()) return Raise(comm, s);
+  if (newcomm == nullptr) return Raise(comm, ArgError("rft_comm_create_group: newcomm is NULL"));
+  *newcomm = RFT_COMM_NULL;
+  if (Status s = CheckGroup(group, "rft_comm_create_group"); !s.ok()) return Raise(comm, s);
+  return Created(comm, g_session->CreateGroup(*comm->comm, group->group, tag), newcomm);
 }
 
 extern "C" int rft_comm_free(rft_comm_t* comm) {

@@ -437,6 +437,22 @@ extern "C" int rft_get_count(const rft_status_t* status, rft_datatype_t type, in
   return Success();
 }
 
+extern "C" int rft_request_free(rft_request_t* request) {
+  if (Status s = CheckSession("rft_request_free"); !s.ok()) return Raise(nullptr, s);
+  if (request == nullptr || *request == nullptr) {
+    return Raise(nullptr, ArgError(std::string("rft_request_free: ") +
+                                   (request == nullptr ? "request is NULL"
+                                                       : "the request is RFT_REQUEST_NULL")));
+  }
+  rft::api::Request* pending = nullptr;
+  if (Status s = FromHandle("rft_request_free", *request, &pending); !s.ok()) {
+    return Raise(nullptr, s);
+  }
+  session()->FreeRequest(pending);
+  *request = RFT_REQUEST_NULL;
+  return Success();
+}
+
 extern "C" int rft_cancel(rft_request_t* request) {
   if (Status s = CheckSession("rft_cancel"); !s.ok()) return Raise(nullptr, s);
   if (request == nullptr || *request == nullptr) {

@@ -100,6 +100,11 @@ Status Session::Start() {
 
 Session::~Session() {
   on_failure_.Reset();
+  // Freed requests that ended since the last progress call are not leaks; their errors are
+  // logged (the program's handlers are gone).
+  options_.on_freed_error = nullptr;
+  plane().Progress();
+  AdvanceBackground();
   // What the transport may still write into outlives its Close (abandoned_ is destroyed after
   // this body), whichever communicator it came from.
   for (std::unique_ptr<Communicator>* comm : {&world_, &self_, &parent_}) Discard(std::move(*comm));
@@ -112,9 +117,9 @@ Session::~Session() {
   std::erase(abandoned_.requests, nullptr);
   if (requests_.in_use() > 0 || !abandoned_.requests.empty()) {
     RFT_LOG_WARN(
-        "finalize with %zu request(s) not completed by the program and %zu internal "
-        "one(s) the transport still holds: leaked",
-        requests_.in_use(), abandoned_.requests.size());
+        "finalize with %zu request(s) not completed by the program (%zu of them freed by it) "
+        "and %zu internal one(s) the transport still holds: leaked",
+        requests_.in_use(), freed_.size(), abandoned_.requests.size());
     requests_.AbandonInUse();
   }
   // abandoned_.buffers go after Close (a member: destroyed after this body), when the data
@@ -237,6 +242,47 @@ StatusOr<std::unique_ptr<Communicator>> Session::Create(Communicator& parent, co
     return std::unique_ptr<Communicator>();
   }
   return Build(group, contexts, Describe("create", parent));
+}
+
+StatusOr<std::unique_ptr<Communicator>> Session::CreateGroup(Communicator& parent,
+                                                             const Group& group, int tag) {
+  const std::string what = Describe("create_group", parent);
+  if (!group.Contains(plane().rank())) {
+    return ArgError(what + ": the calling process is not in the group (only its members call)");
+  }
+  for (Rank job_rank : group.job_ranks()) {
+    if (parent.MemberRank(job_rank) == Group::kUndefined) {
+      return ArgError(what + ": job rank " + std::to_string(job_rank) +
+                      " is in the group but not in the communicator");
+    }
+  }
+  // A bad tag (every member passes the same one) is refused by all together, after the
+  // exchange: the others would wait for this member otherwise.
+  const bool bad_tag = tag < 0;
+  // Only the group's members take part: they agree on the contexts by an allreduce among
+  // themselves, over a communicator of the group that borrows the parent's collective context.
+  // Its messages carry tags the parent's own collectives never use (NextCollectiveTag stays
+  // below 2^30), and the caller's tag tells concurrent creations over overlapping groups apart.
+  Communicator members(&plane(), &runtime_->registry(), group, parent.contexts(), what);
+  ContextIds::Proposal proposal = contexts_.Propose();
+  proposal.refused = bad_tag ? 1 : 0;
+  Status allocated = Schedule::CheckCanRun(members, "create_group");
+  if (allocated.ok()) {
+    Schedule schedule(members, "create_group", kCreateGroupTags | (tag & (kCreateGroupTags - 1)));
+    const ReduceOp combine{.combine = CombineProposals,
+                           .element_size = sizeof(ContextIds::Proposal)};
+    allocated = BuildAllreduce(schedule, &proposal, &proposal, 1, combine);
+    if (allocated.ok()) allocated = schedule.Run(*this);
+  }
+  // What the transport may still write into (a member failed on the way) stays with the session.
+  members.ReapAbandoned();
+  members.MoveAbandoned(&abandoned_);
+  if (bad_tag) return ArgError(what + ": tag " + std::to_string(tag) + ": expected a tag >= 0");
+  RFT_RETURN_IF_ERROR(allocated);
+  if (proposal.refused != 0) return ArgError(what + ": another member gave a bad argument");
+  ContextIds::Allocation contexts;
+  RFT_ASSIGN_OR_RETURN(contexts, contexts_.Take(proposal));
+  return Build(group, contexts, what);
 }
 
 Status Session::Free(std::unique_ptr<Communicator>& comm, bool* deferred) {

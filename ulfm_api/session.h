@@ -56,6 +56,10 @@ class Session {
     // (Free's `deferred`) has happened, from the call that released the last of them. Not at
     // teardown: what is still pending then goes with the session.
     std::function<void(void*)> on_deferred_free;
+    // Called with the error a request the program freed (FreeRequest) ended with, other than a
+    // failed peer or a revocation, from the call that found it ended (the binding hands it to
+    // COMM_SELF's handler: no handle is left to report it on).
+    std::function<void(const Status&)> on_freed_error;
   };
 
   // Joins the job (Runtime::Create) and builds COMM_WORLD and COMM_SELF. Collective over the job.
@@ -89,6 +93,16 @@ class Session {
   // RFT_ERR_ARG instead of waiting for it.
   StatusOr<std::unique_ptr<Communicator>> Create(Communicator& parent, const Group& group,
                                                  Status refused = Status::Ok());
+  // MPI's Comm_create_group: the members of `group` (a subset of the parent's containing this
+  // process) form a communicator, in the group's order. Collective over the group's members
+  // only: the others need not call, and only a failure among the members fails it
+  // (RFT_ERR_PROC_FAILED; RFT_ERR_REVOKED on a revoked parent). `tag` (>= 0) tells apart
+  // creations that overlapping groups of one parent run at the same time.
+  StatusOr<std::unique_ptr<Communicator>> CreateGroup(Communicator& parent, const Group& group,
+                                                      int tag);
+  // The tags of create_group's messages in the parent's collective context: the high bit below
+  // the sign, never set by NextCollectiveTag; the caller's tag fills the bits under it.
+  static constexpr int32_t kCreateGroupTags = 0x40000000;
   // Gives the communicator's contexts back (local: the epochs keep a reuse apart) and destroys
   // it (`comm` becomes null). With requests started on it not yet released, MPI's rule: the
   // session takes it, they go on and complete as usual, and the free happens when the last one
@@ -232,6 +246,12 @@ class Session {
   Status Some(std::span<Request*> requests, bool block, std::vector<size_t>* indices,
               std::vector<transport::MessageStatus>* statuses);
   Status Cancel(Request* request);
+  // MPI's request free: the program gives the request up (its handles are stale at once); the
+  // operation goes on and the request is released when it ends, found by the sweep in every
+  // progress call. A failed peer or a revocation it ends with is not reported (the
+  // communicator's next operation reports them, ULFM's way); any other error goes to
+  // Options::on_freed_error.
+  void FreeRequest(Request* request);
   // Advances the non-blocking collectives and drives the data plane once (the test calls' one
   // look); what Progress returned.
   size_t ProgressOnce();
@@ -281,6 +301,14 @@ class Session {
                                                    const agreement::AgreeValue& contribution);
   // Advances every non-blocking collective not yet finished.
   void AdvanceCollectives();
+  // What runs in the background of every progress call: the non-blocking collectives, and the
+  // freed requests that ended (released, their errors reported).
+  bool HasBackgroundWork() const { return !active_collectives_.empty() || !freed_.empty(); }
+  void AdvanceBackground();
+  // Releases the freed requests that ended.
+  void SweepFreed();
+  // Releases a freed request whose operation ended, reporting its error (FreeRequest).
+  void EndFreed(Request* request);
   // Whether the request's operation has ended (a message completed, a collective finished).
   static bool Finished(Request* request);
   // A collective's request: advanced (until finished when `block`), then released if finished.
@@ -352,6 +380,8 @@ class Session {
   RequestTable requests_;
   // Requests of non-blocking collectives not yet finished (each owns its schedule).
   std::vector<Request*> active_collectives_;
+  // Requests the program freed before they ended (FreeRequest).
+  std::vector<Request*> freed_;
   // Internal requests of collectives given up on, from freed communicators, and their buffers
   // (Communicator::Abandon): held until the transport lets go (at the latest, Close).
   Communicator::Abandoned abandoned_;

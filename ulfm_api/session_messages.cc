@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/check.h"
 #include "base/log.h"
 #include "ulfm_api/session.h"
 
@@ -130,6 +131,10 @@ Status Session::Iprobe(Communicator& comm, int source, int tag, bool* found,
     status->source = comm.MemberRank(status->source);
     return Status::Ok();
   }
+  // A loop of probes drives the rest too (MPI's progress rule): non-blocking collectives, freed
+  // requests.
+  if (HasBackgroundWork()) [[unlikely]]
+    AdvanceBackground();
   // A probe keeps no request that could stay active, so, as a blocking receive, it fails.
   if (any && comm.HasUnacknowledgedFailure()) {
     return ProcFailedError(HeldWhy(comm, "probe") +
@@ -160,8 +165,8 @@ Status Session::Probe(Communicator& comm, int source, int tag, MessageStatus* st
 // ---- Completion ----
 
 size_t Session::ProgressOnce() {
-  if (!active_collectives_.empty()) [[unlikely]]
-    AdvanceCollectives();
+  if (HasBackgroundWork()) [[unlikely]]
+    AdvanceBackground();
   return plane().Progress();
 }
 
@@ -177,8 +182,8 @@ void Session::ProgressOrIdle() {
 void Session::IdleIfBlocking() {
   if (plane().options().progress == transport::ProgressMode::kBlock) {
     ProgressOrIdle();
-  } else if (!active_collectives_.empty()) [[unlikely]] {
-    AdvanceCollectives();
+  } else if (HasBackgroundWork()) [[unlikely]] {
+    AdvanceBackground();
   }
 }
 
@@ -424,6 +429,59 @@ Status Session::Some(std::span<Request*> requests, bool block, std::vector<size_
       return Status(RFT_ERR_IN_STATUS, "some requests failed; each status says its own error");
     }
     ProgressOrIdle();
+  }
+}
+
+void Session::FreeRequest(Request* request) {
+  RequestTable::Orphan(request);
+  if (Finished(request)) {
+    EndFreed(request);
+  } else {
+    freed_.push_back(request);
+  }
+}
+
+void Session::AdvanceBackground() {
+  if (!active_collectives_.empty()) AdvanceCollectives();
+  if (!freed_.empty()) SweepFreed();
+}
+
+void Session::SweepFreed() {
+  for (size_t i = 0; i < freed_.size();) {
+    Request* request = freed_[i];
+    if (!Finished(request)) {
+      ++i;
+      continue;
+    }
+    freed_[i] = freed_.back();
+    freed_.pop_back();
+    EndFreed(request);
+  }
+}
+
+void Session::EndFreed(Request* request) {
+  Status result;
+  if (request->collective != nullptr) {
+    result = CompleteCollective(&request, false);  // finished: released
+  } else {
+    MessageStatus status;
+    bool done = false;
+    result = plane().Test(&request->inner, &done, &status);
+    RFT_DCHECK(done, "a freed request ended before its operation did");
+    ReleaseRequest(request);
+  }
+  switch (result.code()) {
+    case RFT_SUCCESS:
+    case RFT_ERR_PROC_FAILED:
+    case RFT_ERR_PROC_FAILED_PENDING:
+    case RFT_ERR_REVOKED:
+      return;
+    default:
+      if (options_.on_freed_error) {
+        options_.on_freed_error(result);
+      } else {
+        RFT_LOG_WARN("a request the program freed ended with %s", result.ToString().c_str());
+      }
   }
 }
 

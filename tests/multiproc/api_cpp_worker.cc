@@ -1,5 +1,7 @@
 // A C++17 program over rft.hpp alone (built with -std=c++17): RAII handles and errors as
-// exceptions, with the last rank killing itself at an agreed point. Prints "cpp ok rank=R".
+// exceptions, with the last rank killing itself at an agreed point and the survivors replacing
+// it (Spawn; the replacement finds them with GetParent). Prints "cpp ok rank=R" and, in the
+// replacement, "cpp replacement ok".
 #include <signal.h>
 
 #include <cstdio>
@@ -19,9 +21,25 @@
     }                                                                   \
   } while (0)
 
-int main() {
-  static_assert(__cplusplus == 201703L, "this program checks that rft.hpp is C++17");
+// The replacement of the dead rank: it takes its rank in the communicator its spawners built.
+int Replacement(int expected_rank) {
   rft::Environment env(RFT_FT_NOTIFY);
+  rft::Comm parent = rft::Comm::GetParent();
+  EXPECT(!parent.null(), "a replacement without a parent");
+  EXPECT(parent.Rank() == expected_rank, std::to_string(parent.Rank()));
+  int one = 1;
+  parent.Allreduce(&one, 1, RFT_SUM);
+  EXPECT(one == parent.Size(), std::to_string(one));
+  std::printf("cpp replacement ok\n");
+  std::fflush(stdout);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  static_assert(__cplusplus == 201703L, "this program checks that rft.hpp is C++17");
+  if (argc > 2 && std::string(argv[1]) == "replacement") return Replacement(std::atoi(argv[2]));
+  rft::Environment env(RFT_FT_NOTIFY);
+  EXPECT(rft::Comm::GetParent().null(), "a parent in a process rftrun started");
   const rft::Comm world = rft::Comm::World();
   const int rank = world.Rank();
   const int size = world.Size();
@@ -42,6 +60,25 @@ int main() {
   {
     rft::Comm half = world.Split(rank % 2, rank);  // freed at the end of the block
     EXPECT(half.Size() == (size - rank % 2 + 1) / 2, std::to_string(half.Size()));
+  }
+
+  {
+    // Only the first two ranks call: a communicator of theirs, in reverse order.
+    if (rank < 2) {
+      const int members[2] = {1, 0};
+      rft_group_t pair = RFT_GROUP_NULL;
+      rft::Check(rft_group_incl(world.GetGroup().get(), 2, members, &pair));
+      const rft::Comm two = world.CreateGroup(rft::Group(pair), 5);
+      EXPECT(two.Size() == 2 && two.Rank() == 1 - rank, std::to_string(two.Rank()));
+    }
+    // A freed send still arrives.
+    const int next = (rank + 1) % size, previous = (rank + size - 1) % size;
+    rft::Request send = world.Isend(&rank, 1, next, 88);
+    send.Free();
+    EXPECT(send.done(), "a freed request is not done()");
+    int from = -1;
+    world.Recv(&from, 1, previous, 88);
+    EXPECT(from == previous, std::to_string(from));
   }
 
   // A bad argument is an exception naming it.
@@ -93,6 +130,13 @@ int main() {
     world.Send(&values[0], 1, 0, 9);
   }
   EXPECT(dup.IsRevoked(), "not revoked");
+
+  // The dead rank replaced: the new process takes its rank.
+  const rft::Comm full = world.Spawn({argv[0], "replacement", std::to_string(size - 1)});
+  EXPECT(full.Size() == size && full.Rank() == rank, std::to_string(full.Rank()));
+  int members = 1;
+  full.Allreduce(&members, 1, RFT_SUM);
+  EXPECT(members == size, std::to_string(members));
   std::printf("cpp ok rank=%d\n", rank);
   std::fflush(stdout);
   return 0;

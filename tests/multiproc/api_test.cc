@@ -14,9 +14,11 @@ namespace {
 const std::string kWorker = "tests/multiproc/api_worker";
 const std::vector<std::string>& kTolerant = TolerantHeartbeats();
 
-ScenarioResult RunWorker(int n, const std::vector<std::string>& worker_args) {
+ScenarioResult RunWorker(int n, const std::vector<std::string>& worker_args,
+                         const std::vector<std::string>& rftrun_args = {}) {
   std::vector<std::string> args = {"-n", std::to_string(n),   "--ft", "--timeout",
                                    "60", "--get-stack-traces"};
+  args.insert(args.end(), rftrun_args.begin(), rftrun_args.end());
   args.push_back(Runfile(kWorker));
   args.insert(args.end(), worker_args.begin(), worker_args.end());
   return RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(130), kTolerant);
@@ -56,6 +58,41 @@ TEST(ApiTest, ErrorsAreFatalOnWorldByDefault) {
   EXPECT_NE(r.exit_status, 0) << r.Report();
   EXPECT_GE(CountLines(r.output, "fatal error on COMM_WORLD"), 1) << r.Report();
   EXPECT_EQ(CountLines(r.output, "fatal ok"), 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+}
+
+// MPI-4's mpi_initial_errhandler: with rftrun --initial-errhandler mpi_errors_return, world
+// and self start with ERRORS_RETURN, and a send to a rank past the end comes back as
+// RFT_ERR_ARG; without the option, the same send ends the job through ERRORS_ARE_FATAL.
+TEST(ApiTest, TheInitialErrorHandlerIsTheOneRftrunNames) {
+  const auto returned =
+      RunWorker(2, {"initial", "return"}, {"--initial-errhandler", "mpi_errors_return"});
+  ASSERT_EQ(returned.exit_status, 0) << returned.Report();
+  EXPECT_EQ(CountLines(returned.output, "initial ok"), 2) << returned.Report();
+  EXPECT_EQ(CountLines(returned.output, "fatal error on"), 0) << returned.Report();
+  EXPECT_EQ(CountLines(returned.output, "] FAILED: "), 0) << returned.Report();
+
+  const auto fatal = RunWorker(2, {"initial", "fatal"});
+  EXPECT_NE(fatal.exit_status, 0) << fatal.Report();
+  EXPECT_GE(CountLines(fatal.output, "fatal error on COMM_WORLD"), 1) << fatal.Report();
+  EXPECT_GE(CountLines(fatal.output, "rank 2"), 1) << fatal.Report();
+  EXPECT_EQ(CountLines(fatal.output, "initial ok"), 0) << fatal.Report();
+  EXPECT_EQ(CountLines(fatal.output, "] FAILED: "), 0) << fatal.Report();
+
+  // Only the handlers are checked: an erroneous call would abort the job.
+  const auto abort =
+      RunWorker(2, {"initial", "abort"}, {"--initial-errhandler", "mpi_errors_abort"});
+  ASSERT_EQ(abort.exit_status, 0) << abort.Report();
+  EXPECT_EQ(CountLines(abort.output, "initial ok"), 2) << abort.Report();
+  EXPECT_EQ(CountLines(abort.output, "] FAILED: "), 0) << abort.Report();
+}
+
+// A bad RFT_INITIAL_ERRHANDLER fails rft_init with RFT_ERR_ARG, naming it, and leaves nothing
+// initialised: rft_init succeeds once the variable is gone.
+TEST(ApiTest, ABadInitialErrorHandlerIsRefusedByName) {
+  const auto r = RunWorker(2, {"initial-bad"});
+  ASSERT_EQ(r.exit_status, 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "initial-bad ok"), 2) << r.Report();
   EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
 }
 
@@ -126,7 +163,8 @@ TEST(ApiTest, FaultLevelNoneEndsTheJobOnAFailure) {
   EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
 }
 
-// rft.hpp from C++17: RAII handles; errors (a bad argument, a failed member, a revoke) thrown.
+// rft.hpp from C++17: RAII handles; errors (a bad argument, a failed member, a revoke) thrown;
+// the dead rank replaced by Spawn, the replacement finding its spawners by GetParent.
 TEST(ApiTest, TheCxx17LayerThrowsWhatTheCApiReturns) {
   const auto r =
       RunCommand("tools/rftrun/rftrun",
@@ -134,6 +172,7 @@ TEST(ApiTest, TheCxx17LayerThrowsWhatTheCApiReturns) {
                  std::chrono::seconds(70), kTolerant);
   EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();  // the last rank's own SIGKILL
   EXPECT_EQ(CountLines(r.output, "cpp ok"), 2) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "cpp replacement ok"), 1) << r.Report();
   EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
 }
 
