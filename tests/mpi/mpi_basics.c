@@ -106,6 +106,14 @@ static void check_communicators(void) {
     CHECK(r == rank / 2);
     CHECK_OK(MPI_Comm_free(&created));
   }
+  /* The same group by MPI_Comm_create_group: only its members call. */
+  if (rank % 2 == 0) {
+    CHECK_OK(MPI_Comm_create_group(MPI_COMM_WORLD, evens, 12, &created));
+    CHECK_OK(MPI_Comm_rank(created, &r));
+    CHECK(r == rank / 2);
+    CHECK_OK(MPI_Barrier(created));
+    CHECK_OK(MPI_Comm_free(&created));
+  }
   CHECK_OK(MPI_Group_free(&evens));
   CHECK_OK(MPI_Group_free(&world_group));
 

@@ -225,6 +225,16 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   return Adopt(comm, *c, "MPI_Comm_create", rc, made, newcomm);
 }
 
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+  Comm* c = FindComm(comm);
+  if (c == nullptr) return BadComm(comm, "MPI_Comm_create_group");
+  rft_group_t g = RftGroup(group);
+  if (g == RFT_GROUP_NULL) return BadGroup(group, "MPI_Comm_create_group");
+  rft_comm_t made = RFT_COMM_NULL;
+  const int rc = rft_comm_create_group(c->rft, g, tag, &made);
+  return Adopt(comm, *c, "MPI_Comm_create_group", rc, made, newcomm);
+}
+
 int PMPI_Comm_free(MPI_Comm* comm) {
   if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) {
     return Raise(*comm, MPI_ERR_COMM, "MPI_Comm_free: MPI_COMM_WORLD and MPI_COMM_SELF stay");
@@ -426,6 +436,7 @@ RFT_MPI_ALIAS(Comm_dup_with_info)
 RFT_MPI_ALIAS(Comm_split)
 RFT_MPI_ALIAS(Comm_split_type)
 RFT_MPI_ALIAS(Comm_create)
+RFT_MPI_ALIAS(Comm_create_group)
 RFT_MPI_ALIAS(Comm_free)
 RFT_MPI_ALIAS(Comm_compare)
 RFT_MPI_ALIAS(Comm_group)

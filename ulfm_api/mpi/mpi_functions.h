@@ -60,6 +60,8 @@ RFT_MPI_DECLARE(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* n
 RFT_MPI_DECLARE(int, Comm_split_type,
                 (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm))
 RFT_MPI_DECLARE(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm))
+RFT_MPI_DECLARE(int, Comm_create_group,
+                (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm))
 RFT_MPI_DECLARE(int, Comm_free, (MPI_Comm * comm))
 RFT_MPI_DECLARE(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int* result))
 RFT_MPI_DECLARE(int, Comm_group, (MPI_Comm comm, MPI_Group* group))

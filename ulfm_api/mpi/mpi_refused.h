@@ -16,8 +16,6 @@ RFT_MPI_DECLARE(int, Intercomm_create,
                 (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
                  int tag, MPI_Comm* newintercomm))
 RFT_MPI_DECLARE(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* newintracomm))
-RFT_MPI_DECLARE(int, Comm_create_group,
-                (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm))
 RFT_MPI_DECLARE(int, Open_port, (MPI_Info info, char* port_name))
 RFT_MPI_DECLARE(int, Close_port, (const char* port_name))
 RFT_MPI_DECLARE(int, Comm_accept,
