@@ -291,6 +291,14 @@ class Session {
   // The last step of a spawn, at survivors and replacements alike: an agreement over the
   // merged communicator, which every member enters only once it has added the replacements.
   Status ConfirmMerge(Communicator& merged);
+  // The non-blocking agreements' start (iagree, ishrink): `*request` completes once the
+  // agreement on `contribution` is decided here, with what `finish` makes of the decision (or
+  // of the error that ended it). The fast path runs as a schedule advanced with the other
+  // non-blocking collectives, falling back to the agreement service as RunAgreement does.
+  Status StartAgreementRequest(Communicator& comm, const char* what,
+                               agreement::AgreeValue contribution,
+                               std::function<Status(StatusOr<agreement::Decision>)> finish,
+                               Request** request);
   // Joins `comm` to the agreement service at its first agreement here.
   Status JoinAgreement(Communicator& comm);
   // The agreement's fast path: an allreduce of the contributions on the data plane, with `tag`

@@ -7,6 +7,8 @@
 // then answers such members with them, so both paths agree (docs/agreement.md, "Fast path").
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -163,22 +165,83 @@ Status Session::AgreeDeadline(Communicator& comm, uint32_t* flag, double seconds
   return AgreementOutcome(comm, decision, flag);
 }
 
-Status Session::Iagree(Communicator& comm, uint32_t* flag, Request** request) {
-  // On the agreement service: it progresses on the control thread while the caller computes.
-  const int32_t tag = comm.NextCollectiveTag();  // as every agreement takes one (RunAgreement)
-  AgreeValue contribution;
-  contribution.flag = *flag;
+Status Session::StartAgreementRequest(Communicator& comm, const char* what, AgreeValue contribution,
+                                      std::function<Status(StatusOr<Decision>)> finish,
+                                      Request** request) {
+  // Numbered and tagged as every agreement (RunAgreement), so that later ones stay in step.
+  const int32_t tag = comm.NextCollectiveTag();
+  RFT_RETURN_IF_ERROR(JoinAgreement(comm));
+  contribution.undecided_floor = comm.UndecidedFloor();
   const uint64_t seq = comm.AgreementStarted();
-  std::shared_ptr<Operation> operation;
-  RFT_ASSIGN_OR_RETURN(operation, StartAgreement(comm, seq, std::move(contribution)));
+  // The fast path as a schedule the session advances in the background (no control-thread hop
+  // when nothing fails); the agreement service when it fails or cannot run, as in RunAgreement.
+  // Each agreement number is either noted decided or started on the service, exactly once.
+  struct Pending {
+    std::unique_ptr<Schedule> fast;
+    uint64_t* decided = nullptr;  // the fast schedule's result packet (its scratch)
+    AgreeValue contribution;      // for the service, if the fast path fails
+    std::shared_ptr<Operation> operation;
+  };
+  auto pending = std::make_shared<Pending>();
+  if (!comm.HasFailedMember() && !comm.IsRevoked()) {
+    pending->fast = std::make_unique<Schedule>(comm, what, tag);
+    const size_t count = kPacketHeaderWords + contribution.bits.size();
+    auto* mine = reinterpret_cast<uint64_t*>(pending->fast->Scratch(count * sizeof(uint64_t)));
+    pending->decided =
+        reinterpret_cast<uint64_t*>(pending->fast->Scratch(count * sizeof(uint64_t)));
+    ToPacket(contribution, mine);
+    const ReduceOp combine{.combine = CombinePackets, .element_size = sizeof(uint64_t)};
+    if (!BuildAllreduce(*pending->fast, mine, pending->decided, count, combine).ok()) {
+      pending->fast.reset();
+    }
+  }
+  if (pending->fast == nullptr) {
+    RFT_ASSIGN_OR_RETURN(pending->operation, StartAgreement(comm, seq, std::move(contribution)));
+  } else {
+    pending->contribution = std::move(contribution);
+  }
   comm.AgreementPending(seq, true);
-  auto schedule = std::make_unique<Schedule>(comm, "iagree", tag);
-  schedule->AwaitExternal([operation, flag, seq, &comm]() -> std::optional<Status> {
-    if (!operation->done()) return std::nullopt;
+  auto schedule = std::make_unique<Schedule>(comm, what, tag);
+  schedule->AwaitExternal([this, pending, seq, &comm,
+                           finish = std::move(finish)]() -> std::optional<Status> {
+    if (pending->fast != nullptr) {
+      bool done = false;
+      const Status fast = pending->fast->Advance(&done);
+      if (!done) return std::nullopt;
+      if (fast.ok()) {
+        Decision decision{.value = FromPacket(pending->decided, pending->contribution.bits.size()),
+                          .failed = {}};
+        pending->fast.reset();
+        comm.AgreementPending(seq, false);
+        const Status noted = runtime_->agreement().NoteDecided(comm.agreement_key(), seq, decision);
+        if (!noted.ok()) return finish(noted);
+        return finish(std::move(decision));
+      }
+      // A member failed or the communicator was revoked on the way: the service decides, and
+      // answers members that completed the fast path with their decision.
+      pending->fast.reset();  // what is under way stays with the communicator (Abandon)
+      auto operation = StartAgreement(comm, seq, std::move(pending->contribution));
+      if (!operation.ok()) {
+        comm.AgreementPending(seq, false);
+        return finish(operation.status());
+      }
+      pending->operation = *std::move(operation);
+    }
+    if (!pending->operation->done()) return std::nullopt;
     comm.AgreementPending(seq, false);
-    return AgreementOutcome(comm, operation->decision(), flag);
+    return finish(pending->operation->decision());
   });
   return StartCollective(std::move(schedule), request);
+}
+
+Status Session::Iagree(Communicator& comm, uint32_t* flag, Request** request) {
+  AgreeValue contribution;
+  contribution.flag = *flag;
+  auto finish = [&comm, flag](StatusOr<Decision> decision) -> Status {
+    if (!decision.ok()) return decision.status();
+    return AgreementOutcome(comm, *decision, flag);
+  };
+  return StartAgreementRequest(comm, "iagree", std::move(contribution), std::move(finish), request);
 }
 
 AgreeValue Session::ShrinkContribution(const ContextIds::Proposal& contexts) {
@@ -199,28 +262,24 @@ StatusOr<std::unique_ptr<Communicator>> Session::Shrink(Communicator& comm) {
 Status Session::Ishrink(Communicator& comm,
                         std::function<void(std::unique_ptr<Communicator>)> deliver,
                         Request** request) {
-  // On the agreement service, as iagree; the contexts from a reservation, since the caller may
-  // create other communicators before this one completes.
-  const int32_t tag = comm.NextCollectiveTag();  // as every agreement takes one (RunAgreement)
+  // The contexts from a reservation, since the caller may create other communicators before
+  // this one completes.
   auto reserved = std::make_shared<const ContextIds::Proposal>(contexts_.Reserve());
-  const uint64_t seq = comm.AgreementStarted();
-  auto operation = StartAgreement(comm, seq, ShrinkContribution(*reserved));
-  if (!operation.ok()) {
-    contexts_.CancelReservation(*reserved);
-    return operation.status();
-  }
-  comm.AgreementPending(seq, true);
-  auto schedule = std::make_unique<Schedule>(comm, "ishrink", tag);
-  schedule->AwaitExternal([this, operation = *std::move(operation), reserved, seq, &comm,
-                           deliver = std::move(deliver)]() -> std::optional<Status> {
-    if (!operation->done()) return std::nullopt;
-    comm.AgreementPending(seq, false);
-    auto built = ShrinkTo(comm, operation->decision(), reserved.get());
+  auto finish = [this, reserved, &comm,
+                 deliver = std::move(deliver)](StatusOr<Decision> decision) -> Status {
+    if (!decision.ok()) {
+      contexts_.CancelReservation(*reserved);
+      return decision.status();
+    }
+    auto built = ShrinkTo(comm, *decision, reserved.get());
     if (!built.ok()) return built.status();
     deliver(*std::move(built));
     return Status::Ok();
-  });
-  return StartCollective(std::move(schedule), request);
+  };
+  const Status started = StartAgreementRequest(comm, "ishrink", ShrinkContribution(*reserved),
+                                               std::move(finish), request);
+  if (!started.ok()) contexts_.CancelReservation(*reserved);
+  return started;
 }
 
 StatusOr<ContextIds::Allocation> Session::TakeAgreedContexts(const Decision& decision,
