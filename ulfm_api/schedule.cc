@@ -148,7 +148,9 @@ Status Schedule::Advance(bool* done) {
   *done = finished_;
   if (finished_) return result_;
   if (external_) [[unlikely]] {
-    std::optional<Status> outcome = external_();
+    bool moved = false;
+    std::optional<Status> outcome = external_(&moved);
+    if (moved) ++progress_events_;
     if (!outcome.has_value()) return Status::Ok();
     *done = true;
     return Finish(std::move(*outcome));
@@ -174,13 +176,13 @@ Status Schedule::Advance(bool* done) {
     }
     if (pending()) {
       if (!progressed) {
-        plane.Progress();
+        progress_events_ += plane.Progress();
         progressed = true;
       }
       if (pending()) {
         if (!comm_.HasFailedMember()) [[likely]]
           return Status::Ok();
-        for (int i = 0; i < kDrainRounds && pending(); ++i) plane.Progress();
+        for (int i = 0; i < kDrainRounds && pending(); ++i) progress_events_ += plane.Progress();
         if (pending()) {
           *done = true;
           return Finish(CheckCanRun(comm_, what_));

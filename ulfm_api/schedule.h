@@ -68,11 +68,14 @@ class Schedule {
   void EndRound();
   // A temporary buffer owned by the schedule (16-byte aligned).
   std::byte* Scratch(size_t bytes);
-  // Makes this a schedule that waits for work outside the data plane (an agreement on the
-  // control thread) instead of running rounds: each Advance asks `poll`, which returns the
-  // outcome once that work is over. Such a schedule has no rounds and is not refused on a
-  // communicator with failed members or a revoked one (agreement works there).
-  void AwaitExternal(std::function<std::optional<Status>()> poll) { external_ = std::move(poll); }
+  // Makes this a schedule that waits for work outside its own rounds (an agreement on the
+  // control thread, or a schedule of its own) instead of running rounds: each Advance asks
+  // `poll`, which returns the outcome once that work is over, and sets `*moved` when it advanced
+  // it (see progress_events). Such a schedule has no rounds and is not refused on a communicator
+  // with failed members or a revoked one (agreement works there).
+  void AwaitExternal(std::function<std::optional<Status>(bool* moved)> poll) {
+    external_ = std::move(poll);
+  }
 
   // ---- Running ----
   // Whether the communicator can run a collective now: RFT_ERR_REVOKED or RFT_ERR_PROC_FAILED
@@ -84,6 +87,11 @@ class Schedule {
   // Advances until the end, idling between attempts as the session's progress mode says.
   Status Run(Session& session);
   bool finished() const { return finished_; }
+  // Grows whenever an Advance moved anything: the data plane's events its progress calls
+  // processed (which may complete another schedule's transfers, not only this one's), or an
+  // external poll's work. Several schedules advanced in turn must be advanced again while this
+  // grows, or one whose transfers another's progress completed would wait for the next event.
+  uint64_t progress_events() const { return progress_events_; }
 
  private:
   struct Op {
@@ -125,7 +133,8 @@ class Schedule {
   bool round_posted_ = false;
   bool finished_ = false;
   Status result_;
-  std::function<std::optional<Status>()> external_;
+  std::function<std::optional<Status>(bool* moved)> external_;
+  uint64_t progress_events_ = 0;
   size_t scratch_used_ = 0;
   std::vector<std::unique_ptr<std::byte[]>> heap_scratch_;
   Op inline_ops_[kInlineOps];

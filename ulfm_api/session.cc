@@ -404,17 +404,32 @@ Status Session::StartCollective(std::unique_ptr<Schedule> schedule, Request** re
   return Status::Ok();
 }
 
-void Session::AdvanceCollectives() {
-  for (size_t i = 0; i < active_collectives_.size();) {
-    bool done = false;
-    (void)active_collectives_[i]->collective->Advance(&done);
-    if (done) {
-      active_collectives_[i] = active_collectives_.back();
-      active_collectives_.pop_back();
-    } else {
-      ++i;
+size_t Session::AdvanceCollectives() {
+  // One schedule's progress call may complete another's transfers after that one was advanced
+  // in this pass: passes repeat while any moved (bounded), so none is left waiting for an event
+  // that has come already (the caller would sleep until the next one).
+  constexpr int kMaxPasses = 8;
+  size_t moved = 0;
+  for (int pass = 0; pass < kMaxPasses && !active_collectives_.empty(); ++pass) {
+    size_t moved_now = 0;
+    for (size_t i = 0; i < active_collectives_.size();) {
+      Schedule& schedule = *active_collectives_[i]->collective;
+      const uint64_t events = schedule.progress_events();
+      bool done = false;
+      (void)schedule.Advance(&done);
+      moved_now += schedule.progress_events() - events;
+      if (done) {
+        ++moved_now;
+        active_collectives_[i] = active_collectives_.back();
+        active_collectives_.pop_back();
+      } else {
+        ++i;
+      }
     }
+    moved += moved_now;
+    if (moved_now == 0) break;
   }
+  return moved;
 }
 
 bool Session::Finished(Request* request) {

@@ -307,14 +307,15 @@ class Session {
   // the communicator was revoked on the way).
   std::optional<agreement::Decision> FastAgreement(Communicator& comm, int32_t tag,
                                                    const agreement::AgreeValue& contribution);
-  // Advances every non-blocking collective not yet finished.
-  void AdvanceCollectives();
+  // Advances every non-blocking collective not yet finished; how much moved (data-plane events
+  // processed, collectives finished).
+  size_t AdvanceCollectives();
   // What runs in the background of every progress call: the non-blocking collectives, and the
-  // freed requests that ended (released, their errors reported).
+  // freed requests that ended (released, their errors reported). Returns how much moved.
   bool HasBackgroundWork() const { return !active_collectives_.empty() || !freed_.empty(); }
-  void AdvanceBackground();
-  // Releases the freed requests that ended.
-  void SweepFreed();
+  size_t AdvanceBackground();
+  // Releases the freed requests that ended; how many.
+  size_t SweepFreed();
   // Releases a freed request whose operation ended, reporting its error (FreeRequest).
   void EndFreed(Request* request);
   // Whether the request's operation has ended (a message completed, a collective finished).

@@ -203,10 +203,12 @@ Status Session::StartAgreementRequest(Communicator& comm, const char* what, Agre
   comm.AgreementPending(seq, true);
   auto schedule = std::make_unique<Schedule>(comm, what, tag);
   schedule->AwaitExternal([this, pending, seq, &comm,
-                           finish = std::move(finish)]() -> std::optional<Status> {
+                           finish = std::move(finish)](bool* moved) -> std::optional<Status> {
     if (pending->fast != nullptr) {
       bool done = false;
+      const uint64_t events = pending->fast->progress_events();
       const Status fast = pending->fast->Advance(&done);
+      *moved = pending->fast->progress_events() != events;
       if (!done) return std::nullopt;
       if (fast.ok()) {
         Decision decision{.value = FromPacket(pending->decided, pending->contribution.bits.size()),

@@ -165,9 +165,12 @@ Status Session::Probe(Communicator& comm, int source, int tag, MessageStatus* st
 // ---- Completion ----
 
 size_t Session::ProgressOnce() {
+  // What the background moved counts as progress: it may have completed what the caller waits
+  // for, and the caller must look before it sleeps.
+  size_t moved = 0;
   if (HasBackgroundWork()) [[unlikely]]
-    AdvanceBackground();
-  return plane().Progress();
+    moved = AdvanceBackground();
+  return moved + plane().Progress();
 }
 
 void Session::ProgressOrIdle() {
@@ -441,12 +444,15 @@ void Session::FreeRequest(Request* request) {
   }
 }
 
-void Session::AdvanceBackground() {
-  if (!active_collectives_.empty()) AdvanceCollectives();
-  if (!freed_.empty()) SweepFreed();
+size_t Session::AdvanceBackground() {
+  size_t moved = 0;
+  if (!active_collectives_.empty()) moved += AdvanceCollectives();
+  if (!freed_.empty()) moved += SweepFreed();
+  return moved;
 }
 
-void Session::SweepFreed() {
+size_t Session::SweepFreed() {
+  size_t ended = 0;
   for (size_t i = 0; i < freed_.size();) {
     Request* request = freed_[i];
     if (!Finished(request)) {
@@ -456,7 +462,9 @@ void Session::SweepFreed() {
     freed_[i] = freed_.back();
     freed_.pop_back();
     EndFreed(request);
+    ++ended;
   }
+  return ended;
 }
 
 void Session::EndFreed(Request* request) {

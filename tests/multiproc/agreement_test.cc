@@ -136,6 +136,33 @@ TEST(AgreementTest, AMemberDyingInsideAnAgreementLeavesOneOutcome) {
   }
 }
 
+// Non-blocking agreements on the fast path, 8 outstanding at a time, with a member dying among
+// them (by its own hand inside a window, or by the launcher's kill at an instant the program does
+// not know): every survivor got the same outcome for every agreement.
+TEST(AgreementTest, OutstandingIagreesStayUniformWhenAMemberDies) {
+  for (const auto& [n, victim] : {std::pair{3, 1}, std::pair{4, 0}, std::pair{5, 4}}) {
+    const auto r = RunWorker(n, {"iagree-windows", std::to_string(victim)});
+    ASSERT_EQ(r.exit_status, 128 + 9) << "n=" << n << " victim=" << victim << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, "iagree-windows ok"), n - 1) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+    int lines = 0;
+    EXPECT_EQ(Outcomes(r.output, &lines).size(), 1u) << r.Report();
+    EXPECT_EQ(lines, n - 1) << r.Report();
+  }
+  for (const char* kill : {"2@0.4", "0@0.7"}) {
+    const auto r = RunCommand("tools/rftrun/rftrun",
+                              {"-n", "4", "--ft", "--timeout", "60", "--kill", kill,
+                               Runfile("tests/multiproc/agreement_worker"), "iagree-windows", "-1"},
+                              std::chrono::seconds(70), kTolerant);
+    EXPECT_EQ(r.exit_status, 0) << kill << "\n" << r.Report();  // rftrun's own kill
+    EXPECT_EQ(CountLines(r.output, "iagree-windows ok"), 3) << r.Report();
+    EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+    int lines = 0;
+    EXPECT_EQ(Outcomes(r.output, &lines).size(), 1u) << r.Report();
+    EXPECT_EQ(lines, 3) << r.Report();
+  }
+}
+
 // The victim dies inside a shrink after contributing: the survivors' new communicators have one
 // size (the victim in it as a failed member, or not), and shrinking that one gives the survivors.
 TEST(AgreementTest, AMemberDyingInsideAShrinkLeavesOneResult) {

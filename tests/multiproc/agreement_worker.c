@@ -14,6 +14,9 @@
  *                shrink has exactly them
  *   warnings [V] odd ranks raise rank-many warnings (rft_warning), rank V dies first at an
  *                agreed point; finalize prints one line per odd survivor
+ *   iagree-windows V  windows of 8 outstanding iagrees while rank V dies after posting window
+ *                40 (V -1: the test's rftrun --kill at an instant nobody knows); every survivor
+ *                prints a hash of all its outcomes up to two windows after the first failure
  *   guarded      every member alive: guarded agreements (rft_comm_agree_deadline) with changing
  *                flags give the AND and an empty cut-off group, interleaved with plain ones; bad
  *                deadlines (0, -1, NaN, infinity, over a year) are RFT_ERR_ARG naming the value
@@ -337,6 +340,41 @@ static void Guarded(void) {
         rft_agree_default_deadline(-5.0));
 }
 
+/* Windows of 8 outstanding iagrees, one after the other, while a member dies: by its own hand
+ * after posting window 40 (VICTIM >= 0), or by the launcher's kill at an instant nobody knows
+ * (VICTIM -1, rftrun --kill). Outcomes are uniform, so every survivor sees the first failed
+ * window at the same place, goes on two more windows and stops there; each prints one line with
+ * a hash of every (error, flag) it got, which the test compares. */
+static void IagreeWindows(int victim) {
+  enum { kWindow = 8, kMaxWindows = 200000 };
+  int flags[kWindow];
+  rft_request_t requests[kWindow];
+  rft_status_t statuses[kWindow];
+  uint64_t hash = 1469598103934665603ull;
+  int failed_at = -1, window = 0;
+  for (; window < kMaxWindows && (failed_at < 0 || window < failed_at + 3); ++window) {
+    for (int k = 0; k < kWindow; ++k) {
+      flags[k] = FlagOf(g_rank, window * kWindow + k);
+      CHECK_OK(rft_comm_iagree(W, &flags[k], &requests[k]));
+    }
+    if (g_rank == victim && window == 40) raise(SIGKILL);
+    const int rc = rft_waitall(kWindow, requests, statuses);
+    CHECK(rc == RFT_SUCCESS || rc == RFT_ERR_IN_STATUS, "window %d: %s", window,
+          rft_error_name(rc));
+    for (int k = 0; k < kWindow; ++k) {
+      const int error = rc == RFT_SUCCESS ? RFT_SUCCESS : statuses[k].error;
+      CHECK(error == RFT_SUCCESS || error == RFT_ERR_PROC_FAILED, "window %d, agreement %d: %s",
+            window, k, rft_error_name(error));
+      if (error != RFT_SUCCESS && failed_at < 0) failed_at = window;
+      hash = (hash ^ (uint64_t)(uint32_t)error) * 1099511628211ull;
+      hash = (hash ^ (uint64_t)(uint32_t)flags[k]) * 1099511628211ull;
+    }
+  }
+  CHECK(failed_at >= 0, "no failure in %d windows", window);
+  printf("decided rc=windows%d flag=%016llx\n", window, (unsigned long long)hash);
+  fflush(stdout);
+}
+
 int main(int argc, char** argv) {
   CHECK(argc >= 2, "usage: agreement_worker MODE [VICTIM]");
   int provided = -1;
@@ -361,6 +399,8 @@ int main(int argc, char** argv) {
     After(atoi(argv[2]));
   } else if (strcmp(mode, "during") == 0 && argc >= 3) {
     During(atoi(argv[2]));
+  } else if (strcmp(mode, "iagree-windows") == 0 && argc >= 3) {
+    IagreeWindows(atoi(argv[2]));
   } else {
     CHECK(0, "unknown mode %s", mode);
   }
