@@ -101,10 +101,11 @@ Status Session::Start() {
 Session::~Session() {
   on_failure_.Reset();
   // Freed requests that ended since the last progress call are not leaks; their errors are
-  // logged (the program's handlers are gone).
+  // logged (the program's handlers are gone). Only swept: advancing non-blocking collectives
+  // here could complete an ishrink, whose delivery needs handles finalize has already retired.
   options_.on_freed_error = nullptr;
   plane().Progress();
-  AdvanceBackground();
+  SweepFreed();
   // What the transport may still write into outlives its Close (abandoned_ is destroyed after
   // this body), whichever communicator it came from.
   for (std::unique_ptr<Communicator>* comm : {&world_, &self_, &parent_}) Discard(std::move(*comm));
