@@ -2,7 +2,8 @@
  * shrunk away, and its state comes back from a buddy's in-memory checkpoint (rft.h, C99).
  *
  *   rftrun -n 4 --ft respawn_solver [--iterations T] [--checkpoint C]
- *                                   [--victim V --die-at K] [--victim2 W]
+ *                                   [--victim V --die-at K] [--victim-again W --die-again L]
+ *                                   [--victim2 W]
  *
  * Unlike solver.c, each process owns state nobody else has: the running total of its own share
  * of the indices (index k of iteration i belongs to rank k mod n, and n never changes). Every C
@@ -15,11 +16,16 @@
  * back to its committed checkpoint, each replacement receives its own from its buddy, and a new
  * checkpoint is committed before the loop goes on. A failure during the spawn or the restore
  * starts the recovery again on the communicator it has by then. Two neighbours dying together
- * lose a checkpoint: the program then says so and stops (exit status 4).
+ * lose a checkpoint: every member learns it from the restore's agreement, says so and stops
+ * (exit status 4). A recovery that has not succeeded after kMaxRecoveryRounds rounds in a row
+ * gives up (exit status 5). A replacement whose start fails because a member failed meanwhile
+ * (its spawners give that merge up and spawn again) says so and exits 0: it was never part of
+ * the computation.
  *
- * --victim V --die-at K: process V ends itself at the start of iteration K. --victim2 W: process
- * W ends itself right after the first spawn returns, inside the restore. At the end every member
- * prints the sum of all states and the exact total; they match. */
+ * --victim V --die-at K: original process V ends itself at the start of iteration K;
+ * --victim-again W --die-again L: a second one, original process W at iteration L. --victim2 W:
+ * original process W ends itself right after the first spawn returns, inside the restore. At the
+ * end every member prints the sum of all states and the exact total; they match. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,7 +34,7 @@
 
 #include "ulfm_api/rft.h"
 
-enum { kChunk = 64, kStateTag = 7 };
+enum { kChunk = 64, kStateTag = 7, kMaxRecoveryRounds = 20 };
 
 typedef struct {
   int64_t iteration; /* the next iteration to run */
@@ -72,14 +78,10 @@ static int Restore(rft_comm_t comm, int is_new, State* state, State* own, State*
   if (size > 64) Die("restore", RFT_ERR_ARG);
   int rc = rft_allgather(&is_new, 1, RFT_INT, news, comm);
   int ok = rc == RFT_SUCCESS;
-  if (ok) {
+  int lost = 0; /* a new rank whose buddy is new too: its checkpoint died with both */
+  for (int r = 0; ok && r < size; ++r) lost |= news[r] && news[(r + 1) % size];
+  if (ok && !lost) {
     const int buddy = (rank + 1) % size, left = (rank + size - 1) % size;
-    if (news[rank] && news[buddy]) {
-      fprintf(stderr,
-              "respawn_solver: ranks %d and %d died together: rank %d's checkpoint is lost\n", rank,
-              buddy, rank);
-      exit(4);
-    }
     if (news[rank]) {
       rc = rft_recv(own, sizeof(State), RFT_BYTE, buddy, kStateTag, comm, RFT_STATUS_IGNORE);
     } else if (news[left]) {
@@ -88,17 +90,33 @@ static int Restore(rft_comm_t comm, int is_new, State* state, State* own, State*
     ok = rc == RFT_SUCCESS;
   }
   if (!ok) rft_comm_revoke(comm);
-  const int agreed = rft_comm_agree(comm, &ok);
-  if (!ok || agreed != RFT_SUCCESS) return 0;
+  /* Bit 0: this member's part worked; bit 1: it saw no lost checkpoint. The agreement ANDs them
+   * (its flag is set also when it reports a failure), so every member stops alike: one that
+   * stopped alone would look like one more failure to the others, who would spawn again. */
+  int flag = (ok ? 1 : 0) | (lost ? 0 : 2);
+  const int agreed = rft_comm_agree(comm, &flag);
+  if (!(flag & 2)) {
+    fprintf(stderr,
+            "respawn_solver: rank %d: two neighbours died together, a checkpoint is lost: giving "
+            "up\n",
+            rank);
+    exit(4);
+  }
+  if (!(flag & 1) || agreed != RFT_SUCCESS) return 0;
   *state = *own;
   return Checkpoint(comm, state, own, buddy_copy);
 }
 
-/* Spawns replacements on `*comm` and restores, until a round succeeds; `*comm` is the merged
- * communicator then. `is_new`: this process is a replacement that has not restored yet. */
+/* Spawns replacements on `*comm` and restores, until a round succeeds (at most
+ * kMaxRecoveryRounds); `*comm` is the merged communicator then. `is_new`: this process is a
+ * replacement that has not restored yet. `world_rank`: -1 in a replacement. */
 static void Recover(rft_comm_t* comm, int is_new, char** spawn_args, State* state, State* own,
                     State* buddy_copy, int* respawns, long victim2, int world_rank) {
-  for (;;) {
+  for (int round = 0;; ++round) {
+    if (round == kMaxRecoveryRounds) {
+      fprintf(stderr, "respawn_solver: no recovery after %d rounds in a row: giving up\n", round);
+      exit(5);
+    }
     if (!is_new || *respawns > 0) {
       rft_comm_t merged = RFT_COMM_NULL;
       const int rc = rft_comm_spawn(*comm, (const char* const*)spawn_args, &merged);
@@ -108,7 +126,7 @@ static void Recover(rft_comm_t* comm, int is_new, char** spawn_args, State* stat
       *comm = merged;
       rft_comm_set_errhandler(*comm, RFT_ERRORS_RETURN);
       ++*respawns;
-      if (world_rank == victim2 && *respawns == 1 && !is_new) raise(SIGKILL);
+      if (world_rank >= 0 && world_rank == victim2 && *respawns == 1 && !is_new) raise(SIGKILL);
     }
     if (Restore(*comm, is_new, state, own, buddy_copy)) return;
     ++*respawns; /* a replacement that failed to restore spawns with the others next */
@@ -116,7 +134,8 @@ static void Recover(rft_comm_t* comm, int is_new, char** spawn_args, State* stat
 }
 
 int main(int argc, char** argv) {
-  long iterations = 2000, every = 10, victim = -1, die_at = -1, victim2 = -1;
+  long iterations = 2000, every = 10, victim = -1, die_at = -1, victim_again = -1, die_again = -1,
+       victim2 = -1;
   int replacement = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--replacement") == 0) {
@@ -129,12 +148,16 @@ int main(int argc, char** argv) {
       victim = atol(argv[++i]);
     } else if (i + 1 < argc && strcmp(argv[i], "--die-at") == 0) {
       die_at = atol(argv[++i]);
+    } else if (i + 1 < argc && strcmp(argv[i], "--victim-again") == 0) {
+      victim_again = atol(argv[++i]);
+    } else if (i + 1 < argc && strcmp(argv[i], "--die-again") == 0) {
+      die_again = atol(argv[++i]);
     } else if (i + 1 < argc && strcmp(argv[i], "--victim2") == 0) {
       victim2 = atol(argv[++i]);
     } else {
       fprintf(stderr,
               "usage: respawn_solver [--iterations T] [--checkpoint C] [--victim V --die-at K] "
-              "[--victim2 W]\n");
+              "[--victim-again W --die-again L] [--victim2 W]\n");
       return 2;
     }
   }
@@ -147,6 +170,13 @@ int main(int argc, char** argv) {
       argv[0], "--replacement", "--iterations", iterations_text, "--checkpoint", every_text, NULL};
 
   int rc = rft_init(&argc, &argv, RFT_FT_NOTIFY, NULL);
+  if (replacement && rc == RFT_ERR_PROC_FAILED) {
+    /* A member failed while this one joined: its spawners give this merge up and spawn again.
+     * It never took part, so its end is not the job's failure. */
+    fprintf(stderr, "respawn_solver: a replacement not taken (%s): exiting\n",
+            rft_last_error_message());
+    return 0;
+  }
   if (rc != RFT_SUCCESS) Die("init", rc);
   rft_comm_t comm = RFT_COMM_WORLD;
   int world_rank = -1, respawns = 0;
@@ -165,7 +195,10 @@ int main(int argc, char** argv) {
   int rank = 0, size = 0;
   rft_comm_size(comm, &size);
   while (state.iteration < iterations) {
-    if (world_rank == victim && state.iteration == die_at) raise(SIGKILL);
+    if (world_rank >= 0 && ((world_rank == victim && state.iteration == die_at) ||
+                            (world_rank == victim_again && state.iteration == die_again))) {
+      raise(SIGKILL);
+    }
     rft_comm_rank(comm, &rank);
     int64_t part = 0, progress = 0;
     for (int64_t k = state.iteration * kChunk + rank; k < (state.iteration + 1) * kChunk;

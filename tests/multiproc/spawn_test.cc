@@ -88,10 +88,14 @@ TEST(SpawnTest, ADeathDuringTheRestoreIsRecoveredToo) {
 // The respawn solver with process 2 dead at iteration 300 and `fault` (RFT_FAULT_INJECT) on top:
 // the fault fired once, the victims' own SIGKILLs are the job's status, the four totals are exact
 // and `replacements` of the final members are spawned ones; nobody waited RFT_PMIX_TIMEOUT.
-ScenarioResult ExpectRecoveredFrom(const std::string& fault, int replacements) {
-  const auto r = RunSolver({}, {"--iterations", "600", "--victim", "2", "--die-at", "300"}, fault);
+ScenarioResult ExpectRecoveredFrom(const std::string& fault, int replacements,
+                                   bool deaths_ok = false) {
+  const auto r =
+      RunSolver(deaths_ok ? std::vector<std::string>{"--ft-deaths-ok"} : std::vector<std::string>{},
+                {"--iterations", "600", "--victim", "2", "--die-at", "300"}, fault);
   const std::string point = fault.substr(0, fault.find('@'));
-  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();
+  // Without --ft-deaths-ok the victim's own SIGKILL; with it, the survivors' statuses: all 0.
+  EXPECT_EQ(r.exit_status, deaths_ok ? 0 : 128 + 9) << r.Report();
   EXPECT_EQ(CountLines(r.output, "fault injected at " + point), 1) << r.Report();
   EXPECT_EQ(ExactTotals(r.output), 4) << r.Report();
   EXPECT_EQ(CountLines(r.output, "(a replacement)"), replacements) << r.Report();
@@ -102,10 +106,11 @@ ScenarioResult ExpectRecoveredFrom(const std::string& fault, int replacements) {
 // The spawner (process 0) dies once the launcher started the replacement and before it
 // publishes anything: the others' spawn fails with PROC_FAILED when the launcher reports its end,
 // the orphaned replacement's rft_init fails the same way, and the next spawn replaces both dead
-// processes (0 and 2 are not buddies: both checkpoints survive).
+// processes (0 and 2 are not buddies: both checkpoints survive). The orphan says so and exits 0:
+// with signal deaths not counted (--ft-deaths-ok), the job's status is the survivors', 0.
 TEST(SpawnTest, ASpawnerDyingBeforeItPublishesIsRecovered) {
-  const auto r = ExpectRecoveredFrom("spawn.launched@0", 2);
-  EXPECT_EQ(CountLines(r.output, "respawn_solver: init: RFT_ERR_PROC_FAILED"), 1) << r.Report();
+  const auto r = ExpectRecoveredFrom("spawn.launched@0", 2, /*deaths_ok=*/true);
+  EXPECT_EQ(CountLines(r.output, "respawn_solver: a replacement not taken"), 1) << r.Report();
   EXPECT_EQ(CountLines(r.output, "with 4 of 4 processes"), 4) << r.Report();
 }
 
@@ -120,6 +125,53 @@ TEST(SpawnTest, ASurvivorDyingInsideTheConfirmingAgreementIsRecovered) {
 // the survivors spawn again for the same place.
 TEST(SpawnTest, AReplacementDyingInsideTheConfirmingAgreementIsReplacedAgain) {
   ExpectRecoveredFrom("merge.confirming@4", 1);
+}
+
+// Two failures one after the other (issue 37 §3): process 2 dies at iteration 300, process 0 at
+// 400. The first replacement takes part in the second spawn as a member and must not take the
+// second victim's part (it once matched `--victim2`'s default, -1, and killed itself: a third
+// spawn, "killed by signal 9" with no cause): the survivors 1 and 3 count two respawns.
+TEST(SpawnTest, TwoFailuresInTurnAreTwoRespawns) {
+  const auto r = RunSolver({}, {"--iterations", "600", "--victim", "2", "--die-at", "300",
+                                "--victim-again", "0", "--die-again", "400"});
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();  // the victims' own SIGKILLs
+  EXPECT_EQ(ExactTotals(r.output), 4) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "with 4 of 4 processes after 2 respawn(s)"), 2) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "(a replacement)"), 2) << r.Report();
+  EXPECT_LT(r.seconds, 30.0) << r.Report();
+}
+
+// Buddies dying one after the other: process 3 holds process 2's checkpoint and dies after 2's
+// replacement restored from it; 3's own comes from process 0. Exact (it once hung: the first
+// replacement's self-kill above made 2 and 3 new together, a lost checkpoint at one member only,
+// and the others spawned again until the timeout).
+TEST(SpawnTest, BuddiesDyingInTurnAreBothRestored) {
+  const auto r = RunSolver({}, {"--iterations", "600", "--victim", "2", "--die-at", "300",
+                                "--victim-again", "3", "--die-again", "400"});
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();
+  EXPECT_EQ(ExactTotals(r.output), 4) << r.Report();
+  EXPECT_LT(r.seconds, 30.0) << r.Report();
+}
+
+// Buddies dying together lose a checkpoint: every member learns it from the restore's agreement
+// and stops with a message, promptly (none spawns again).
+TEST(SpawnTest, BuddiesDyingTogetherStopEveryMemberWithAMessage) {
+  const auto r =
+      RunSolver({"--ft-deaths-ok"}, {"--iterations", "600", "--victim", "2", "--die-at", "300",
+                                     "--victim-again", "3", "--die-again", "300"});
+  EXPECT_EQ(r.exit_status, 4) << r.Report();
+  EXPECT_EQ(ExactTotals(r.output), 0) << r.Report();
+  EXPECT_GE(CountLines(r.output, "a checkpoint is lost: giving up"), 2) << r.Report();
+  EXPECT_LT(r.seconds, 30.0) << r.Report();
+}
+
+// Two launcher kills at instants the program does not know, 0.9 s apart (issue 37 §3's report:
+// 2 of 12 such runs were right), of processes that are not buddies: exact whenever they land.
+TEST(SpawnTest, TheRespawnSolverIsExactWhenTheLauncherKillsTwice) {
+  const auto r = RunSolver({"--kill", "1@2", "--kill", "3@2.9"}, {"--iterations", "30000"});
+  EXPECT_EQ(r.exit_status, 0) << r.Report();  // deaths rftrun caused leave the status 0
+  EXPECT_EQ(ExactTotals(r.output), 4) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "] FAILED"), 0) << r.Report();
 }
 
 // A malformed RFT_FAULT_INJECT fails rft_init naming it, at every process.
