@@ -247,5 +247,29 @@ TEST(AgreementTest, TheSolverIsExactWheneverTheLauncherKills) {
   EXPECT_EQ(ExactTotals(r.output), survivors) << r.Report();
 }
 
+// examples/ulfm_demo.c, tools/demo.sh's program: one member SIGKILLs itself and another hangs
+// (SIGSTOP) at instants in ms since the common start; whenever they fall (one at the very start,
+// both together, one inside the other's recovery), the hang is declared from missing heartbeats
+// and the launcher kills it, and the 4 survivors report both failures and end exact.
+TEST(AgreementTest, TheDemoEndsExactAfterAKillAndAHangAtAnyInstants) {
+  for (const auto& [kill, stop] :
+       {std::pair{"2@0", "4@150"}, std::pair{"5@200", "1@200"}, std::pair{"3@300", "2@303"}}) {
+    const auto r = RunCommand("tools/rftrun/rftrun",
+                              {"-n", "6", "--ft", "--timeout", "90", Runfile("examples/ulfm_demo"),
+                               "--iterations", "600", "--kill", kill, "--stop", stop},
+                              std::chrono::seconds(100), kTolerant);
+    const std::string faults = std::string("--kill ") + kill + " --stop " + stop + "\n";
+    EXPECT_EQ(r.exit_status, 128 + 9) << faults << r.Report();  // the SIGKILL it raised
+    EXPECT_EQ(CountLines(r.output, ": exact, with 4 of 6 processes"), 4) << faults << r.Report();
+    EXPECT_EQ(CountLines(r.output, "WRONG"), 0) << faults << r.Report();
+    // The reporter's table: one line per survivor, each with a callback for both victims.
+    const char victim_a = kill[0], victim_b = stop[0];
+    EXPECT_EQ(CountLines(r.output, std::string("callback for ") + victim_a), 4)
+        << faults << r.Report();
+    EXPECT_EQ(CountLines(r.output, std::string("for ") + victim_b + " at"), 4)
+        << faults << r.Report();
+  }
+}
+
 }  // namespace
 }  // namespace rft::testing
