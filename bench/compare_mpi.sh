@@ -113,14 +113,44 @@ for key in keys:
     if layer: row["mpi_over_rft_h"] = statistics.median(layer)
     row["rounds"] = len(rft)
     rows.append(row)
+# The speed targets (issue 41): ratios to Open MPI in the same run, a few rft-internal ratios,
+# and revoke's absolute median. "keep" rows are where rft leads and must not fall behind.
+TARGETS = {
+    ("barrier", 0): ("rft/ompi", "<=", 0.8), ("allreduce", 8): ("rft/ompi", "<=", 0.8),
+    ("bcast", 8): ("rft/ompi", "<=", 0.8), ("reduce", 8): ("rft/ompi", "<=", 0.8),
+    ("bandwidth", 8): ("rft/ompi", ">=", 1.2), ("bandwidth", 1048576): ("rft/ompi", ">=", 1.0),
+    ("pingpong", 8): ("rft/ompi", "<=", 1.0), ("agree", 0): ("rft/ompi", "<=", 1.0),
+    ("shrink", 0): ("rft/ompi", "<=", 1.0), ("dup", 0): ("rft/ompi", "<=", 1.0),
+    ("iagree", 0): ("iagree/agree", "<=", 1.5), ("ishrink", 0): ("ishrink/shrink", "<=", 1.5),
+    ("revoke", 0): ("us", "<=", 3.0),
+}
+by_key = {(r["bench"], r["size"]): r for r in rows}
+for key, (what, sense, bound) in TARGETS.items():
+    row = by_key.get(key)
+    if row is None: continue
+    if what == "rft/ompi":
+        value = row.get("rft_over_ompi")
+    elif what == "us":
+        value = row["rft"]
+    else:
+        base = by_key.get((what.split("/")[1], 0))
+        value = row["rft"] / base["rft"] if base else None
+    if value is None: continue
+    row["target"] = f"{what} {sense} {bound}"
+    row["target_value"] = value
+    row["target_met"] = value <= bound if sense == "<=" else value >= bound
 if as_json:
     for row in rows: print(json.dumps(row))
 else:
-    print(f"{'bench':10} {'bytes':>8} {'unit':5} {'rft':>10} {'ompi':>10} {'rft/ompi':>9} {'MPI/rft.h':>9}")
+    print(f"{'bench':10} {'bytes':>8} {'unit':5} {'rft':>10} {'ompi':>10} {'rft/ompi':>9} "
+          f"{'MPI/rft.h':>9}  target")
     for r in rows:
         o = f"{r['ompi']:10.3f}" if "ompi" in r else f"{'-':>10}"
         q = f"{r['rft_over_ompi']:9.3f}" if "rft_over_ompi" in r else f"{'-':>9}"
         l = f"{r['mpi_over_rft_h']:9.3f}" if "mpi_over_rft_h" in r else f"{'':>9}"
-        print(f"{r['bench']:10} {r['size']:8d} {r['unit']:5} {r['rft']:10.3f} {o} {q} {l}")
+        t = ""
+        if "target" in r:
+            t = f"  {r['target']}: {r['target_value']:.2f} {'met' if r['target_met'] else 'NOT MET'}"
+        print(f"{r['bench']:10} {r['size']:8d} {r['unit']:5} {r['rft']:10.3f} {o} {q} {l}{t}")
     print("(bandwidth: MB/s, higher is better; the rest: microseconds, lower is better)")
 PY

@@ -3,15 +3,19 @@
  * on rft and on another MPI in one session (bench/compare_mpi.sh).
  *
  *   mpiexec -n 2 mpi_bench [--iters N] [--reps R] [--json] [--quick]
+ *                          [--only pingpong|bandwidth|collectives|ulfm|revoke]
  *
  * Figures (microseconds unless said; each the median over R repetitions of a timed batch of N
  * iterations, the slowest rank's for collectives):
  *   pingpong SIZE      one-way time of a SIZE-byte ping-pong between ranks 0 and 1 (8 B .. 1 MiB)
  *   bandwidth SIZE     MB/s of a window of 64 non-blocking sends from rank 0 to rank 1 and one
- *                      8-byte reply (osu_bw's pattern), 8 B and 1 MiB
- *   barrier, allreduce 8 (MPI_DOUBLE, SUM), bcast 8
+ *                      8-byte reply (osu_bw's pattern), 8 B .. 1 MiB (8 B only with --quick)
+ *   barrier, allreduce 8 (MPI_DOUBLE, SUM), bcast 8, reduce 8 (MPI_DOUBLE, SUM to rank 0)
+ *   dup                MPI_Comm_dup of COMM_WORLD and MPI_Comm_free
  *   agree              MPIX_Comm_agree on COMM_WORLD, nothing failed
+ *   iagree             MPIX_Comm_iagree and MPI_Wait at once (ULFM's nonblocking agreement)
  *   shrink             MPIX_Comm_shrink of COMM_WORLD and MPI_Comm_free, nothing failed
+ *   ishrink            MPIX_Comm_ishrink, MPI_Wait and MPI_Comm_free
  *   revoke             rank 0 revokes a dup of COMM_WORLD while rank 1 waits in a receive on it;
  *                      time until rank 1's reply (one 8-byte message) reached rank 0
  * Built in rft's tree (RFT_MPI_BENCH_WITH_RFT_H), it also times the same 8-byte ping-pong and
@@ -30,6 +34,9 @@
 
 static int rank, size, iters = 2000, reps = 9, json = 0;
 static const char* mpi_name = "mpi";
+static const char* only = NULL; /* --only GROUP: run that group alone */
+
+static int wanted(const char* group) { return only == NULL || strcmp(only, group) == 0; }
 
 static int compare_doubles(const void* a, const void* b) {
   const double x = *(const double*)a, y = *(const double*)b;
@@ -216,6 +223,26 @@ static void bench_collectives(void) {
     v[r] = slowest((MPI_Wtime() - t0) * 1e6 / iters);
   }
   report("bcast", 8, median(v, reps), "us", 0);
+  for (int r = 0; r < reps; ++r) {
+    double x = 1, y = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; ++i) MPI_Reduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    v[r] = slowest((MPI_Wtime() - t0) * 1e6 / iters);
+  }
+  report("reduce", 8, median(v, reps), "us", 0);
+  const int dups = iters / 20 > 10 ? iters / 20 : 10;
+  for (int r = 0; r < reps; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    for (int i = 0; i < dups; ++i) {
+      MPI_Comm dup;
+      MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+      MPI_Comm_free(&dup);
+    }
+    v[r] = slowest((MPI_Wtime() - t0) * 1e6 / dups);
+  }
+  report("dup", 0, median(v, reps), "us", 0);
   free(v), free(w), free(ratio);
 }
 
@@ -231,6 +258,37 @@ static void bench_ulfm(void) {
   }
   report("agree", 0, median(v, reps), "us", 0);
   const int shrinks = iters / 20 > 10 ? iters / 20 : 10;
+  /* The nonblocking forms, waited for at once: what they add over the blocking calls. Open MPI
+   * 5.0 has MPIX_Comm_iagree but no MPIX_Comm_ishrink; its mpi-ext.h says which it has. */
+#if defined(RFT_MPI) || defined(OMPI_HAVE_MPIX_COMM_IAGREE)
+  for (int r = 0; r < reps; ++r) {
+    int flag = 1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; ++i) {
+      MPI_Request request;
+      MPIX_Comm_iagree(MPI_COMM_WORLD, &flag, &request);
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+    }
+    v[r] = slowest((MPI_Wtime() - t0) * 1e6 / iters);
+  }
+  report("iagree", 0, median(v, reps), "us", 0);
+#endif
+#if defined(RFT_MPI) || defined(OMPI_HAVE_MPIX_COMM_ISHRINK)
+  for (int r = 0; r < reps; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    for (int i = 0; i < shrinks; ++i) {
+      MPI_Comm shrunk;
+      MPI_Request request;
+      MPIX_Comm_ishrink(MPI_COMM_WORLD, &shrunk, &request);
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+      MPI_Comm_free(&shrunk);
+    }
+    v[r] = slowest((MPI_Wtime() - t0) * 1e6 / shrinks);
+  }
+  report("ishrink", 0, median(v, reps), "us", 0);
+#endif
   for (int r = 0; r < reps; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
@@ -242,9 +300,16 @@ static void bench_ulfm(void) {
     v[r] = slowest((MPI_Wtime() - t0) * 1e6 / shrinks);
   }
   report("shrink", 0, median(v, reps), "us", 0);
-  /* Revoke: rank 0 revokes while rank 1 waits in a receive on the dup; rank 1 replies on
-   * COMM_WORLD once its receive returned. The reply's one-way time is in the figure. */
-  const int revokes = shrinks;
+  free(v);
+#endif
+}
+
+/* Revoke: rank 0 revokes while rank 1 waits in a receive on a dup; rank 1 replies on COMM_WORLD
+ * once its receive returned. The reply's one-way time is in the figure. */
+static void bench_revoke(void) {
+#if defined(MPIX_ERR_PROC_FAILED) || defined(MPI_ERR_PROC_FAILED)
+  double* v = calloc((size_t)reps, sizeof(double));
+  const int revokes = iters / 20 > 10 ? iters / 20 : 10;
   for (int r = 0; r < reps; ++r) {
     double total = 0;
     for (int i = 0; i < revokes; ++i) {
@@ -285,6 +350,8 @@ int main(int argc, char** argv) {
       iters = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
       reps = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      only = argv[++i];
     } else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc) {
       mpi_name = argv[++i];
     } else {
@@ -292,16 +359,32 @@ int main(int argc, char** argv) {
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
+  if (only != NULL && !(strcmp(only, "pingpong") == 0 || strcmp(only, "bandwidth") == 0 ||
+                        strcmp(only, "collectives") == 0 || strcmp(only, "ulfm") == 0 ||
+                        strcmp(only, "revoke") == 0)) {
+    if (rank == 0) {
+      fprintf(stderr,
+              "mpi_bench: --only \"%s\": expected pingpong, bandwidth, collectives, "
+              "ulfm or revoke\n",
+              only);
+    }
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
   if (size < 2 || iters < 1 || reps < 1) {
     if (rank == 0) fprintf(stderr, "mpi_bench: needs 2 or more ranks, --iters and --reps >= 1\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   if (!json && rank == 0) printf("%-10s %-10s %9s %12s\n", "mpi", "bench", "bytes", "value");
-  bench_pingpong(quick);
-  bench_bandwidth(8);
-  if (!quick) bench_bandwidth(1 << 20);
-  bench_collectives();
-  bench_ulfm();
+  if (wanted("pingpong")) bench_pingpong(quick);
+  if (wanted("bandwidth")) {
+    bench_bandwidth(8);
+    if (!quick) {
+      for (int bytes = 256; bytes <= (1 << 20); bytes *= 16) bench_bandwidth(bytes);
+    }
+  }
+  if (wanted("collectives")) bench_collectives();
+  if (wanted("ulfm")) bench_ulfm();
+  if (wanted("revoke")) bench_revoke();
   MPI_Finalize();
   return 0;
 }

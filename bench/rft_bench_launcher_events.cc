@@ -180,9 +180,15 @@ int main(int argc, char** argv) {
     if (json) {
       std::printf(
           "{\"bench\":\"launcher_kill_event\",\"n\":%d,\"faults\":%zu,\"p50_ms\":%.3f,"
-          "\"p99_ms\":%.3f,\"event_p50_ms\":%.3f,\"event_p99_ms\":%.3f,\"failed_jobs\":%d}\n",
+          "\"p99_ms\":%.3f,\"event_p50_ms\":%.3f,\"event_p99_ms\":%.3f,\"failed_jobs\":%d,"
+          "\"all_know_ms\":[",
           n, slowest.size(), Percentile(slowest, 50) / ms, Percentile(slowest, 99) / ms,
           Percentile(every, 50) / ms, Percentile(every, 99) / ms, failed_jobs);
+      // Every fault's slowest survivor, for a distribution plot (bench/plot.py).
+      for (size_t i = 0; i < slowest.size(); ++i) {
+        std::printf("%s%.3f", i == 0 ? "" : ",", static_cast<double>(slowest[i]) / ms);
+      }
+      std::printf("]}\n");
     } else {
       std::printf("%4d %7zu %14.3f %14.3f %14.3f %14.3f\n", n, slowest.size(),
                   Percentile(slowest, 50) / ms, Percentile(slowest, 99) / ms,

@@ -100,6 +100,7 @@ static int Restore(rft_comm_t comm, int is_new, State* state, State* own, State*
             "respawn_solver: rank %d: two neighbours died together, a checkpoint is lost: giving "
             "up\n",
             rank);
+    rft_finalize(); /* joins rft's threads: a sanitizer build reports none left running */
     exit(4);
   }
   if (!(flag & 1) || agreed != RFT_SUCCESS) return 0;
@@ -115,6 +116,7 @@ static void Recover(rft_comm_t* comm, int is_new, char** spawn_args, State* stat
   for (int round = 0;; ++round) {
     if (round == kMaxRecoveryRounds) {
       fprintf(stderr, "respawn_solver: no recovery after %d rounds in a row: giving up\n", round);
+      rft_finalize();
       exit(5);
     }
     if (!is_new || *respawns > 0) {

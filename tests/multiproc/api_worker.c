@@ -729,7 +729,11 @@ static void HandlerScope(const char* kind) {
 static void AbortRefused(void) {
   CHECK(g_size == 3, "abort needs 3 ranks");
   CHECK_OK(rft_comm_set_errhandler(W, RFT_ERRORS_RETURN));
-  CHECK_OK(rft_barrier(W));
+  /* Rank 1 may leave the barrier and kill rank 0 before rank 2 is out of it (seen under ASan):
+   * there the barrier reports the abort's first victim. */
+  const int opened = rft_barrier(W);
+  CHECK(opened == RFT_SUCCESS || (g_rank != 1 && opened == RFT_ERR_PROC_FAILED),
+        "opening barrier returned %s", rft_error_name(opened));
   if (g_rank == 1) {
     rft_abort(W, 7);
     CHECK(0, "rft_abort returned");
