@@ -48,6 +48,9 @@ static double median(double* v, int n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The slower operations' batch: a twentieth of --iters, at least 10. */
+static int slow_iters(void) { return iters / 20 > 10 ? iters / 20 : 10; }
+
 /* The slowest rank's value (collectives), at every rank. */
 static double slowest(double mine) {
   double all = mine;
@@ -123,7 +126,7 @@ static void bench_pingpong(int quick) {
   const int max = quick ? 1 << 16 : 1 << 20;
   char* buffer = calloc((size_t)max, 1);
   for (int bytes = 8; bytes <= max; bytes *= 4) {
-    const int n = bytes >= (1 << 16) ? (iters / 20 > 10 ? iters / 20 : 10) : iters;
+    const int n = bytes >= (1 << 16) ? slow_iters() : iters;
     double* v = calloc((size_t)reps, sizeof(double));
     double* w = calloc((size_t)reps, sizeof(double));
     double* ratio = calloc((size_t)reps, sizeof(double));
@@ -187,17 +190,43 @@ static void bench_bandwidth(int bytes) {
   free(v), free(buffer);
 }
 
-static void bench_collectives(void) {
+/* Times batches of n calls of `op` after a barrier, once per repetition, and reports the median
+ * of the slowest rank's time per call. */
+static void time_calls(const char* name, long size_bytes, int n, void (*op)(void)) {
   double* v = calloc((size_t)reps, sizeof(double));
-  double* w = calloc((size_t)reps, sizeof(double));
-  double* ratio = calloc((size_t)reps, sizeof(double));
   for (int r = 0; r < reps; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
-    for (int i = 0; i < iters; ++i) MPI_Barrier(MPI_COMM_WORLD);
-    v[r] = slowest((MPI_Wtime() - t0) * 1e6 / iters);
+    for (int i = 0; i < n; ++i) op();
+    v[r] = slowest((MPI_Wtime() - t0) * 1e6 / n);
   }
-  report("barrier", 0, median(v, reps), "us", 0);
+  report(name, size_bytes, median(v, reps), "us", 0);
+  free(v);
+}
+
+static void barrier_call(void) { MPI_Barrier(MPI_COMM_WORLD); }
+
+static void bcast_call(void) {
+  double x = 1;
+  MPI_Bcast(&x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+
+static void reduce_call(void) {
+  double x = 1, y = 0;
+  MPI_Reduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+}
+
+static void dup_call(void) {
+  MPI_Comm dup;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  MPI_Comm_free(&dup);
+}
+
+static void bench_collectives(void) {
+  time_calls("barrier", 0, iters, barrier_call);
+  double* v = calloc((size_t)reps, sizeof(double));
+  double* w = calloc((size_t)reps, sizeof(double));
+  double* ratio = calloc((size_t)reps, sizeof(double));
   int layered = 0;
   for (int r = 0; r < reps; ++r) {
 #ifdef RFT_MPI_BENCH_WITH_RFT_H
@@ -215,92 +244,56 @@ static void bench_collectives(void) {
 #endif
   }
   report("allreduce", 8, median(v, reps), "us", layered ? median(ratio, reps) : 0);
-  for (int r = 0; r < reps; ++r) {
-    double x = 1;
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    for (int i = 0; i < iters; ++i) MPI_Bcast(&x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    v[r] = slowest((MPI_Wtime() - t0) * 1e6 / iters);
-  }
-  report("bcast", 8, median(v, reps), "us", 0);
-  for (int r = 0; r < reps; ++r) {
-    double x = 1, y = 0;
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    for (int i = 0; i < iters; ++i) MPI_Reduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    v[r] = slowest((MPI_Wtime() - t0) * 1e6 / iters);
-  }
-  report("reduce", 8, median(v, reps), "us", 0);
-  const int dups = iters / 20 > 10 ? iters / 20 : 10;
-  for (int r = 0; r < reps; ++r) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    for (int i = 0; i < dups; ++i) {
-      MPI_Comm dup;
-      MPI_Comm_dup(MPI_COMM_WORLD, &dup);
-      MPI_Comm_free(&dup);
-    }
-    v[r] = slowest((MPI_Wtime() - t0) * 1e6 / dups);
-  }
-  report("dup", 0, median(v, reps), "us", 0);
   free(v), free(w), free(ratio);
+  time_calls("bcast", 8, iters, bcast_call);
+  time_calls("reduce", 8, iters, reduce_call);
+  time_calls("dup", 0, slow_iters(), dup_call);
 }
+
+#if defined(MPIX_ERR_PROC_FAILED) || defined(MPI_ERR_PROC_FAILED)
+static void agree_call(void) {
+  int flag = 1;
+  MPIX_Comm_agree(MPI_COMM_WORLD, &flag);
+}
+
+static void shrink_call(void) {
+  MPI_Comm shrunk;
+  MPIX_Comm_shrink(MPI_COMM_WORLD, &shrunk);
+  MPI_Comm_free(&shrunk);
+}
+#endif
+
+/* The nonblocking forms, waited for at once: what they add over the blocking calls. Open MPI 5.0
+ * has MPIX_Comm_iagree but no MPIX_Comm_ishrink; its mpi-ext.h says which it has. */
+#if defined(RFT_MPI) || defined(OMPI_HAVE_MPIX_COMM_IAGREE)
+static void iagree_call(void) {
+  int flag = 1;
+  MPI_Request request;
+  MPIX_Comm_iagree(MPI_COMM_WORLD, &flag, &request);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+}
+#endif
+
+#if defined(RFT_MPI) || defined(OMPI_HAVE_MPIX_COMM_ISHRINK)
+static void ishrink_call(void) {
+  MPI_Comm shrunk;
+  MPI_Request request;
+  MPIX_Comm_ishrink(MPI_COMM_WORLD, &shrunk, &request);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+  MPI_Comm_free(&shrunk);
+}
+#endif
 
 static void bench_ulfm(void) {
 #if defined(MPIX_ERR_PROC_FAILED) || defined(MPI_ERR_PROC_FAILED)
-  double* v = calloc((size_t)reps, sizeof(double));
-  for (int r = 0; r < reps; ++r) {
-    int flag = 1;
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    for (int i = 0; i < iters; ++i) MPIX_Comm_agree(MPI_COMM_WORLD, &flag);
-    v[r] = slowest((MPI_Wtime() - t0) * 1e6 / iters);
-  }
-  report("agree", 0, median(v, reps), "us", 0);
-  const int shrinks = iters / 20 > 10 ? iters / 20 : 10;
-  /* The nonblocking forms, waited for at once: what they add over the blocking calls. Open MPI
-   * 5.0 has MPIX_Comm_iagree but no MPIX_Comm_ishrink; its mpi-ext.h says which it has. */
+  time_calls("agree", 0, iters, agree_call);
 #if defined(RFT_MPI) || defined(OMPI_HAVE_MPIX_COMM_IAGREE)
-  for (int r = 0; r < reps; ++r) {
-    int flag = 1;
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    for (int i = 0; i < iters; ++i) {
-      MPI_Request request;
-      MPIX_Comm_iagree(MPI_COMM_WORLD, &flag, &request);
-      MPI_Wait(&request, MPI_STATUS_IGNORE);
-    }
-    v[r] = slowest((MPI_Wtime() - t0) * 1e6 / iters);
-  }
-  report("iagree", 0, median(v, reps), "us", 0);
+  time_calls("iagree", 0, iters, iagree_call);
 #endif
 #if defined(RFT_MPI) || defined(OMPI_HAVE_MPIX_COMM_ISHRINK)
-  for (int r = 0; r < reps; ++r) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    for (int i = 0; i < shrinks; ++i) {
-      MPI_Comm shrunk;
-      MPI_Request request;
-      MPIX_Comm_ishrink(MPI_COMM_WORLD, &shrunk, &request);
-      MPI_Wait(&request, MPI_STATUS_IGNORE);
-      MPI_Comm_free(&shrunk);
-    }
-    v[r] = slowest((MPI_Wtime() - t0) * 1e6 / shrinks);
-  }
-  report("ishrink", 0, median(v, reps), "us", 0);
+  time_calls("ishrink", 0, slow_iters(), ishrink_call);
 #endif
-  for (int r = 0; r < reps; ++r) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    for (int i = 0; i < shrinks; ++i) {
-      MPI_Comm shrunk;
-      MPIX_Comm_shrink(MPI_COMM_WORLD, &shrunk);
-      MPI_Comm_free(&shrunk);
-    }
-    v[r] = slowest((MPI_Wtime() - t0) * 1e6 / shrinks);
-  }
-  report("shrink", 0, median(v, reps), "us", 0);
-  free(v);
+  time_calls("shrink", 0, slow_iters(), shrink_call);
 #endif
 }
 
@@ -309,7 +302,7 @@ static void bench_ulfm(void) {
 static void bench_revoke(void) {
 #if defined(MPIX_ERR_PROC_FAILED) || defined(MPI_ERR_PROC_FAILED)
   double* v = calloc((size_t)reps, sizeof(double));
-  const int revokes = iters / 20 > 10 ? iters / 20 : 10;
+  const int revokes = slow_iters();
   for (int r = 0; r < reps; ++r) {
     double total = 0;
     for (int i = 0; i < revokes; ++i) {
