@@ -79,7 +79,8 @@ namespace rft::transport {
         reports_.PushFromOwner({.kind = Notice::Kind::kContextRevoked,
                                 .id = decoded.context_id,
                                 .epoch = decoded.epoch,
-                                .owner = static_cast<uint32_t>(decoded.tag)});
+                                .owner = static_cast<uint32_t>(decoded.tag),
+                                .heard = true});
         break;
       default:
         drops_.Record(DecodeError::kUnknownType);  // not a type the data id carries
@@ -148,8 +149,10 @@ DataPlane::Context* DataPlane::ContextForArrivalSlow(const WireHeader& header) {
     drops_.Record(DecodeError::kStaleEpoch);
     return nullptr;
   }
-  if (context->revoked) [[unlikely]] {
+  if (context->revoked && header.epoch == context->epoch) [[unlikely]] {
     // Returning UCS_OK drops it (and releases a UCX rendezvous); a same-node sender is told.
+    // A later life's message is kept: a member that freed the revoked communicator sooner may
+    // already use its context again (SetContextEpoch keeps what is not older).
     drops_.Record(DecodeError::kRevoked);
     return nullptr;
   }
