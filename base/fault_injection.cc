@@ -17,9 +17,9 @@
 namespace rft::fault {
 namespace {
 
-constexpr std::array<std::string_view, 7> kPoints = {
+constexpr std::array<std::string_view, 8> kPoints = {
     "spawn.launched",     "merge.confirming",  "verbs.close.requested", "verbs.close.closing",
-    "verbs.return.taken", "verbs.offer.fails", "abort.refused"};
+    "verbs.return.taken", "revoke.one_notice", "verbs.offer.fails",     "abort.refused"};
 
 std::mutex g_mutex;
 std::vector<std::pair<std::string, Rank>> g_armed;  // guarded by g_mutex

@@ -15,6 +15,10 @@
 //                     closes its QP (the other end waits for kVerbsClosed, its QP quiet).
 //   verbs.return.taken     a process whose peer brings their pair back from UCX to verbs
 //                     (docs/verbs.md, "Coming back"), as the peer's link message arrives.
+//   revoke.one_notice  a process revoking a communicator, after its data-plane notice reached
+//                     only the member of lowest rank but itself and before its own flood
+//                     started: what the other members learn, they learn from that member's
+//                     relay (ulfm_api/revoke_service.h).
 // Two points make a step fail instead, and the process goes on (their failure paths have no
 // other trigger short of a broken device or launcher):
 //   verbs.offer.fails  a process offered a control-plane QP on demand (docs/verbs.md, "Control

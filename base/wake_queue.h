@@ -50,7 +50,9 @@ class WakeQueue {
   }
 
   // From the owner's own thread (e.g. inside its progress): no wake-up, it is awake.
-  void PushFromOwner(T item) {
+  void PushFromOwner(T item) { PushWithoutWake(std::move(item)); }
+  // Any thread, when the item may wait for the owner's next wake (its timer, another item).
+  void PushWithoutWake(T item) {
     std::lock_guard<std::mutex> lock(mutex_);
     items_.push_back(std::move(item));
     has_items_.store(true, std::memory_order_release);

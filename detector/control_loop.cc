@@ -70,6 +70,12 @@ Status ControlPlane::Step(int64_t timeout_ns) {
   int64_t wait_ns = next == HeartbeatRing::kNoTimer ? timeout_ns : next - now;
   if (wait_ns > timeout_ns) wait_ns = timeout_ns;
   if (wait_ns <= 0 || local_news) return Status::Ok();
+  const bool forever = wait_ns == HeartbeatRing::kNoTimer;
+  // A task PostSoon left without a wake-up waits for a timer due soon; for no other.
+  const bool soon = wait_ns <= kPostSoonNs;
+  sleep_has_timeout_.store(soon, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!soon && pending_.HasItems()) return Status::Ok();
   // Arming costs four system calls here (UCX drains its signal descriptors), which was a third
   // of an idle tick: a worker stays armed until an event arrives, so after a quiet tick (no
   // event, only our own put) it is not armed again.
@@ -88,7 +94,6 @@ Status ControlPlane::Step(int64_t timeout_ns) {
   const size_t verbs_fds = poll_fds_.size();
   if (!ArmVerbs()) return Status::Ok();  // a last look found messages: handle them first
   timespec ts;
-  const bool forever = wait_ns == HeartbeatRing::kNoTimer;
   ts.tv_sec = static_cast<time_t>(wait_ns / 1000000000);
   ts.tv_nsec = static_cast<long>(wait_ns % 1000000000);
   const int ready = ppoll(poll_fds_.data(), poll_fds_.size(), forever ? nullptr : &ts, nullptr);

@@ -172,6 +172,13 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // Runs `task` on the control thread at its next pass, in order with the failures handed to
   // it. Any thread. False, and `task` is dropped, once the control thread has ended.
   bool Post(std::function<void()> task);
+  // Like Post, without waking the control thread when it sleeps until a timer: `task` runs at
+  // its next wake: its timer when that is due within kPostSoonNs (the heartbeat's,
+  // RFT_HEARTBEAT_PERIOD, 4 ms by default), else at once. For work that must happen but not now,
+  // where waking the thread would preempt the caller on a busy core (the revocation's flood:
+  // session.cc).
+  bool PostSoon(std::function<void()> task);
+  static constexpr int64_t kPostSoonNs = 20'000'000;  // PostSoon's longest wait
   // Whether the caller is the control thread (without the thread: always true, as the caller
   // of Poll owns the plane). The calls below are for the control thread only.
   bool OnControlThread() const;
@@ -428,6 +435,9 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   WakeQueue<Work> pending_;
   std::mutex post_mutex_;      // orders Post against ClosePosts
   bool posts_closed_ = false;  // guarded by post_mutex_
+  // Whether the control thread's coming sleep ends within kPostSoonNs (PostSoon's task may wait
+  // for it). Set before each sleep, read by PostSoon; both around a seq_cst fence.
+  std::atomic<bool> sleep_has_timeout_{false};
 
   // Hosted services, by id. Written on the control thread (or before it exists); atomic so that
   // a reader never sees a torn pointer.

@@ -140,6 +140,19 @@ bool ControlPlane::Post(std::function<void()> task) {
   return true;
 }
 
+bool ControlPlane::PostSoon(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(post_mutex_);
+    if (posts_closed_) return false;
+    pending_.PushWithoutWake(std::move(task));
+  }
+  // Paired with Step's fence: either Step sees the task before a sleep without timeout, or this
+  // sees that sleep coming and wakes it.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!sleep_has_timeout_.load(std::memory_order_relaxed)) pending_.Wake();
+  return true;
+}
+
 void ControlPlane::RunOnControlThreadAndWait(const std::function<void()>& fn) {
   if (OnControlThread()) {
     fn();

@@ -7,6 +7,12 @@
 // that reached one process that stays live reaches every process that stays live, even when
 // the origin dies right after starting it. Not collective; idempotent (the broadcast delivers a
 // (context, epoch) once).
+//
+// The caller (Session::Revoke) also sends each member a notice over the data plane, the fast
+// path; the flood starts soon after, not at once (ControlPlane::PostSoon). Each member that
+// hears a notice relays it by a flood of its own (the same key: a no-op where the flood already
+// passed), so a revocation any live member heard reaches every live member even if the origin
+// died before its own flood started.
 #ifndef RFT_ULFM_API_REVOKE_SERVICE_H_
 #define RFT_ULFM_API_REVOKE_SERVICE_H_
 
@@ -45,18 +51,25 @@ class RevokeService final : private detector::ControlServiceHandler {
   // expects none: everything it does travels by the broadcast). Any thread.
   uint64_t delivered() const { return delivered_.load(std::memory_order_relaxed); }
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  // Data-plane notices this process relayed by a flood of its own. Any thread.
+  uint64_t relayed() const { return relayed_.load(std::memory_order_relaxed); }
 
  private:
   RevokeService(detector::ControlPlane* control, transport::DataPlane* plane)
       : control_(control), plane_(plane) {}
   void OnControlMessage(Rank from, uint8_t kind, std::span<const std::byte> payload) override;
   void OnBroadcastDelivered(const detector::BroadcastMessage& message) override;
+  // A member's data-plane notice arrived (DataPlane::OnRevocationHeard): flood it too.
+  void Relay(uint32_t context_id, uint32_t epoch, uint32_t owner);
+  // Hands the flood to the control thread (PostSoon); false once the control plane has ended.
+  bool Flood(uint32_t context_id, uint32_t epoch, uint32_t owner);
 
   detector::ControlPlane* control_;
   transport::DataPlane* plane_;
   detector::HostedService hosting_;
   std::atomic<uint64_t> delivered_{0};
   std::atomic<uint64_t> dropped_{0};
+  std::atomic<uint64_t> relayed_{0};
 };
 
 }  // namespace rft::api

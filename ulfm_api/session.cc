@@ -331,13 +331,19 @@ void Session::Discard(std::unique_ptr<Communicator> comm) {
 Status Session::Revoke(Communicator& comm) {
   const ContextIds::Allocation& contexts = comm.contexts();
   // Fast: a notice to every member over the data plane (a member waiting in a receive learns it
-  // within a message's latency). Sure: the control plane's reliable flood, which reaches every
-  // live member even if this process dies now.
+  // within a message's latency). Sure: the control plane's reliable flood, started soon after
+  // (RevokeService: without waking the control threads now) and by every member that heard a
+  // notice, so it reaches every live member even if this process dies now.
+  const bool one_notice = fault::Armed("revoke.one_notice", plane().rank());
   for (Rank member = 0; member < comm.size(); ++member) {
     const Rank job_rank = comm.JobRank(member);
     if (job_rank == plane().rank()) continue;
     plane().SendRevocation(job_rank, contexts.p2p_context(), contexts.epoch, comm.owner());
     plane().SendRevocation(job_rank, contexts.collective_context(), contexts.epoch, comm.owner());
+    if (one_notice) [[unlikely]] {
+      plane().Progress();  // out of this process before it dies
+      fault::Die("revoke.one_notice");
+    }
   }
   RFT_RETURN_IF_ERROR(
       runtime_->revoke().Revoke(contexts.p2p_context(), contexts.epoch, comm.owner()));

@@ -52,6 +52,20 @@ TEST(ApiTest, ARevokeInterruptsEveryMember) {
   }
 }
 
+// The revoker's data-plane notice reached one member and the revoker died before its flood
+// started (fault point revoke.one_notice): that member's relay still revokes the communicator
+// at every survivor.
+TEST(ApiTest, ARevocationOneMemberHeardReachesEverySurvivor) {
+  std::vector<std::string> args = {"-n",          "4", "--ft", "--timeout", "60", Runfile(kWorker),
+                                   "revoke-relay"};
+  std::vector<std::string> env = kTolerant;
+  env.push_back("RFT_FAULT_INJECT=revoke.one_notice@1");
+  const auto r = RunCommand("tools/rftrun/rftrun", args, std::chrono::seconds(90), env);
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();  // rank 1 died at the fault point
+  EXPECT_EQ(CountLines(r.output, "revoke-relay ok"), 3) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+}
+
 // World's default handler is ERRORS_ARE_FATAL: the survivors' failed collective aborts them.
 TEST(ApiTest, ErrorsAreFatalOnWorldByDefault) {
   const auto r = RunWorker(3, {"fatal"});

@@ -581,6 +581,39 @@ static void Revoke(int origin) {
   if (g_rank != origin) printf("revoke waited %.1f us\n", waited * 1e6);
 }
 
+/* Rank 1 revokes a dup with fault point revoke.one_notice armed: its notice reaches rank 0 alone
+ * and it dies before its own flood. Every survivor waits in a named receive from a live member
+ * that never sends: only rank 0's relay of the notice (RevokeService) can end rank 2's and 3's
+ * with RFT_ERR_REVOKED. */
+static void RevokeRelay(void) {
+  CHECK(g_size == 4, "4 ranks, not %d", g_size);
+  CHECK_OK(rft_comm_set_errhandler(W, RFT_ERRORS_RETURN));
+  rft_comm_t comm;
+  CHECK_OK(rft_comm_dup(W, &comm));
+  CHECK_OK(rft_comm_set_errhandler(comm, RFT_ERRORS_RETURN));
+  CHECK_OK(rft_barrier(W));
+  /* Rank 1 dies only once every rank is out of the barrier (else it may fail there). */
+  int token = 0;
+  if (g_rank != 1) CHECK_OK(rft_send(&token, 1, RFT_INT, 1, 78, W));
+  if (g_rank == 1) {
+    for (int r = 0; r < g_size; ++r) {
+      if (r != 1) CHECK_OK(rft_recv(&token, 1, RFT_INT, r, 78, W, RFT_STATUS_IGNORE));
+    }
+    rft_comm_revoke(comm);
+    CHECK(0, "alive after revoke.one_notice");
+  }
+  static const int kFrom[4] = {2, -1, 3, 0};
+  int value = 0;
+  CHECK_CODE(rft_recv(&value, 1, RFT_INT, kFrom[g_rank], 0, comm, RFT_STATUS_IGNORE),
+             RFT_ERR_REVOKED);
+  CHECK_OK(rft_comm_free(&comm));
+  /* Nobody leaves while another survivor still waits on it. */
+  rft_comm_t survivors;
+  CHECK_OK(rft_comm_shrink(W, &survivors));
+  CHECK_OK(rft_barrier(survivors));
+  CHECK_OK(rft_comm_free(&survivors));
+}
+
 /* The ranks from `first_victim` on end themselves (SIGKILL) once every other rank has told them
  * it is past everything before this call: a collective that a victim finished while another
  * rank was still in it may otherwise fail there (ULFM allows that; a test must not depend on
@@ -846,6 +879,8 @@ int main(int argc, char** argv) {
     Pending();
   } else if (strcmp(mode, "revoke") == 0 && argc == 3) {
     Revoke(atoi(argv[2]));
+  } else if (strcmp(mode, "revoke-relay") == 0) {
+    RevokeRelay();
   } else if (strcmp(mode, "fatal") == 0) {
     Fatal();
   } else if (strcmp(mode, "finalize") == 0 && argc == 3) {

@@ -503,6 +503,9 @@ void DataPlane::ProcessNotices() {
     reports_.Drain(&notices);
     for (const Notice& notice : notices) {
       if (notice.kind == Notice::Kind::kContextRevoked) {
+        if (notice.heard && revocation_heard_) {
+          revocation_heard_(notice.id, notice.epoch, notice.owner);
+        }
         RevokeContext(notice.id, notice.epoch, notice.owner);
         continue;
       }

@@ -153,6 +153,14 @@ class DataPlane : private ucx::PeerFailureSink {
   // never acknowledge, including peers that depart while the teardown waits
   // (EndpointTable::WatchDepartures). From the owning thread, before the data plane is
   // destroyed; `departed` must stay callable until then.
+  // Called with each revocation notice a peer sent (SendRevocation) as it is applied here, on
+  // the data-plane thread: a notice is fast but not reliable (its sender may die before it
+  // reached every member), so the API relays it by the control plane's flood. Empty: none.
+  // From the owning thread; `heard` must stay callable until it is replaced.
+  void OnRevocationHeard(
+      std::function<void(uint32_t context_id, uint32_t epoch, uint32_t owner)> heard) {
+    revocation_heard_ = std::move(heard);
+  }
   void WatchDepartures(std::function<bool(Rank)> departed) {
     if (endpoints_ != nullptr) endpoints_->WatchDepartures(std::move(departed));
   }
@@ -371,6 +379,7 @@ class DataPlane : private ucx::PeerFailureSink {
     uint32_t id = 0;     // the failed rank, or the revoked context
     uint32_t epoch = 0;  // kContextRevoked: the life revoked
     uint32_t owner = 0;
+    bool heard = false;  // kContextRevoked: a peer's notice (SendRevocation), not this process's
   };
   DataPlane(Bootstrap* job, const Options& options);
   Status Start();
@@ -816,6 +825,7 @@ class DataPlane : private ucx::PeerFailureSink {
   std::vector<bool> failure_completed_;
   // Failures reported for ranks beyond the size (a replacement this plane has not added yet).
   RankSet failed_beyond_size_;
+  std::function<void(uint32_t, uint32_t, uint32_t)> revocation_heard_;  // OnRevocationHeard
   // Peers this process reported failed after a transport error on an operation (logged once).
   std::vector<bool> transport_failed_;
   std::vector<uint8_t> cma_peers_;  // [rank]: large messages use the same-node rendezvous
