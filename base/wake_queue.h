@@ -44,7 +44,7 @@ class WakeQueue {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       items_.push_back(std::move(item));
-      has_items_.store(true, std::memory_order_release);
+      has_items_.store(true, std::memory_order_seq_cst);
     }
     Wake();
   }
@@ -55,7 +55,7 @@ class WakeQueue {
   void PushWithoutWake(T item) {
     std::lock_guard<std::mutex> lock(mutex_);
     items_.push_back(std::move(item));
-    has_items_.store(true, std::memory_order_release);
+    has_items_.store(true, std::memory_order_seq_cst);
   }
   // Wakes the owner's poll without an item (e.g. to make it look at a stop flag).
   void Wake() const {
@@ -63,7 +63,7 @@ class WakeQueue {
     [[maybe_unused]] const ssize_t n = write(fd_, &one, sizeof(one));
   }
 
-  bool HasItems() const { return has_items_.load(std::memory_order_acquire); }
+  bool HasItems() const { return has_items_.load(std::memory_order_seq_cst); }
 
   // Replaces `out`'s contents with every waiting item, oldest first.
   void Drain(std::vector<T>* out) {
@@ -84,6 +84,8 @@ class WakeQueue {
   int fd_ = -1;
   std::mutex mutex_;
   std::vector<T> items_;  // guarded by mutex_
+  // seq_cst, not acquire/release: ControlPlane::PostSoon's handshake with the owner's sleep
+  // (a store, then a load of another flag, on each side) needs the single total order.
   std::atomic<bool> has_items_{false};
 };
 

@@ -73,8 +73,7 @@ Status ControlPlane::Step(int64_t timeout_ns) {
   const bool forever = wait_ns == HeartbeatRing::kNoTimer;
   // A task PostSoon left without a wake-up waits for a timer due soon; for no other.
   const bool soon = wait_ns <= kPostSoonNs;
-  sleep_has_timeout_.store(soon, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  sleep_has_timeout_.store(soon, std::memory_order_seq_cst);
   if (!soon && pending_.HasItems()) return Status::Ok();
   // Arming costs four system calls here (UCX drains its signal descriptors), which was a third
   // of an idle tick: a worker stays armed until an event arrives, so after a quiet tick (no

@@ -436,7 +436,7 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   std::mutex post_mutex_;      // orders Post against ClosePosts
   bool posts_closed_ = false;  // guarded by post_mutex_
   // Whether the control thread's coming sleep ends within kPostSoonNs (PostSoon's task may wait
-  // for it). Set before each sleep, read by PostSoon; both around a seq_cst fence.
+  // for it). Set before each sleep, read by PostSoon; seq_cst, as WakeQueue's item flag.
   std::atomic<bool> sleep_has_timeout_{false};
 
   // Hosted services, by id. Written on the control thread (or before it exists); atomic so that

@@ -146,10 +146,9 @@ bool ControlPlane::PostSoon(std::function<void()> task) {
     if (posts_closed_) return false;
     pending_.PushWithoutWake(std::move(task));
   }
-  // Paired with Step's fence: either Step sees the task before a sleep without timeout, or this
-  // sees that sleep coming and wakes it.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (!sleep_has_timeout_.load(std::memory_order_relaxed)) pending_.Wake();
+  // Paired with Step (seq_cst on both flags; TSan refuses fences): either Step sees the task
+  // before a sleep without timeout, or this sees that sleep coming and wakes it.
+  if (!sleep_has_timeout_.load(std::memory_order_seq_cst)) pending_.Wake();
   return true;
 }
 
