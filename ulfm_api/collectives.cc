@@ -33,9 +33,8 @@ TreeNode NodeOf(Rank relative, uint32_t n) {
 
 // The recursive-doubling allreduce: latency-bound sizes.
 void RecursiveDoubling(Schedule& s, void* receive, size_t count, const ReduceOp& op) {
-  Communicator& comm = s.comm();
-  const uint32_t n = comm.size();
-  const Rank me = comm.rank();
+  const uint32_t n = s.size();
+  const Rank me = s.rank();
   const size_t bytes = count * op.element_size;
   std::byte* other = s.Scratch(bytes);
   // Fold the ranks beyond the largest power of two: of ranks 2i and 2i+1 (i < extra), the odd
@@ -74,9 +73,8 @@ void RecursiveDoubling(Schedule& s, void* receive, size_t count, const ReduceOp&
 // The ring allreduce: bandwidth-bound sizes, count >= n. Piece i of the vector is
 // base (+1 for the first `longer` pieces) elements.
 void Ring(Schedule& s, void* receive, size_t count, const ReduceOp& op) {
-  Communicator& comm = s.comm();
-  const uint32_t n = comm.size();
-  const Rank me = comm.rank();
+  const uint32_t n = s.size();
+  const Rank me = s.rank();
   const size_t size = op.element_size;
   const size_t base = count / n;
   const size_t longer = count % n;
@@ -108,9 +106,8 @@ void Ring(Schedule& s, void* receive, size_t count, const ReduceOp& op) {
 // (me - k - 1). Block r is `length(r)` bytes at `place(r)`.
 template <class Place, class Length>
 void RingAllgather(Schedule& s, Place place, Length length) {
-  Communicator& comm = s.comm();
-  const uint32_t n = comm.size();
-  const Rank me = comm.rank();
+  const uint32_t n = s.size();
+  const Rank me = s.rank();
   for (uint32_t step = 0; step + 1 < n; ++step) {
     const Rank out = (me + n - step) % n;
     const Rank in = (me + 2 * n - step - 1) % n;
@@ -123,8 +120,8 @@ void RingAllgather(Schedule& s, Place place, Length length) {
 }  // namespace
 
 Status BuildBarrier(Schedule& s) {
-  const uint32_t n = s.comm().size();
-  const Rank me = s.comm().rank();
+  const uint32_t n = s.size();
+  const Rank me = s.rank();
   for (uint32_t distance = 1; distance < n; distance <<= 1) {
     s.Receive(nullptr, 0, (me + n - distance) % n);
     s.Send(nullptr, 0, (me + distance) % n);
@@ -134,10 +131,9 @@ Status BuildBarrier(Schedule& s) {
 }
 
 Status BuildBcast(Schedule& s, void* buffer, size_t bytes, int root) {
-  Communicator& comm = s.comm();
-  RFT_RETURN_IF_ERROR(comm.CheckPeer("bcast root", root));
-  const uint32_t n = comm.size();
-  const Rank relative = Relative(comm.rank(), static_cast<Rank>(root), n);
+  RFT_RETURN_IF_ERROR(s.CheckRoot("bcast root", root));
+  const uint32_t n = s.size();
+  const Rank relative = Relative(s.rank(), static_cast<Rank>(root), n);
   const TreeNode node = NodeOf(relative, n);
   if (node.parent_distance != 0) {
     s.Receive(buffer, bytes, Absolute(relative - node.parent_distance, root, n));
@@ -154,7 +150,7 @@ Status BuildAllreduce(Schedule& s, const void* send, void* receive, size_t count
                       const ReduceOp& op) {
   const size_t bytes = count * op.element_size;
   s.Copy(send, receive, bytes);
-  const uint32_t n = s.comm().size();
+  const uint32_t n = s.size();
   if (n == 1) return Status::Ok();
   if (bytes > kRingAllreduceBytes && count >= n) {
     Ring(s, receive, count, op);
@@ -166,11 +162,10 @@ Status BuildAllreduce(Schedule& s, const void* send, void* receive, size_t count
 
 Status BuildReduce(Schedule& s, const void* send, void* receive, size_t count, const ReduceOp& op,
                    int root) {
-  Communicator& comm = s.comm();
-  RFT_RETURN_IF_ERROR(comm.CheckPeer("reduce root", root));
+  RFT_RETURN_IF_ERROR(s.CheckRoot("reduce root", root));
   const size_t bytes = count * op.element_size;
-  const uint32_t n = comm.size();
-  const Rank relative = Relative(comm.rank(), static_cast<Rank>(root), n);
+  const uint32_t n = s.size();
+  const Rank relative = Relative(s.rank(), static_cast<Rank>(root), n);
   std::byte* accumulated = s.Scratch(bytes);
   std::byte* other = s.Scratch(bytes);
   s.Copy(send, accumulated, bytes);
@@ -190,7 +185,7 @@ Status BuildReduce(Schedule& s, const void* send, void* receive, size_t count, c
 }
 
 Status BuildAllgather(Schedule& s, const void* send, size_t bytes, void* receive) {
-  s.Copy(send, At(receive, s.comm().rank() * bytes), bytes);
+  s.Copy(send, At(receive, s.rank() * bytes), bytes);
   RingAllgather(
       s, [&](Rank r) { return At(receive, r * bytes); }, [&](Rank) { return bytes; });
   return Status::Ok();
@@ -201,17 +196,16 @@ Status BuildAllgatherv(Schedule& s, const void* send, void* receive, const Block
     return At(receive, layout.displacements[r] * layout.element_size);
   };
   const auto length = [&](Rank r) { return layout.counts[r] * layout.element_size; };
-  const Rank me = s.comm().rank();
+  const Rank me = s.rank();
   s.Copy(send, place(me), length(me));
   RingAllgather(s, place, length);
   return Status::Ok();
 }
 
 Status BuildGather(Schedule& s, const void* send, size_t bytes, void* receive, int root) {
-  Communicator& comm = s.comm();
-  RFT_RETURN_IF_ERROR(comm.CheckPeer("gather root", root));
-  const uint32_t n = comm.size();
-  const Rank relative = Relative(comm.rank(), static_cast<Rank>(root), n);
+  RFT_RETURN_IF_ERROR(s.CheckRoot("gather root", root));
+  const uint32_t n = s.size();
+  const Rank relative = Relative(s.rank(), static_cast<Rank>(root), n);
   const TreeNode node = NodeOf(relative, n);
   // The subtree's blocks in relative order: at the root of a tree rooted at 0, the user's
   // buffer itself; a leaf sends its own block as it is.
@@ -239,26 +233,24 @@ Status BuildGather(Schedule& s, const void* send, size_t bytes, void* receive, i
 
 Status BuildGatherv(Schedule& s, const void* send, size_t send_bytes, void* receive,
                     const BlockLayout& layout, int root) {
-  Communicator& comm = s.comm();
-  RFT_RETURN_IF_ERROR(comm.CheckPeer("gatherv root", root));
-  const Rank me = comm.rank();
+  RFT_RETURN_IF_ERROR(s.CheckRoot("gatherv root", root));
+  const Rank me = s.rank();
   if (me != static_cast<Rank>(root)) {
     s.Send(send, send_bytes, static_cast<Rank>(root));
     return Status::Ok();
   }
   const size_t size = layout.element_size;
   s.Copy(send, At(receive, layout.displacements[me] * size), send_bytes);
-  for (Rank r = 0; r < comm.size(); ++r) {
+  for (Rank r = 0; r < s.size(); ++r) {
     if (r != me) s.Receive(At(receive, layout.displacements[r] * size), layout.counts[r] * size, r);
   }
   return Status::Ok();
 }
 
 Status BuildScatter(Schedule& s, const void* send, void* receive, size_t bytes, int root) {
-  Communicator& comm = s.comm();
-  RFT_RETURN_IF_ERROR(comm.CheckPeer("scatter root", root));
-  const uint32_t n = comm.size();
-  const Rank relative = Relative(comm.rank(), static_cast<Rank>(root), n);
+  RFT_RETURN_IF_ERROR(s.CheckRoot("scatter root", root));
+  const uint32_t n = s.size();
+  const Rank relative = Relative(s.rank(), static_cast<Rank>(root), n);
   const TreeNode node = NodeOf(relative, n);
   // The subtree's blocks in relative order.
   const void* blocks = send;
@@ -289,15 +281,14 @@ Status BuildScatter(Schedule& s, const void* send, void* receive, size_t bytes, 
 
 Status BuildScatterv(Schedule& s, const void* send, const BlockLayout& layout, void* receive,
                      size_t receive_bytes, int root) {
-  Communicator& comm = s.comm();
-  RFT_RETURN_IF_ERROR(comm.CheckPeer("scatterv root", root));
-  const Rank me = comm.rank();
+  RFT_RETURN_IF_ERROR(s.CheckRoot("scatterv root", root));
+  const Rank me = s.rank();
   if (me != static_cast<Rank>(root)) {
     s.Receive(receive, receive_bytes, static_cast<Rank>(root));
     return Status::Ok();
   }
   const size_t size = layout.element_size;
-  for (Rank r = 0; r < comm.size(); ++r) {
+  for (Rank r = 0; r < s.size(); ++r) {
     if (r != me) s.Send(At(send, layout.displacements[r] * size), layout.counts[r] * size, r);
   }
   s.Copy(At(send, layout.displacements[me] * size), receive, layout.counts[me] * size);
@@ -305,9 +296,8 @@ Status BuildScatterv(Schedule& s, const void* send, const BlockLayout& layout, v
 }
 
 Status BuildAlltoall(Schedule& s, const void* send, size_t bytes, void* receive) {
-  Communicator& comm = s.comm();
-  const uint32_t n = comm.size();
-  const Rank me = comm.rank();
+  const uint32_t n = s.size();
+  const Rank me = s.rank();
   s.Copy(At(send, me * bytes), At(receive, me * bytes), bytes);
   // Receives before sends, each member starting with its right neighbour so that not every
   // member sends to the same one first.
@@ -324,9 +314,8 @@ Status BuildAlltoall(Schedule& s, const void* send, size_t bytes, void* receive)
 
 Status BuildAlltoallv(Schedule& s, const void* send, const BlockLayout& send_layout, void* receive,
                       const BlockLayout& receive_layout) {
-  Communicator& comm = s.comm();
-  const uint32_t n = comm.size();
-  const Rank me = comm.rank();
+  const uint32_t n = s.size();
+  const Rank me = s.rank();
   const auto out = [&](Rank r) {
     return At(send, send_layout.displacements[r] * send_layout.element_size);
   };
@@ -338,8 +327,8 @@ Status BuildAlltoallv(Schedule& s, const void* send, const BlockLayout& send_lay
     return receive_layout.counts[r] * receive_layout.element_size;
   };
   if (out_bytes(me) != in_bytes(me)) {
-    return ArgError("alltoallv on " + comm.name() + ": member " + std::to_string(me) + " sends " +
-                    std::to_string(out_bytes(me)) + " bytes to itself but expects " +
+    return ArgError("alltoallv on " + s.comm().name() + ": member " + std::to_string(me) +
+                    " sends " + std::to_string(out_bytes(me)) + " bytes to itself but expects " +
                     std::to_string(in_bytes(me)));
   }
   s.Copy(out(me), in(me), in_bytes(me));

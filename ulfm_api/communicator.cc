@@ -28,21 +28,38 @@ Communicator::Communicator(transport::DataPlane* plane, detector::FailureRegistr
                  ? 0
                  : *std::min_element(group_.job_ranks().begin(), group_.job_ranks().end())),
       name_(std::move(name)) {
+  peer_count_ = size();
   Reload();
 }
 
+Communicator::Communicator(transport::DataPlane* plane, detector::FailureRegistry* registry,
+                           Group group, ContextIds::Allocation contexts, std::string name,
+                           Group local)
+    : Communicator(plane, registry, std::move(group), contexts, std::move(name)) {
+  Group remote = Group::Difference(group_, local);
+  const bool local_first = !local.empty() && group_.JobRank(0) == local.JobRank(0);
+  const Rank local_rank = local.RankOf(plane->rank());
+  peer_count_ = remote.size();
+  inter_ = std::make_unique<InterGroups>(InterGroups{.local = std::move(local),
+                                                     .remote = std::move(remote),
+                                                     .local_rank = local_rank,
+                                                     .local_first = local_first});
+}
+
 Status Communicator::CheckPeer(const char* what, int rank) const {
-  if (rank >= 0 && static_cast<uint32_t>(rank) < size()) [[likely]]
+  if (rank >= 0 && static_cast<uint32_t>(rank) < peer_count_) [[likely]]
     return Status::Ok();
   return ArgError(std::string(what) + " rank " + std::to_string(rank) + " on " + name_ +
-                  ": expected 0.." + std::to_string(size() - 1));
+                  ": expected 0.." + std::to_string(static_cast<int64_t>(peer_count_) - 1) +
+                  (inter_ ? " (a rank of the remote group)" : ""));
 }
 
 Status Communicator::CheckSource(const char* what, int rank) const {
-  if ((rank >= 0 && static_cast<uint32_t>(rank) < size()) || rank == -1) [[likely]]
+  if ((rank >= 0 && static_cast<uint32_t>(rank) < peer_count_) || rank == -1) [[likely]]
     return Status::Ok();
   return ArgError(std::string(what) + " rank " + std::to_string(rank) + " on " + name_ +
-                  ": expected 0.." + std::to_string(size() - 1) + " or ANY_SOURCE");
+                  ": expected 0.." + std::to_string(static_cast<int64_t>(peer_count_) - 1) +
+                  " or ANY_SOURCE" + (inter_ ? " (a rank of the remote group)" : ""));
 }
 
 Status Communicator::CheckTag(const char* what, int tag, bool wildcard) {

@@ -11,6 +11,13 @@
 // for want of a message (it may still match one): its waits return PROC_FAILED_PENDING and the
 // request stays active (Session's completion calls apply the rule).
 //
+// Intercommunicators (MPI's): the members are two disjoint groups, the caller's (local) one and
+// the remote one, in one order every member agrees on (the group whose leader has the lower job
+// rank first). Collectives' internal messages, agreement, revocation and the failure view run
+// over all members, as on any communicator (so ULFM's operations span both groups); what the
+// program sees as its rank and size is the local group's (local_rank, local_size), and
+// point-to-point names the remote group's ranks (the peer functions).
+//
 // Threading: the API's thread (the data plane's), like the data plane.
 #ifndef RFT_ULFM_API_COMMUNICATOR_H_
 #define RFT_ULFM_API_COMMUNICATOR_H_
@@ -48,12 +55,26 @@ class Communicator {
   // `group` contains this process (job rank `plane->rank()`); `contexts` came from ContextIds.
   Communicator(transport::DataPlane* plane, detector::FailureRegistry* registry, Group group,
                ContextIds::Allocation contexts, std::string name);
+  // An intercommunicator: `local` (containing this process) is a part of `group`; the rest, in
+  // `group`'s order, is the remote group.
+  Communicator(transport::DataPlane* plane, detector::FailureRegistry* registry, Group group,
+               ContextIds::Allocation contexts, std::string name, Group local);
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
 
+  // Over all members (an intercommunicator's both groups): collectives' and ULFM's view.
   uint32_t size() const { return group_.size(); }
   Rank rank() const { return rank_; }
   const Group& group() const { return group_; }
+  // The program's view: its own group (all members for an intracommunicator), and the group
+  // point-to-point names (the remote group of an intercommunicator).
+  bool is_inter() const { return inter_ != nullptr; }
+  const Group& local_group() const { return inter_ ? inter_->local : group_; }
+  const Group& remote_group() const { return inter_ ? inter_->remote : group_; }
+  uint32_t local_size() const { return inter_ ? inter_->local.size() : size(); }
+  Rank local_rank() const { return inter_ ? inter_->local_rank : rank_; }
+  // Whether the local group comes first among the members (always, for an intracommunicator).
+  bool local_first() const { return !inter_ || inter_->local_first; }
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
   const ContextIds::Allocation& contexts() const { return contexts_; }
@@ -94,14 +115,28 @@ class Communicator {
     return group_.RankOf(job_rank);
   }
 
+  // Point-to-point peers: the job rank of peer `peer` (< peer_count(); a member, or a remote
+  // member of an intercommunicator) and the peer rank of a job rank (kUndefined if none).
+  uint32_t peer_count() const { return peer_count_; }
+  Rank PeerJobRank(Rank peer) const {
+    if (inter_ != nullptr) [[unlikely]]
+      return inter_->remote.JobRank(peer);
+    return JobRank(peer);
+  }
+  Rank PeerRank(Rank job_rank) const {
+    if (inter_ != nullptr) [[unlikely]]
+      return inter_->remote.RankOf(job_rank);
+    return MemberRank(job_rank);
+  }
+
   // The fast paths' checks: a send's peer and tag; a receive's source and tag (wildcards too).
   bool SendArgsOk(int dest, int tag) const {
-    return dest >= 0 && static_cast<uint32_t>(dest) < size() && tag >= 0;
+    return dest >= 0 && static_cast<uint32_t>(dest) < peer_count_ && tag >= 0;
   }
   bool ReceiveArgsOk(int source, int tag) const {
-    return source >= -1 && (source < 0 || static_cast<uint32_t>(source) < size()) && tag >= -1;
+    return source >= -1 && (source < 0 || static_cast<uint32_t>(source) < peer_count_) && tag >= -1;
   }
-  // Argument checks, RFT_ERR_ARG naming the value: a peer rank for a send (0..size-1), a source
+  // Argument checks, RFT_ERR_ARG naming the value: a peer rank for a send (0..peers-1), a source
   // (also ANY_SOURCE), a tag (>= 0, or ANY_TAG when `wildcard`).
   Status CheckPeer(const char* what, int rank) const;
   Status CheckSource(const char* what, int rank) const;
@@ -175,11 +210,20 @@ class Communicator {
   }
   void Reload();
 
+  struct InterGroups {
+    Group local;
+    Group remote;
+    Rank local_rank;
+    bool local_first;
+  };
+
   transport::DataPlane* plane_;
   detector::FailureRegistry* registry_;
   Group group_;
   Rank rank_;
   bool world_order_;  // the members are job ranks 0..size-1 in order: member rank == job rank
+  std::unique_ptr<InterGroups> inter_;  // an intercommunicator's groups; null otherwise
+  uint32_t peer_count_;
   ContextIds::Allocation contexts_;
   uint32_t owner_;
   std::string name_;

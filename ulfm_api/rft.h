@@ -55,6 +55,11 @@ extern struct rft_errhandler_s rft_errors_abort_object;
 #define RFT_ANY_SOURCE (-1)
 #define RFT_ANY_TAG (-1)
 #define RFT_UNDEFINED (-32766)
+/* The root argument of a collective on an intercommunicator: RFT_ROOT at the root, RFT_PROC_NULL
+ * at the other members of its group (the other group passes the root's rank in the root's
+ * group). */
+#define RFT_ROOT (-3)
+#define RFT_PROC_NULL (-2)
 /* rft_comm_compare, rft_group_compare */
 #define RFT_IDENT 0
 #define RFT_CONGRUENT 1
@@ -168,6 +173,28 @@ int rft_comm_group(rft_comm_t comm, rft_group_t* group);
 #define RFT_MAX_OBJECT_NAME 128
 int rft_comm_set_name(rft_comm_t comm, const char* name);
 int rft_comm_get_name(rft_comm_t comm, char* name, int* length);
+
+/* ---- Intercommunicators (docs/api.md, "Intercommunicators") ----
+ * Two disjoint groups: rft_comm_rank, rft_comm_size and rft_comm_group give the caller's own
+ * (local) group; point-to-point ranks name the other (remote) group. Collectives have MPI's
+ * intercommunicator meanings (barrier, bcast, reduce, allreduce, allgather, gather, scatter,
+ * alltoall and their non-blocking forms; the "v" forms are refused with RFT_ERR_ARG). ULFM
+ * operations span both groups: a revocation interrupts both, an agreement is uniform over both,
+ * get_failed and ack_failed cover both, shrink gives an intercommunicator of the survivors.
+ * dup gives an intercommunicator; split, create, create_group and spawn refuse one. */
+/* Collective over `local` (an intracommunicator) whose rank `local_leader` and the rank
+ * `remote_leader` of `peer` (significant at the local leader only) lead the two groups; the
+ * leaders exchange over `peer` with `tag` (>= 0). The groups must be disjoint. */
+int rft_intercomm_create(rft_comm_t local, int local_leader, rft_comm_t peer, int remote_leader,
+                         int tag, rft_comm_t* newcomm);
+/* An intracommunicator of both groups; the group whose members pass `high` non-zero comes last
+ * (when both pass the same, the group of the lower-ranked leader comes first). */
+int rft_intercomm_merge(rft_comm_t inter, int high, rft_comm_t* newcomm);
+/* `*flag` non-zero for an intercommunicator. */
+int rft_comm_test_inter(rft_comm_t comm, int* flag);
+/* The remote group's size and group; RFT_ERR_ARG on an intracommunicator. */
+int rft_comm_remote_size(rft_comm_t comm, int* size);
+int rft_comm_remote_group(rft_comm_t comm, rft_group_t* group);
 
 /* ---- Groups ---- */
 int rft_group_size(rft_group_t group, int* size);

@@ -400,14 +400,14 @@ extern "C" const char* rft_last_error_message(void) {
 extern "C" int rft_comm_rank(rft_comm_t comm, int* rank) {
   if (Status s = CheckComm(comm, "rft_comm_rank"); !s.ok()) return Raise(comm, s);
   if (rank == nullptr) return Raise(comm, ArgError("rft_comm_rank: rank is NULL"));
-  *rank = static_cast<int>(comm->comm->rank());
+  *rank = static_cast<int>(comm->comm->local_rank());
   return Success();
 }
 
 extern "C" int rft_comm_size(rft_comm_t comm, int* size) {
   if (Status s = CheckComm(comm, "rft_comm_size"); !s.ok()) return Raise(comm, s);
   if (size == nullptr) return Raise(comm, ArgError("rft_comm_size: size is NULL"));
-  *size = static_cast<int>(comm->comm->size());
+  *size = static_cast<int>(comm->comm->local_size());
   return Success();
 }
 
@@ -494,7 +494,64 @@ extern "C" int rft_comm_compare(rft_comm_t a, rft_comm_t b, int* result) {
 extern "C" int rft_comm_group(rft_comm_t comm, rft_group_t* group) {
   if (Status s = CheckComm(comm, "rft_comm_group"); !s.ok()) return Raise(comm, s);
   if (group == nullptr) return Raise(comm, ArgError("rft_comm_group: group is NULL"));
-  *group = NewGroup(comm->comm->group());
+  *group = NewGroup(comm->comm->local_group());
+  return Success();
+}
+
+// ---- Intercommunicators ----
+
+extern "C" int rft_intercomm_create(rft_comm_t local, int local_leader, rft_comm_t peer,
+                                    int remote_leader, int tag, rft_comm_t* newcomm) {
+  if (Status s = CheckComm(local, "rft_intercomm_create"); !s.ok()) return Raise(local, s);
+  if (newcomm == nullptr) return Raise(local, ArgError("rft_intercomm_create: newcomm is NULL"));
+  *newcomm = RFT_COMM_NULL;
+  // `peer` is significant at the leader only: elsewhere any handle (even a bad one) passes.
+  Communicator* peer_comm = local->comm;
+  if (local->comm->local_rank() == static_cast<rft::Rank>(local_leader)) {
+    if (Status s = CheckComm(peer, "rft_intercomm_create"); !s.ok()) return Raise(local, s);
+    peer_comm = peer->comm;
+  }
+  return Created(
+      local, g_session->IntercommCreate(*local->comm, local_leader, *peer_comm, remote_leader, tag),
+      newcomm);
+}
+
+extern "C" int rft_intercomm_merge(rft_comm_t inter, int high, rft_comm_t* newcomm) {
+  if (Status s = CheckComm(inter, "rft_intercomm_merge"); !s.ok()) return Raise(inter, s);
+  if (newcomm == nullptr) return Raise(inter, ArgError("rft_intercomm_merge: newcomm is NULL"));
+  *newcomm = RFT_COMM_NULL;
+  return Created(inter, g_session->IntercommMerge(*inter->comm, high != 0), newcomm);
+}
+
+extern "C" int rft_comm_test_inter(rft_comm_t comm, int* flag) {
+  if (Status s = CheckComm(comm, "rft_comm_test_inter"); !s.ok()) return Raise(comm, s);
+  if (flag == nullptr) return Raise(comm, ArgError("rft_comm_test_inter: flag is NULL"));
+  *flag = comm->comm->is_inter() ? 1 : 0;
+  return Success();
+}
+
+namespace {
+
+Status CheckInter(rft_comm_t comm, const char* what) {
+  RFT_RETURN_IF_ERROR(CheckComm(comm, what));
+  if (comm->comm->is_inter()) return Status::Ok();
+  return ArgError(std::string(what) + ": " + comm->comm->name() +
+                  " is an intracommunicator; expected an intercommunicator");
+}
+
+}  // namespace
+
+extern "C" int rft_comm_remote_size(rft_comm_t comm, int* size) {
+  if (Status s = CheckInter(comm, "rft_comm_remote_size"); !s.ok()) return Raise(comm, s);
+  if (size == nullptr) return Raise(comm, ArgError("rft_comm_remote_size: size is NULL"));
+  *size = static_cast<int>(comm->comm->remote_group().size());
+  return Success();
+}
+
+extern "C" int rft_comm_remote_group(rft_comm_t comm, rft_group_t* group) {
+  if (Status s = CheckInter(comm, "rft_comm_remote_group"); !s.ok()) return Raise(comm, s);
+  if (group == nullptr) return Raise(comm, ArgError("rft_comm_remote_group: group is NULL"));
+  *group = NewGroup(comm->comm->remote_group());
   return Success();
 }
 

@@ -7,6 +7,7 @@
 
 #include "ulfm_api/binding.h"
 #include "ulfm_api/collectives.h"
+#include "ulfm_api/inter_collectives.h"
 
 using rft::ArgError;
 using rft::Rank;
@@ -79,6 +80,21 @@ Status Layout(const char* what, const char* name, const Communicator& comm, cons
   return Status::Ok();
 }
 
+// On an intercommunicator: RFT_IN_PLACE has no meaning (MPI's rule), and the "v" forms are not
+// made (refused at every member, so none waits).
+Status InterArgs(const char* what, const void* send) {
+  if (send == RFT_IN_PLACE) {
+    return ArgError(std::string(what) + ": RFT_IN_PLACE on an intercommunicator; give a buffer");
+  }
+  return Status::Ok();
+}
+Status RefuseInter(const Schedule& s, const char* what) {
+  if (!s.comm().is_inter()) [[likely]]
+    return Status::Ok();
+  return ArgError(std::string(what) + " on intercommunicator " + s.comm().name() +
+                  ": not supported (docs/api.md, \"Intercommunicators\")");
+}
+
 bool IsRoot(const Communicator& comm, int root) {
   return root >= 0 && static_cast<uint32_t>(root) == comm.rank();
 }
@@ -93,6 +109,7 @@ int Bcast(void* buffer, size_t count, rft_datatype_t type, int root, rft_comm_t 
   return Collective(comm, what, request, nonblocking, [&](Schedule& s) {
     size_t bytes = 0;
     RFT_RETURN_IF_ERROR(ToBytes(what, count, type, &bytes));
+    if (s.comm().is_inter()) return rft::api::BuildInterBcast(s, buffer, bytes, root);
     return rft::api::BuildBcast(s, buffer, bytes, root);
   });
 }
@@ -102,6 +119,10 @@ int Allreduce(const void* send, void* receive, size_t count, rft_datatype_t type
   return Collective(comm, what, request, nonblocking, [&](Schedule& s) {
     ReduceOp reduce;
     RFT_RETURN_IF_ERROR(FindOp(what, op, type, &reduce));
+    if (s.comm().is_inter()) {
+      RFT_RETURN_IF_ERROR(InterArgs(what, send));
+      return rft::api::BuildInterAllreduce(s, send, receive, count, reduce);
+    }
     return rft::api::BuildAllreduce(s, send == RFT_IN_PLACE ? receive : send, receive, count,
                                     reduce);
   });
@@ -112,6 +133,10 @@ int Reduce(const void* send, void* receive, size_t count, rft_datatype_t type, r
   return Collective(comm, what, request, nonblocking, [&](Schedule& s) {
     ReduceOp reduce;
     RFT_RETURN_IF_ERROR(FindOp(what, op, type, &reduce));
+    if (s.comm().is_inter()) {
+      RFT_RETURN_IF_ERROR(InterArgs(what, send));
+      return rft::api::BuildInterReduce(s, send, receive, count, reduce, root);
+    }
     return rft::api::BuildReduce(s, send == RFT_IN_PLACE ? receive : send, receive, count, reduce,
                                  root);
   });
@@ -122,6 +147,10 @@ int Allgather(const void* send, size_t count, rft_datatype_t type, void* receive
   return Collective(comm, what, request, nonblocking, [&](Schedule& s) {
     size_t bytes = 0;
     RFT_RETURN_IF_ERROR(ToBytes(what, count, type, &bytes));
+    if (s.comm().is_inter()) {
+      RFT_RETURN_IF_ERROR(InterArgs(what, send));
+      return rft::api::BuildInterAllgather(s, send, bytes, receive);
+    }
     const size_t mine = s.comm().rank() * bytes;
     return rft::api::BuildAllgather(
         s, send == RFT_IN_PLACE ? static_cast<const std::byte*>(receive) + mine : send, bytes,
@@ -133,6 +162,7 @@ int Allgatherv(const void* send, size_t count, rft_datatype_t type, void* receiv
                const size_t* counts, const size_t* displacements, rft_comm_t comm, const char* what,
                rft_request_t* request, bool nonblocking) {
   return Collective(comm, what, request, nonblocking, [&](Schedule& s) {
+    RFT_RETURN_IF_ERROR(RefuseInter(s, what));
     BlockLayout layout;
     RFT_RETURN_IF_ERROR(Layout(what, "receive", s.comm(), counts, displacements, type, &layout));
     const Rank me = s.comm().rank();
@@ -152,6 +182,10 @@ int Gather(const void* send, size_t count, rft_datatype_t type, void* receive, i
   return Collective(comm, what, request, nonblocking, [&](Schedule& s) {
     size_t bytes = 0;
     RFT_RETURN_IF_ERROR(ToBytes(what, count, type, &bytes));
+    if (s.comm().is_inter()) {
+      RFT_RETURN_IF_ERROR(InterArgs(what, send));
+      return rft::api::BuildInterGather(s, send, bytes, receive, root);
+    }
     if (send == RFT_IN_PLACE) {
       if (!IsRoot(s.comm(), root)) {
         return ArgError(std::string(what) + ": RFT_IN_PLACE is for the root's send buffer only");
@@ -168,6 +202,7 @@ int Gatherv(const void* send, size_t count, rft_datatype_t type, void* receive,
   return Collective(comm, what, request, nonblocking, [&](Schedule& s) {
     size_t bytes = 0;
     RFT_RETURN_IF_ERROR(ToBytes(what, count, type, &bytes));
+    RFT_RETURN_IF_ERROR(RefuseInter(s, what));
     BlockLayout layout{.element_size = kTypeSizes[type]};
     if (IsRoot(s.comm(), root)) {
       RFT_RETURN_IF_ERROR(Layout(what, "receive", s.comm(), counts, displacements, type, &layout));
@@ -192,6 +227,10 @@ int Scatter(const void* send, void* receive, size_t count, rft_datatype_t type, 
   return Collective(comm, what, request, nonblocking, [&](Schedule& s) {
     size_t bytes = 0;
     RFT_RETURN_IF_ERROR(ToBytes(what, count, type, &bytes));
+    if (s.comm().is_inter()) {
+      RFT_RETURN_IF_ERROR(InterArgs(what, receive));
+      return rft::api::BuildInterScatter(s, send, receive, bytes, root);
+    }
     return rft::api::BuildScatter(s, send, receive, bytes, root);
   });
 }
@@ -202,6 +241,7 @@ int Scatterv(const void* send, const size_t* counts, const size_t* displacements
   return Collective(comm, what, request, nonblocking, [&](Schedule& s) {
     size_t bytes = 0;
     RFT_RETURN_IF_ERROR(ToBytes(what, count, type, &bytes));
+    RFT_RETURN_IF_ERROR(RefuseInter(s, what));
     BlockLayout layout{.element_size = kTypeSizes[type]};
     if (IsRoot(s.comm(), root)) {
       RFT_RETURN_IF_ERROR(Layout(what, "send", s.comm(), counts, displacements, type, &layout));
@@ -224,6 +264,7 @@ int Alltoall(const void* send, size_t count, rft_datatype_t type, void* receive,
     if (send == RFT_IN_PLACE) {
       return ArgError(std::string(what) + ": RFT_IN_PLACE is not supported; give a send buffer");
     }
+    if (s.comm().is_inter()) return rft::api::BuildInterAlltoall(s, send, bytes, receive);
     return rft::api::BuildAlltoall(s, send, bytes, receive);
   });
 }
@@ -236,6 +277,7 @@ int Alltoallv(const void* send, const size_t* send_counts, const size_t* send_di
     if (send == RFT_IN_PLACE) {
       return ArgError(std::string(what) + ": RFT_IN_PLACE is not supported; give a send buffer");
     }
+    RFT_RETURN_IF_ERROR(RefuseInter(s, what));
     BlockLayout out;
     BlockLayout in;
     RFT_RETURN_IF_ERROR(

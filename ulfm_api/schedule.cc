@@ -29,7 +29,14 @@ Schedule::Schedule(Communicator& comm, const char* what)
     : Schedule(comm, what, comm.NextCollectiveTag()) {}
 
 Schedule::Schedule(Communicator& comm, const char* what, int32_t tag)
-    : comm_(comm), what_(what), tag_(tag), ops_(inline_ops_) {}
+    : comm_(comm), what_(what), tag_(tag), ops_(inline_ops_), view_size_(comm.size()) {}
+
+Status Schedule::CheckRoot(const char* what, int root) const {
+  if (root >= 0 && static_cast<uint32_t>(root) < view_size_) [[likely]]
+    return Status::Ok();
+  return ArgError(std::string(what) + " " + std::to_string(root) + " on " + comm_.name() +
+                  ": expected 0.." + std::to_string(static_cast<int64_t>(view_size_) - 1));
+}
 
 Schedule::~Schedule() {
   if (!finished_) Abandon();
@@ -60,14 +67,14 @@ Schedule::Op& Schedule::Append(Op::Kind kind) {
 
 void Schedule::Send(const void* buffer, size_t bytes, Rank member) {
   Op& op = Append(Op::Kind::kSend);
-  op.member = member;
+  op.member = view_first_ + member;
   op.source = buffer;
   op.size = bytes;
 }
 
 void Schedule::Receive(void* buffer, size_t bytes, Rank member) {
   Op& op = Append(Op::Kind::kReceive);
-  op.member = member;
+  op.member = view_first_ + member;
   op.target = buffer;
   op.size = bytes;
 }

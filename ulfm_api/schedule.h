@@ -58,6 +58,20 @@ class Schedule {
   Communicator& comm() const { return comm_; }
   const char* what() const { return what_; }
 
+  // The members an algorithm sees: all of the communicator's, or after Restrict the `count`
+  // members first .. first + count - 1, renumbered from 0 (so an algorithm written for a whole
+  // communicator runs over one group of an intercommunicator). size(), rank() and the
+  // transfers' `member` are the view's; the caller must be in it.
+  uint32_t size() const { return view_size_; }
+  Rank rank() const { return comm_.rank() - view_first_; }
+  void Restrict(Rank first, uint32_t count) {
+    view_first_ = first;
+    view_size_ = count;
+  }
+  void Unrestrict() { Restrict(0, comm_.size()); }
+  // RFT_ERR_ARG naming `what` unless `root` is a rank of the view.
+  Status CheckRoot(const char* what, int root) const;
+
   // ---- Building (before the first Advance) ----
   void Send(const void* buffer, size_t bytes, Rank member);
   void Receive(void* buffer, size_t bytes, Rank member);
@@ -135,6 +149,8 @@ class Schedule {
   Status result_;
   std::function<std::optional<Status>(bool* moved)> external_;
   uint64_t progress_events_ = 0;
+  Rank view_first_ = 0;
+  uint32_t view_size_;
   size_t scratch_used_ = 0;
   std::vector<std::unique_ptr<std::byte[]>> heap_scratch_;
   Op inline_ops_[kInlineOps];

@@ -137,19 +137,23 @@ Status Session::StartLife(const Communicator& comm) {
   return plane().SetContextEpoch(contexts.collective_context(), contexts.epoch, comm.owner());
 }
 
-namespace {
-
-void CombineProposals(const void* in, void* inout, size_t count) {
+void Session::CombineProposals(const void* in, void* inout, size_t count) {
   const auto* a = static_cast<const ContextIds::Proposal*>(in);
   auto* b = static_cast<ContextIds::Proposal*>(inout);
   for (size_t i = 0; i < count; ++i) ContextIds::Combine(a[i], &b[i]);
 }
 
-std::string Describe(const char* kind, const Communicator& parent) {
+std::string Session::Describe(const char* kind, const Communicator& parent) {
   return std::string(kind) + " of " + parent.name();
 }
 
-}  // namespace
+Status Session::RefuseInter(const char* kind, const Communicator& parent) {
+  if (!parent.is_inter()) [[likely]]
+    return Status::Ok();
+  return ArgError(Describe(kind, parent) +
+                  ": an intercommunicator; expected an intracommunicator (rft does not " + kind +
+                  " intercommunicators, docs/api.md)");
+}
 
 StatusOr<ContextIds::Allocation> Session::AllocateContexts(Communicator& parent, bool refuse,
                                                            const char* kind) {
@@ -166,9 +170,14 @@ StatusOr<ContextIds::Allocation> Session::AllocateContexts(Communicator& parent,
 }
 
 StatusOr<std::unique_ptr<Communicator>> Session::Build(Group group, ContextIds::Allocation contexts,
-                                                       std::string name) {
-  auto comm = std::make_unique<Communicator>(&plane(), &runtime_->registry(), std::move(group),
-                                             contexts, std::move(name));
+                                                       std::string name,
+                                                       std::optional<Group> local) {
+  auto comm =
+      local.has_value()
+          ? std::make_unique<Communicator>(&plane(), &runtime_->registry(), std::move(group),
+                                           contexts, std::move(name), std::move(*local))
+          : std::make_unique<Communicator>(&plane(), &runtime_->registry(), std::move(group),
+                                           contexts, std::move(name));
   Status status = StartLife(*comm);
   if (!status.ok()) {
     (void)contexts_.Release(contexts.pair);
@@ -180,10 +189,13 @@ StatusOr<std::unique_ptr<Communicator>> Session::Build(Group group, ContextIds::
 StatusOr<std::unique_ptr<Communicator>> Session::Dup(Communicator& parent) {
   ContextIds::Allocation contexts;
   RFT_ASSIGN_OR_RETURN(contexts, AllocateContexts(parent, false, "dup"));
-  return Build(parent.group(), contexts, Describe("dup", parent));
+  std::optional<Group> local;
+  if (parent.is_inter()) local = parent.local_group();
+  return Build(parent.group(), contexts, Describe("dup", parent), std::move(local));
 }
 
 StatusOr<std::unique_ptr<Communicator>> Session::Split(Communicator& parent, int color, int key) {
+  RFT_RETURN_IF_ERROR(RefuseInter("split", parent));
   const bool bad_color = color < 0 && color != kUndefinedColor;
   ContextIds::Allocation contexts;
   auto allocated = AllocateContexts(parent, bad_color, "split");
@@ -225,6 +237,7 @@ StatusOr<std::unique_ptr<Communicator>> Session::Split(Communicator& parent, int
 
 StatusOr<std::unique_ptr<Communicator>> Session::Create(Communicator& parent, const Group& group,
                                                         Status refused) {
+  RFT_RETURN_IF_ERROR(RefuseInter("create", parent));
   // A member of `group` outside the parent is a bad argument; refused by all together.
   Status check = std::move(refused);
   for (Rank job_rank : check.ok() ? group.job_ranks() : std::vector<Rank>()) {
@@ -248,6 +261,7 @@ StatusOr<std::unique_ptr<Communicator>> Session::Create(Communicator& parent, co
 StatusOr<std::unique_ptr<Communicator>> Session::CreateGroup(Communicator& parent,
                                                              const Group& group, int tag) {
   const std::string what = Describe("create_group", parent);
+  RFT_RETURN_IF_ERROR(RefuseInter("create_group", parent));
   if (!group.Contains(plane().rank())) {
     return ArgError(what + ": the calling process is not in the group (only its members call)");
   }

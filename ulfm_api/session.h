@@ -103,6 +103,19 @@ class Session {
   // The tags of create_group's messages in the parent's collective context: the high bit below
   // the sign, never set by NextCollectiveTag; the caller's tag fills the bits under it.
   static constexpr int32_t kCreateGroupTags = 0x40000000;
+  // MPI's Intercomm_create: an intercommunicator between `local`'s group and another, disjoint
+  // group, whose leaders are `local`'s rank `local_leader` and `peer`'s rank `remote_leader`
+  // (significant at the local leader only). The leaders exchange their groups and context
+  // proposals over `peer` with `tag` (MPI's rule: the tag tells concurrent creations apart);
+  // each leader hands the outcome to its group. Collective over `local` (and so over both
+  // groups). The members are ordered with the group of the lower leader (by job rank) first.
+  StatusOr<std::unique_ptr<Communicator>> IntercommCreate(Communicator& local, int local_leader,
+                                                          Communicator& peer, int remote_leader,
+                                                          int tag);
+  // MPI's Intercomm_merge: an intracommunicator of both groups of `inter`; the group whose
+  // members all pass `high` comes after the other (the intercommunicator's order when both
+  // groups pass the same). Collective over both groups.
+  StatusOr<std::unique_ptr<Communicator>> IntercommMerge(Communicator& inter, bool high);
   // Gives the communicator's contexts back (local: the epochs keep a reuse apart) and destroys
   // it (`comm` becomes null). With requests started on it not yet released, MPI's rule: the
   // session takes it, they go on and complete as usual, and the free happens when the last one
@@ -268,8 +281,16 @@ class Session {
   // member found its arguments bad; every member then fails with RFT_ERR_ARG (none hangs).
   StatusOr<ContextIds::Allocation> AllocateContexts(Communicator& parent, bool refuse,
                                                     const char* kind);
+  // With `local`: an intercommunicator whose local group it is (communicator.h).
   StatusOr<std::unique_ptr<Communicator>> Build(Group group, ContextIds::Allocation contexts,
-                                                std::string name);
+                                                std::string name,
+                                                std::optional<Group> local = std::nullopt);
+  // The allreduce operator of context proposals (ContextIds::Combine, element-wise).
+  static void CombineProposals(const void* in, void* inout, size_t count);
+  // "<kind> of <parent's name>", the start of a creation's error messages.
+  static std::string Describe(const char* kind, const Communicator& parent);
+  // RFT_ERR_ARG for a creation rft does not make from an intercommunicator.
+  static Status RefuseInter(const char* kind, const Communicator& parent);
   // Gives the data plane the communicator's life (epoch and owner) in both its contexts.
   Status StartLife(const Communicator& comm);
   // What shrink agrees on besides the failed set: `contexts` (the free pairs and the epoch).
@@ -369,7 +390,7 @@ class Session {
   // A status's source (a job rank) as `comm`'s rank.
   static void Translate(const Communicator& comm, transport::MessageStatus* status) {
     if (status != nullptr && status->source != transport::kAnySource) {
-      status->source = comm.MemberRank(status->source);
+      status->source = comm.PeerRank(status->source);
     }
   }
   // Waitall/Testall's outcome: every status filled; completed requests released when

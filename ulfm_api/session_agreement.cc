@@ -315,7 +315,9 @@ StatusOr<std::unique_ptr<Communicator>> Session::ShrinkTo(Communicator& comm,
     (void)contexts_.Release(contexts.pair);
     return group.status();
   }
-  return Build(std::move(*group), contexts, "shrink of " + comm.name());
+  std::optional<Group> local;  // an intercommunicator's survivors of each group
+  if (comm.is_inter()) local = Group::Intersection(comm.local_group(), *group);
+  return Build(std::move(*group), contexts, "shrink of " + comm.name(), std::move(local));
 }
 
 }  // namespace rft::api

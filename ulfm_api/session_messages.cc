@@ -30,7 +30,7 @@ Status Session::PostSend(Communicator& comm, const void* buffer, size_t bytes, i
                          transport::Request** inner) {
   if (!comm.SendArgsOk(dest, tag)) [[unlikely]]
     return SendArgError(comm, dest, tag);
-  return plane().Isend(buffer, bytes, comm.JobRank(static_cast<Rank>(dest)), tag,
+  return plane().Isend(buffer, bytes, comm.PeerJobRank(static_cast<Rank>(dest)), tag,
                        comm.p2p_context(), inner);
 }
 
@@ -39,7 +39,7 @@ Status Session::PostReceive(Communicator& comm, void* buffer, size_t capacity, i
   if (!comm.ReceiveArgsOk(source, tag)) [[unlikely]]
     return ReceiveArgError(comm, source, tag);
   return plane().Irecv(buffer, capacity,
-                       source < 0 ? kAnySource : comm.JobRank(static_cast<Rank>(source)), tag,
+                       source < 0 ? kAnySource : comm.PeerJobRank(static_cast<Rank>(source)), tag,
                        comm.p2p_context(), inner);
 }
 
@@ -64,7 +64,7 @@ Status Session::Irecv(Communicator& comm, void* buffer, size_t capacity, int sou
 Status Session::Send(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag) {
   // A small message usually leaves at once, with no request at all (the data plane's fast path).
   if (comm.SendArgsOk(dest, tag) &&
-      plane().SendNow(buffer, bytes, comm.JobRank(static_cast<Rank>(dest)), tag,
+      plane().SendNow(buffer, bytes, comm.PeerJobRank(static_cast<Rank>(dest)), tag,
                       comm.p2p_context())) [[likely]] {
     return Status::Ok();
   }
@@ -125,10 +125,10 @@ Status Session::Iprobe(Communicator& comm, int source, int tag, bool* found,
   const bool any = source < 0;
   MessageStatus local;
   if (status == nullptr) status = &local;
-  RFT_RETURN_IF_ERROR(plane().Iprobe(any ? kAnySource : comm.JobRank(static_cast<Rank>(source)),
+  RFT_RETURN_IF_ERROR(plane().Iprobe(any ? kAnySource : comm.PeerJobRank(static_cast<Rank>(source)),
                                      tag, comm.p2p_context(), found, status));
   if (*found) {
-    status->source = comm.MemberRank(status->source);
+    status->source = comm.PeerRank(status->source);
     return Status::Ok();
   }
   // A loop of probes drives the rest too (MPI's progress rule): non-blocking collectives, freed
@@ -149,9 +149,9 @@ Status Session::Probe(Communicator& comm, int source, int tag, MessageStatus* st
   MessageStatus local;
   if (status == nullptr) status = &local;
   if (source >= 0) {
-    RFT_RETURN_IF_ERROR(
-        plane().Probe(comm.JobRank(static_cast<Rank>(source)), tag, comm.p2p_context(), status));
-    status->source = comm.MemberRank(status->source);
+    RFT_RETURN_IF_ERROR(plane().Probe(comm.PeerJobRank(static_cast<Rank>(source)), tag,
+                                      comm.p2p_context(), status));
+    status->source = comm.PeerRank(status->source);
     return Status::Ok();
   }
   for (;;) {

@@ -30,6 +30,7 @@ std::span<const std::byte> Bytes(const std::string& text) {
 StatusOr<std::unique_ptr<Communicator>> Session::Spawn(Communicator& comm,
                                                        const std::vector<std::string>& argv) {
   const std::string what = "spawn on " + comm.name();
+  RFT_RETURN_IF_ERROR(RefuseInter("spawn", comm));
   // One agreement: the failed members, the new contexts, and whether every member had a
   // program to start (a member refusing must not leave the others waiting for it).
   const bool refused = argv.empty() || argv[0].empty();
