@@ -47,7 +47,7 @@ else
   fail "mpicc.mpich is missing (tools/setup.sh installs Debian's mpich and libmpich-dev)"
 fi
 for compiler in "${compilers[@]}"; do
-  for program in mpi_basics mpi_ulfm; do
+  for program in mpi_basics mpi_ulfm mpi_intercomm; do
     if [[ $compiler == rft ]]; then
       cc=("$sdk/bin/mpicc")
     else
@@ -66,6 +66,8 @@ for compiler in "${compilers[@]}"; do
     "$work/mpi_ulfm.$compiler" failures 2
   run "$compiler-built mpi_ulfm revoke-loop" 3 -n 3 --with-ft ulfm "$work/mpi_ulfm.$compiler" \
     revoke-loop 20
+  run "$compiler-built mpi_intercomm, 5 ranks" 5 -n 5 --with-ft ulfm \
+    "$work/mpi_intercomm.$compiler"
 done
 
 # The MPICH-built program asks the loader for libmpich.so.12: with mpiexec's loader path it

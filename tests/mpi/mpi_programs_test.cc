@@ -48,6 +48,19 @@ TEST(MpiPrograms, BasicsAtTwoThreeAndFiveRanks) {
   }
 }
 
+// Intercommunicators: two groups of the world (sizes differing at odd n), MPI's
+// intercommunicator collectives, merge, and a revoke, agree and shrink spanning both groups.
+TEST(MpiPrograms, IntercommunicatorsAtTwoThreeAndFiveRanks) {
+  for (int n : {2, 3, 5}) {
+    const ScenarioResult r =
+        RunMpi({"-n", std::to_string(n), "--with-ft", "ulfm"}, {"tests/mpi/mpi_intercomm"});
+    EXPECT_EQ(r.exit_status, 0) << r.Report();
+    std::vector<int> ranks;
+    for (int i = 0; i < n; ++i) ranks.push_back(i);
+    ExpectAllChecksPassed(r, "mpi_intercomm", ranks);
+  }
+}
+
 TEST(MpiPrograms, FailuresPendingAckRevokeShrinkAgree) {
   const ScenarioResult r =
       RunMpi({"-n", "4", "--with-ft", "ulfm"}, {"tests/mpi/mpi_ulfm", "failures", "2"});

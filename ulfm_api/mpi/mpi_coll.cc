@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ulfm_api/mpi/mpi_coll_inter.h"
 #include "ulfm_api/mpi/mpi_coll_internal.h"
 #include "ulfm_api/mpi/mpi_internal.h"
 
@@ -179,6 +180,8 @@ int ReduceCommon(const void* send, void* recv, int count, MPI_Datatype type, MPI
   Comm* c;
   const Datatype* t;
   if (int rc = CheckReduction(comm, &c, count, type, op, root, function, &t); rc) return rc;
+  if (c->remote_size >= 0) [[unlikely]]
+    return RefuseInter(comm, function);
   rft_op_t rop;
   rft_datatype_t rtype;
   if (t->contiguous && RftReduction(op, type, &rop, &rtype)) [[likely]] {
@@ -197,6 +200,10 @@ int GatherCommon(const void* send, int send_count, MPI_Datatype send_type, void*
                  const char* function) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, function);
+  if (c->remote_size >= 0) [[unlikely]] {
+    return InterGather(*c, send, send_count, send_type, recv, recv_count, recv_type, root, all,
+                       comm, function);
+  }
   if (!all) {
     if (int rc = CheckRoot(*c, root, comm, function); rc) return rc;
   }
@@ -262,6 +269,8 @@ int PMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Com
   Comm* c = FindComm(comm);
   if (c == nullptr) [[unlikely]]
     return BadComm(comm, "MPI_Bcast");
+  if (c->remote_size >= 0) [[unlikely]]
+    return InterBcast(*c, buffer, count, datatype, root, comm);
   if (IsSimpleBuiltin(datatype) && count >= 0 && root >= 0 && root < c->size) [[likely]] {
     const int rc = rft_bcast(buffer, static_cast<size_t>(count) * SimpleBuiltinSize(datatype),
                              RFT_BYTE, root, c->rft);
@@ -283,6 +292,8 @@ int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype d
   // The fast path: a predefined type and operator rft reduces natively (RftReduction says the
   // operator applies), on a live communicator.
   Comm* c = FindComm(comm);
+  if (c != nullptr && c->remote_size >= 0) [[unlikely]]
+    return InterReduce(*c, sendbuf, recvbuf, count, datatype, op, 0, true, comm, "MPI_Allreduce");
   rft_op_t rop;
   rft_datatype_t rtype;
   if (c != nullptr && count >= 0 && IsSimpleBuiltin(datatype) &&
@@ -295,6 +306,8 @@ int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype d
 
 int PMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm) {
+  if (Comm* c = FindComm(comm); c != nullptr && c->remote_size >= 0) [[unlikely]]
+    return InterReduce(*c, sendbuf, recvbuf, count, datatype, op, root, false, comm, "MPI_Reduce");
   if (root < 0) {  // ReduceCommon reads a negative root as "all"
     Comm* c = FindComm(comm);
     if (c == nullptr) return BadComm(comm, "MPI_Reduce");
@@ -319,6 +332,8 @@ int PMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Reduce_scatter_block");
+  if (c->remote_size >= 0) [[unlikely]]
+    return RefuseInter(comm, "MPI_Reduce_scatter_block");
   const Datatype* t;
   if (int rc = CheckData(comm, recvcount, datatype, "MPI_Reduce_scatter_block", &t); rc) return rc;
   const int total = recvcount * c->size;
@@ -339,6 +354,8 @@ int PMPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Reduce_scatter");
+  if (c->remote_size >= 0) [[unlikely]]
+    return RefuseInter(comm, "MPI_Reduce_scatter");
   const Datatype* t;
   if (int rc = CheckData(comm, 0, datatype, "MPI_Reduce_scatter", &t); rc) return rc;
   int total = 0, before = 0;
@@ -369,6 +386,8 @@ static int ScanCommon(const void* sendbuf, void* recvbuf, int count, MPI_Datatyp
   Comm* c;
   const Datatype* t;
   if (int rc = CheckReduction(comm, &c, count, datatype, op, -1, function, &t); rc) return rc;
+  if (c->remote_size >= 0) [[unlikely]]
+    return RefuseInter(comm, function);
   std::vector<char> mine_scratch;
   const void* mine = Packed(*t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, &mine_scratch);
   const size_t bytes = Bytes(*t, count);
@@ -408,6 +427,8 @@ static int GathervCommon(const void* sendbuf, int sendcount, MPI_Datatype sendty
                          int root, MPI_Comm comm, bool all, const char* function) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, function);
+  if (c->remote_size >= 0) [[unlikely]]
+    return RefuseInter(comm, function);
   if (!all) {
     if (int rc = CheckRoot(*c, root, comm, function); rc) return rc;
   }
@@ -466,6 +487,9 @@ int PMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Scatter");
+  if (c->remote_size >= 0) [[unlikely]] {
+    return InterScatter(*c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+  }
   if (int rc = CheckRoot(*c, root, comm, "MPI_Scatter"); rc) return rc;
   const bool sender = c->rank == root;
   const bool in_place = recvbuf == MPI_IN_PLACE && sender;
@@ -506,6 +530,8 @@ int PMPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[
                   int root, MPI_Comm comm) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Scatterv");
+  if (c->remote_size >= 0) [[unlikely]]
+    return RefuseInter(comm, "MPI_Scatterv");
   if (int rc = CheckRoot(*c, root, comm, "MPI_Scatterv"); rc) return rc;
   const bool sender = c->rank == root;
   const bool in_place = recvbuf == MPI_IN_PLACE && sender;
@@ -547,6 +573,9 @@ int PMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Alltoall");
+  if (c->remote_size >= 0) [[unlikely]] {
+    return InterAlltoall(*c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  }
   const Datatype* rt;
   if (int rc = CheckData(comm, recvcount, recvtype, "MPI_Alltoall", &rt); rc) return rc;
   const size_t block = Bytes(*rt, recvcount);
@@ -585,6 +614,8 @@ int PMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Alltoallv");
+  if (c->remote_size >= 0) [[unlikely]]
+    return RefuseInter(comm, "MPI_Alltoallv");
   const Datatype* rt;
   if (int rc = CheckData(comm, 0, recvtype, "MPI_Alltoallv", &rt); rc) return rc;
   VLayout recv_layout, send_layout;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ulfm_api/mpi/mpi_coll_inter.h"
 #include "ulfm_api/mpi/mpi_coll_internal.h"
 
 using namespace rft::mpi;
@@ -26,6 +27,8 @@ int PMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Co
                 MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Ibcast");
+  if (c->remote_size >= 0) [[unlikely]]
+    return RefuseInter(comm, "MPI_Ibcast");
   const Datatype* t;
   if (int rc = CheckData(comm, count, datatype, "MPI_Ibcast", &t); rc) return rc;
   if (int rc = CheckRoot(*c, root, comm, "MPI_Ibcast"); rc) return rc;
@@ -54,6 +57,8 @@ static int IreduceCommon(const void* sendbuf, void* recvbuf, int count, MPI_Data
   Comm* c;
   const Datatype* t;
   if (int rc = CheckReduction(comm, &c, count, datatype, op, root, function, &t); rc) return rc;
+  if (c->remote_size >= 0) [[unlikely]]
+    return RefuseInter(comm, function);
   rft_op_t rop;
   rft_datatype_t rtype;
   rft_request_t inner = RFT_REQUEST_NULL;
@@ -97,6 +102,8 @@ int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dat
   if (root < 0) {
     Comm* c = FindComm(comm);
     if (c == nullptr) return BadComm(comm, "MPI_Ireduce");
+    if (c->remote_size >= 0) [[unlikely]]
+      return RefuseInter(comm, "MPI_Ireduce");
     return CheckRoot(*c, root, comm, "MPI_Ireduce");
   }
   return IreduceCommon(sendbuf, recvbuf, count, datatype, op, root, comm, request, "MPI_Ireduce");
@@ -130,6 +137,8 @@ int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Igather");
+  if (c->remote_size >= 0) [[unlikely]]
+    return RefuseInter(comm, "MPI_Igather");
   if (int rc = CheckRoot(*c, root, comm, "MPI_Igather"); rc) return rc;
   size_t block;
   if (int rc = ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -147,6 +156,8 @@ int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Iscatter");
+  if (c->remote_size >= 0) [[unlikely]]
+    return RefuseInter(comm, "MPI_Iscatter");
   if (int rc = CheckRoot(*c, root, comm, "MPI_Iscatter"); rc) return rc;
   size_t block;
   if (int rc = ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -169,6 +180,8 @@ int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Iallgather");
+  if (c->remote_size >= 0) [[unlikely]]
+    return RefuseInter(comm, "MPI_Iallgather");
   size_t block;
   if (int rc = ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                               true, true, &block, "MPI_Iallgather");
@@ -184,6 +197,8 @@ int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Ialltoall");
+  if (c->remote_size >= 0) [[unlikely]]
+    return RefuseInter(comm, "MPI_Ialltoall");
   size_t block;
   if (int rc = ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                               true, true, &block, "MPI_Ialltoall");
@@ -227,6 +242,8 @@ int PMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Comm comm, MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Igatherv");
+  if (c->remote_size >= 0) [[unlikely]]
+    return RefuseInter(comm, "MPI_Igatherv");
   if (int rc = CheckRoot(*c, root, comm, "MPI_Igatherv"); rc) return rc;
   const bool receiver = c->rank == root;
   const bool in_place = sendbuf == MPI_IN_PLACE && receiver;
@@ -259,6 +276,8 @@ int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs
                    int root, MPI_Comm comm, MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Iscatterv");
+  if (c->remote_size >= 0) [[unlikely]]
+    return RefuseInter(comm, "MPI_Iscatterv");
   if (int rc = CheckRoot(*c, root, comm, "MPI_Iscatterv"); rc) return rc;
   const bool sender = c->rank == root;
   const bool in_place = recvbuf == MPI_IN_PLACE && sender;
@@ -298,6 +317,8 @@ int PMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
                      MPI_Comm comm, MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Iallgatherv");
+  if (c->remote_size >= 0) [[unlikely]]
+    return RefuseInter(comm, "MPI_Iallgatherv");
   auto layouts = std::make_shared<std::vector<VLayout>>(1);
   const Datatype* t;
   if (int rc = ContiguousV(comm, recvtype, "MPI_Iallgatherv", &t); rc) return rc;
@@ -325,6 +346,8 @@ int PMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
                     MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Ialltoallv");
+  if (c->remote_size >= 0) [[unlikely]]
+    return RefuseInter(comm, "MPI_Ialltoallv");
   auto layouts = std::make_shared<std::vector<VLayout>>(2);
   const Datatype* rt;
   if (int rc = ContiguousV(comm, recvtype, "MPI_Ialltoallv", &rt); rc) return rc;
@@ -369,6 +392,8 @@ static int IfoldCommon(const void* sendbuf, void* recvbuf, int count, MPI_Dataty
   Comm* c;
   const Datatype* t;
   if (int rc = CheckReduction(comm, &c, count, datatype, op, -1, function, &t); rc) return rc;
+  if (c->remote_size >= 0) [[unlikely]]
+    return RefuseInter(comm, function);
   // Reduce_scatter_block: each member contributes `count` elements per member.
   const int contributed = kind == Folded::kScatterBlock ? count * c->size : count;
   const size_t bytes = Bytes(*t, contributed);

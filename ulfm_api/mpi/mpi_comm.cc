@@ -43,19 +43,26 @@ MPI_Comm NewComm(rft_comm_t comm, const Comm* parent) {
   rft_comm_set_errhandler(comm, RFT_ERRORS_RETURN);
   rft_comm_rank(comm, &c.rank);
   rft_comm_size(comm, &c.size);
+  int inter = 0;
+  rft_comm_test_inter(comm, &inter);
+  if (inter) rft_comm_remote_size(comm, &c.remote_size);
+  c.peers = inter ? c.remote_size : c.size;
   if (parent != nullptr) c.errhandler = parent->errhandler;
   return state().comms.Add(std::move(c));
 }
 
 int CheckRankArg(const Comm& comm, int rank, bool wildcard, const char* function, MPI_Comm handle) {
-  if ((rank >= 0 && rank < comm.size) || rank == MPI_PROC_NULL ||
-      (wildcard && rank == MPI_ANY_SOURCE)) [[likely]] {
+  // Point-to-point on an intercommunicator names the remote group.
+  const int peers = comm.peers;
+  if ((rank >= 0 && rank < peers) || rank == MPI_PROC_NULL || (wildcard && rank == MPI_ANY_SOURCE))
+      [[likely]] {
     return MPI_SUCCESS;
   }
   return Raise(handle, MPI_ERR_RANK,
                std::string(function) + ": rank " + std::to_string(rank) + ": expected 0.." +
-                   std::to_string(comm.size - 1) + ", MPI_PROC_NULL" +
-                   (wildcard ? " or MPI_ANY_SOURCE" : ""));
+                   std::to_string(peers - 1) + ", MPI_PROC_NULL" +
+                   (wildcard ? " or MPI_ANY_SOURCE" : "") +
+                   (comm.remote_size >= 0 ? " (a rank of the remote group)" : ""));
 }
 
 int CheckTagArg(int tag, bool wildcard, const char* function, MPI_Comm handle) {
@@ -296,19 +303,58 @@ int PMPI_Comm_get_name(MPI_Comm comm, char* name, int* resultlen) {
 }
 
 int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) {
-  if (FindComm(comm) == nullptr) return BadComm(comm, "MPI_Comm_test_inter");
-  *flag = 0;  // intercommunicators are not made yet (MPI_Intercomm_create is refused)
+  Comm* c = FindComm(comm);
+  if (c == nullptr) return BadComm(comm, "MPI_Comm_test_inter");
+  *flag = c->remote_size >= 0;
   return MPI_SUCCESS;
 }
 
-int PMPI_Comm_remote_size(MPI_Comm comm, int*) {
-  if (FindComm(comm) == nullptr) return BadComm(comm, "MPI_Comm_remote_size");
-  return Raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_size: not an intercommunicator");
+int PMPI_Comm_remote_size(MPI_Comm comm, int* size) {
+  Comm* c = FindComm(comm);
+  if (c == nullptr) return BadComm(comm, "MPI_Comm_remote_size");
+  if (c->remote_size < 0) {
+    return Raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_size: not an intercommunicator");
+  }
+  *size = c->remote_size;
+  return MPI_SUCCESS;
 }
 
-int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group*) {
-  if (FindComm(comm) == nullptr) return BadComm(comm, "MPI_Comm_remote_group");
-  return Raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_group: not an intercommunicator");
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
+  Comm* c = FindComm(comm);
+  if (c == nullptr) return BadComm(comm, "MPI_Comm_remote_group");
+  if (c->remote_size < 0) {
+    return Raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_group: not an intercommunicator");
+  }
+  rft_group_t remote = RFT_GROUP_NULL;
+  if (int rc = rft_comm_remote_group(c->rft, &remote); rc != RFT_SUCCESS) {
+    return RaiseRft(comm, "MPI_Comm_remote_group", rc);
+  }
+  *group = NewGroup(remote);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                          int remote_leader, int tag, MPI_Comm* newintercomm) {
+  Comm* local = FindComm(local_comm);
+  if (local == nullptr) return BadComm(local_comm, "MPI_Intercomm_create");
+  // `peer_comm` is significant at the local leader only.
+  Comm* peer = local;
+  if (local->rank == local_leader) {
+    peer = FindComm(peer_comm);
+    if (peer == nullptr) return BadComm(peer_comm, "MPI_Intercomm_create");
+  }
+  rft_comm_t made = RFT_COMM_NULL;
+  const int rc =
+      rft_intercomm_create(local->rft, local_leader, peer->rft, remote_leader, tag, &made);
+  return Adopt(local_comm, *local, "MPI_Intercomm_create", rc, made, newintercomm);
+}
+
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
+  Comm* c = FindComm(intercomm);
+  if (c == nullptr) return BadComm(intercomm, "MPI_Intercomm_merge");
+  rft_comm_t made = RFT_COMM_NULL;
+  const int rc = rft_intercomm_merge(c->rft, high, &made);
+  return Adopt(intercomm, *c, "MPI_Intercomm_merge", rc, made, newintracomm);
 }
 
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info) {
@@ -443,6 +489,8 @@ RFT_MPI_ALIAS(Comm_group)
 RFT_MPI_ALIAS(Comm_set_name)
 RFT_MPI_ALIAS(Comm_get_name)
 RFT_MPI_ALIAS(Comm_test_inter)
+RFT_MPI_ALIAS(Intercomm_create)
+RFT_MPI_ALIAS(Intercomm_merge)
 RFT_MPI_ALIAS(Comm_remote_size)
 RFT_MPI_ALIAS(Comm_remote_group)
 RFT_MPI_ALIAS(Comm_set_info)

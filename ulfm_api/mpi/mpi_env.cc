@@ -72,11 +72,13 @@ int InitCommon(int* argc, char*** argv, int required, int* provided) {
   s.world.rft = RFT_COMM_WORLD;
   rft_comm_rank(RFT_COMM_WORLD, &s.world.rank);
   rft_comm_size(RFT_COMM_WORLD, &s.world.size);
+  s.world.peers = s.world.size;
   s.world.errhandler = initial.handler;
   s.world.name = "MPI_COMM_WORLD";
   s.self.rft = RFT_COMM_SELF;
   s.self.rank = 0;
   s.self.size = 1;
+  s.self.peers = 1;
   s.self.errhandler = initial.handler;
   s.self.name = "MPI_COMM_SELF";
   // rft is called from one thread (rft.h): FUNNELED is what it honestly provides.

@@ -68,6 +68,10 @@ RFT_MPI_DECLARE(int, Comm_group, (MPI_Comm comm, MPI_Group* group))
 RFT_MPI_DECLARE(int, Comm_set_name, (MPI_Comm comm, const char* comm_name))
 RFT_MPI_DECLARE(int, Comm_get_name, (MPI_Comm comm, char* comm_name, int* resultlen))
 RFT_MPI_DECLARE(int, Comm_test_inter, (MPI_Comm comm, int* flag))
+RFT_MPI_DECLARE(int, Intercomm_create,
+                (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
+                 int tag, MPI_Comm* newintercomm))
+RFT_MPI_DECLARE(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* newintracomm))
 RFT_MPI_DECLARE(int, Comm_remote_size, (MPI_Comm comm, int* size))
 RFT_MPI_DECLARE(int, Comm_remote_group, (MPI_Comm comm, MPI_Group* group))
 RFT_MPI_DECLARE(int, Comm_get_attr,

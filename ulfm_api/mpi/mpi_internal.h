@@ -114,7 +114,9 @@ struct CartTopology {
 struct Comm {
   rft_comm_t rft = RFT_COMM_NULL;
   int rank = 0;
-  int size = 0;
+  int size = 0;          // of the caller's group (an intercommunicator's local group)
+  int remote_size = -1;  // an intercommunicator's remote group; -1 for an intracommunicator
+  int peers = 0;         // the ranks point-to-point names: remote_size, or size
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   std::string name;
   std::map<int, void*> attributes;  // keyval -> value

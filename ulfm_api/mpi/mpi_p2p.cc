@@ -119,7 +119,7 @@ extern "C" {
 int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
   Comm* c = FindComm(comm);
   if (c != nullptr && IsSimpleBuiltin(datatype) && count >= 0 && tag >= 0 && dest >= 0 &&
-      dest < c->size) [[likely]] {
+      dest < c->peers) [[likely]] {
     const int rc = rft_send(buf, static_cast<size_t>(count) * SimpleBuiltinSize(datatype), RFT_BYTE,
                             dest, tag, c->rft);
     if (rc == RFT_SUCCESS) [[likely]]
@@ -210,7 +210,7 @@ int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, 
               MPI_Status* status) {
   Comm* c = FindComm(comm);
   if (c != nullptr && IsSimpleBuiltin(datatype) && count >= 0 && source != MPI_PROC_NULL &&
-      source < c->size && source >= MPI_ANY_SOURCE && tag >= MPI_ANY_TAG) [[likely]] {
+      source < c->peers && source >= MPI_ANY_SOURCE && tag >= MPI_ANY_TAG) [[likely]] {
     rft_status_t st;
     const int rc = rft_recv(buf, static_cast<size_t>(count) * SimpleBuiltinSize(datatype), RFT_BYTE,
                             ToRftSource(source), ToRftTag(tag), c->rft, &st);

@@ -12,10 +12,6 @@ RFT_MPI_DECLARE(int, Comm_spawn_multiple,
                 (int count, char* array_of_commands[], char** array_of_argv[],
                  const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
                  MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[]))
-RFT_MPI_DECLARE(int, Intercomm_create,
-                (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
-                 int tag, MPI_Comm* newintercomm))
-RFT_MPI_DECLARE(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* newintracomm))
 RFT_MPI_DECLARE(int, Open_port, (MPI_Info info, char* port_name))
 RFT_MPI_DECLARE(int, Close_port, (const char* port_name))
 RFT_MPI_DECLARE(int, Comm_accept,

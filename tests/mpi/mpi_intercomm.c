@@ -1,0 +1,179 @@
+/* Intercommunicators as MPI programs use them: the world split in two groups (A: the lower half,
+ * B: the rest, so the sizes differ at odd sizes), joined by MPI_Intercomm_create; the shape
+ * calls, point-to-point naming the remote group, the blocking collectives with MPI's
+ * intercommunicator meanings (MPI_ROOT / MPI_PROC_NULL roots, a derived type in a bcast), dup,
+ * merge with `high`; then ULFM across the groups: a revoke by A's rank 0 ends B's barriers, an
+ * agreement spans both, a shrink gives an intercommunicator again. Plain C over <mpi.h> (and
+ * <mpi-ext.h> where it exists), so the same source builds with rft's mpicc and the MPICH
+ * family's; run with 2..8 processes. Prints "mpi_intercomm: rank R: N checks, N failed". */
+#include <mpi.h>
+#if defined(OPEN_MPI) || defined(RFT_MPI)
+#include <mpi-ext.h>
+#endif
+#include <stdio.h>
+
+#include "mpi_checks.h"
+
+static int rank, size;
+
+/* Group A is world ranks 0 .. size/2 - 1. */
+static int in_a(int r) { return r < size / 2; }
+static int a_size(void) { return size / 2; }
+static int b_size(void) { return size - size / 2; }
+/* The world rank of rank r of the remote group. */
+static int remote_world(int r) { return in_a(rank) ? a_size() + r : r; }
+
+static void check_shape(MPI_Comm inter, int* local_rank, int* remote) {
+  int flag = 0, n = 0;
+  CHECK_OK(MPI_Comm_test_inter(inter, &flag));
+  CHECK(flag);
+  CHECK_OK(MPI_Comm_rank(inter, local_rank));
+  CHECK_OK(MPI_Comm_size(inter, &n));
+  CHECK_OK(MPI_Comm_remote_size(inter, remote));
+  CHECK(*local_rank == (in_a(rank) ? rank : rank - a_size()));
+  CHECK(n == (in_a(rank) ? a_size() : b_size()));
+  CHECK(*remote == (in_a(rank) ? b_size() : a_size()));
+  MPI_Group group, world_group;
+  CHECK_OK(MPI_Comm_remote_group(inter, &group));
+  CHECK_OK(MPI_Comm_group(MPI_COMM_WORLD, &world_group));
+  int first = 0, first_world = -1;
+  CHECK_OK(MPI_Group_translate_ranks(group, 1, &first, world_group, &first_world));
+  CHECK(first_world == remote_world(0));
+  CHECK_OK(MPI_Group_free(&group));
+  CHECK_OK(MPI_Group_free(&world_group));
+  CHECK_OK(MPI_Comm_test_inter(MPI_COMM_WORLD, &flag));
+  CHECK(!flag);
+}
+
+static void check_point_to_point(MPI_Comm inter, int local_rank, int remote) {
+  /* Each member exchanges its world rank with the remote member of its own rank (mod). */
+  const int peer = local_rank % remote;
+  int got = -1;
+  MPI_Status status;
+  MPI_Request request;
+  /* Every remote member whose rank maps to this one sends to it. */
+  int senders = 0;
+  const int remote_group_of_peer = in_a(rank) ? b_size() : a_size();
+  const int local_n = in_a(rank) ? a_size() : b_size();
+  for (int r = 0; r < remote_group_of_peer; ++r) senders += r % local_n == local_rank;
+  CHECK_OK(MPI_Isend(&rank, 1, MPI_INT, peer, 3, inter, &request));
+  for (int i = 0; i < senders; ++i) {
+    CHECK_OK(MPI_Recv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 3, inter, &status));
+    CHECK(got == remote_world(status.MPI_SOURCE));
+    CHECK(status.MPI_SOURCE % local_n == local_rank);
+  }
+  CHECK_OK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+  CHECK(error_class_of(MPI_Send(&rank, 1, MPI_INT, remote, 3, inter)) == MPI_ERR_RANK);
+}
+
+static void check_collectives(MPI_Comm inter, int local_rank, int remote) {
+  const int a = in_a(rank);
+  CHECK_OK(MPI_Barrier(inter));
+  /* bcast of a strided column (a derived type) from A's rank 0 to B. */
+  MPI_Datatype column;
+  CHECK_OK(MPI_Type_vector(3, 1, 2, MPI_INT, &column));
+  CHECK_OK(MPI_Type_commit(&column));
+  int matrix[6] = {-1, -1, -1, -1, -1, -1};
+  if (a && local_rank == 0) matrix[0] = 10, matrix[2] = 20, matrix[4] = 30;
+  CHECK_OK(
+      MPI_Bcast(matrix, 1, column, a ? (local_rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, inter));
+  if (!a) CHECK(matrix[0] == 10 && matrix[2] == 20 && matrix[4] == 30 && matrix[1] == -1);
+  CHECK_OK(MPI_Type_free(&column));
+  /* allreduce: the other group's sum of world ranks. */
+  int sum = -1, expected = 0;
+  for (int r = 0; r < remote; ++r) expected += remote_world(r);
+  CHECK_OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, inter));
+  CHECK(sum == expected);
+  /* reduce to B's last rank, of A's values. */
+  int max = -1;
+  const int b_root = b_size() - 1;
+  CHECK_OK(MPI_Reduce(&rank, &max, 1, MPI_INT, MPI_MAX,
+                      a ? b_root : (local_rank == b_root ? MPI_ROOT : MPI_PROC_NULL), inter));
+  CHECK(max == (!a && local_rank == b_root ? a_size() - 1 : -1));
+  /* allgather: the other group's world ranks. */
+  int all[8];
+  CHECK_OK(MPI_Allgather(&rank, 1, MPI_INT, all, 1, MPI_INT, inter));
+  for (int r = 0; r < remote; ++r) CHECK(all[r] == remote_world(r));
+  /* gather to A's rank 0 and scatter from it. */
+  int gathered[8] = {0};
+  CHECK_OK(MPI_Gather(&rank, 1, MPI_INT, gathered, 1, MPI_INT,
+                      a ? (local_rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, inter));
+  if (a && local_rank == 0) {
+    for (int r = 0; r < remote; ++r) CHECK(gathered[r] == remote_world(r));
+  }
+  int blocks[8], mine = -1;
+  for (int r = 0; r < 8; ++r) blocks[r] = 100 + r;
+  CHECK_OK(MPI_Scatter(blocks, 1, MPI_INT, &mine, 1, MPI_INT,
+                       a ? (local_rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, inter));
+  CHECK(mine == (a ? -1 : 100 + local_rank));
+  /* alltoall: block j to remote rank j. */
+  int out[8], in[8];
+  for (int j = 0; j < remote; ++j) out[j] = 10 * rank + j;
+  CHECK_OK(MPI_Alltoall(out, 1, MPI_INT, in, 1, MPI_INT, inter));
+  for (int j = 0; j < remote; ++j) CHECK(in[j] == 10 * remote_world(j) + local_rank);
+}
+
+static void check_dup_and_merge(MPI_Comm inter) {
+  MPI_Comm dup, merged;
+  int flag = 0, merged_rank = -1, merged_size = 0;
+  CHECK_OK(MPI_Comm_dup(inter, &dup));
+  CHECK_OK(MPI_Comm_test_inter(dup, &flag));
+  CHECK(flag);
+  CHECK_OK(MPI_Comm_free(&dup));
+  /* A passes high: B first. */
+  CHECK_OK(MPI_Intercomm_merge(inter, in_a(rank), &merged));
+  CHECK_OK(MPI_Comm_rank(merged, &merged_rank));
+  CHECK_OK(MPI_Comm_size(merged, &merged_size));
+  CHECK(merged_size == size);
+  CHECK(merged_rank == (in_a(rank) ? rank + b_size() : rank - a_size()));
+  int sum = -1;
+  CHECK_OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, merged));
+  CHECK(sum == size * (size - 1) / 2);
+  CHECK_OK(MPI_Comm_free(&merged));
+}
+
+static void check_ulfm(MPI_Comm inter) {
+  /* A's rank 0 revokes; every member's barriers end with REVOKED, in both groups. */
+  if (rank == 0) CHECK_OK(MPIX_Comm_revoke(inter));
+  int rc;
+  do {
+    rc = MPI_Barrier(inter);
+  } while (rc == MPI_SUCCESS);
+  CHECK(error_class_of(rc) == MPIX_ERR_REVOKED);
+  int flag = rank % 2 == 0 ? 3 : 1; /* AND over both groups (rank 1 is in one): 1 */
+  CHECK_OK(MPIX_Comm_agree(inter, &flag));
+  CHECK(flag == 1);
+  MPI_Comm shrunk;
+  CHECK_OK(MPIX_Comm_shrink(inter, &shrunk));
+  int is_inter = 0, remote = 0;
+  CHECK_OK(MPI_Comm_test_inter(shrunk, &is_inter));
+  CHECK_OK(MPI_Comm_remote_size(shrunk, &remote));
+  CHECK(is_inter && remote == (in_a(rank) ? b_size() : a_size()));
+  CHECK_OK(MPI_Comm_free(&shrunk));
+}
+
+int main(int argc, char** argv) {
+  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) return 2;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2 || size > 8) {
+    fprintf(stderr, "mpi_intercomm: run with 2..8 processes, not %d\n", size);
+    MPI_Finalize();
+    return 2;
+  }
+  MPI_Comm local, inter;
+  CHECK_OK(MPI_Comm_split(MPI_COMM_WORLD, in_a(rank), rank, &local));
+  CHECK_OK(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, in_a(rank) ? a_size() : 0, 7, &inter));
+  CHECK_OK(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN));
+  int local_rank = -1, remote = -1;
+  check_shape(inter, &local_rank, &remote);
+  check_point_to_point(inter, local_rank, remote);
+  check_collectives(inter, local_rank, remote);
+  check_dup_and_merge(inter);
+  check_ulfm(inter);
+  CHECK_OK(MPI_Comm_free(&inter));
+  CHECK_OK(MPI_Comm_free(&local));
+  const int status = report_checks("mpi_intercomm");
+  MPI_Finalize();
+  return status;
+}
