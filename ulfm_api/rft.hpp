@@ -204,6 +204,33 @@ class Comm {
     return Group(group);
   }
 
+  // Intercommunicators (rft.h): collective over this (the local group's) communicator.
+  Comm IntercommCreate(int local_leader, const Comm& peer, int remote_leader, int tag) const {
+    rft_comm_t out = RFT_COMM_NULL;
+    Check(rft_intercomm_create(handle_, local_leader, peer.handle_, remote_leader, tag, &out));
+    return Comm(out, true);
+  }
+  Comm IntercommMerge(bool high) const {
+    rft_comm_t out = RFT_COMM_NULL;
+    Check(rft_intercomm_merge(handle_, high ? 1 : 0, &out));
+    return Comm(out, true);
+  }
+  bool IsInter() const {
+    int flag = 0;
+    Check(rft_comm_test_inter(handle_, &flag));
+    return flag != 0;
+  }
+  int RemoteSize() const {
+    int size = 0;
+    Check(rft_comm_remote_size(handle_, &size));
+    return size;
+  }
+  Group RemoteGroup() const {
+    rft_group_t group = RFT_GROUP_NULL;
+    Check(rft_comm_remote_group(handle_, &group));
+    return Group(group);
+  }
+
   template <class T>
   void Send(const T* data, size_t count, int dest, int tag) const {
     Check(rft_send(data, count, TypeOf<T>::value, dest, tag, handle_));

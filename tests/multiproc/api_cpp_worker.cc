@@ -60,6 +60,16 @@ int main(int argc, char** argv) {
   {
     rft::Comm half = world.Split(rank % 2, rank);  // freed at the end of the block
     EXPECT(half.Size() == (size - rank % 2 + 1) / 2, std::to_string(half.Size()));
+    // The even and odd halves joined; their leaders are world ranks 0 and 1.
+    const rft::Comm inter = half.IntercommCreate(0, world, 1 - rank % 2, 3);
+    EXPECT(inter.IsInter() && inter.Size() == half.Size() &&
+               inter.RemoteSize() == size - half.Size() &&
+               inter.RemoteGroup().Size() == inter.RemoteSize(),
+           std::to_string(inter.RemoteSize()));
+    const rft::Comm merged = inter.IntercommMerge(rank % 2 == 1);  // evens first
+    EXPECT(!merged.IsInter() && merged.Size() == size &&
+               merged.Rank() == (rank % 2 == 0 ? rank / 2 : (size + 1) / 2 + rank / 2),
+           std::to_string(merged.Rank()));
   }
 
   {
