@@ -32,6 +32,14 @@ Sides SidesOf(const Communicator& comm) {
                .leader = comm.local_rank() == 0};
 }
 
+// A shrink can leave an intercommunicator whose remote group is gone: nothing to exchange with.
+Status HasRemote(const Schedule& s, const Sides& sides) {
+  if (sides.remote_size > 0) [[likely]]
+    return Status::Ok();
+  return ProcFailedError(std::string(s.what()) + " on intercommunicator " + s.comm().name() +
+                         ": every member of the remote group failed");
+}
+
 // A root argument at a member of the other group: a rank of the root's group.
 Status CheckRemoteRoot(const Schedule& s, const Sides& sides, int root) {
   if (root >= 0 && static_cast<uint32_t>(root) < sides.remote_size) [[likely]]
@@ -55,6 +63,7 @@ Status OnLocalGroup(Schedule& s, const Sides& sides, Build&& build) {
 
 Status BuildInterBcast(Schedule& s, void* buffer, size_t bytes, int root) {
   const Sides sides = SidesOf(s.comm());
+  RFT_RETURN_IF_ERROR(HasRemote(s, sides));
   if (root == kRootHere) {
     s.Send(buffer, bytes, sides.remote_first);
     return Status::Ok();
@@ -71,6 +80,7 @@ Status BuildInterBcast(Schedule& s, void* buffer, size_t bytes, int root) {
 Status BuildInterReduce(Schedule& s, const void* send, void* receive, size_t count,
                         const ReduceOp& op, int root) {
   const Sides sides = SidesOf(s.comm());
+  RFT_RETURN_IF_ERROR(HasRemote(s, sides));
   const size_t bytes = count * op.element_size;
   if (root == kRootHere) {
     s.Receive(receive, bytes, sides.remote_first);
@@ -88,6 +98,7 @@ Status BuildInterReduce(Schedule& s, const void* send, void* receive, size_t cou
 Status BuildInterAllreduce(Schedule& s, const void* send, void* receive, size_t count,
                            const ReduceOp& op) {
   const Sides sides = SidesOf(s.comm());
+  RFT_RETURN_IF_ERROR(HasRemote(s, sides));
   const size_t bytes = count * op.element_size;
   std::byte* partial = sides.leader ? s.Scratch(bytes) : nullptr;
   RFT_RETURN_IF_ERROR(
@@ -102,6 +113,7 @@ Status BuildInterAllreduce(Schedule& s, const void* send, void* receive, size_t 
 
 Status BuildInterAllgather(Schedule& s, const void* send, size_t bytes, void* receive) {
   const Sides sides = SidesOf(s.comm());
+  RFT_RETURN_IF_ERROR(HasRemote(s, sides));
   std::byte* gathered = sides.leader ? s.Scratch(sides.local_size * bytes) : nullptr;
   RFT_RETURN_IF_ERROR(
       OnLocalGroup(s, sides, [&] { return BuildGather(s, send, bytes, gathered, 0); }));
@@ -116,6 +128,7 @@ Status BuildInterAllgather(Schedule& s, const void* send, size_t bytes, void* re
 
 Status BuildInterGather(Schedule& s, const void* send, size_t bytes, void* receive, int root) {
   const Sides sides = SidesOf(s.comm());
+  RFT_RETURN_IF_ERROR(HasRemote(s, sides));
   if (root == kRootHere) {
     s.Receive(receive, sides.remote_size * bytes, sides.remote_first);
     return Status::Ok();
@@ -133,6 +146,7 @@ Status BuildInterGather(Schedule& s, const void* send, size_t bytes, void* recei
 
 Status BuildInterScatter(Schedule& s, const void* send, void* receive, size_t bytes, int root) {
   const Sides sides = SidesOf(s.comm());
+  RFT_RETURN_IF_ERROR(HasRemote(s, sides));
   if (root == kRootHere) {
     s.Send(send, sides.remote_size * bytes, sides.remote_first);
     return Status::Ok();
@@ -150,6 +164,7 @@ Status BuildInterScatter(Schedule& s, const void* send, void* receive, size_t by
 
 Status BuildInterAlltoall(Schedule& s, const void* send, size_t bytes, void* receive) {
   const Sides sides = SidesOf(s.comm());
+  RFT_RETURN_IF_ERROR(HasRemote(s, sides));
   const uint32_t n = sides.remote_size;
   // Each member starts at a different peer, so that not all send to the same one first.
   const Rank start = s.comm().local_rank() % n;

@@ -10,10 +10,17 @@
  *           see REVOKED (a revocation crosses to the other group); every survivor agrees (one
  *           flag over both groups), finds rank 4 in get_failed, shrinks to an intercommunicator
  *           of 2 + 2, and an allreduce over it gives the other group's sums. Prints "fault ok".
+ *   churn S allreduces over the intercommunicator for S seconds while the launcher kills members
+ *           at instants the program does not know (rftrun --kill); each error is recovered by
+ *           revoke + shrink, whichever group lost members. Every allreduce that succeeds gives
+ *           the remote group's size; an agreement every 50 iterations decides, uniformly, when
+ *           to stop. Prints "churn ok local L remote R" (L + R: the survivors).
  */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tests/multiproc/c_worker_checks.h"
 #include "ulfm_api/rft.h"
@@ -220,6 +227,58 @@ static void Fault(rft_comm_t inter, int rank) {
   CHECK_OK(rft_comm_free(&shrunk));
 }
 
+static double Now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Revokes `*inter` and replaces it by its shrink (retried: a shrink may itself meet a failure). */
+static void Recover(rft_comm_t* inter) {
+  CHECK_OK(rft_comm_revoke(*inter));
+  rft_comm_t shrunk = RFT_COMM_NULL;
+  int rc;
+  for (int attempt = 0; (rc = rft_comm_shrink(*inter, &shrunk)) != RFT_SUCCESS; ++attempt) {
+    CHECK(rc == RFT_ERR_PROC_FAILED && attempt < 10, "shrink returned %s", rft_error_name(rc));
+  }
+  CHECK_OK(rft_comm_free(inter));
+  CHECK_OK(rft_comm_set_errhandler(shrunk, RFT_ERRORS_RETURN));
+  *inter = shrunk;
+}
+
+static void Churn(rft_comm_t* inter, double seconds) {
+  const double start = Now();
+  int recoveries = 0;
+  for (;;) {
+    int remote = 0, one = 1, sum = -1;
+    CHECK_OK(rft_comm_remote_size(*inter, &remote));
+    const int rc = rft_allreduce(&one, &sum, 1, RFT_INT, RFT_SUM, *inter);
+    if (rc == RFT_SUCCESS) {
+      CHECK(sum == remote, "allreduce %d with %d remote members", sum, remote);
+    } else {
+      CHECK(rc == RFT_ERR_PROC_FAILED || rc == RFT_ERR_REVOKED, "allreduce returned %s",
+            rft_error_name(rc));
+    }
+    /* One agreement per step, ULFM's way: whether it succeeded everywhere (bit 0) and whether to
+     * go on (bit 1), so every survivor takes the same branch and the calls stay matched. */
+    int flag = (rc == RFT_SUCCESS ? 1 : 0) | (Now() - start < seconds ? 2 : 0);
+    const int agreed = rft_comm_agree(*inter, &flag);
+    CHECK(agreed == RFT_SUCCESS || agreed == RFT_ERR_PROC_FAILED, "agree returned %s",
+          rft_error_name(agreed));
+    if (agreed == RFT_ERR_PROC_FAILED) CHECK_OK(rft_comm_failure_ack(*inter));
+    if (!(flag & 1)) {
+      Recover(inter);
+      ++recoveries;
+    }
+    if (!(flag & 2)) break;
+  }
+  int local = 0, remote = 0;
+  CHECK_OK(rft_comm_size(*inter, &local));
+  CHECK_OK(rft_comm_remote_size(*inter, &remote));
+  printf("churn ok local %d remote %d (%d recoveries)\n", local, remote, recoveries);
+  fflush(stdout);
+}
+
 int main(int argc, char** argv) {
   int provided = 0;
   CHECK_OK(rft_init(&argc, &argv, RFT_FT_NOTIFY, &provided));
@@ -240,11 +299,13 @@ int main(int argc, char** argv) {
     DupAndMerge(inter);
   } else if (strcmp(mode, "fault") == 0) {
     Fault(inter, rank);
+  } else if (strcmp(mode, "churn") == 0 && argc > 2) {
+    Churn(&inter, atof(argv[2]));
   } else {
     CHECK(0, "unknown mode %s", mode);
   }
   CHECK_OK(rft_comm_free(&inter));
-  printf("%s ok\n", mode);
+  if (strcmp(mode, "churn") != 0) printf("%s ok\n", mode);
   fflush(stdout);
   CHECK_OK(rft_finalize());
   return 0;
