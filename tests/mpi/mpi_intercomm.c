@@ -111,6 +111,27 @@ static void check_collectives(MPI_Comm inter, int local_rank, int remote) {
   for (int j = 0; j < remote; ++j) out[j] = 10 * rank + j;
   CHECK_OK(MPI_Alltoall(out, 1, MPI_INT, in, 1, MPI_INT, inter));
   for (int j = 0; j < remote; ++j) CHECK(in[j] == 10 * remote_world(j) + local_rank);
+
+  /* The non-blocking forms, all in flight together. */
+  int ibcast = a && local_rank == 0 ? 77 : -1, isum = -1, imax = -1, igathered[8] = {0};
+  int iall[8], iin[8], iblock = -1;
+  MPI_Request requests[7];
+  const int a_root = a ? (local_rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+  CHECK_OK(MPI_Ibcast(&ibcast, 1, MPI_INT, a_root, inter, &requests[0]));
+  CHECK_OK(MPI_Iallreduce(&rank, &isum, 1, MPI_INT, MPI_SUM, inter, &requests[1]));
+  CHECK_OK(MPI_Ireduce(&rank, &imax, 1, MPI_INT, MPI_MAX, a_root, inter, &requests[2]));
+  CHECK_OK(MPI_Igather(&rank, 1, MPI_INT, igathered, 1, MPI_INT, a_root, inter, &requests[3]));
+  CHECK_OK(MPI_Iallgather(&rank, 1, MPI_INT, iall, 1, MPI_INT, inter, &requests[4]));
+  CHECK_OK(MPI_Ialltoall(out, 1, MPI_INT, iin, 1, MPI_INT, inter, &requests[5]));
+  CHECK_OK(MPI_Iscatter(blocks, 1, MPI_INT, &iblock, 1, MPI_INT, a_root, inter, &requests[6]));
+  CHECK_OK(MPI_Waitall(7, requests, MPI_STATUSES_IGNORE));
+  CHECK(ibcast == (a && local_rank != 0 ? -1 : 77));
+  CHECK(isum == expected);
+  CHECK(imax == (a && local_rank == 0 ? size - 1 : -1));
+  for (int r = 0; a && local_rank == 0 && r < remote; ++r) CHECK(igathered[r] == remote_world(r));
+  for (int r = 0; r < remote; ++r) CHECK(iall[r] == remote_world(r));
+  for (int j = 0; j < remote; ++j) CHECK(iin[j] == 10 * remote_world(j) + local_rank);
+  CHECK(iblock == (a ? -1 : 100 + local_rank));
 }
 
 static void check_dup_and_merge(MPI_Comm inter) {

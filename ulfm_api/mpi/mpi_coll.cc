@@ -90,7 +90,10 @@ int CheckReduction(MPI_Comm comm, Comm** c, int count, MPI_Datatype type, MPI_Op
   if (int rc = CheckOp(op, type, &message); rc) {
     return Raise(comm, rc, std::string(function) + ": " + message);
   }
-  if (root >= 0 || root == MPI_ROOT) return CheckRoot(**c, root, comm, function);
+  // An intercommunicator's roots are checked where its collectives start (mpi_coll_inter.h).
+  if ((*c)->remote_size < 0 && (root >= 0 || root == MPI_ROOT)) {
+    return CheckRoot(**c, root, comm, function);
+  }
   return MPI_SUCCESS;
 }
 

@@ -3,8 +3,8 @@
 // argument is MPI_ROOT at the root, MPI_PROC_NULL at the rest of its group, and the root's rank
 // in its group at the other group's members. What rft does not carry on an intercommunicator is
 // refused with MPI_ERR_COMM naming it: reductions rft has no native form for (user operators and
-// the like), blocks whose size differs between the two groups, the "v" forms, the scans,
-// reduce_scatter and the non-blocking forms.
+// the like), blocks whose size differs between the two groups, the "v" forms, the scans and
+// reduce_scatter; the non-blocking forms (mpi_coll_nonblocking.cc) carry contiguous data.
 #include "ulfm_api/mpi/mpi_coll_inter.h"
 
 #include <string>
@@ -15,23 +15,6 @@
 namespace rft::mpi::coll {
 
 namespace {
-
-// The root argument as rft's (MPI_ROOT and RFT_ROOT are both -3).
-int InterRoot(const Comm& c, int root, MPI_Comm comm, const char* function, int* out) {
-  if (root == MPI_ROOT) {
-    *out = RFT_ROOT;
-  } else if (root == MPI_PROC_NULL) {
-    *out = RFT_PROC_NULL;
-  } else if (root >= 0 && root < c.remote_size) {
-    *out = root;
-  } else {
-    return Raise(comm, MPI_ERR_ROOT,
-                 std::string(function) + ": root " + std::to_string(root) +
-                     " on an intercommunicator: expected MPI_ROOT, MPI_PROC_NULL or 0.." +
-                     std::to_string(c.remote_size - 1) + " (the root's rank in the remote group)");
-  }
-  return MPI_SUCCESS;
-}
 
 int Done(MPI_Comm comm, const char* function, int rc) {
   return rc == RFT_SUCCESS ? MPI_SUCCESS : RaiseRft(comm, function, rc);
@@ -83,6 +66,23 @@ void PackBlocks(const Datatype& t, const void* send, int blocks, int count,
 }
 
 }  // namespace
+
+// The root argument as rft's (MPI_ROOT and RFT_ROOT are both -3).
+int InterRoot(const Comm& c, int root, MPI_Comm comm, const char* function, int* out) {
+  if (root == MPI_ROOT) {
+    *out = RFT_ROOT;
+  } else if (root == MPI_PROC_NULL) {
+    *out = RFT_PROC_NULL;
+  } else if (root >= 0 && root < c.remote_size) {
+    *out = root;
+  } else {
+    return Raise(comm, MPI_ERR_ROOT,
+                 std::string(function) + ": root " + std::to_string(root) +
+                     " on an intercommunicator: expected MPI_ROOT, MPI_PROC_NULL or 0.." +
+                     std::to_string(c.remote_size - 1) + " (the root's rank in the remote group)");
+  }
+  return MPI_SUCCESS;
+}
 
 int InterBcast(Comm& c, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   const char* function = "MPI_Bcast";

@@ -7,6 +7,9 @@
 
 namespace rft::mpi::coll {
 
+// A rooted collective's root on an intercommunicator as rft's (RFT_ROOT, RFT_PROC_NULL, or the
+// root's rank in the remote group): MPI_ERR_ROOT naming the value otherwise.
+int InterRoot(const Comm& c, int root, MPI_Comm comm, const char* function, int* out);
 int InterBcast(Comm& c, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm);
 // Reduce (`all` false, to `root`) or allreduce.
 int InterReduce(Comm& c, const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <climits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,10 +28,16 @@ int PMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Co
                 MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Ibcast");
-  if (c->remote_size >= 0) [[unlikely]]
-    return RefuseInter(comm, "MPI_Ibcast");
   const Datatype* t;
   if (int rc = CheckData(comm, count, datatype, "MPI_Ibcast", &t); rc) return rc;
+  if (c->remote_size >= 0) [[unlikely]] {
+    int rft_root = 0;
+    if (int rc = InterRoot(*c, root, comm, "MPI_Ibcast", &rft_root); rc) return rc;
+    if (!t->contiguous) return RefuseInter(comm, "MPI_Ibcast of a non-contiguous datatype");
+    rft_request_t inner = RFT_REQUEST_NULL;
+    const int rc = rft_ibcast(buffer, Bytes(*t, count), RFT_BYTE, rft_root, c->rft, &inner);
+    return Started(comm, rc, inner, {}, nullptr, request, "MPI_Ibcast");
+  }
   if (int rc = CheckRoot(*c, root, comm, "MPI_Ibcast"); rc) return rc;
   rft_request_t inner = RFT_REQUEST_NULL;
   if (t->contiguous) {
@@ -51,20 +58,38 @@ int PMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Co
       request, "MPI_Ibcast");
 }
 
+// IreduceCommon's root for the all-reductions (MPI_PROC_NULL and MPI_ROOT are roots of an
+// intercommunicator's reduce).
+constexpr int kAllRoot = INT_MIN;
+
 static int IreduceCommon(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                          MPI_Op op, int root, MPI_Comm comm, MPI_Request* request,
                          const char* function) {
   Comm* c;
   const Datatype* t;
   if (int rc = CheckReduction(comm, &c, count, datatype, op, root, function, &t); rc) return rc;
-  if (c->remote_size >= 0) [[unlikely]]
-    return RefuseInter(comm, function);
   rft_op_t rop;
   rft_datatype_t rtype;
   rft_request_t inner = RFT_REQUEST_NULL;
+  if (c->remote_size >= 0) [[unlikely]] {
+    int rft_root = 0;
+    if (root != kAllRoot) {
+      if (int rc = InterRoot(*c, root, comm, function, &rft_root); rc) return rc;
+    }
+    if (!t->contiguous || !RftReduction(op, datatype, &rop, &rtype)) {
+      return RefuseInter(comm, (std::string(function) + " with an operator rft has no native form "
+                                                        "for")
+                                   .c_str());
+    }
+    const int rc =
+        root == kAllRoot
+            ? rft_iallreduce(ToRftSend(sendbuf), recvbuf, count, rtype, rop, c->rft, &inner)
+            : rft_ireduce(ToRftSend(sendbuf), recvbuf, count, rtype, rop, rft_root, c->rft, &inner);
+    return Started(comm, rc, inner, {}, nullptr, request, function);
+  }
   if (t->contiguous && RftReduction(op, datatype, &rop, &rtype)) {
     const int rc =
-        root < 0
+        root == kAllRoot
             ? rft_iallreduce(ToRftSend(sendbuf), recvbuf, count, rtype, rop, c->rft, &inner)
             : rft_ireduce(ToRftSend(sendbuf), recvbuf, count, rtype, rop, root, c->rft, &inner);
     return Started(comm, rc, inner, {}, nullptr, request, function);
@@ -72,14 +97,15 @@ static int IreduceCommon(const void* sendbuf, void* recvbuf, int count, MPI_Data
   // Folded: the contributions gathered by a non-blocking allgather (gather), folded when it
   // completes. The scratch holds this member's packed contribution, then everyone's.
   const size_t bytes = Bytes(*t, count);
-  const bool here = root < 0 || root == c->rank;
+  const bool here = root == kAllRoot || root == c->rank;
   std::vector<char> scratch(bytes * (1 + (here ? static_cast<size_t>(c->size) : 0)));
   const void* mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
   Pack(*t, mine, static_cast<size_t>(count), scratch.data());
   char* all = scratch.data() + bytes;
-  const int rc = root < 0 ? rft_iallgather(scratch.data(), bytes, RFT_BYTE, all, c->rft, &inner)
-                          : rft_igather(scratch.data(), bytes, RFT_BYTE, here ? all : nullptr, root,
-                                        c->rft, &inner);
+  const int rc = root == kAllRoot
+                     ? rft_iallgather(scratch.data(), bytes, RFT_BYTE, all, c->rft, &inner)
+                     : rft_igather(scratch.data(), bytes, RFT_BYTE, here ? all : nullptr, root,
+                                   c->rft, &inner);
   const Datatype plan = *t;
   const int members = c->size;
   return Started(
@@ -94,7 +120,8 @@ static int IreduceCommon(const void* sendbuf, void* recvbuf, int count, MPI_Data
 
 int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     MPI_Comm comm, MPI_Request* request) {
-  return IreduceCommon(sendbuf, recvbuf, count, datatype, op, -1, comm, request, "MPI_Iallreduce");
+  return IreduceCommon(sendbuf, recvbuf, count, datatype, op, kAllRoot, comm, request,
+                       "MPI_Iallreduce");
 }
 
 int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -102,9 +129,7 @@ int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dat
   if (root < 0) {
     Comm* c = FindComm(comm);
     if (c == nullptr) return BadComm(comm, "MPI_Ireduce");
-    if (c->remote_size >= 0) [[unlikely]]
-      return RefuseInter(comm, "MPI_Ireduce");
-    return CheckRoot(*c, root, comm, "MPI_Ireduce");
+    if (c->remote_size < 0) return CheckRoot(*c, root, comm, "MPI_Ireduce");
   }
   return IreduceCommon(sendbuf, recvbuf, count, datatype, op, root, comm, request, "MPI_Ireduce");
 }
@@ -137,15 +162,22 @@ int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Igather");
-  if (c->remote_size >= 0) [[unlikely]]
-    return RefuseInter(comm, "MPI_Igather");
-  if (int rc = CheckRoot(*c, root, comm, "MPI_Igather"); rc) return rc;
-  size_t block;
+  int rft_root = root;
+  bool sends = true, receives = c->rank == root;
+  if (c->remote_size >= 0) [[unlikely]] {
+    if (int rc = InterRoot(*c, root, comm, "MPI_Igather", &rft_root); rc) return rc;
+    sends = rft_root >= 0;
+    receives = rft_root == RFT_ROOT;
+  } else if (int rc = CheckRoot(*c, root, comm, "MPI_Igather"); rc) {
+    return rc;
+  }
+  size_t block = 0;
   if (int rc = ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                              true, c->rank == root, &block, "MPI_Igather");
+                              sends, receives, &block, "MPI_Igather");
       rc) {
     return rc;
   }
+  root = rft_root;
   rft_request_t inner = RFT_REQUEST_NULL;
   const int rc = rft_igather(ToRftSend(sendbuf), block, RFT_BYTE, recvbuf, root, c->rft, &inner);
   return Started(comm, rc, inner, {}, nullptr, request, "MPI_Igather");
@@ -156,15 +188,22 @@ int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Iscatter");
-  if (c->remote_size >= 0) [[unlikely]]
-    return RefuseInter(comm, "MPI_Iscatter");
-  if (int rc = CheckRoot(*c, root, comm, "MPI_Iscatter"); rc) return rc;
-  size_t block;
+  int rft_root = root;
+  bool sends = c->rank == root, receives = true;
+  if (c->remote_size >= 0) [[unlikely]] {
+    if (int rc = InterRoot(*c, root, comm, "MPI_Iscatter", &rft_root); rc) return rc;
+    sends = rft_root == RFT_ROOT;
+    receives = rft_root >= 0;
+  } else if (int rc = CheckRoot(*c, root, comm, "MPI_Iscatter"); rc) {
+    return rc;
+  }
+  size_t block = 0;
   if (int rc = ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                              c->rank == root, true, &block, "MPI_Iscatter");
+                              sends, receives, &block, "MPI_Iscatter");
       rc) {
     return rc;
   }
+  root = rft_root;
   std::vector<char> scratch;
   void* into = recvbuf;
   if (recvbuf == MPI_IN_PLACE) {
@@ -180,8 +219,6 @@ int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Iallgather");
-  if (c->remote_size >= 0) [[unlikely]]
-    return RefuseInter(comm, "MPI_Iallgather");
   size_t block;
   if (int rc = ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                               true, true, &block, "MPI_Iallgather");
@@ -197,8 +234,8 @@ int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Ialltoall");
-  if (c->remote_size >= 0) [[unlikely]]
-    return RefuseInter(comm, "MPI_Ialltoall");
+  if (c->remote_size >= 0 && sendbuf == MPI_IN_PLACE) [[unlikely]]
+    return RefuseInter(comm, "MPI_Ialltoall with MPI_IN_PLACE");
   size_t block;
   if (int rc = ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                               true, true, &block, "MPI_Ialltoall");
