@@ -4,7 +4,6 @@
 #include <utility>
 #include <vector>
 
-#include "base/log.h"
 #include "ulfm_api/collectives.h"
 #include "ulfm_api/session.h"
 
@@ -13,8 +12,9 @@ namespace rft::api {
 namespace {
 
 // What a leader tells the other leader, then its group: the groups' combined context proposal
-// and the other group's size; to its group, `error` non-zero when the exchange failed (every
-// member then returns it: none waits for the others).
+// and the other group's size; `error` non-zero (an error class) when its group could not pool
+// its proposals, or (to its group) when the exchange failed: every member then returns it, and
+// none waits for the others.
 struct InterHello {
   ContextIds::Proposal contexts;
   uint32_t size = 0;
@@ -56,10 +56,13 @@ StatusOr<std::unique_ptr<Communicator>> Session::IntercommCreate(Communicator& l
                   .size = local.size(),
                   .leader_job_rank = local.JobRank(static_cast<Rank>(local_leader))};
   const ReduceOp combine{.combine = CombineProposals, .element_size = sizeof(ContextIds::Proposal)};
-  RFT_RETURN_IF_ERROR(RunCollective(local, "intercomm_create", [&](Schedule& schedule) {
+  const Status pooled = RunCollective(local, "intercomm_create", [&](Schedule& schedule) {
     return BuildAllreduce(schedule, &mine.contexts, &mine.contexts, 1, combine);
-  }));
-  // 2. The leaders exchange proposals and groups over `peer`.
+  });
+  // 2. The leaders exchange proposals and groups over `peer`; a leader whose group failed in
+  // step 1 still does, with the error, so that the other leader (alive) never waits for it.
+  if (!pooled.ok()) mine.error = pooled.code();
+  if (!pooled.ok() && local.rank() != static_cast<Rank>(local_leader)) return pooled;
   InterHello outcome;
   std::vector<Rank> remote;
   if (local.rank() == static_cast<Rank>(local_leader)) {
@@ -69,6 +72,11 @@ StatusOr<std::unique_ptr<Communicator>> Session::IntercommCreate(Communicator& l
     if (exchanged.ok()) {
       exchanged = Sendrecv(peer, &mine, sizeof mine, remote_leader, tag, &theirs, sizeof theirs,
                            remote_leader, tag, nullptr);
+    }
+    if (exchanged.ok() && (mine.error != 0 || theirs.error != 0)) {
+      exchanged = mine.error != 0 ? pooled
+                                  : Status(static_cast<rft_error_t>(theirs.error),
+                                           what + ": the remote group failed to start it");
     }
     if (exchanged.ok()) {
       remote.resize(theirs.size);
@@ -88,8 +96,8 @@ StatusOr<std::unique_ptr<Communicator>> Session::IntercommCreate(Communicator& l
       ContextIds::Combine(mine.contexts, &outcome.contexts);
     } else {
       outcome.error = exchanged.code();
-      RFT_LOG_WARN("%s", exchanged.ToString().c_str());
     }
+    if (!pooled.ok()) return pooled;  // its group's next collective fails (a member failed)
   }
   // 3. The leader hands the outcome to its group.
   RFT_RETURN_IF_ERROR(RunCollective(local, "intercomm_create", [&](Schedule& schedule) {

@@ -51,7 +51,16 @@ TEST(IntercommTest, AFailureInOneGroupIsRevokedAgreedAndShrunkAcrossBoth) {
   const auto r = RunWorker("fault");
   EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();
   EXPECT_EQ(CountLines(r.output, "fault ok"), 4) << r.Report();
-  EXPECT_EQ(CountLines(r.output, "FAILED: "), 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
+}
+
+// A member of the larger group dies before the creation: its group cannot pool its proposals,
+// its leader tells the other leader so, and every survivor's creation fails; none waits.
+TEST(IntercommTest, ACreationWithADeadMemberFailsAtEverySurvivor) {
+  const auto r = RunWorker("create-fault");
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "create-fault ok"), 4) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
 }
 
 // Two members killed by the launcher at random instants (the seed is printed) while the groups
@@ -74,7 +83,7 @@ TEST(IntercommTest, TwoKillsAtRandomInstantsAreRecoveredInEitherGroup) {
     const auto r = RunWorker("churn", {"7"}, {"--kill", first, "--kill", second});
     EXPECT_EQ(r.exit_status, 0) << faults << r.Report();  // rftrun's own kills
     EXPECT_EQ(ChurnLines(r.output, 3), 3) << faults << r.Report();
-    EXPECT_EQ(CountLines(r.output, "FAILED: "), 0) << faults << r.Report();
+    EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << faults << r.Report();
   }
 }
 

@@ -10,6 +10,9 @@
  *           see REVOKED (a revocation crosses to the other group); every survivor agrees (one
  *           flag over both groups), finds rank 4 in get_failed, shrinks to an intercommunicator
  *           of 2 + 2, and an allreduce over it gives the other group's sums. Prints "fault ok".
+ *   create-fault  world rank 4 dies between the split and rft_intercomm_create: every survivor's
+ *           creation fails with PROC_FAILED (B's pooling fails, and its leader tells A's), none
+ *           waits. Prints "create-fault ok".
  *   churn S allreduces over the intercommunicator for S seconds while the launcher kills members
  *           at instants the program does not know (rftrun --kill); each error is recovered by
  *           revoke + shrink, whichever group lost members. Every allreduce that succeeds gives
@@ -227,6 +230,19 @@ static void Fault(rft_comm_t inter, int rank) {
   CHECK_OK(rft_comm_free(&shrunk));
 }
 
+static void CreateFault(void) {
+  rft_comm_t local = RFT_COMM_NULL;
+  CHECK_OK(rft_comm_split(RFT_COMM_WORLD, InA(world_rank) ? 0 : 1, world_rank, &local));
+  CHECK_OK(rft_comm_set_errhandler(local, RFT_ERRORS_RETURN));
+  if (world_rank == 4) raise(SIGKILL);
+  rft_comm_t inter = RFT_COMM_NULL;
+  const int rc =
+      rft_intercomm_create(local, 0, RFT_COMM_WORLD, InA(world_rank) ? 2 : 0, 17, &inter);
+  CHECK(rc == RFT_ERR_PROC_FAILED && inter == RFT_COMM_NULL, "intercomm_create returned %s",
+        rft_error_name(rc));
+  CHECK_OK(rft_comm_free(&local));
+}
+
 static double Now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -288,6 +304,13 @@ int main(int argc, char** argv) {
   CHECK_OK(rft_comm_size(RFT_COMM_WORLD, &n));
   CHECK(n == 5, "run with 5 ranks, not %d", n);
   const char* mode = argc > 1 ? argv[1] : "all";
+  if (strcmp(mode, "create-fault") == 0) {
+    CreateFault();
+    printf("create-fault ok\n");
+    fflush(stdout);
+    CHECK_OK(rft_finalize());
+    return 0;
+  }
   rft_comm_t inter = MakeIntercomm();
   CHECK_OK(rft_comm_set_errhandler(inter, RFT_ERRORS_RETURN));
   int rank = -1, remote = -1;
