@@ -10,9 +10,10 @@
  *           see REVOKED (a revocation crosses to the other group); every survivor agrees (one
  *           flag over both groups), finds rank 4 in get_failed, shrinks to an intercommunicator
  *           of 2 + 2, and an allreduce over it gives the other group's sums. Prints "fault ok".
- *   create-fault  world rank 4 dies between the split and rft_intercomm_create: every survivor's
- *           creation fails with PROC_FAILED (B's pooling fails, and its leader tells A's), none
- *           waits. Prints "create-fault ok".
+ *   create-fault  world rank 4 dies between the split and rft_intercomm_create (once every
+ *           survivor has told it its split is done): every survivor's creation fails with
+ *           PROC_FAILED (B's pooling fails, and its leader tells A's), none waits. Prints
+ *           "create-fault ok".
  *   churn S allreduces over the intercommunicator for S seconds while the launcher kills members
  *           at instants the program does not know (rftrun --kill); each error is recovered by
  *           revoke + shrink, whichever group lost members. Every allreduce that succeeds gives
@@ -234,7 +235,16 @@ static void CreateFault(void) {
   rft_comm_t local = RFT_COMM_NULL;
   CHECK_OK(rft_comm_split(RFT_COMM_WORLD, InA(world_rank) ? 0 : 1, world_rank, &local));
   CHECK_OK(rft_comm_set_errhandler(local, RFT_ERRORS_RETURN));
-  if (world_rank == 4) raise(SIGKILL);
+  /* The victim dies only once every survivor has told it that its split is done: a split that
+   * completed at rank 4 may still be in flight elsewhere, and must not meet the failure. */
+  int done = 1;
+  if (world_rank == 4) {
+    for (int peer = 0; peer < 4; ++peer) {
+      CHECK_OK(rft_recv(&done, 1, RFT_INT, peer, 23, RFT_COMM_WORLD, RFT_STATUS_IGNORE));
+    }
+    raise(SIGKILL);
+  }
+  CHECK_OK(rft_send(&done, 1, RFT_INT, 4, 23, RFT_COMM_WORLD));
   rft_comm_t inter = RFT_COMM_NULL;
   const int rc =
       rft_intercomm_create(local, 0, RFT_COMM_WORLD, InA(world_rank) ? 2 : 0, 17, &inter);
