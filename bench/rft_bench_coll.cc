@@ -20,7 +20,7 @@
 //   shrink_after_failure   with --shrink-after-failure (rftrun --ft): the last rank is dead and
 //                 known; rft_comm_shrink of COMM_WORLD (which excludes it) and a free
 //   spawn_after_failure   with --spawn-after-failure (rftrun --ft): the last rank is dead and
-//                 known; rft_comm_spawn of a replacement for it, until every survivor holds the
+//                 known; rft_comm_replace of a replacement for it, until every survivor holds the
 //                 confirmed merged communicator (at most 20 rounds); "ratio" = spawn / a shrink of
 //                 the same communicator, timed in the same rounds
 //   revoke        rank 0 revokes a duplicate of COMM_WORLD while the others wait in a receive on
@@ -307,7 +307,7 @@ void ShrinkAfterFailure(long iters) {
 
 // --spawn-after-failure (rftrun --ft): the last rank dies as for --shrink-after-failure. Then,
 // each round, the survivors shrink the current communicator (timed: the reference of the same
-// round) and spawn a replacement for its dead member (timed until rft_comm_spawn returns with the
+// round) and spawn a replacement for its dead member (timed until rft_comm_replace returns with the
 // merged communicator confirmed). The replacement (this program with --replacement) takes a
 // barrier with them and ends itself, so the next round starts from a failure again. A spawn
 // starts a process: rounds cost tens of milliseconds, hence at most 20 of them.
@@ -328,7 +328,7 @@ void SpawnAfterFailure(long iters, char* program) {
     Check(rft_barrier(survivors), "barrier");
     start = rft::MonotonicNanos();
     rft_comm_t merged;
-    Check(rft_comm_spawn(current, args, &merged), "spawn");
+    Check(rft_comm_replace(current, args, &merged), "spawn");
     spawns.push_back(static_cast<double>(rft::MonotonicNanos() - start) / 1e3);
     if (current != RFT_COMM_WORLD) Check(rft_comm_free(&current), "free");
     current = merged;
@@ -400,7 +400,7 @@ void P2pAfterSpawn(long iters, int reps, char* program) {
   char* args[] = {program,          flag,   iters_flag, iters_text.data(), reps_flag,
                   reps_text.data(), nullptr};
   rft_comm_t merged;
-  Check(rft_comm_spawn(RFT_COMM_WORLD, args, &merged), "spawn");
+  Check(rft_comm_replace(RFT_COMM_WORLD, args, &merged), "spawn");
   const PartnerTimes times = PingPongWithReplacement(merged, iters, reps);
   char json[128] = "", text[128] = "no survivor partner (n = 2)";
   if (times.survivor_us > 0) {

@@ -11,7 +11,7 @@
  * the copies everywhere at once, so the committed checkpoints always belong to one iteration.
  *
  * Each iteration ends with an allreduce (the global total so far, for progress) and an agreement
- * on whether it succeeded everywhere. When it did not, the members revoke, call rft_comm_spawn
+ * on whether it succeeded everywhere. When it did not, the members revoke, call rft_comm_replace
  * (one new process per dead one, each taking a dead rank), and restore: every survivor rolls
  * back to its committed checkpoint, each replacement receives its own from its buddy, and a new
  * checkpoint is committed before the loop goes on. A failure during the spawn or the restore
@@ -121,7 +121,7 @@ static void Recover(rft_comm_t* comm, int is_new, char** spawn_args, State* stat
     }
     if (!is_new || *respawns > 0) {
       rft_comm_t merged = RFT_COMM_NULL;
-      const int rc = rft_comm_spawn(*comm, (const char* const*)spawn_args, &merged);
+      const int rc = rft_comm_replace(*comm, (const char* const*)spawn_args, &merged);
       if (rc == RFT_ERR_PROC_FAILED) continue; /* someone died during it: again */
       if (rc != RFT_SUCCESS) Die("spawn", rc);
       if (*comm != RFT_COMM_WORLD) rft_comm_free(comm);

@@ -4,7 +4,7 @@
 
 namespace rft::api {
 namespace {
-constexpr size_t kHeader = 16;
+constexpr size_t kHeader = 20;
 }  // namespace
 
 std::string MergeRecordKey(std::string_view nspace) { return "rft.merge." + std::string(nspace); }
@@ -15,7 +15,8 @@ std::vector<std::byte> EncodeMergeRecord(const MergeRecord& record) {
   StoreLittleEndian<uint32_t>(bytes, 0, static_cast<uint32_t>(record.members.size()));
   StoreLittleEndian<uint32_t>(bytes, 4, record.pair);
   StoreLittleEndian<uint32_t>(bytes, 8, record.epoch);
-  StoreLittleEndian<uint32_t>(bytes, 12, static_cast<uint32_t>(runs.size()));
+  StoreLittleEndian<uint32_t>(bytes, 12, record.parents);
+  StoreLittleEndian<uint32_t>(bytes, 16, static_cast<uint32_t>(runs.size()));
   size_t at = kHeader;
   for (Rank member : record.members) {
     StoreLittleEndian<uint32_t>(bytes, at, member);
@@ -35,7 +36,7 @@ StatusOr<MergeRecord> DecodeMergeRecord(std::span<const std::byte> bytes) {
                     " bytes: expected at least " + std::to_string(kHeader));
   }
   const uint64_t members = LoadLittleEndian<uint32_t>(bytes, 0);
-  const uint64_t runs = LoadLittleEndian<uint32_t>(bytes, 12);
+  const uint64_t runs = LoadLittleEndian<uint32_t>(bytes, 16);
   if (members == 0 || bytes.size() != kHeader + 4 * members + 8 * runs) {
     return ArgError("merge record of " + std::to_string(bytes.size()) + " bytes for " +
                     std::to_string(members) + " members and " + std::to_string(runs) +
@@ -45,6 +46,11 @@ StatusOr<MergeRecord> DecodeMergeRecord(std::span<const std::byte> bytes) {
   MergeRecord record;
   record.pair = LoadLittleEndian<uint32_t>(bytes, 4);
   record.epoch = LoadLittleEndian<uint32_t>(bytes, 8);
+  record.parents = LoadLittleEndian<uint32_t>(bytes, 12);
+  if (record.parents >= members) {
+    return ArgError("merge record: " + std::to_string(record.parents) + " parents of " +
+                    std::to_string(members) + " members: expected fewer parents than members");
+  }
   size_t at = kHeader;
   for (uint64_t i = 0; i < members; ++i, at += 4) {
     const Rank member = LoadLittleEndian<uint32_t>(bytes, at);

@@ -294,10 +294,26 @@ int rft_comm_shrink(rft_comm_t comm, rft_comm_t* newcomm);
  * communicator; without failures nothing starts (a dup). RFT_ERR_PROC_FAILED when a process
  * failed during it (shrink or spawn again); RFT_ERR_ARG at every member when one passed no
  * program; RFT_ERR_OTHER when the launcher could not start them. */
-int rft_comm_spawn(rft_comm_t comm, const char* const argv[], rft_comm_t* newcomm);
-/* In a process started by rft_comm_spawn: the communicator it took its place in (its own
- * RFT_COMM_WORLD holds the processes started with it). RFT_COMM_NULL in any other process. The
- * caller frees it. */
+int rft_comm_replace(rft_comm_t comm, const char* const argv[], rft_comm_t* newcomm);
+/* MPI's Comm_spawn: `root` starts `maxprocs` processes running `command` with the arguments
+ * `argv` (NULL-terminated, the program not included; NULL for none) through the launcher, and
+ * every member gets `*intercomm`, an intercommunicator whose remote group is the new processes;
+ * they call rft_init as usual, their RFT_COMM_WORLD holds them, and rft_comm_get_parent gives
+ * them the same intercommunicator. `command`, `argv` and `maxprocs` count at the root only.
+ * Collective over `comm`, which must hold every live process of the job (COMM_WORLD, or a dup or
+ * shrink of it: the new processes join the job, see docs/api.md). `errcodes` (or
+ * RFT_ERRCODES_IGNORE) gets one code per process started, at every member: RFT_SUCCESS, or
+ * RFT_ERR_PROC_FAILED for one that died during the spawn (the call then fails so at every
+ * member and at the new processes' rft_init). RFT_ERR_ARG at every member for a bad root,
+ * command or maxprocs (1..RFT_MAX_SPAWN); RFT_ERR_PROC_FAILED when a member of `comm` has failed;
+ * RFT_ERR_OTHER when the launcher could not start them. */
+int rft_comm_spawn(rft_comm_t comm, const char* command, const char* const argv[], int maxprocs,
+                   int root, rft_comm_t* intercomm, int errcodes[]);
+#define RFT_ERRCODES_IGNORE ((int*)0)
+#define RFT_MAX_SPAWN 65536 /* the largest maxprocs */
+/* In a process started by rft_comm_replace: the communicator it took its place in; in one
+ * started by rft_comm_spawn: the intercommunicator to its parents (its own RFT_COMM_WORLD holds
+ * the processes started with it). RFT_COMM_NULL in any other process. The caller frees it. */
 int rft_comm_get_parent(rft_comm_t* parent);
 /* The non-blocking form: `*newcomm` is set when the request completes (it must stay valid until
  * then; RFT_COMM_NULL before). Other communicators may be created meanwhile: each member sets

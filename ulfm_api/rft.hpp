@@ -351,17 +351,36 @@ class Comm {
     Check(rft_comm_shrink(handle_, &out));
     return Comm(out, true);
   }
-  // Recovery by replacement (rft_comm_spawn): `argv` is the program and its arguments.
-  Comm Spawn(const std::vector<std::string>& argv) const {
+  // Recovery by replacement (rft_comm_replace): `argv` is the program and its arguments.
+  Comm Replace(const std::vector<std::string>& argv) const {
     std::vector<const char*> args;
     args.reserve(argv.size() + 1);
     for (const std::string& arg : argv) args.push_back(arg.c_str());
     args.push_back(nullptr);
     rft_comm_t out = RFT_COMM_NULL;
-    Check(rft_comm_spawn(handle_, args.data(), &out));
+    Check(rft_comm_replace(handle_, args.data(), &out));
     return Comm(out, true);
   }
-  // In a replacement: the communicator it took its place in (a null Comm elsewhere). The object
+  // MPI's Comm_spawn (rft_comm_spawn): the root starts `maxprocs` processes of `command` with
+  // `args`; the result is the intercommunicator to them. At the root, `errcodes` (if given) gets
+  // one code per process started, filled before a failure is thrown.
+  Comm Spawn(const std::string& command, const std::vector<std::string>& args, int maxprocs,
+             int root, std::vector<int>* errcodes = nullptr) const {
+    std::vector<const char*> argv;
+    argv.reserve(args.size() + 1);
+    for (const std::string& arg : args) argv.push_back(arg.c_str());
+    argv.push_back(nullptr);
+    // Elsewhere maxprocs means nothing, so nothing is sized by it.
+    std::vector<int> codes(Rank() == root && maxprocs > 0 ? static_cast<size_t>(maxprocs) : 0);
+    rft_comm_t out = RFT_COMM_NULL;
+    const int rc = rft_comm_spawn(handle_, command.c_str(), argv.data(), maxprocs, root, &out,
+                                  codes.empty() ? RFT_ERRCODES_IGNORE : codes.data());
+    if (errcodes != nullptr) *errcodes = std::move(codes);
+    Check(rc);
+    return Comm(out, true);
+  }
+  // In a replacement: the communicator it took its place in; in a spawned process: the
+  // intercommunicator to its parents (a null Comm elsewhere). The object
   // owns it and frees it when destroyed: take it once (a later call, after that free, gives a
   // null Comm).
   static Comm GetParent() {

@@ -644,14 +644,34 @@ extern "C" int rft_comm_shrink(rft_comm_t comm, rft_comm_t* newcomm) {
   return Created(comm, g_session->Shrink(*comm->comm), newcomm);
 }
 
-extern "C" int rft_comm_spawn(rft_comm_t comm, const char* const argv[], rft_comm_t* newcomm) {
-  if (Status s = CheckComm(comm, "rft_comm_spawn"); !s.ok()) return Raise(comm, s);
-  if (newcomm == nullptr) return Raise(comm, ArgError("rft_comm_spawn: newcomm is NULL"));
+extern "C" int rft_comm_replace(rft_comm_t comm, const char* const argv[], rft_comm_t* newcomm) {
+  if (Status s = CheckComm(comm, "rft_comm_replace"); !s.ok()) return Raise(comm, s);
+  if (newcomm == nullptr) return Raise(comm, ArgError("rft_comm_replace: newcomm is NULL"));
   *newcomm = RFT_COMM_NULL;
   // A member without a program still takes part: every member then fails with RFT_ERR_ARG.
   std::vector<std::string> args;
   for (size_t i = 0; argv != nullptr && argv[i] != nullptr; ++i) args.emplace_back(argv[i]);
-  return Created(comm, g_session->Spawn(*comm->comm, args), newcomm);
+  return Created(comm, g_session->Replace(*comm->comm, args), newcomm);
+}
+
+static_assert(rft::api::Session::kMaxSpawn == RFT_MAX_SPAWN);
+
+extern "C" int rft_comm_spawn(rft_comm_t comm, const char* command, const char* const argv[],
+                              int maxprocs, int root, rft_comm_t* intercomm, int errcodes[]) {
+  if (Status s = CheckComm(comm, "rft_comm_spawn"); !s.ok()) return Raise(comm, s);
+  if (intercomm == nullptr) return Raise(comm, ArgError("rft_comm_spawn: intercomm is NULL"));
+  *intercomm = RFT_COMM_NULL;
+  // A root without a command still takes part: every member then fails with RFT_ERR_ARG.
+  std::vector<std::string> args;
+  if (command != nullptr && command[0] != '\0') {
+    args.emplace_back(command);
+    for (size_t i = 0; argv != nullptr && argv[i] != nullptr; ++i) args.emplace_back(argv[i]);
+  }
+  std::vector<int> codes;
+  const int rc =
+      Created(comm, g_session->Spawn(*comm->comm, args, maxprocs, root, &codes), intercomm);
+  if (errcodes != RFT_ERRCODES_IGNORE) std::copy(codes.begin(), codes.end(), errcodes);
+  return rc;
 }
 
 extern "C" int rft_comm_get_parent(rft_comm_t* parent) {

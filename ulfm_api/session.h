@@ -176,8 +176,24 @@ class Session {
   // included, confirms it. Without failures no process starts (a dup). RFT_ERR_ARG (at every
   // member) when a member's `argv` is empty; RFT_ERR_PROC_FAILED when a participant failed on
   // the way (shrink and spawn again); RFT_ERR_OTHER when the launcher could not spawn.
+  StatusOr<std::unique_ptr<Communicator>> Replace(Communicator& comm,
+                                                  const std::vector<std::string>& argv);
+  // MPI's Comm_spawn: the root starts `maxprocs` processes running `argv` (the program, then its
+  // arguments; both significant at the root only) through the launcher, in a namespace of
+  // their own (their RFT_COMM_WORLD), and returns an intercommunicator between `comm`'s group
+  // and theirs; they find it with TakeParent. Collective over `comm`, which must hold every live
+  // process of the job (the new processes join the job's rank space). One agreement decides the
+  // contexts and checks the arguments, a last one over the intercommunicator, the new processes
+  // included, confirms it. `*errcodes` gets one code per spawned process: RFT_SUCCESS, or
+  // RFT_ERR_PROC_FAILED for one that died during the spawn (then the call fails so at every
+  // member of both groups). RFT_ERR_ARG at every member for a bad root, program or count;
+  // RFT_ERR_PROC_FAILED when a member of `comm` failed; RFT_ERR_OTHER when the launcher could
+  // not start them.
   StatusOr<std::unique_ptr<Communicator>> Spawn(Communicator& comm,
-                                                const std::vector<std::string>& argv);
+                                                const std::vector<std::string>& argv, int maxprocs,
+                                                int root, std::vector<int>* errcodes);
+  // The most processes one spawn starts.
+  static constexpr int kMaxSpawn = 1 << 16;
   // In a replacement: the communicator its spawners built, which it joined at start-up; the
   // caller takes it (then nullptr). nullptr in any other process.
   std::unique_ptr<Communicator> TakeParent() { return std::move(parent_); }
@@ -306,8 +322,18 @@ class Session {
   StatusOr<ContextIds::Allocation> TakeAgreedContexts(const agreement::Decision& decision,
                                                       const ContextIds::Proposal* reserved,
                                                       const std::string& what);
-  // In a replacement: builds the communicator its spawners published (Runtime::merge_record)
-  // and takes part in the agreement that confirms it (ConfirmMerge).
+  // The lowest job rank that is alive and outside `comm`; kInvalidRank when `comm` holds every
+  // live process of the job.
+  Rank FirstLiveOutside(const Communicator& comm) const;
+  // A spawn's launch: the member `leader` starts `count` processes of `argv` that join the job,
+  // publishes `record` for them (the failures known are added here) and tells the others; every
+  // member adds them to the job (Runtime::AddRanks) and returns how many started (the others
+  // learn the count from the leader). RFT_ERR_OTHER when the launcher could not start them.
+  StatusOr<uint32_t> Launch(Communicator& comm, Rank leader, const std::vector<std::string>& argv,
+                            uint32_t count, MergeRecord record,
+                            const ContextIds::Allocation& contexts, const std::string& what);
+  // In a replacement or a spawned process: builds the communicator its spawners published
+  // (Runtime::merge_record) and takes part in the agreement that confirms it (ConfirmMerge).
   Status JoinSpawners();
   // The last step of a spawn, at survivors and replacements alike: an agreement over the
   // merged communicator, which every member enters only once it has added the replacements.

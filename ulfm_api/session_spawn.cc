@@ -1,5 +1,8 @@
-// Session's recovery by replacement (docs/recovery.md, "The merge"): Spawn at the survivors,
-// JoinSpawners at the replacements, and the agreement that ends both.
+// Session's spawns (docs/recovery.md): Replace (recovery by replacement, "The merge") and Spawn
+// (MPI's Comm_spawn: an intercommunicator to new processes) at the parents, JoinSpawners at the
+// processes they start, and the agreement that ends both.
+#include <charconv>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,8 +18,8 @@ using agreement::Decision;
 
 namespace {
 
-// What the spawning survivor tells the others under SpawnKey: "+" and the replacements'
-// namespace, or "-" and why the launcher could not spawn.
+// What the spawning member tells the others under SpawnKey: "+", the count and the new
+// processes' namespace ("+2 rftrun.42.s1"), or "-" and why the launcher could not spawn.
 std::string SpawnKey(const ContextIds::Allocation& contexts) {
   return "rft.spawn." + std::to_string(contexts.pair) + "." + std::to_string(contexts.epoch);
 }
@@ -27,8 +30,8 @@ std::span<const std::byte> Bytes(const std::string& text) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Communicator>> Session::Spawn(Communicator& comm,
-                                                       const std::vector<std::string>& argv) {
+StatusOr<std::unique_ptr<Communicator>> Session::Replace(Communicator& comm,
+                                                         const std::vector<std::string>& argv) {
   const std::string what = "spawn on " + comm.name();
   RFT_RETURN_IF_ERROR(RefuseInter("spawn", comm));
   // One agreement: the failed members, the new contexts, and whether every member had a
@@ -51,56 +54,26 @@ StatusOr<std::unique_ptr<Communicator>> Session::Spawn(Communicator& comm,
   }
 
   // Each failed member's place goes to a new job rank, in order; the lowest survivor spawns.
-  transport::Bootstrap& job = runtime_->bootstrap();
-  const Rank first = job.size();
-  std::vector<Rank> members(comm.size());
+  const Rank first = runtime_->bootstrap().size();
+  MergeRecord record{.members = std::vector<Rank>(comm.size()),
+                     .pair = contexts.pair,
+                     .epoch = contexts.epoch,
+                     .failed = {}};
   uint32_t count = 0;
   Rank leader = kInvalidRank;
   for (Rank m = 0; m < comm.size(); ++m) {
     if (decision.failed.Contains(m)) {
-      members[m] = first + count++;
+      record.members[m] = first + count++;
     } else {
-      members[m] = comm.JobRank(m);
+      record.members[m] = comm.JobRank(m);
       if (leader == kInvalidRank) leader = m;
     }
   }
   if (count > 0) {
-    std::string word;  // SpawnKey's value
-    if (comm.rank() == leader) {
-      auto spawned = job.Spawn(argv, count, /*join=*/true);
-      if (spawned.ok() && fault::Armed("spawn.launched", job.rank())) fault::Die("spawn.launched");
-      if (spawned.ok()) {
-        const MergeRecord record{.members = members,
-                                 .pair = contexts.pair,
-                                 .epoch = contexts.epoch,
-                                 .failed = runtime_->registry().Failed()};
-        const Status put = job.Put(MergeRecordKey(*spawned), EncodeMergeRecord(record));
-        word = put.ok() ? "+" + *spawned : "-" + put.message();
-      } else {
-        RFT_LOG_ERROR("%s: %s", what.c_str(), spawned.status().ToString().c_str());
-        word = "-" + spawned.status().message();
-      }
-      Status told = job.Put(SpawnKey(contexts), Bytes(word));
-      if (told.ok()) told = job.Commit();
-      if (!told.ok()) return give_back(told);
-    } else {
-      // A leader that died before telling ends this with RFT_ERR_PROC_FAILED once the launcher
-      // reports it (Bootstrap::Get); one that hangs, with RFT_ERR_TIMEOUT after RFT_PMIX_TIMEOUT.
-      auto got = job.Get(comm.JobRank(leader), SpawnKey(contexts));
-      if (!got.ok()) return give_back(got.status());
-      word.assign(reinterpret_cast<const char*>(got->data()), got->size());
-    }
-    if (word.empty() || word[0] != '+') {
-      return give_back(
-          OtherError(what + ": the launcher could not start the replacements: " +
-                     (word.empty() ? std::string("no reason given") : word.substr(1))));
-    }
-    // Every layer holds the replacements before this member enters the agreement below, so
-    // nothing any member sends on the merged communicator finds a survivor that cannot take it.
-    Status grown = runtime_->AddRanks(word.substr(1), count);
-    if (!grown.ok()) return give_back(grown);
+    StatusOr<uint32_t> started = Launch(comm, leader, argv, count, record, contexts, what);
+    if (!started.ok()) return give_back(started.status());
   }
-  auto group = Group::FromJobRanks(std::move(members));
+  auto group = Group::FromJobRanks(std::move(record.members));
   if (!group.ok()) return give_back(group.status());
   std::unique_ptr<Communicator> merged;
   RFT_ASSIGN_OR_RETURN(merged, Build(std::move(*group), contexts, what));
@@ -110,6 +83,153 @@ StatusOr<std::unique_ptr<Communicator>> Session::Spawn(Communicator& comm,
     return confirmed;
   }
   return merged;
+}
+
+StatusOr<std::unique_ptr<Communicator>> Session::Spawn(Communicator& comm,
+                                                       const std::vector<std::string>& argv,
+                                                       int maxprocs, int root,
+                                                       std::vector<int>* errcodes) {
+  const std::string what = Describe("spawn", comm);
+  RFT_RETURN_IF_ERROR(RefuseInter("spawn", comm));
+  errcodes->clear();
+  // One agreement over `comm`: the contexts, that nobody failed, and the arguments, so that a
+  // member with a bad one does not leave the others waiting. Flag bits: the root is a member
+  // (every member checks), the root's program and count are good (the root checks), `comm`
+  // holds every live process of the job (every member checks: the spawned processes join the
+  // job's rank space, which every process must grow alike).
+  constexpr uint32_t kRootValid = 1, kArgumentsValid = 2, kHoldsJob = 4;
+  const bool root_valid = root >= 0 && static_cast<uint32_t>(root) < comm.size();
+  const bool is_root = root_valid && comm.rank() == static_cast<Rank>(root);
+  std::string bad_argument;
+  if (is_root && (argv.empty() || argv[0].empty())) {
+    bad_argument = "the command is empty; expected a program to start";
+  } else if (is_root && (maxprocs < 1 || maxprocs > kMaxSpawn)) {
+    bad_argument =
+        "maxprocs " + std::to_string(maxprocs) + ": expected 1.." + std::to_string(kMaxSpawn);
+  }
+  const Rank outsider = FirstLiveOutside(comm);
+  AgreeValue contribution = ShrinkContribution(contexts_.Propose());
+  contribution.flag = (root_valid ? kRootValid : 0) | (bad_argument.empty() ? kArgumentsValid : 0) |
+                      (outsider == kInvalidRank ? kHoldsJob : 0);
+  Decision decision;
+  RFT_ASSIGN_OR_RETURN(decision, RunAgreement(comm, std::move(contribution)));
+  ContextIds::Allocation contexts;
+  RFT_ASSIGN_OR_RETURN(contexts, TakeAgreedContexts(decision, nullptr, what));
+  auto give_back = [&](Status status) {
+    (void)contexts_.Release(contexts.pair);
+    return status;
+  };
+  const uint32_t flag = decision.value.flag;
+  if (!decision.failed.empty()) {
+    return give_back(ProcFailedError(what + ": member(s) " + decision.failed.ToString() +
+                                     " failed; spawn needs every member alive"));
+  }
+  if ((flag & kRootValid) == 0) {
+    return give_back(ArgError(what + ": root " + std::to_string(root) +
+                              (root_valid ? " here, but another member passed one outside"
+                                          : ": expected 0.." + std::to_string(comm.size() - 1))));
+  }
+  if ((flag & kArgumentsValid) == 0) {
+    return give_back(
+        ArgError(what + ": " + (is_root ? bad_argument : "the root's arguments are bad")));
+  }
+  if ((flag & kHoldsJob) == 0) {
+    return give_back(ArgError(
+        what + ": " +
+        (outsider != kInvalidRank ? "job rank " + std::to_string(outsider) + " is alive"
+                                  : std::string("another member found a live process")) +
+        " outside it; spawned processes join the whole job, so spawn from a communicator of "
+        "every live process (COMM_WORLD, or a dup or shrink of it)"));
+  }
+
+  // The parents, then the spawned processes at the next job ranks; the root spawns.
+  const Rank first = runtime_->bootstrap().size();
+  MergeRecord record{.members = comm.group().job_ranks(),
+                     .pair = contexts.pair,
+                     .epoch = contexts.epoch,
+                     .parents = comm.size(),
+                     .failed = {}};
+  if (is_root) {
+    for (int i = 0; i < maxprocs; ++i) record.members.push_back(first + static_cast<Rank>(i));
+  }
+  StatusOr<uint32_t> count =
+      Launch(comm, static_cast<Rank>(root), argv, is_root ? static_cast<uint32_t>(maxprocs) : 0,
+             record, contexts, what);
+  if (!count.ok()) {
+    if (is_root) errcodes->assign(static_cast<size_t>(maxprocs), count.status().code());
+    return give_back(count.status());
+  }
+  std::vector<Rank> members = comm.group().job_ranks();
+  for (uint32_t i = 0; i < *count; ++i) members.push_back(first + i);
+  auto group = Group::FromJobRanks(std::move(members));
+  if (!group.ok()) return give_back(group.status());
+  std::unique_ptr<Communicator> inter;
+  RFT_ASSIGN_OR_RETURN(inter, Build(std::move(*group), contexts, what, comm.group()));
+  // The spawned processes confirm it with their parents; one that died on the way fails it at
+  // every member of both groups alike, and its entry of `errcodes` says which.
+  const Status confirmed = ConfirmMerge(*inter);
+  errcodes->assign(*count, RFT_SUCCESS);
+  if (!confirmed.ok()) {
+    for (uint32_t i = 0; i < *count; ++i) {
+      if (runtime_->registry().IsFailed(first + i)) (*errcodes)[i] = RFT_ERR_PROC_FAILED;
+    }
+    (void)Free(inter);
+    return confirmed;
+  }
+  return inter;
+}
+
+Rank Session::FirstLiveOutside(const Communicator& comm) const {
+  const Rank size = runtime_->bootstrap().size();
+  for (Rank rank = 0; rank < size; ++rank) {
+    if (!comm.group().Contains(rank) && !runtime_->registry().IsFailed(rank)) return rank;
+  }
+  return kInvalidRank;
+}
+
+StatusOr<uint32_t> Session::Launch(Communicator& comm, Rank leader,
+                                   const std::vector<std::string>& argv, uint32_t count,
+                                   MergeRecord record, const ContextIds::Allocation& contexts,
+                                   const std::string& what) {
+  transport::Bootstrap& job = runtime_->bootstrap();
+  std::string word;  // SpawnKey's value
+  if (comm.rank() == leader) {
+    auto spawned = job.Spawn(argv, count, /*join=*/true);
+    if (spawned.ok() && fault::Armed("spawn.launched", job.rank())) fault::Die("spawn.launched");
+    if (spawned.ok()) {
+      record.failed = runtime_->registry().Failed();
+      const Status put = job.Put(MergeRecordKey(*spawned), EncodeMergeRecord(record));
+      word = put.ok() ? "+" + std::to_string(count) + " " + *spawned : "-" + put.message();
+    } else {
+      RFT_LOG_ERROR("%s: %s", what.c_str(), spawned.status().ToString().c_str());
+      word = "-" + spawned.status().message();
+    }
+    Status told = job.Put(SpawnKey(contexts), Bytes(word));
+    if (told.ok()) told = job.Commit();
+    if (!told.ok()) return told;
+  } else {
+    // A leader that died before telling ends this with RFT_ERR_PROC_FAILED once the launcher
+    // reports it (Bootstrap::Get); one that hangs, with RFT_ERR_TIMEOUT after RFT_PMIX_TIMEOUT.
+    auto got = job.Get(comm.JobRank(leader), SpawnKey(contexts));
+    if (!got.ok()) return got.status();
+    word.assign(reinterpret_cast<const char*>(got->data()), got->size());
+  }
+  if (word.empty() || word[0] != '+') {
+    return OtherError(what + ": the launcher could not start the processes: " +
+                      (word.empty() ? std::string("no reason given") : word.substr(1)));
+  }
+  const size_t space = word.find(' ');
+  uint32_t started = 0;
+  const auto [end, error] = std::from_chars(word.data() + 1, word.data() + word.size(), started);
+  if (space == std::string::npos || error != std::errc() || end != word.data() + space ||
+      started == 0) {
+    return OtherError(what + ": the spawning member's word \"" + word +
+                      "\" is not \"+<count> <namespace>\"");
+  }
+  // Every layer holds the new processes before this member builds anything with them, so
+  // nothing any member sends on the new communicator finds one that cannot take it.
+  RFT_RETURN_IF_ERROR(runtime_->AddRanks(word.substr(space + 1), started));
+  return started;
 }
 
 Status Session::JoinSpawners() {
@@ -122,7 +242,15 @@ Status Session::JoinSpawners() {
     return ArgError("the merge record names no place for job rank " +
                     std::to_string(plane().rank()));
   }
-  RFT_ASSIGN_OR_RETURN(parent_, Build(std::move(*group), contexts, "COMM_PARENT"));
+  std::optional<Group> local;  // a spawn's: the processes started together
+  if (record.parents > 0) {
+    auto spawned = Group::FromJobRanks(
+        std::vector<Rank>(record.members.begin() + record.parents, record.members.end()));
+    if (!spawned.ok()) return spawned.status();
+    local = std::move(*spawned);
+  }
+  RFT_ASSIGN_OR_RETURN(parent_,
+                       Build(std::move(*group), contexts, "COMM_PARENT", std::move(local)));
   return ConfirmMerge(*parent_);
 }
 

@@ -47,7 +47,7 @@ else
   fail "mpicc.mpich is missing (tools/setup.sh installs Debian's mpich and libmpich-dev)"
 fi
 for compiler in "${compilers[@]}"; do
-  for program in mpi_basics mpi_ulfm mpi_intercomm; do
+  for program in mpi_basics mpi_ulfm mpi_intercomm mpi_spawn; do
     if [[ $compiler == rft ]]; then
       cc=("$sdk/bin/mpicc")
     else
@@ -68,6 +68,7 @@ for compiler in "${compilers[@]}"; do
     revoke-loop 20
   run "$compiler-built mpi_intercomm, 5 ranks" 5 -n 5 --with-ft ulfm \
     "$work/mpi_intercomm.$compiler"
+  run "$compiler-built mpi_spawn, 3 ranks spawn 2" 5 -n 3 "$work/mpi_spawn.$compiler"
 done
 
 # The MPICH-built program asks the loader for libmpich.so.12: with mpiexec's loader path it

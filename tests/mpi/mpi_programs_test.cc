@@ -48,6 +48,19 @@ TEST(MpiPrograms, BasicsAtTwoThreeAndFiveRanks) {
   }
 }
 
+// MPI_Comm_spawn from the whole job at 1 and 3 ranks: 2 children find their parents, data crosses
+// both ways, and the merge puts the parents first.
+TEST(MpiPrograms, SpawnAndGetParentAtOneAndThreeRanks) {
+  for (int n : {1, 3}) {
+    const ScenarioResult r = RunMpi({"-n", std::to_string(n)}, {"tests/mpi/mpi_spawn"});
+    EXPECT_EQ(r.exit_status, 0) << r.Report();
+    std::vector<int> ranks;
+    for (int i = 0; i < n; ++i) ranks.push_back(i);
+    ExpectAllChecksPassed(r, "mpi_spawn", ranks);
+    ExpectAllChecksPassed(r, "mpi_spawn_child", {0, 1});
+  }
+}
+
 // Intercommunicators: two groups of the world (sizes differing at odd n), MPI's
 // intercommunicator collectives, merge, and a revoke, agree and shrink spanning both groups.
 TEST(MpiPrograms, IntercommunicatorsAtTwoThreeAndFiveRanks) {

@@ -1,6 +1,6 @@
 // A C++17 program over rft.hpp alone (built with -std=c++17): RAII handles and errors as
 // exceptions, with the last rank killing itself at an agreed point and the survivors replacing
-// it (Spawn; the replacement finds them with GetParent). Prints "cpp ok rank=R" and, in the
+// it (Replace; the replacement finds them with GetParent). Prints "cpp ok rank=R" and, in the
 // replacement, "cpp replacement ok".
 #include <signal.h>
 
@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
   EXPECT(dup.IsRevoked(), "not revoked");
 
   // The dead rank replaced: the new process takes its rank.
-  const rft::Comm full = world.Spawn({argv[0], "replacement", std::to_string(size - 1)});
+  const rft::Comm full = world.Replace({argv[0], "replacement", std::to_string(size - 1)});
   EXPECT(full.Size() == size && full.Rank() == rank, std::to_string(full.Rank()));
   int members = 1;
   full.Allreduce(&members, 1, RFT_SUM);

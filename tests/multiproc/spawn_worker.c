@@ -1,8 +1,8 @@
-/* Recovery by replacement through the public API (rft_comm_spawn, rft_comm_get_parent), under
+/* Recovery by replacement through the public API (rft_comm_replace, rft_comm_get_parent), under
  * rftrun --ft -n 4. Every step waits on the program's own protocol, never on a timer:
  * 1. A barrier; every other process tells rank 2 it left it, and rank 2 then kills itself. The
  *    survivors' next barrier fails (PROC_FAILED): each knows of the failure before it spawns.
- * 2. The survivors call rft_comm_spawn on COMM_WORLD with this program and "replacement --die":
+ * 2. The survivors call rft_comm_replace on COMM_WORLD with this program and "replacement --die":
  *    that replacement kills itself before rft_init, so the spawn fails with RFT_ERR_PROC_FAILED
  *    at every survivor (promptly: nobody waits for what it never publishes). They spawn again
  *    with "replacement".
@@ -37,13 +37,13 @@ static void UseMerged(rft_comm_t merged, const char* program, const char* who) {
   const char* none[] = {NULL};
   rft_comm_t refused = RFT_COMM_NULL;
   CHECK_CODE(
-      rft_comm_spawn(merged, rank == 1 ? none : (const char* const[]){program, NULL}, &refused),
+      rft_comm_replace(merged, rank == 1 ? none : (const char* const[]){program, NULL}, &refused),
       RFT_ERR_ARG);
   CHECK(refused == RFT_COMM_NULL, "a refused spawn gave a communicator");
 
   rft_comm_t again = RFT_COMM_NULL;
   const char* args[] = {program, "replacement", NULL};
-  CHECK_OK(rft_comm_spawn(merged, args, &again));
+  CHECK_OK(rft_comm_replace(merged, args, &again));
   int again_rank = -1;
   CHECK_OK(rft_comm_rank(again, &again_rank));
   CHECK(again_rank == rank, "rank %d after a spawn without failures, was %d", again_rank, rank);
@@ -90,11 +90,11 @@ int main(int argc, char** argv) {
 
   rft_comm_t merged = RFT_COMM_NULL;
   const char* dying[] = {argv[0], "replacement", "--die", NULL};
-  CHECK_CODE(rft_comm_spawn(RFT_COMM_WORLD, dying, &merged), RFT_ERR_PROC_FAILED);
+  CHECK_CODE(rft_comm_replace(RFT_COMM_WORLD, dying, &merged), RFT_ERR_PROC_FAILED);
   CHECK(merged == RFT_COMM_NULL, "a failed spawn gave a communicator");
   printf("survivor %d: the spawn whose replacement died failed\n", rank);
   const char* args[] = {argv[0], "replacement", NULL};
-  CHECK_OK(rft_comm_spawn(RFT_COMM_WORLD, args, &merged));
+  CHECK_OK(rft_comm_replace(RFT_COMM_WORLD, args, &merged));
   CHECK_OK(rft_comm_set_errhandler(merged, RFT_ERRORS_RETURN));
   int merged_rank = -1;
   CHECK_OK(rft_comm_rank(merged, &merged_rank));

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
     std::fputs(rft::rftrun::Usage(), stdout);
     return 0;
   }
-  // Every process rftrun starts, those rft_comm_spawn asks for later too, gets rftrun's
+  // Every process rftrun starts, those rft_comm_replace asks for later too, gets rftrun's
   // environment: the option overrides what it inherited.
   if (!options->initial_errhandler.empty()) {
     setenv("RFT_INITIAL_ERRHANDLER", options->initial_errhandler.c_str(), /*overwrite=*/1);

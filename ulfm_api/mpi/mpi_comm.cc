@@ -357,6 +357,40 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
   return Adopt(intercomm, *c, "MPI_Intercomm_merge", rc, made, newintracomm);
 }
 
+// MPI-4.1 §11.8.2. `info` is accepted and read by nobody: rft's launcher places the processes
+// (docs/mpi.md). The parents' new communicator inherits `comm`'s error handler.
+int PMPI_Comm_spawn(const char* command, char* argv[], int maxprocs, MPI_Info, int root,
+                    MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[]) {
+  Comm* c = FindComm(comm);
+  if (c == nullptr) return BadComm(comm, "MPI_Comm_spawn");
+  // rft writes one code per process started (the root's maxprocs, which the others learn
+  // during the call) and nothing when it stopped before: read back up to the first untouched.
+  constexpr int kUntouched = INT_MIN;
+  std::vector<int> codes(array_of_errcodes != MPI_ERRCODES_IGNORE ? RFT_MAX_SPAWN : 0, kUntouched);
+  rft_comm_t made = RFT_COMM_NULL;
+  const int rc = rft_comm_spawn(c->rft, command, const_cast<const char* const*>(argv), maxprocs,
+                                root, &made, codes.empty() ? RFT_ERRCODES_IGNORE : codes.data());
+  for (size_t i = 0; i < codes.size() && codes[i] != kUntouched; ++i) {
+    array_of_errcodes[i] = FromRft(codes[i]);
+  }
+  return Adopt(comm, *c, "MPI_Comm_spawn", rc, made, intercomm);
+}
+
+// The same handle at every call until the program frees it (then MPI_COMM_NULL, as MPI-4.1
+// §11.8.2 says).
+int PMPI_Comm_get_parent(MPI_Comm* parent) {
+  State& s = state();
+  if (!s.parent_taken) {
+    rft_comm_t made = RFT_COMM_NULL;
+    const int rc = rft_comm_get_parent(&made);
+    if (rc != RFT_SUCCESS) return RaiseRft(MPI_COMM_WORLD, "MPI_Comm_get_parent", rc);
+    s.parent_taken = true;
+    if (made != RFT_COMM_NULL) s.parent = NewComm(made, FindComm(MPI_COMM_WORLD));
+  }
+  *parent = s.parent != MPI_COMM_NULL && FindComm(s.parent) != nullptr ? s.parent : MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info) {
   if (FindComm(comm) == nullptr) return BadComm(comm, "MPI_Comm_set_info");
   return MPI_SUCCESS;  // no hint changes what rft does
@@ -491,6 +525,8 @@ RFT_MPI_ALIAS(Comm_get_name)
 RFT_MPI_ALIAS(Comm_test_inter)
 RFT_MPI_ALIAS(Intercomm_create)
 RFT_MPI_ALIAS(Intercomm_merge)
+RFT_MPI_ALIAS(Comm_spawn)
+RFT_MPI_ALIAS(Comm_get_parent)
 RFT_MPI_ALIAS(Comm_remote_size)
 RFT_MPI_ALIAS(Comm_remote_group)
 RFT_MPI_ALIAS(Comm_set_info)

@@ -72,6 +72,10 @@ RFT_MPI_DECLARE(int, Intercomm_create,
                 (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
                  int tag, MPI_Comm* newintercomm))
 RFT_MPI_DECLARE(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* newintracomm))
+RFT_MPI_DECLARE(int, Comm_spawn,
+                (const char* command, char* argv[], int maxprocs, MPI_Info info, int root,
+                 MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[]))
+RFT_MPI_DECLARE(int, Comm_get_parent, (MPI_Comm * parent))
 RFT_MPI_DECLARE(int, Comm_remote_size, (MPI_Comm comm, int* size))
 RFT_MPI_DECLARE(int, Comm_remote_group, (MPI_Comm comm, MPI_Group* group))
 RFT_MPI_DECLARE(int, Comm_get_attr,

@@ -9,8 +9,11 @@ namespace {
 
 TEST(MergeRecordTest, RoundTrips) {
   MergeRecord record{.members = {0, 1, 4, 3, 5}, .pair = 9, .epoch = 12, .failed = {2, 6, 7, 8}};
-  const std::vector<std::byte> bytes = EncodeMergeRecord(record);
-  auto decoded = DecodeMergeRecord(bytes);
+  auto decoded = DecodeMergeRecord(EncodeMergeRecord(record));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(*decoded, record);
+  record.parents = 3;  // a spawn's: parents 0, 1, 4; spawned 3, 5
+  decoded = DecodeMergeRecord(EncodeMergeRecord(record));
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(*decoded, record);
   EXPECT_EQ(MergeRecordKey("rftrun.42.s1"), "rft.merge.rftrun.42.s1");
@@ -32,16 +35,22 @@ TEST(MergeRecordTest, RefusesMalformedRecordsNamingWhy) {
   EXPECT_EQ(DecodeMergeRecord(EncodeMergeRecord(empty)).status().code(), RFT_ERR_ARG);
 
   std::vector<std::byte> bad_member = good;
-  for (size_t i = 16; i < 20; ++i) bad_member[i] = std::byte{0xff};  // kInvalidRank
+  for (size_t i = 20; i < 24; ++i) bad_member[i] = std::byte{0xff};  // kInvalidRank
   const auto member = DecodeMergeRecord(bad_member);
   EXPECT_NE(member.status().message().find("member 0"), std::string::npos)
       << member.status().message();
 
   std::vector<std::byte> reversed = good;  // the failed interval [1, 3) as [3, 1)
-  std::swap(reversed[24], reversed[28]);
+  std::swap(reversed[28], reversed[32]);
   const auto interval = DecodeMergeRecord(reversed);
   EXPECT_NE(interval.status().message().find("failed interval"), std::string::npos)
       << interval.status().message();
+
+  MergeRecord no_child = record;  // every member a parent: nobody was spawned
+  no_child.parents = 2;
+  const auto parents = DecodeMergeRecord(EncodeMergeRecord(no_child));
+  EXPECT_NE(parents.status().message().find("2 parents of 2 members"), std::string::npos)
+      << parents.status().message();
 }
 
 TEST(MergeRecordTest, FitsOnlyAJobThatHoldsEveryRankItNames) {

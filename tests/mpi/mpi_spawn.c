@@ -1,0 +1,91 @@
+/* MPI_Comm_spawn and MPI_Comm_get_parent as an unmodified MPI program uses them: the job's
+ * processes (any count) spawn 2 copies of this program, which find their parents with
+ * MPI_Comm_get_parent; data crosses the intercommunicator both ways (point-to-point, bcast,
+ * allreduce) and MPI_Intercomm_merge joins both sides, the parents first. The parents print
+ * "mpi_spawn: rank R: ..." and the children "mpi_spawn_child: rank R: ..." (report_checks). */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mpi_checks.h"
+
+enum { kChildren = 2 };
+
+static int rank, size;
+
+/* Parents give 1 each, children 10 each: each side gets the other's sum. */
+static void cross(MPI_Comm inter, int is_child, int parents) {
+  int value = is_child ? -1 : 42;
+  const int root = is_child ? 0 : (rank == 0 ? MPI_ROOT : MPI_PROC_NULL);
+  CHECK_OK(MPI_Bcast(&value, 1, MPI_INT, root, inter));
+  CHECK(!is_child || value == 42);
+  int mine = is_child ? 10 : 1, sum = 0;
+  CHECK_OK(MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, inter));
+  CHECK(sum == (is_child ? parents : 10 * kChildren));
+  /* Child c and parent c swap their ranks. */
+  if (rank < kChildren && rank < parents) {
+    int theirs = -1;
+    CHECK_OK(MPI_Sendrecv(&rank, 1, MPI_INT, rank, 3, &theirs, 1, MPI_INT, rank, 3, inter,
+                          MPI_STATUS_IGNORE));
+    CHECK(theirs == rank);
+  }
+  MPI_Comm merged;
+  CHECK_OK(MPI_Intercomm_merge(inter, is_child, &merged));
+  int merged_rank = -1, merged_size = 0;
+  MPI_Comm_rank(merged, &merged_rank);
+  MPI_Comm_size(merged, &merged_size);
+  CHECK(merged_size == parents + kChildren);
+  CHECK(merged_rank == (is_child ? parents : 0) + rank);
+  CHECK_OK(MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, merged));
+  CHECK(sum == parents + 10 * kChildren);
+  CHECK_OK(MPI_Comm_free(&merged));
+}
+
+static int child(MPI_Comm parent) {
+  CHECK(size == kChildren);
+  MPI_Comm again;
+  CHECK_OK(MPI_Comm_get_parent(&again));
+  CHECK(again == parent);
+  int flag = 0, parents = 0, local = 0;
+  CHECK_OK(MPI_Comm_test_inter(parent, &flag));
+  CHECK_OK(MPI_Comm_remote_size(parent, &parents));
+  CHECK_OK(MPI_Comm_size(parent, &local));
+  CHECK(flag && local == kChildren && parents >= 1);
+  cross(parent, 1, parents);
+  CHECK_OK(MPI_Comm_free(&parent));
+  CHECK_OK(MPI_Comm_get_parent(&again));
+  CHECK(again == MPI_COMM_NULL); /* freed: MPI-4.1 11.8.2 */
+  return report_checks("mpi_spawn_child");
+}
+
+int main(int argc, char** argv) {
+  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) return 2;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm parent;
+  CHECK_OK(MPI_Comm_get_parent(&parent));
+  int status;
+  if (parent != MPI_COMM_NULL) {
+    status = child(parent);
+  } else {
+    MPI_Comm inter;
+    int errcodes[kChildren] = {-1, -1};
+    char* args[] = {"child", NULL};
+    /* A bad count at the root is refused at every member, and nothing starts. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK(error_class_of(MPI_Comm_spawn(argv[0], args, rank == 0 ? -1 : kChildren, MPI_INFO_NULL, 0,
+                                        MPI_COMM_WORLD, &inter, errcodes)) == MPI_ERR_ARG);
+    CHECK_OK(MPI_Comm_spawn(argv[0], args, kChildren, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+                            errcodes));
+    CHECK(errcodes[0] == MPI_SUCCESS && errcodes[1] == MPI_SUCCESS);
+    int flag = 0, remote = 0;
+    CHECK_OK(MPI_Comm_test_inter(inter, &flag));
+    CHECK_OK(MPI_Comm_remote_size(inter, &remote));
+    CHECK(flag && remote == kChildren);
+    cross(inter, 0, size);
+    CHECK_OK(MPI_Comm_free(&inter));
+    status = report_checks("mpi_spawn");
+  }
+  MPI_Finalize();
+  return status;
+}
