@@ -23,6 +23,9 @@
 //                 known; rft_comm_replace of a replacement for it, until every survivor holds the
 //                 confirmed merged communicator (at most 20 rounds); "ratio" = spawn / a shrink of
 //                 the same communicator, timed in the same rounds
+//   spawn         with --spawn (rftrun --ft): rft_comm_spawn of one process from COMM_WORLD, until
+//                 every parent holds the confirmed intercommunicator (at most 20 rounds); "ratio" =
+//                 spawn / a shrink of COMM_WORLD, timed in the same rounds
 //   revoke        rank 0 revokes a duplicate of COMM_WORLD while the others wait in a receive on
 //                 it: time from the revoke until the last one returned (one node: one clock)
 //   p2p_after_spawn   with --p2p-after-spawn (rftrun --ft): the last rank is dead and a
@@ -349,6 +352,54 @@ void SpawnAfterFailure(long iters, char* program) {
   Check(rft_comm_free(&survivors), "free");
 }
 
+// --spawn (rftrun --ft): each round, every rank shrinks COMM_WORLD (timed: the reference of the
+// same round, nothing failed) and spawns one process from it (rft_comm_spawn, root 0; timed until
+// it returns with the intercommunicator confirmed). The child (this program with --spawned)
+// takes a barrier with its parents and ends itself; every parent waits until it knows, so the
+// next round's spawn finds no live process outside COMM_WORLD. At most 20 rounds.
+void Spawn(long iters, char* program) {
+  char spawned_flag[] = "--spawned";
+  char* args[] = {spawned_flag, nullptr};
+  const long rounds = std::min(iters, 20L);
+  std::vector<double> spawns, shrinks;
+  for (long i = 0; i < rounds; ++i) {
+    Check(rft_barrier(RFT_COMM_WORLD), "barrier");
+    int64_t start = rft::MonotonicNanos();
+    rft_comm_t shrunk;
+    Check(rft_comm_shrink(RFT_COMM_WORLD, &shrunk), "shrink");
+    shrinks.push_back(static_cast<double>(rft::MonotonicNanos() - start) / 1e3);
+    Check(rft_comm_free(&shrunk), "free");
+    Check(rft_barrier(RFT_COMM_WORLD), "barrier");
+    start = rft::MonotonicNanos();
+    rft_comm_t children;
+    Check(rft_comm_spawn(RFT_COMM_WORLD, program, args, 1, 0, &children, RFT_ERRCODES_IGNORE),
+          "spawn");
+    spawns.push_back(static_cast<double>(rft::MonotonicNanos() - start) / 1e3);
+    Check(rft_comm_set_errhandler(children, RFT_ERRORS_RETURN), "errhandler");
+    Check(rft_barrier(children), "barrier with the child");
+    while (KnownFailed(children) == 0) usleep(100);  // it ends itself after the barrier
+    Check(rft_comm_free(&children), "free");
+  }
+  const double mine[3] = {Median(spawns), Percentile(spawns, 99), Median(shrinks)};
+  double slowest[3];
+  Check(rft_allreduce(mine, slowest, 3, RFT_DOUBLE, RFT_MAX, RFT_COMM_WORLD), "allreduce");
+  char json[64], text[64];
+  std::snprintf(json, sizeof json, ",\"shrink_us\":%.3f,\"ratio\":%.2f", slowest[2],
+                slowest[0] / slowest[2]);
+  std::snprintf(text, sizeof text, "shrink %.3f us, spawn/shrink %.1f", slowest[2],
+                slowest[0] / slowest[2]);
+  Report("spawn", -1, rounds, slowest[0], slowest[1], json, text);
+}
+
+// A child of --spawn: meets its parents once and ends itself.
+[[noreturn]] void BeSpawned() {
+  rft_comm_t parent;
+  Check(rft_comm_get_parent(&parent), "get_parent");
+  Check(rft_barrier(parent), "barrier with the parents");
+  raise(SIGKILL);
+  for (;;) pause();
+}
+
 // 8-byte ping-pongs over `comm` (a merged communicator): rank 0 with rank 1 and with the last
 // rank, the replacement, in alternating repetitions (with the replacement alone when n = 2);
 // the partners answer. At rank 0, the median
@@ -436,7 +487,7 @@ int main(int argc, char** argv) {
   long iters = 2000;
   int reps = 5;
   bool shrink_after_failure = false, spawn_after_failure = false, replacement = false;
-  bool p2p_after_spawn = false, p2p_replacement = false;
+  bool p2p_after_spawn = false, p2p_replacement = false, spawn = false, spawned = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--json") == 0) {
       g_json = true;
@@ -444,6 +495,10 @@ int main(int argc, char** argv) {
       shrink_after_failure = true;
     } else if (std::strcmp(argv[i], "--spawn-after-failure") == 0) {
       spawn_after_failure = true;
+    } else if (std::strcmp(argv[i], "--spawn") == 0) {
+      spawn = true;
+    } else if (std::strcmp(argv[i], "--spawned") == 0) {
+      spawned = true;
     } else if (std::strcmp(argv[i], "--replacement") == 0) {
       replacement = true;
     } else if (std::strcmp(argv[i], "--p2p-after-spawn") == 0) {
@@ -455,9 +510,10 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
       reps = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr,
-                   "usage: rft_bench_coll [--iters N] [--reps R] [--json] "
-                   "[--shrink-after-failure | --spawn-after-failure | --p2p-after-spawn]\n");
+      std::fprintf(
+          stderr,
+          "usage: rft_bench_coll [--iters N] [--reps R] [--json] "
+          "[--shrink-after-failure | --spawn-after-failure | --spawn | --p2p-after-spawn]\n");
       return 2;
     }
   }
@@ -469,6 +525,12 @@ int main(int argc, char** argv) {
   Check(rft_comm_rank(RFT_COMM_WORLD, &g_rank), "rank");
   Check(rft_comm_size(RFT_COMM_WORLD, &g_size), "size");
   if (replacement) BeReplacement();
+  if (spawned) BeSpawned();
+  if (spawn) {
+    Spawn(iters, argv[0]);
+    Check(rft_finalize(), "finalize");
+    return 0;
+  }
   if (p2p_replacement || p2p_after_spawn) {
     if (p2p_replacement) {
       BeP2pReplacement(iters, reps);

@@ -322,8 +322,8 @@ class Session {
   StatusOr<ContextIds::Allocation> TakeAgreedContexts(const agreement::Decision& decision,
                                                       const ContextIds::Proposal* reserved,
                                                       const std::string& what);
-  // The lowest job rank that is alive and outside `comm`; kInvalidRank when `comm` holds every
-  // live process of the job.
+  // The lowest job rank outside `comm` that has neither failed nor ended cleanly; kInvalidRank
+  // when `comm` holds every live process of the job.
   Rank FirstLiveOutside(const Communicator& comm) const;
   // A spawn's launch: the member `leader` starts `count` processes of `argv` that join the job,
   // publishes `record` for them (the failures known are added here) and tells the others; every

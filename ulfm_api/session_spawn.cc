@@ -182,7 +182,10 @@ StatusOr<std::unique_ptr<Communicator>> Session::Spawn(Communicator& comm,
 Rank Session::FirstLiveOutside(const Communicator& comm) const {
   const Rank size = runtime_->bootstrap().size();
   for (Rank rank = 0; rank < size; ++rank) {
-    if (!comm.group().Contains(rank) && !runtime_->registry().IsFailed(rank)) return rank;
+    const detector::FailureRegistry& registry = runtime_->registry();
+    if (!comm.group().Contains(rank) && !registry.IsFailed(rank) && !registry.IsDeparted(rank)) {
+      return rank;
+    }
   }
   return kInvalidRank;
 }

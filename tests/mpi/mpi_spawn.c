@@ -46,6 +46,10 @@ static int child(MPI_Comm parent) {
   MPI_Comm again;
   CHECK_OK(MPI_Comm_get_parent(&again));
   CHECK(again == parent);
+  char name[MPI_MAX_OBJECT_NAME];
+  int length = 0;
+  CHECK_OK(MPI_Comm_get_name(parent, name, &length));
+  CHECK(strcmp(name, "MPI_COMM_PARENT") == 0); /* its default name (MPI, "Naming Objects") */
   int flag = 0, parents = 0, local = 0;
   CHECK_OK(MPI_Comm_test_inter(parent, &flag));
   CHECK_OK(MPI_Comm_remote_size(parent, &parents));

@@ -22,11 +22,12 @@ ScenarioResult RunWorker(const std::string& mode) {
                     std::chrono::seconds(70), env);
 }
 
-TEST(CommSpawnTest, ParentsAndChildrenTalkOverTheIntercommunicatorAndMerge) {
+TEST(CommSpawnTest, ParentsAndChildrenTalkOverTheIntercommunicatorMergeAndSpawnAgain) {
   const auto r = RunWorker("all");
   ASSERT_EQ(r.exit_status, 0) << r.Report();
   EXPECT_EQ(CountLines(r.output, "parent ok"), 3) << r.Report();
-  EXPECT_EQ(CountLines(r.output, "child ok"), 2) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "] child ok"), 2) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "grandchild ok"), 1) << r.Report();
 }
 
 TEST(CommSpawnTest, AChildDeadAtBirthFailsTheSpawnEverywhereAndNobodyWaits) {

@@ -6,7 +6,8 @@
  *           parents' intercommunicator has the 2 children as its remote group, the children's
  *           (rft_comm_get_parent) the 3 parents, and their own COMM_WORLD holds the 2 of them;
  *           point-to-point, bcast, allreduce across; merge into one communicator of 5 with the
- *           parents first. Prints "parent ok" (3) and "child ok" (2).
+ *           parents first, which spawns a grandchild (root: child 0). Prints "parent ok" (3),
+ *           "child ok" (2) and "grandchild ok" (1).
  *   child-dies  child 1 dies at birth (before rft_init): the spawn fails with PROC_FAILED at
  *           every parent, errcodes naming child 1, and child 0's rft_init fails with PROC_FAILED
  *           (or, held in its start-up by its dead sibling past the parents' first-heartbeat
@@ -79,7 +80,31 @@ static void Exchange(rft_comm_t inter, int is_child, int rank) {
         "merged rank %d of %d", merged_rank, merged_size);
   CHECK_OK(rft_allreduce(&mine, &sum, 1, RFT_INT, RFT_SUM, merged));
   CHECK(sum == kParentSum + kChildSum, "allreduce over the merged %d", sum);
+  /* The merged communicator holds every live process of the job, so it may spawn again (the
+   * parents' COMM_WORLD may not while the children live): one grandchild, its root a child. */
+  const char* const args[] = {"child", "grandchild", NULL};
+  rft_comm_t grandchild = RFT_COMM_NULL;
+  int errcode = -1;
+  CHECK_OK(rft_comm_spawn(merged, program, args, 1, kParents, &grandchild, &errcode));
+  CHECK(errcode == RFT_SUCCESS, "errcode %s", rft_error_name(errcode));
+  int one = 1;
+  CHECK_OK(rft_allreduce(&one, &sum, 1, RFT_INT, RFT_SUM, grandchild));
+  CHECK(sum == 100, "allreduce with the grandchild %d", sum);
+  CHECK_OK(rft_comm_free(&grandchild));
   CHECK_OK(rft_comm_free(&merged));
+}
+
+/* The grandchild of `all`: its world is itself, its parents the 5 of the merged communicator. */
+static void Grandchild(rft_comm_t parent) {
+  int flag = 0, size = 0, remote = 0, mine = 100, sum = 0;
+  CHECK_OK(rft_comm_test_inter(parent, &flag));
+  CHECK_OK(rft_comm_size(parent, &size));
+  CHECK_OK(rft_comm_remote_size(parent, &remote));
+  CHECK(flag == 1 && size == 1 && remote == kParents + kChildren, "inter %d size %d remote %d",
+        flag, size, remote);
+  CHECK_OK(rft_allreduce(&mine, &sum, 1, RFT_INT, RFT_SUM, parent));
+  CHECK(sum == kParents + kChildren, "allreduce with the merged %d", sum);
+  printf("grandchild ok\n");
 }
 
 /* The parents' refused spawns: every member learns of a bad argument, whichever member had it. */
@@ -167,15 +192,20 @@ static int Child(const char* mode, int* argc, char*** argv) {
     return 0;
   }
   CHECK_OK(rc);
+  const int grandchild = strcmp(mode, "grandchild") == 0;
   int rank = -1, size = 0;
   CHECK_OK(rft_comm_rank(RFT_COMM_WORLD, &rank));
   CHECK_OK(rft_comm_size(RFT_COMM_WORLD, &size));
-  CHECK(size == kChildren, "the children's world has %d", size);
+  CHECK(size == (grandchild ? 1 : kChildren), "the children's world has %d", size);
   rft_comm_t parent = RFT_COMM_NULL;
   CHECK_OK(rft_comm_get_parent(&parent));
   CHECK(parent != RFT_COMM_NULL, "no parent");
   CHECK_OK(rft_comm_set_errhandler(parent, RFT_ERRORS_RETURN));
-  CheckShape(parent, 1);
+  if (grandchild) {
+    Grandchild(parent);
+  } else {
+    CheckShape(parent, 1);
+  }
   int parent_rank = -1;
   CHECK_OK(rft_comm_rank(parent, &parent_rank));
   CHECK(parent_rank == rank, "rank %d in the parent, %d in the world", parent_rank, rank);

@@ -41,7 +41,13 @@ bool TlsAllowSharedMemory(const char* tls) {
 
 StatusOr<std::unique_ptr<UcxContext>> UcxContext::Create() {
   // Must precede ucp_config_read; an explicit user setting wins (overwrite = 0).
-  if (TlsAllowSharedMemory(std::getenv("UCX_TLS"))) setenv("UCX_MM_ERROR_HANDLING", "y", 0);
+  if (TlsAllowSharedMemory(std::getenv("UCX_TLS"))) {
+    setenv("UCX_MM_ERROR_HANDLING", "y", 0);
+    // The shared-memory transports fault in their receive descriptors 512 at a time (4 MiB per
+    // transport and worker): most of a worker's creation, and of a spawned process's start
+    // (docs/recovery.md, "A faster spawn"). The pool grows on demand, 64 at a time.
+    setenv("UCX_MM_RX_BUFS_GROW", "64", 0);
+  }
 
   ucp_config_t* config = nullptr;
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);

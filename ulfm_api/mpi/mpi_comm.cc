@@ -259,6 +259,7 @@ int PMPI_Comm_free(MPI_Comm* comm) {
   const int rc = rft_comm_free(&inner);
   if (rc != RFT_SUCCESS) return RaiseRft(*comm, "MPI_Comm_free", rc);
   state().comms.Remove(*comm);
+  if (*comm == state().parent) state().parent = MPI_COMM_NULL;
   *comm = MPI_COMM_NULL;
   return MPI_SUCCESS;
 }
@@ -376,18 +377,11 @@ int PMPI_Comm_spawn(const char* command, char* argv[], int maxprocs, MPI_Info, i
   return Adopt(comm, *c, "MPI_Comm_spawn", rc, made, intercomm);
 }
 
-// The same handle at every call until the program frees it (then MPI_COMM_NULL, as MPI-4.1
-// §11.8.2 says).
+// The handle MPI_Init made, the same at every call until the program frees it (then
+// MPI_COMM_NULL, as MPI-4.1 §11.8.2 says).
 int PMPI_Comm_get_parent(MPI_Comm* parent) {
-  State& s = state();
-  if (!s.parent_taken) {
-    rft_comm_t made = RFT_COMM_NULL;
-    const int rc = rft_comm_get_parent(&made);
-    if (rc != RFT_SUCCESS) return RaiseRft(MPI_COMM_WORLD, "MPI_Comm_get_parent", rc);
-    s.parent_taken = true;
-    if (made != RFT_COMM_NULL) s.parent = NewComm(made, FindComm(MPI_COMM_WORLD));
-  }
-  *parent = s.parent != MPI_COMM_NULL && FindComm(s.parent) != nullptr ? s.parent : MPI_COMM_NULL;
+  if (!state().initialized) return NotInitialized("MPI_Comm_get_parent");
+  *parent = state().parent;
   return MPI_SUCCESS;
 }
 

@@ -81,6 +81,15 @@ int InitCommon(int* argc, char*** argv, int required, int* provided) {
   s.self.peers = 1;
   s.self.errhandler = initial.handler;
   s.self.name = "MPI_COMM_SELF";
+  // A spawned process's parent intercommunicator is made here, as MPI-4.1 §11.8.2 says, with the
+  // initial error handler and the default name MPI gives it ("Naming Objects"); it is what
+  // MPI_Comm_get_parent hands out.
+  rft_comm_t parent = RFT_COMM_NULL;
+  rft_comm_get_parent(&parent);
+  if (parent != RFT_COMM_NULL) {
+    s.parent = NewComm(parent, &s.self);
+    FindComm(s.parent)->name = "MPI_COMM_PARENT";
+  }
   // rft is called from one thread (rft.h): FUNNELED is what it honestly provides.
   s.thread_level = required < MPI_THREAD_FUNNELED ? required : MPI_THREAD_FUNNELED;
   if (provided != nullptr) *provided = s.thread_level;

@@ -222,10 +222,9 @@ struct State {
   HandleTable<Datatype, kDatatypeKind> datatypes;
   HandleTable<Request, kRequestKind> requests;
   Info env_info;
-  // MPI_Comm_get_parent's handle, made at its first call (MPI_COMM_NULL in a process nobody
-  // spawned, and once the program freed it).
+  // MPI_Comm_get_parent's handle, made by MPI_Init (MPI_COMM_NULL in a process nobody spawned,
+  // and once the program freed it).
   MPI_Comm parent = MPI_COMM_NULL;
-  bool parent_taken = false;
   // Requests the program freed before they completed (MPI_Request_free, buffered sends): they
   // complete in the background, checked at every call that waits or tests.
   std::vector<MPI_Request> detached;
