@@ -668,10 +668,10 @@ extern "C" int rft_comm_spawn(rft_comm_t comm, const char* command, const char* 
     for (size_t i = 0; argv != nullptr && argv[i] != nullptr; ++i) args.emplace_back(argv[i]);
   }
   std::vector<int> codes;
-  const int rc =
-      Created(comm, g_session->Spawn(*comm->comm, args, maxprocs, root, &codes), intercomm);
+  auto spawned = g_session->Spawn(*comm->comm, args, maxprocs, root, &codes);
+  // Before an error reaches the handler, which may want to read them.
   if (errcodes != RFT_ERRCODES_IGNORE) std::copy(codes.begin(), codes.end(), errcodes);
-  return rc;
+  return Created(comm, std::move(spawned), intercomm);
 }
 
 extern "C" int rft_comm_get_parent(rft_comm_t* parent) {

@@ -1,7 +1,8 @@
 // A C++17 program over rft.hpp alone (built with -std=c++17): RAII handles and errors as
 // exceptions, with the last rank killing itself at an agreed point and the survivors replacing
-// it (Replace; the replacement finds them with GetParent). Prints "cpp ok rank=R" and, in the
-// replacement, "cpp replacement ok".
+// it (Replace; the replacement finds them with GetParent); then all of them spawn a child (Spawn)
+// and send it a task across the intercommunicator. Prints "cpp ok rank=R", "cpp replacement ok"
+// and, in the child, "cpp spawned ok".
 #include <signal.h>
 
 #include <cstdio>
@@ -21,8 +22,19 @@
     }                                                                   \
   } while (0)
 
+// Every member of `comm` (which holds every live process): one child through Spawn, a bcast to
+// it across the intercommunicator.
+void SpawnAChild(const rft::Comm& comm, const char* program) {
+  std::vector<int> codes;
+  const rft::Comm child = comm.Spawn(program, {"spawned"}, 1, 0, &codes);
+  EXPECT(child.IsInter() && child.RemoteSize() == 1 && child.Size() == comm.Size(), "shape");
+  EXPECT(comm.Rank() != 0 || (codes.size() == 1 && codes[0] == RFT_SUCCESS), "errcodes");
+  int task = 4242;
+  child.Bcast(&task, 1, comm.Rank() == 0 ? RFT_ROOT : RFT_PROC_NULL);
+}
+
 // The replacement of the dead rank: it takes its rank in the communicator its spawners built.
-int Replacement(int expected_rank) {
+int Replacement(int expected_rank, const char* program) {
   rft::Environment env(RFT_FT_NOTIFY);
   rft::Comm parent = rft::Comm::GetParent();
   EXPECT(!parent.null(), "a replacement without a parent");
@@ -30,14 +42,31 @@ int Replacement(int expected_rank) {
   int one = 1;
   parent.Allreduce(&one, 1, RFT_SUM);
   EXPECT(one == parent.Size(), std::to_string(one));
+  SpawnAChild(parent, program);
   std::printf("cpp replacement ok\n");
+  std::fflush(stdout);
+  return 0;
+}
+
+// The child of SpawnAChild: its parent is the intercommunicator, the task comes across it.
+int Spawned() {
+  rft::Environment env(RFT_FT_NOTIFY);
+  rft::Comm parent = rft::Comm::GetParent();
+  EXPECT(!parent.null() && parent.IsInter() && parent.Size() == 1, "no parent intercommunicator");
+  int task = 0;
+  parent.Bcast(&task, 1, 0);
+  EXPECT(task == 4242, std::to_string(task));
+  std::printf("cpp spawned ok\n");
   std::fflush(stdout);
   return 0;
 }
 
 int main(int argc, char** argv) {
   static_assert(__cplusplus == 201703L, "this program checks that rft.hpp is C++17");
-  if (argc > 2 && std::string(argv[1]) == "replacement") return Replacement(std::atoi(argv[2]));
+  if (argc > 2 && std::string(argv[1]) == "replacement") {
+    return Replacement(std::atoi(argv[2]), argv[0]);
+  }
+  if (argc > 1 && std::string(argv[1]) == "spawned") return Spawned();
   rft::Environment env(RFT_FT_NOTIFY);
   EXPECT(rft::Comm::GetParent().null(), "a parent in a process rftrun started");
   const rft::Comm world = rft::Comm::World();
@@ -147,6 +176,7 @@ int main(int argc, char** argv) {
   int members = 1;
   full.Allreduce(&members, 1, RFT_SUM);
   EXPECT(members == size, std::to_string(members));
+  SpawnAChild(full, argv[0]);
   std::printf("cpp ok rank=%d\n", rank);
   std::fflush(stdout);
   return 0;

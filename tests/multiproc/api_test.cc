@@ -187,6 +187,7 @@ TEST(ApiTest, TheCxx17LayerThrowsWhatTheCApiReturns) {
   EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();  // the last rank's own SIGKILL
   EXPECT_EQ(CountLines(r.output, "cpp ok"), 2) << r.Report();
   EXPECT_EQ(CountLines(r.output, "cpp replacement ok"), 1) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "cpp spawned ok"), 1) << r.Report();
   EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << r.Report();
 }
 
