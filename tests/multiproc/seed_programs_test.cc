@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -230,6 +232,58 @@ TEST(SeedProgramsTest, MpiAllFailuresGivesEverySurvivorTheSameSet) {
   EXPECT_EQ(killed.exit_status, 0) << killed.Report();
   const bool was_killed = CountLines(killed.output, "injected by --kill") == 1;
   ExpectTheSameFailedSetEverywhere(killed, 4, was_killed ? std::set<int>{1} : std::set<int>{});
+}
+
+// What comm_replace prints: every rank of n once, summing 0..n-1; the ranks in `replaced` from
+// the new process that took the place (sorted, as LinesFrom gives them).
+std::vector<std::string> CommReplaceLines(int n, const std::set<int>& replaced) {
+  std::vector<std::string> lines;
+  for (int r = 0; r < n; ++r) {
+    lines.push_back("comm_replace: rank " + std::to_string(r) + " of " + std::to_string(n) +
+                    " ok: sum " + std::to_string(n * (n - 1) / 2) +
+                    (replaced.count(r) != 0 ? " (a replacement)" : ""));
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+// The seed's MPIX_Comm_replace as an MPI program (shrink, spawn, agree, merge, split): the dead
+// ranks' places go to new processes and every rank keeps its number.
+TEST(SeedProgramsTest, MpiCommReplaceGivesTheDeadRanksToNewProcesses) {
+  for (const auto& [list, victims] :
+       {std::pair<std::string, std::set<int>>{"2", {2}}, {"0,3", {0, 3}}, {"", {}}}) {
+    const auto r = RunMpiExample(
+        "comm_replace", 4,
+        list.empty() ? std::vector<std::string>{} : std::vector<std::string>{"--victims", list});
+    EXPECT_EQ(r.exit_status, 0) << "victims " << list << "\n" << r.Report();
+    EXPECT_EQ(LinesFrom(r.output, "comm_replace: rank"), CommReplaceLines(4, victims))
+        << "victims " << list << "\n"
+        << r.Report();
+  }
+}
+
+// Two faults at random instants (the seed is printed) while the members run allreduce rounds:
+// two launcher kills, then a kill and a hang (--stop: the detector declares the process failed
+// and kills it). Each is replaced, new processes join the rounds, and at the end every rank of
+// 4 is held once.
+TEST(SeedProgramsTest, MpiCommReplaceRecoversFromTwoFaultsAtRandomInstants) {
+  const unsigned seed = std::random_device{}();
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<double> instant(2.5, 4.5);
+  for (const char* second_fault : {"--kill", "--stop"}) {
+    const int a = static_cast<int>(random() % 4);
+    const int b = (a + 1 + static_cast<int>(random() % 3)) % 4;
+    char first[32], second[32];
+    std::snprintf(first, sizeof first, "%d@%.2f", a, instant(random));
+    std::snprintf(second, sizeof second, "%d@%.2f", b, instant(random));
+    const std::string faults = "seed " + std::to_string(seed) + ": --kill " + first + " " +
+                               second_fault + " " + second + "\n";
+    const auto r =
+        RunMpiExample("comm_replace", 4, {"--busy", "8"}, {"--kill", first, second_fault, second});
+    EXPECT_EQ(r.exit_status, 0) << faults << r.Report();
+    EXPECT_EQ(LinesFrom(r.output, "comm_replace: rank"), CommReplaceLines(4, {a, b}))
+        << faults << r.Report();
+  }
 }
 
 }  // namespace
