@@ -12,8 +12,9 @@
 namespace rft::testing {
 namespace {
 
-ScenarioResult RunWorker(const std::string& mode) {
+ScenarioResult RunWorker(const std::string& mode, const std::string& fault = "") {
   std::vector<std::string> env = DefaultsUnlessSanitized();
+  if (!fault.empty()) env.push_back("RFT_FAULT_INJECT=" + fault);
   // A long PMIx timeout: a wait for what a dead child never publishes would show.
   env.push_back("RFT_PMIX_TIMEOUT=40s");
   return RunCommand("tools/rftrun/rftrun",
@@ -38,6 +39,21 @@ TEST(CommSpawnTest, AChildDeadAtBirthFailsTheSpawnEverywhereAndNobodyWaits) {
   // Child 0 either sees its rft_init fail or is declared failed (comm_spawn_worker.c says why).
   EXPECT_LE(CountLines(r.output, "child init failed: RFT_ERR_PROC_FAILED"), 1) << r.Report();
   EXPECT_LT(r.seconds, 30.0) << r.Report();
+}
+
+// A parent dies during the spawn, at a point placed exactly (docs/configuration.md): the root
+// once the launcher started the children and before it published anything, or another parent
+// in the confirming agreement. The other parents fail, the children's rft_init fails; no wait.
+TEST(CommSpawnTest, AParentDeadDuringTheSpawnFailsItAtEveryParentAndChild) {
+  for (const char* fault : {"spawn.launched@0", "merge.confirming@2"}) {
+    const auto r = RunWorker("parent-dies", fault);
+    EXPECT_EQ(r.exit_status, 128 + 9) << fault << "\n" << r.Report();  // the parent's own kill
+    EXPECT_EQ(CountLines(r.output, "] FAILED: "), 0) << fault << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, "parent-dies ok"), 2) << fault << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, "child init failed: RFT_ERR_PROC_FAILED"), 2) << fault << "\n"
+                                                                                 << r.Report();
+    EXPECT_LT(r.seconds, 30.0) << fault << "\n" << r.Report();
+  }
 }
 
 TEST(CommSpawnTest, AChildKilledLaterIsRevokedAndShrunkAwayOnBothSides) {

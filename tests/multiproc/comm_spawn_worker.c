@@ -13,6 +13,10 @@
  *           (or, held in its start-up by its dead sibling past the parents' first-heartbeat
  *           timeout, child 0 is declared failed and killed too); nobody waits. Prints
  *           "child-dies ok" (3) and at most one "child init failed".
+ *   parent-dies  a parent ends itself at the fault point RFT_FAULT_INJECT names (the test sets
+ *           it: the root at spawn.launched, or parent 2 at merge.confirming): the other parents'
+ *           spawn fails with PROC_FAILED and every child's rft_init with PROC_FAILED, cleanly
+ *           and without a wait. Prints "parent-dies ok" (2) and "child init failed" (2).
  *   child-fault  child 1 dies once every parent has told it the intercommunicator works; a
  *           receive from it fails with PROC_FAILED at parent 0, which revokes; every member
  *           shrinks the intercommunicator to 3 + 1 and an allreduce over it crosses. Prints
@@ -157,6 +161,14 @@ static int Parent(const char* mode, int rank) {
     CHECK_OK(rft_allreduce(&one, &sum, 1, RFT_INT, RFT_SUM, RFT_COMM_WORLD));
     CHECK(sum == kParents, "allreduce %d", sum);
     printf("child-dies ok\n");
+  } else if (strcmp(mode, "parent-dies") == 0) {
+    /* A parent ends itself at a fault point (RFT_FAULT_INJECT, set by the test): the root once
+     * the launcher started the children, or parent 2 in the confirming agreement. The others'
+     * spawn fails with PROC_FAILED; the children all started (errcodes say so where known). */
+    CHECK_CODE(rft_comm_spawn(RFT_COMM_WORLD, program, (const char* const[]){"child", mode, NULL},
+                              kChildren, 0, &(rft_comm_t){RFT_COMM_NULL}, errcodes),
+               RFT_ERR_PROC_FAILED);
+    printf("parent-dies ok\n");
   } else if (strcmp(mode, "child-fault") == 0) {
     rft_comm_t inter = Spawn(mode, errcodes);
     CHECK(inter != RFT_COMM_NULL, "spawn failed");
@@ -185,8 +197,8 @@ static int Parent(const char* mode, int rank) {
 static int Child(const char* mode, int* argc, char*** argv) {
   int provided = 0;
   const int rc = rft_init(argc, argv, RFT_FT_NOTIFY, &provided);
-  if (strcmp(mode, "child-dies") == 0) {
-    CHECK(rc == RFT_ERR_PROC_FAILED, "rft_init of the surviving child returned %s",
+  if (strcmp(mode, "child-dies") == 0 || strcmp(mode, "parent-dies") == 0) {
+    CHECK(rc == RFT_ERR_PROC_FAILED, "rft_init of a child whose spawn failed returned %s",
           rft_error_name(rc));
     printf("child init failed: %s\n", rft_error_name(rc));
     return 0;
