@@ -181,7 +181,9 @@ int rft_comm_get_name(rft_comm_t comm, char* name, int* length);
  * alltoall and their non-blocking forms; the "v" forms are refused with RFT_ERR_ARG). ULFM
  * operations span both groups: a revocation interrupts both, an agreement is uniform over both,
  * get_failed and ack_failed cover both, shrink gives an intercommunicator of the survivors.
- * dup gives an intercommunicator; split, create, create_group and spawn refuse one. */
+ * dup gives an intercommunicator; split gives one between the two groups' members of each
+ * colour (RFT_COMM_NULL where the other group has none of it); create, create_group, replace
+ * and spawn refuse one. */
 /* Collective over `local` (an intracommunicator) whose rank `local_leader` and the rank
  * `remote_leader` of `peer` (significant at the local leader only) lead the two groups; the
  * leaders exchange over `peer` with `tag` (>= 0). The groups must be disjoint. */

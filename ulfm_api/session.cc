@@ -195,7 +195,6 @@ StatusOr<std::unique_ptr<Communicator>> Session::Dup(Communicator& parent) {
 }
 
 StatusOr<std::unique_ptr<Communicator>> Session::Split(Communicator& parent, int color, int key) {
-  RFT_RETURN_IF_ERROR(RefuseInter("split", parent));
   const bool bad_color = color < 0 && color != kUndefinedColor;
   ContextIds::Allocation contexts;
   auto allocated = AllocateContexts(parent, bad_color, "split");
@@ -220,19 +219,45 @@ StatusOr<std::unique_ptr<Communicator>> Session::Split(Communicator& parent, int
     if (!gathered.ok()) return gathered;
     return std::unique_ptr<Communicator>();
   }
-  std::vector<Rank> members;  // parent ranks
-  for (Rank r = 0; r < parent.size(); ++r) {
-    if (entries[r].color == color) members.push_back(r);
+  // The job ranks of the members in [begin, end) (member ranks) with `color`, by key, then by
+  // member rank.
+  auto pick = [&](Rank begin, Rank end) {
+    std::vector<Rank> members;
+    for (Rank r = begin; r < end; ++r) {
+      if (entries[r].color == color) members.push_back(r);
+    }
+    std::stable_sort(members.begin(), members.end(),
+                     [&](Rank a, Rank b) { return entries[a].key < entries[b].key; });
+    std::vector<Rank> job_ranks;
+    job_ranks.reserve(members.size());
+    for (Rank r : members) job_ranks.push_back(parent.JobRank(r));
+    return job_ranks;
+  };
+  const std::string name = Describe("split", parent) + " (color " + std::to_string(color) + ")";
+  if (!parent.is_inter()) {
+    Group group;
+    RFT_ASSIGN_OR_RETURN(group, Group::FromJobRanks(pick(0, parent.size())));
+    return Build(std::move(group), contexts, name);
   }
-  std::stable_sort(members.begin(), members.end(),
-                   [&](Rank a, Rank b) { return entries[a].key < entries[b].key; });
-  std::vector<Rank> job_ranks;
-  job_ranks.reserve(members.size());
-  for (Rank r : members) job_ranks.push_back(parent.JobRank(r));
-  Group group;
-  RFT_ASSIGN_OR_RETURN(group, Group::FromJobRanks(std::move(job_ranks)));
-  return Build(std::move(group), contexts,
-               Describe("split", parent) + " (color " + std::to_string(color) + ")");
+  // An intercommunicator (MPI-4.1 §7.4.2): the members of each group with this color form the
+  // two groups of a new one, in the parent's order of the groups; a color the other group lacks
+  // gives no communicator.
+  const Rank local_begin = parent.local_first() ? 0 : parent.size() - parent.local_size();
+  const Rank local_end = local_begin + parent.local_size();
+  std::vector<Rank> local = pick(local_begin, local_end);
+  std::vector<Rank> remote =
+      parent.local_first() ? pick(local_end, parent.size()) : pick(0, local_begin);
+  if (remote.empty()) {
+    (void)contexts_.Release(contexts.pair);
+    return std::unique_ptr<Communicator>();
+  }
+  std::vector<Rank> both = parent.local_first() ? local : remote;
+  const std::vector<Rank>& second = parent.local_first() ? remote : local;
+  both.insert(both.end(), second.begin(), second.end());
+  Group group, local_group;
+  RFT_ASSIGN_OR_RETURN(local_group, Group::FromJobRanks(std::move(local)));
+  RFT_ASSIGN_OR_RETURN(group, Group::FromJobRanks(std::move(both)));
+  return Build(std::move(group), contexts, name, std::move(local_group));
 }
 
 StatusOr<std::unique_ptr<Communicator>> Session::Create(Communicator& parent, const Group& group,

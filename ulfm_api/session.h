@@ -84,7 +84,8 @@ class Session {
   // failed, it was revoked), possibly at some members only.
   StatusOr<std::unique_ptr<Communicator>> Dup(Communicator& parent);
   // Members with the same `color` (>= 0) form a communicator, ordered by (key, parent rank);
-  // kUndefinedColor gives nullptr.
+  // kUndefinedColor gives nullptr. Of an intercommunicator: an intercommunicator between the
+  // two groups' members of that color (nullptr when the other group has none).
   static constexpr int kUndefinedColor = -32766;
   StatusOr<std::unique_ptr<Communicator>> Split(Communicator& parent, int color, int key);
   // The members of `group` (a subset of the parent's, in its order) form a communicator;

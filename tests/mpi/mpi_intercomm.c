@@ -151,6 +151,25 @@ static void check_dup_and_merge(MPI_Comm inter) {
   CHECK_OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, merged));
   CHECK(sum == size * (size - 1) / 2);
   CHECK_OK(MPI_Comm_free(&merged));
+  /* Split: a colour only one group gives makes no communicator; one colour with the key
+   * reversing the ranks makes an intercommunicator of the same groups, each in reverse order
+   * (last: its allreduce shows every member past both splits before check_ulfm revokes). */
+  MPI_Comm split;
+  int split_rank = -1, local = 0, remote = 0;
+  CHECK_OK(MPI_Comm_split(inter, in_a(rank) ? 1 : MPI_UNDEFINED, 0, &split));
+  CHECK(split == MPI_COMM_NULL);
+  CHECK_OK(MPI_Comm_split(inter, 0, -rank, &split));
+  CHECK_OK(MPI_Comm_test_inter(split, &flag));
+  CHECK_OK(MPI_Comm_rank(split, &split_rank));
+  CHECK_OK(MPI_Comm_size(split, &local));
+  CHECK_OK(MPI_Comm_remote_size(split, &remote));
+  CHECK(flag && local == (in_a(rank) ? a_size() : b_size()));
+  CHECK(remote == (in_a(rank) ? b_size() : a_size()));
+  CHECK(split_rank == (in_a(rank) ? a_size() - 1 - rank : size - 1 - rank));
+  CHECK_OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, split));
+  CHECK(sum == (in_a(rank) ? size * (size - 1) / 2 - a_size() * (a_size() - 1) / 2
+                           : a_size() * (a_size() - 1) / 2));
+  CHECK_OK(MPI_Comm_free(&split));
 }
 
 static void check_ulfm(MPI_Comm inter) {

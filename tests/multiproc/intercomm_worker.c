@@ -3,8 +3,8 @@
  *
  *   all     ranks, sizes and groups; point-to-point between every pair of the two groups; every
  *           intercommunicator collective (MPI's meanings: data crosses between the groups),
- *           blocking and non-blocking; dup; merge with `high` ordering the groups. Prints
- *           "all ok".
+ *           blocking and non-blocking; dup; merge with `high` ordering the groups; split by
+ *           colour into intercommunicators. Prints "all ok".
  *   fault   world rank 4 (in B) dies once the intercommunicator works; a receive from it in A
  *           fails with PROC_FAILED, A's rank 0 revokes, and B's survivors, looping on barriers,
  *           see REVOKED (a revocation crosses to the other group); every survivor agrees (one
@@ -147,7 +147,10 @@ static void DupAndMerge(rft_comm_t inter) {
   CHECK_OK(rft_allreduce(&world_rank, &sum, 1, RFT_INT, RFT_SUM, dup));
   CHECK(sum == (a ? 9 : 1), "allreduce on the dup %d", sum);
   rft_comm_t none = RFT_COMM_NULL;
-  CHECK_CODE(rft_comm_split(dup, 0, 0, &none), RFT_ERR_ARG);
+  rft_group_t local = RFT_GROUP_NULL;
+  CHECK_OK(rft_comm_group(dup, &local));
+  CHECK_CODE(rft_comm_create(dup, local, &none), RFT_ERR_ARG); /* not made from one (rft.h) */
+  CHECK_OK(rft_group_free(&local));
   CHECK_OK(rft_comm_free(&dup));
   /* A passes high: B comes first (world 2, 3, 4, 0, 1). */
   rft_comm_t merged = RFT_COMM_NULL;
@@ -167,6 +170,34 @@ static void DupAndMerge(rft_comm_t inter) {
   CHECK(rank == world_rank, "merged (no high) rank %d", rank);
   CHECK_OK(rft_comm_free(&merged));
   CHECK_CODE(rft_intercomm_merge(RFT_COMM_WORLD, 0, &merged), RFT_ERR_ARG);
+}
+
+/* Split of the intercommunicator (MPI-4.1 §7.4.2): colour = world rank % 2 and key = -world
+ * rank, so colour 0 pairs A's world rank 0 with B's 4 and 2 (in that order), colour 1 A's 1 with
+ * B's 3; an allreduce over each gives the other side's sum of world ranks. Colours that only
+ * one group gives yield no communicator. */
+static void Split(rft_comm_t inter) {
+  const int color = world_rank % 2;
+  rft_comm_t split = RFT_COMM_NULL;
+  CHECK_OK(rft_comm_split(inter, color, -world_rank, &split));
+  CHECK(split != RFT_COMM_NULL, "no communicator for colour %d", color);
+  int is_inter = 0, size = 0, remote = 0, rank = -1, sum = -1;
+  CHECK_OK(rft_comm_test_inter(split, &is_inter));
+  CHECK_OK(rft_comm_size(split, &size));
+  CHECK_OK(rft_comm_remote_size(split, &remote));
+  CHECK_OK(rft_comm_rank(split, &rank));
+  const int b_members = color == 0 ? 2 : 1;
+  const int expected_rank = world_rank == 2 ? 1 : 0; /* B's colour 0 is ordered 4, 2 */
+  CHECK(is_inter && size == (InA(world_rank) ? 1 : b_members) &&
+            remote == (InA(world_rank) ? b_members : 1) && rank == expected_rank,
+        "split: inter %d size %d remote %d rank %d", is_inter, size, remote, rank);
+  CHECK_OK(rft_allreduce(&world_rank, &sum, 1, RFT_INT, RFT_SUM, split));
+  const int other_side = InA(world_rank) ? (color == 0 ? 2 + 4 : 3) : color;
+  CHECK(sum == other_side, "allreduce over the split %d, expected %d", sum, other_side);
+  CHECK_OK(rft_comm_free(&split));
+  /* A's colours are not B's: nobody gets a communicator. */
+  CHECK_OK(rft_comm_split(inter, InA(world_rank) ? 5 : 6, 0, &split));
+  CHECK(split == RFT_COMM_NULL, "a colour of one group alone gave a communicator");
 }
 
 static void Fault(rft_comm_t inter, int rank) {
@@ -330,6 +361,7 @@ int main(int argc, char** argv) {
     PointToPoint(inter, remote);
     Collectives(inter, rank, remote);
     DupAndMerge(inter);
+    Split(inter);
   } else if (strcmp(mode, "fault") == 0) {
     Fault(inter, rank);
   } else if (strcmp(mode, "churn") == 0 && argc > 2) {
