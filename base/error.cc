@@ -20,6 +20,7 @@ constexpr ErrorText kErrors[] = {
     {"RFT_ERR_IN_STATUS", "one or more requests failed: see the error in each status"},
     {"RFT_ERR_PENDING", "the request is still pending"},
     {"RFT_ERR_OTHER", "an internal or system error occurred"},
+    {"RFT_ERR_PROC_ABORTED", "a process involved in the operation was aborted"},
 };
 static_assert(sizeof(kErrors) / sizeof(kErrors[0]) == RFT_ERR_LASTCODE,
               "kErrors must have one entry per rft_error_t code");

@@ -31,8 +31,11 @@ typedef enum rft_error {
   RFT_ERR_PENDING = 8,
   /* Any other error: resources, system calls, internal failures. */
   RFT_ERR_OTHER = 9,
+  /* A process involved in the operation was aborted, by another process's abort of a group
+   * it belongs to (an ERRORS_ABORT handler, rft_abort): MPI-4's MPI_ERR_PROC_ABORTED. */
+  RFT_ERR_PROC_ABORTED = 10,
   /* One past the last valid code; not an error itself. */
-  RFT_ERR_LASTCODE = 10
+  RFT_ERR_LASTCODE = 11
 } rft_error_t;
 
 /* The enumerator's name, e.g. "RFT_ERR_PROC_FAILED"; "RFT_ERR_UNKNOWN" for a code outside

@@ -1,8 +1,12 @@
-// ControlPlane's clean end: a departure message to every live peer, each acknowledged once the
-// peer recorded it in its registry, before this process closes any endpoint. Processes finish
-// at different times; without this, a peer that sees this process's endpoints close (a
-// transport error) or its heartbeats stop would declare it failed.
+// ControlPlane's ends: an abort's announcement (AnnounceAborted), and the clean end: a departure
+// message to every live peer, each acknowledged once the peer recorded it in its registry, before
+// this process closes any endpoint. Processes finish at different times; without this, a peer that
+// sees this process's endpoints close (a transport error) or its heartbeats stop would declare it
+// failed.
 #include <unistd.h>
+
+#include <future>
+#include <memory>
 
 #include "base/clock.h"
 #include "base/log.h"
@@ -16,6 +20,10 @@ using internal::kDepartureAck;
 // Long enough for a loaded node's control threads to answer; a peer that did not by then is
 // failed or about to be, and a late transport error from it changes nothing for this process.
 constexpr auto kDepartureWait = std::chrono::milliseconds(200);
+// How long an abort waits for its announcement to be sent (a stalled control thread must not
+// hold back the abort itself).
+constexpr auto kAbortAnnounceWait = std::chrono::milliseconds(200);
+constexpr int64_t kAbortFlushNs = 100'000'000;  // within kAbortAnnounceWait
 // Jobs up to this size tell every peer the verbs channel reaches, as they would tell every
 // peer UCX connected to at once (transport::ucx::EndpointTable::Options::connect_all_max).
 constexpr uint32_t kTellEveryVerbsPeerMax =
@@ -33,6 +41,42 @@ void ControlPlane::AnnounceDeparture() {
   // The thread answers within kDepartureWait; the margin covers a descheduled thread, and a
   // thread that stopped (its error is logged) must not hold the caller forever.
   departure_cv_.wait_for(lock, kDepartureWait * 5, [this] { return departed_; });
+}
+
+void ControlPlane::AnnounceAborted(const RankSet& ranks) {
+  auto sent = std::make_shared<std::promise<void>>();
+  std::future<void> done = sent->get_future();
+  auto announce = [this, ranks, sent] {
+    for (const RankSet::Interval& run : ranks.intervals()) {
+      for (Rank rank = run.first; rank < run.last; ++rank) {
+        (void)Broadcast({.kind = BroadcastKind::kAborted,
+                         .context = 0,
+                         .epoch = 0,
+                         .origin = self_,
+                         .subject = rank});
+      }
+    }
+    // UCX may still hold the sends to remote peers in its queues (same-node ones went by
+    // datagram, already in the peers' sockets): flushed before the launcher ends this process.
+    if (worker_ != nullptr) {
+      ucp_request_param_t param{};
+      void* flush = ucp_worker_flush_nbx(worker_->get(), &param);
+      if (UCS_PTR_IS_PTR(flush)) {
+        const int64_t until = MonotonicNanos() + kAbortFlushNs;
+        while (ucp_request_check_status(flush) == UCS_INPROGRESS && MonotonicNanos() < until) {
+          worker_->Progress();
+        }
+        ucp_request_free(flush);
+      }
+    }
+    sent->set_value();
+  };
+  if (!options_.progress_thread) {
+    announce();
+    return;
+  }
+  if (!Post(std::move(announce))) return;
+  (void)done.wait_for(kAbortAnnounceWait);
 }
 
 void ControlPlane::Depart() {

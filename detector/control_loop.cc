@@ -188,6 +188,11 @@ void ControlPlane::Execute(size_t start) {
     } else if (const auto* end = std::get_if<EndSelf>(&action)) {
       DeclaredFailed(end->by);
     } else if (const auto* deliver = std::get_if<DeliverBroadcast>(&action)) {
+      // An abort is marked before the node's next action reports the failure, so whoever
+      // learns of that failure can tell it was an abort.
+      if (deliver->message.kind == BroadcastKind::kAborted) {
+        registry_->MarkAborted(static_cast<Rank>(deliver->message.subject));
+      }
       // A failure is reported by the node's next action; other kinds belong to a service.
       ControlServiceHandler* handler = HandlerOf(ServiceOfBroadcast(deliver->message.kind));
       if (handler != nullptr) handler->OnBroadcastDelivered(deliver->message);

@@ -162,6 +162,11 @@ class ControlPlane : private transport::ucx::PeerFailureSink, private Starvation
   // destructor does it otherwise (later: after the data plane's endpoints may have closed).
   // Idempotent; from the thread that owns the control plane, not from a listener.
   void AnnounceDeparture();
+  // Before this process has the launcher abort `ranks` (a group's abort): floods "aborted" for
+  // each of them (BroadcastKind::kAborted), so the processes that outlive the abort record
+  // those failures as aborts (FailureRegistry::IsAborted). Returns once the control thread has
+  // sent the flood's first hops, or after 200 ms. Any thread.
+  void AnnounceAborted(const RankSet& ranks);
 
   // Services (docs/detector.md, "Services").
   // Hosts `handler` for `service` until the returned handle ends; the deliveries it missed are

@@ -200,8 +200,12 @@ void DetectorNode::TakeBroadcastActions(std::vector<NodeAction>* out) {
     }
     const BroadcastMessage& message = std::get<DeliverBroadcast>(action).message;
     out->push_back(DeliverBroadcast{message});
-    if (message.kind != BroadcastKind::kFailure) continue;  // a revocation: the layer above's
+    // A revocation is the layer above's. An abort is a failure too: the control plane marks
+    // the rank aborted on the delivery above, before the report below records its failure.
+    if (message.kind == BroadcastKind::kRevoke) continue;
     if (message.subject == self_) {
+      // The aborting process announces its own abort before the launcher ends it.
+      if (message.kind == BroadcastKind::kAborted && message.origin == self_) continue;
       // A process already ending is leaving anyway: the others may record its clean end as a
       // failure (its endpoints closed), which must not turn its end into an exit status 1.
       if (!leaving_) out->push_back(EndSelf{message.origin});

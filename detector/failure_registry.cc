@@ -180,6 +180,16 @@ bool FailureRegistry::IsDeparted(Rank rank) const {
   return rank < size() && departed_[rank];
 }
 
+void FailureRegistry::MarkAborted(Rank rank) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  aborted_.Insert(rank);
+}
+
+bool FailureRegistry::IsAborted(Rank rank) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return aborted_.Contains(rank);
+}
+
 void FailureRegistry::Dispatch() {
   std::unique_lock<std::mutex> lock(mutex_);
   if (dispatching_) return;  // the dispatching call will reach our record

@@ -99,6 +99,12 @@ class FailureRegistry {
   bool Depart(Rank rank);
   bool IsDeparted(Rank rank) const;
 
+  // Records that `rank` was aborted by another process (an abort of a group it belongs to; the
+  // reliable broadcast's kAborted): its failure, recorded as any other, is an abort. Any rank,
+  // any time; idempotent.
+  void MarkAborted(Rank rank);
+  bool IsAborted(Rank rank) const;
+
   // `listener` runs for every record from now on, in the global order, on the thread that
   // reported it (or one reporting concurrently); never for records before the call.
   Subscription Subscribe(Listener listener);
@@ -170,6 +176,7 @@ class FailureRegistry {
   mutable std::condition_variable changed_;
   std::vector<FailureRecord> records_;
   std::vector<bool> departed_;  // [rank]; guarded by mutex_
+  RankSet aborted_;             // guarded by mutex_
   size_t dispatched_ = 0;       // records_[0, dispatched_) reached every listener
   bool dispatching_ = false;    // some thread is inside Dispatch's listener calls
   std::thread::id dispatcher_;

@@ -53,7 +53,8 @@ StatusOr<BroadcastMessage> DecodeBroadcastMessage(std::span<const std::byte> in)
   const std::byte* p = in.data();
   const auto kind = static_cast<uint8_t>(p[kKindAt]);
   if (kind != static_cast<uint8_t>(BroadcastKind::kFailure) &&
-      kind != static_cast<uint8_t>(BroadcastKind::kRevoke)) {
+      kind != static_cast<uint8_t>(BroadcastKind::kRevoke) &&
+      kind != static_cast<uint8_t>(BroadcastKind::kAborted)) {
     return ArgError("broadcast message: unknown kind " + std::to_string(kind));
   }
   for (size_t i = 0; i < kReservedSize; ++i) {
@@ -72,9 +73,10 @@ StatusOr<BroadcastMessage> DecodeBroadcastMessage(std::span<const std::byte> in)
   if (m.origin == kInvalidRank) {
     return ArgError("broadcast message: origin " + std::to_string(m.origin) + " is not a rank");
   }
-  if (m.kind == BroadcastKind::kFailure && m.subject > kMaxRank) {
-    return ArgError("broadcast message: failure subject " + std::to_string(m.subject) +
-                    " is not a rank");
+  if (m.kind != BroadcastKind::kRevoke && m.subject > kMaxRank) {
+    return ArgError(std::string("broadcast message: ") +
+                    (m.kind == BroadcastKind::kFailure ? "failure" : "abort") + " subject " +
+                    std::to_string(m.subject) + " is not a rank");
   }
   return m;
 }

@@ -36,6 +36,7 @@ namespace rft::detector {
 enum class BroadcastKind : uint8_t {
   kFailure = 1,  // subject: the failed rank
   kRevoke = 2,   // the communicator context `context` at `epoch` is revoked; subject unused (0)
+  kAborted = 3,  // subject: a rank another process aborted (it fails, and its failure is an abort)
 };
 
 struct BroadcastMessage {
@@ -53,7 +54,7 @@ inline constexpr size_t kBroadcastMessageSize = 24;
 void EncodeBroadcastMessage(const BroadcastMessage& message,
                             std::span<std::byte, kBroadcastMessageSize> out);
 // RFT_ERR_ARG naming the offending field for a wrong length, an unknown kind, non-zero reserved
-// bytes, origin kInvalidRank, or a kFailure subject that is not a rank.
+// bytes, origin kInvalidRank, or a kFailure or kAborted subject that is not a rank.
 StatusOr<BroadcastMessage> DecodeBroadcastMessage(std::span<const std::byte> in);
 
 // Send `message` to `to` (deliver there with OnMessage(self, message)).

@@ -159,6 +159,17 @@ class Communicator {
     Refresh();
     return failed_;
   }
+  // Whether members failed and every one of them was aborted by another process (an abort of a
+  // group it belongs to: FailureRegistry::IsAborted), so an error for them is
+  // RFT_ERR_PROC_ABORTED. Error paths only (it takes the registry's lock per member).
+  bool FailuresAreAborts() {
+    Refresh();
+    if (failed_.empty()) return false;
+    for (Rank job_rank : failed_) {
+      if (!registry_->IsAborted(job_rank)) return false;
+    }
+    return true;
+  }
   // Acknowledges the first `count` failed members (all known ones when more); returns how many
   // are acknowledged now. Never decreases.
   uint32_t AckFailed(uint32_t count);

@@ -119,7 +119,15 @@ void Forget(rft_comm_t handle) {
 
 }  // namespace
 
-int RaiseError(rft_comm_t comm, const Status& status) {
+int RaiseError(rft_comm_t comm, const Status& given) {
+  // MPI-4's PROC_ABORTED: a failure of processes another process aborted (an ERRORS_ABORT
+  // handler, rft_abort of a group) is told as such, where every failed member of the
+  // communicator the error is raised on was aborted (docs/api.md, "Aborts").
+  const bool live = comm != nullptr && comm->magic == kLiveHandle && comm->comm != nullptr;
+  const Status status =
+      given.code() == RFT_ERR_PROC_FAILED && live && comm->comm->FailuresAreAborts()
+          ? Status(RFT_ERR_PROC_ABORTED, given.message() + " (aborted by another process's abort)")
+          : given;
   g_last_error = status.ToString();
   // A call that failed at once (a send to a dead peer, a dup with a failed member) did not
   // progress the data plane: pending revocations and failures are applied now, so that the

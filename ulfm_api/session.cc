@@ -396,6 +396,9 @@ Status Session::Revoke(Communicator& comm) {
 Status Session::Abort(Communicator& comm, int code, std::string_view message) {
   RankSet ranks;
   for (Rank job_rank : comm.group().job_ranks()) ranks.Insert(job_rank);
+  // The processes outside the group outlive the abort: they learn these failures as aborts
+  // (RFT_ERR_PROC_ABORTED), told before the launcher acts.
+  if (ranks.size() < plane().size()) runtime_->control().AnnounceAborted(ranks);
   return AbortRanks(ranks, code, message);
 }
 

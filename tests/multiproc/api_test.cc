@@ -120,6 +120,7 @@ TEST(ApiTest, ErrorsAreFatalEndsEveryProcessErrorsAbortOnlyTheGroup) {
   EXPECT_EQ(CountLines(fatal.output, "] FAILED: "), 0) << fatal.Report();
   const auto abort = RunWorker(4, {"scope", "abort"});
   EXPECT_EQ(CountLines(abort.output, "half B goes on"), 2) << abort.Report();
+  EXPECT_EQ(CountLines(abort.output, "half B sees the abort"), 2) << abort.Report();
   EXPECT_EQ(CountLines(abort.output, "scope ok"), 2) << abort.Report();
   EXPECT_EQ(CountLines(abort.output, "] FAILED: "), 0) << abort.Report();
 }

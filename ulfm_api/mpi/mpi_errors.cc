@@ -104,6 +104,8 @@ int FromRft(int rft_error) {
       return MPIX_ERR_PROC_FAILED;
     case RFT_ERR_PROC_FAILED_PENDING:
       return MPIX_ERR_PROC_FAILED_PENDING;
+    case RFT_ERR_PROC_ABORTED:
+      return MPI_ERR_PROC_ABORTED;
     case RFT_ERR_REVOKED:
       return MPIX_ERR_REVOKED;
     case RFT_ERR_TRUNCATE:

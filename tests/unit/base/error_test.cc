@@ -12,10 +12,10 @@ namespace {
 
 TEST(ErrorTest, NameOfEveryCode) {
   const char* expected[] = {
-      "RFT_SUCCESS",     "RFT_ERR_PROC_FAILED", "RFT_ERR_PROC_FAILED_PENDING",
-      "RFT_ERR_REVOKED", "RFT_ERR_TRUNCATE",    "RFT_ERR_ARG",
-      "RFT_ERR_TIMEOUT", "RFT_ERR_IN_STATUS",   "RFT_ERR_PENDING",
-      "RFT_ERR_OTHER",
+      "RFT_SUCCESS",     "RFT_ERR_PROC_FAILED",  "RFT_ERR_PROC_FAILED_PENDING",
+      "RFT_ERR_REVOKED", "RFT_ERR_TRUNCATE",     "RFT_ERR_ARG",
+      "RFT_ERR_TIMEOUT", "RFT_ERR_IN_STATUS",    "RFT_ERR_PENDING",
+      "RFT_ERR_OTHER",   "RFT_ERR_PROC_ABORTED",
   };
   ASSERT_EQ(sizeof(expected) / sizeof(expected[0]), static_cast<size_t>(RFT_ERR_LASTCODE));
   for (int code = RFT_SUCCESS; code < RFT_ERR_LASTCODE; ++code) {
@@ -34,7 +34,8 @@ TEST(ErrorTest, ValuesAreTheAbi) {
   EXPECT_EQ(RFT_ERR_IN_STATUS, 7);
   EXPECT_EQ(RFT_ERR_PENDING, 8);
   EXPECT_EQ(RFT_ERR_OTHER, 9);
-  EXPECT_EQ(RFT_ERR_LASTCODE, 10);
+  EXPECT_EQ(RFT_ERR_PROC_ABORTED, 10);
+  EXPECT_EQ(RFT_ERR_LASTCODE, 11);
 }
 
 TEST(ErrorTest, EveryCodeHasADistinctOneLineDescription) {
@@ -52,7 +53,7 @@ TEST(ErrorTest, EveryCodeHasADistinctOneLineDescription) {
 }
 
 TEST(ErrorTest, OutOfRangeCodesAreUnknown) {
-  for (int code : {-1, static_cast<int>(RFT_ERR_LASTCODE), 11, 1000, INT_MIN, INT_MAX}) {
+  for (int code : {-1, static_cast<int>(RFT_ERR_LASTCODE), 12, 1000, INT_MIN, INT_MAX}) {
     EXPECT_STREQ(rft_error_name(code), "RFT_ERR_UNKNOWN") << code;
     EXPECT_STREQ(rft_error_string(code), "unknown error code") << code;
   }

@@ -210,6 +210,44 @@ TEST(DetectorNodeTest, ARevocationIsDeliveredOnlyToTheLayerAbove) {
   EXPECT_TRUE(Only<EndSelf>(out).empty());
 }
 
+// An abort's announcement: delivered (the control plane marks the rank aborted) before the
+// failure is reported; the aborted process ends itself, except the one announcing its own abort
+// (the launcher ends it).
+TEST(DetectorNodeTest, AnAbortIsDeliveredThenReportedAsAFailure) {
+  auto aborted = [](Rank origin, Rank subject) {
+    return BroadcastMessage{.kind = BroadcastKind::kAborted,
+                            .context = 0,
+                            .epoch = 0,
+                            .origin = origin,
+                            .subject = subject};
+  };
+  DetectorNode node(0, 4, NodeOptions());
+  node.Start(0);
+  Actions out;
+  node.OnBroadcastMessage(1, aborted(1, 3), &out);
+  ASSERT_EQ(Only<DeliverBroadcast>(out).size(), 1u);
+  ASSERT_EQ(Only<ReportFailure>(out).size(), 1u);
+  EXPECT_EQ(Only<ReportFailure>(out)[0], (ReportFailure{3, FailureSource::kPropagated}));
+  const auto deliver = std::find_if(out.begin(), out.end(), [](const NodeAction& a) {
+    return std::holds_alternative<DeliverBroadcast>(a);
+  });
+  const auto report = std::find_if(out.begin(), out.end(), [](const NodeAction& a) {
+    return std::holds_alternative<ReportFailure>(a);
+  });
+  EXPECT_LT(deliver, report);
+
+  out.clear();
+  node.OnBroadcastMessage(1, aborted(1, 0), &out);  // another process aborted this one
+  ASSERT_EQ(Only<EndSelf>(out).size(), 1u);
+
+  DetectorNode aborter(2, 4, NodeOptions());
+  aborter.Start(0);
+  out.clear();
+  EXPECT_TRUE(aborter.Broadcast(aborted(2, 2), &out));  // its own abort, announced
+  EXPECT_TRUE(Only<EndSelf>(out).empty());
+  EXPECT_EQ(Only<DeliverBroadcast>(out).size(), 1u);
+}
+
 TEST(DetectorNodeTest, AFarewellWordIsNeverTakenForSilence) {
   DetectorNode node(1, 3, NodeOptions());
   FixedProbe probe(false);

@@ -192,6 +192,12 @@ TEST(BroadcastCodecTest, RoundTrip) {
   auto decoded = DecodeBroadcastMessage(bytes);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(*decoded, m);
+  const BroadcastMessage aborted{BroadcastKind::kAborted, 0, 0, 4, 9};
+  EncodeBroadcastMessage(aborted, bytes);
+  EXPECT_EQ(bytes[0], std::byte{3});
+  decoded = DecodeBroadcastMessage(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(*decoded, aborted);
 }
 
 TEST(BroadcastCodecTest, RejectsMalformedInputNamingTheField) {
@@ -212,8 +218,12 @@ TEST(BroadcastCodecTest, RejectsMalformedInputNamingTheField) {
   bad[0] = std::byte{0};
   expect_error(bad, "unknown kind 0");
   bad = good;
+  bad[0] = std::byte{4};
+  expect_error(bad, "unknown kind 4");
+  bad = good;  // an abort's subject is a rank too
   bad[0] = std::byte{3};
-  expect_error(bad, "unknown kind 3");
+  std::fill(bad.begin() + 16, bad.end(), std::byte{0xff});
+  expect_error(bad, "abort subject");
   bad = good;
   bad[2] = std::byte{1};
   expect_error(bad, "reserved byte 2");
