@@ -25,7 +25,7 @@ enum { kMaxAttempts = 10 };
 
 static int world_rank;
 static const char* program;
-static int busy; /* --busy given (or, in a new process, --joined-busy) */
+static int busy; /* --busy given (or, in a new process, --new-busy) */
 
 static void fail(const char* what) {
   fprintf(stderr, "comm_replace: rank %d: %s\n", world_rank, what);
@@ -48,12 +48,12 @@ static int replace_as_survivor(MPI_Comm comm, MPI_Comm* rebuilt) {
     MPI_Comm_free(&survivors);
     return MPI_Comm_dup(comm, rebuilt) == MPI_SUCCESS;
   }
-  /* New processes never take a victim's part: their only argument says whether to join the
-   * --busy rounds. */
-  char joined[] = "--joined-busy";
-  char* args[] = {joined, NULL};
-  int spawned = MPI_Comm_spawn(program, busy ? args : MPI_ARGV_NULL, dead, MPI_INFO_NULL, 0,
-                               survivors, &children, MPI_ERRCODES_IGNORE) == MPI_SUCCESS;
+  /* New processes never take a victim's part: their only argument says they are new, and
+   * whether to join the --busy rounds. */
+  char flag[] = "--new", busy_flag[] = "--new-busy";
+  char* args[] = {busy ? busy_flag : flag, NULL};
+  int spawned = MPI_Comm_spawn(program, args, dead, MPI_INFO_NULL, 0, survivors, &children,
+                               MPI_ERRCODES_IGNORE) == MPI_SUCCESS;
   int everywhere = spawned;
   MPIX_Comm_agree(survivors, &everywhere);
   if (!everywhere) {
@@ -160,14 +160,24 @@ static int is_victim(const char* victims, int rank) {
 
 int main(int argc, char** argv) {
   program = argv[0];
-  MPI_Init(&argc, &argv);
+  const int is_new = argc > 1 && strncmp(argv[1], "--new", 5) == 0;
+  const int new_busy = is_new && strcmp(argv[1], "--new-busy") == 0;
+  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+    /* A new process whose start met another failure (its parents', its siblings'): it never
+     * took part, and its parents start another; its end must not fail the job. */
+    if (is_new) {
+      printf("comm_replace: a new process could not start (a failure during its start)\n");
+      return 0;
+    }
+    fail("MPI_Init failed");
+  }
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm parent = MPI_COMM_NULL, rebuilt = MPI_COMM_NULL;
   MPI_Comm_get_parent(&parent);
-  const int is_new = parent != MPI_COMM_NULL;
+  if (is_new != (parent != MPI_COMM_NULL)) fail("--new is for the processes it spawns");
   if (is_new) {
-    busy = argc > 1 && strcmp(argv[1], "--joined-busy") == 0;
+    busy = new_busy;
     if (!replace_as_new(&rebuilt)) {
       /* Never part of the computation: its parents replace it again. */
       printf("comm_replace: a new process gave up (a failure during its start)\n");

@@ -269,7 +269,9 @@ TEST(SeedProgramsTest, MpiCommReplaceGivesTheDeadRanksToNewProcesses) {
 TEST(SeedProgramsTest, MpiCommReplaceRecoversFromTwoFaultsAtRandomInstants) {
   const unsigned seed = std::random_device{}();
   std::mt19937 random(seed);
-  std::uniform_real_distribution<double> instant(2.5, 4.5);
+  // After the start-up even of a sanitizer build on a loaded machine (a kill during PMIx's
+  // start-up fence is libpmix's known hang, docs/rftrun.md), well inside the rounds.
+  std::uniform_real_distribution<double> instant(3.5, 5.5);
   for (const char* second_fault : {"--kill", "--stop"}) {
     const int a = static_cast<int>(random() % 4);
     const int b = (a + 1 + static_cast<int>(random() % 3)) % 4;
@@ -279,7 +281,7 @@ TEST(SeedProgramsTest, MpiCommReplaceRecoversFromTwoFaultsAtRandomInstants) {
     const std::string faults = "seed " + std::to_string(seed) + ": --kill " + first + " " +
                                second_fault + " " + second + "\n";
     const auto r =
-        RunMpiExample("comm_replace", 4, {"--busy", "8"}, {"--kill", first, second_fault, second});
+        RunMpiExample("comm_replace", 4, {"--busy", "10"}, {"--kill", first, second_fault, second});
     EXPECT_EQ(r.exit_status, 0) << faults << r.Report();
     EXPECT_EQ(LinesFrom(r.output, "comm_replace: rank"), CommReplaceLines(4, {a, b}))
         << faults << r.Report();
