@@ -311,6 +311,7 @@ void Launcher::Loop() {
     int64_t wake_at = INT64_MAX;
     for (const auto& p : processes_) {
       if (p->finalize_deadline_ns != 0) wake_at = std::min(wake_at, p->finalize_deadline_ns);
+      if (p->signal_when_connected != 0) wake_at = std::min(wake_at, p->signal_anyway_ns);
     }
     if (next_fault_ < options_.faults.size()) {
       wake_at = std::min(wake_at, start_ns_ + options_.faults[next_fault_].at.count());
@@ -405,8 +406,10 @@ void Launcher::HandleQueue() {
       case Queued::Kind::kConnected:
         if (Process* p = Find(item.proc)) {
           p->connected = true;
-          if (p->stop_when_connected && !p->exited && !ending_) InjectSignal(p, SIGSTOP);
-          p->stop_when_connected = false;
+          if (p->signal_when_connected != 0 && !p->exited && !ending_) {
+            InjectSignal(p, p->signal_when_connected);
+          }
+          p->signal_when_connected = 0;
         }
         break;
       case Queued::Kind::kFinalized:
@@ -534,6 +537,14 @@ void Launcher::HandleSpawn(const SpawnRequest& request) {
 }
 
 void Launcher::InjectDueFaults(int64_t now_ns) {
+  // A fault that waits for a handshake that does not come (a program that is no PMIx client)
+  // is sent after kFaultHandshakeWaitNs anyway.
+  for (auto& p : processes_) {
+    if (p->signal_when_connected != 0 && now_ns >= p->signal_anyway_ns) {
+      if (!p->exited && !ending_) InjectSignal(p.get(), p->signal_when_connected);
+      p->signal_when_connected = 0;
+    }
+  }
   while (next_fault_ < options_.faults.size() &&
          start_ns_ + options_.faults[next_fault_].at.count() <= now_ns) {
     const Fault& fault = options_.faults[next_fault_++];
@@ -546,10 +557,13 @@ void Launcher::InjectDueFaults(int64_t now_ns) {
     }
     // libpmix 4.2.2 reads a client's connection handshake with blocking calls on its server
     // thread: a process stopped between its connect() and the end of that handshake would
-    // freeze the PMIx server for every rank. A stop therefore waits for the handshake.
-    if (fault.signal == SIGSTOP && !p->connected) {
-      p->stop_when_connected = true;
-      Log("--stop %u waits for the rank's PMIx handshake to end", fault.rank);
+    // freeze the PMIx server for every rank; and a fence with a process killed before it
+    // connected never completes (docs/rftrun.md). A fault therefore waits for the handshake.
+    if (!p->connected) {
+      p->signal_when_connected = fault.signal;
+      p->signal_anyway_ns = now_ns + kFaultHandshakeWaitNs;
+      Log("--%s %u waits for the rank's PMIx handshake to end",
+          fault.signal == SIGKILL ? "kill" : "stop", fault.rank);
       continue;
     }
     InjectSignal(p, fault.signal);

@@ -64,6 +64,8 @@ class Launcher : public PmixHandler {
   static constexpr int64_t kFinalizeGraceNs = 5000 * kNanosPerMs;
   // How long the PMIx server's own finalize may take at rftrun's end.
   static constexpr int64_t kFinalizeBoundNs = 5000 * kNanosPerMs;
+  // How long a --kill/--stop due before the rank's PMIx handshake waits for it (docs/rftrun.md).
+  static constexpr int64_t kFaultHandshakeWaitNs = 10000 * kNanosPerMs;
   // Across nodes: how long node 0 waits for the others to join, and a joiner for node 0.
   static constexpr std::chrono::milliseconds kAssembleBound{120000};
 
@@ -80,11 +82,12 @@ class Launcher : public PmixHandler {
     bool finalized = false;  // called PMIx_Finalize
     bool exited = false;
     int wait_status = 0;
-    int injected_signal = 0;           // from --kill/--stop
-    uint64_t fault_ns = 0;             // when it was injected
-    bool stopped = false;              // by --stop, and not resumed
-    bool stop_when_connected = false;  // a --stop came due before the PMIx handshake ended
-    bool aborted = false;              // killed because of a PMIx_Abort
+    int injected_signal = 0;        // from --kill/--stop
+    uint64_t fault_ns = 0;          // when it was injected
+    bool stopped = false;           // by --stop, and not resumed
+    int signal_when_connected = 0;  // a --kill/--stop came due before the PMIx handshake ended
+    int64_t signal_anyway_ns = 0;   // ... sent then even so (a program that never connects)
+    bool aborted = false;           // killed because of a PMIx_Abort
     // Exited with status 0 while its PMIx_Finalize may still be queued: until this time the
     // exit is not judged (0: judged).
     int64_t finalize_deadline_ns = 0;
