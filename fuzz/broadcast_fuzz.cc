@@ -3,9 +3,9 @@
 //
 // Input: size byte, self byte, then records of one op byte and 24 message bytes. Properties:
 // - DecodeBroadcastMessage accepts exactly what an independent reading of the documented wire
-//   form allows (length 24, kind 1 or 2, zero reserved bytes, origin not kInvalidRank, failure
-//   subject <= kMaxRank), with RFT_ERR_ARG otherwise, and an accepted message re-encodes to the
-//   same bytes;
+//   form allows (length 24, kind 1, 2 or 3, zero reserved bytes, origin not kInvalidRank, a
+//   failure's or abort's subject <= kMaxRank), with RFT_ERR_ARG otherwise, and an accepted message
+//   re-encodes to the same bytes;
 // - any message built from the input survives Encode -> Decode intact once made valid;
 // - driven with decoded messages, failures and epoch changes, the core delivers each key at most
 //   once, delivers before it forwards, and sends only to live ranks of the job other than itself
@@ -45,10 +45,10 @@ uint64_t ReadLe(const uint8_t* p, size_t n) {
 
 bool ExpectedValid(const uint8_t* p, size_t size) {
   if (size != kBroadcastMessageSize) return false;
-  if (p[0] != 1 && p[0] != 2) return false;
+  if (p[0] < 1 || p[0] > 3) return false;
   if (p[1] != 0 || p[2] != 0 || p[3] != 0) return false;
   if (ReadLe(p + 12, 4) == kInvalidRank) return false;
-  if (p[0] == 1 && ReadLe(p + 16, 8) > kMaxRank) return false;
+  if (p[0] != 2 && ReadLe(p + 16, 8) > kMaxRank) return false;  // kFailure, kAborted: a rank
   return true;
 }
 
@@ -73,12 +73,14 @@ void CheckCodec(const uint8_t* data, size_t size) {
 // Any 24 bytes, made into a valid message: the encoder's side of the round trip.
 BroadcastMessage Valid(const uint8_t* p) {
   BroadcastMessage m;
-  m.kind = (p[0] & 1) ? BroadcastKind::kFailure : BroadcastKind::kRevoke;
+  constexpr BroadcastKind kKinds[] = {BroadcastKind::kFailure, BroadcastKind::kRevoke,
+                                      BroadcastKind::kAborted};
+  m.kind = kKinds[p[0] % 3];
   m.context = static_cast<uint32_t>(ReadLe(p + 4, 4));
   m.epoch = static_cast<uint32_t>(ReadLe(p + 8, 4));
   m.origin = static_cast<Rank>(ReadLe(p + 12, 4) % (uint64_t{kMaxRank} + 1));
   m.subject = ReadLe(p + 16, 8);
-  if (m.kind == BroadcastKind::kFailure) m.subject %= uint64_t{kMaxRank} + 1;
+  if (m.kind != BroadcastKind::kRevoke) m.subject %= uint64_t{kMaxRank} + 1;
   return m;
 }
 
@@ -109,7 +111,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // Small contexts and epochs so that keys collide and epochs supersede each other.
     m.context %= 4;
     m.epoch %= 4;
-    if (m.kind == BroadcastKind::kFailure) m.subject %= n;
+    if (m.kind != BroadcastKind::kRevoke) m.subject %= n;
 
     out.clear();
     Rank from = kInvalidRank;

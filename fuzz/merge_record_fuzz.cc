@@ -4,8 +4,8 @@
 //
 // Input: a byte that picks the decoder, then its input. Properties:
 // - a decoder that refuses says RFT_ERR_ARG;
-// - an accepted merge record has members, every member and failed rank a rank, and re-encodes to
-//   exactly the input;
+// - an accepted merge record has members (fewer parents than members), every member and failed
+//   rank a rank, and re-encodes to exactly the input;
 // - an accepted rank space has blocks that tile [0, size) in order, each with a namespace free of
 //   the separators, maps every job rank back to itself, and re-encodes to text that decodes to
 //   the same space.
@@ -27,6 +27,7 @@ void CheckMergeRecord(std::span<const std::byte> bytes) {
     return;
   }
   FUZZ_CHECK(!decoded->members.empty());
+  FUZZ_CHECK(decoded->parents < decoded->members.size());  // a spawn's record has children
   for (rft::Rank member : decoded->members) FUZZ_CHECK(member <= rft::kMaxRank);
   for (const auto& run : decoded->failed.intervals()) FUZZ_CHECK(run.last - 1 <= rft::kMaxRank);
   // Checked against a job: accepted only when every rank it names is of the job.

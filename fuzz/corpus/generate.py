@@ -71,7 +71,9 @@ def broadcast():
     return {
         "failure_valid": failure,
         "revoke_valid": revoke,
-        "unknown_kind": broadcast_message(kind=3),
+        "aborted_valid": broadcast_message(kind=3, subject=2),
+        "aborted_subject_not_rank": broadcast_message(kind=3, subject=2**32),
+        "unknown_kind": broadcast_message(kind=4),
         "reserved_nonzero": broadcast_message(reserved=b"\0\1\0"),
         "origin_invalid": broadcast_message(origin=0xFFFFFFFF),
         "failure_subject_not_rank": broadcast_message(subject=2**32),
@@ -171,13 +173,15 @@ def era_message():
 
 def merge_record():
     # First byte even: a merge record; odd: a job-rank space (RFT_JOIN's blocks).
-    def record(members, pair=2, epoch=3, failed=()):
-        body = struct.pack("<IIII", len(members), pair, epoch, len(failed))
+    def record(members, pair=2, epoch=3, failed=(), parents=0):
+        body = struct.pack("<IIIII", len(members), pair, epoch, parents, len(failed))
         body += b"".join(struct.pack("<I", m) for m in members)
         body += b"".join(struct.pack("<II", a, b) for a, b in failed)
         return bytes([0]) + body
     return {
         "record_valid": record([0, 1, 4, 3], failed=[(2, 3)]),
+        "record_spawn_valid": record([0, 1, 4, 5], parents=2),
+        "record_no_child": record([0, 1], parents=2),
         "record_no_members": record([]),
         "record_member_not_a_rank": record([0, 0xFFFFFFFF]),
         "record_interval_reversed": record([0, 1], failed=[(3, 1)]),
