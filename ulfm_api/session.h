@@ -323,6 +323,12 @@ class Session {
   StatusOr<ContextIds::Allocation> TakeAgreedContexts(const agreement::Decision& decision,
                                                       const ContextIds::Proposal* reserved,
                                                       const std::string& what);
+  // The agreement that opens a spawn (Replace, Spawn): shrink's contribution (the failed
+  // members, the free contexts) and `flag` (bitwise AND over the members). `*contexts` gets the
+  // agreed pair, which the caller releases if it goes no further.
+  StatusOr<agreement::Decision> AgreeToSpawn(Communicator& comm, uint32_t flag,
+                                             const std::string& what,
+                                             ContextIds::Allocation* contexts);
   // The lowest job rank outside `comm` that has neither failed nor ended cleanly; kInvalidRank
   // when `comm` holds every live process of the job.
   Rank FirstLiveOutside(const Communicator& comm) const;

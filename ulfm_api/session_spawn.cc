@@ -37,12 +37,9 @@ StatusOr<std::unique_ptr<Communicator>> Session::Replace(Communicator& comm,
   // One agreement: the failed members, the new contexts, and whether every member had a
   // program to start (a member refusing must not leave the others waiting for it).
   const bool refused = argv.empty() || argv[0].empty();
-  AgreeValue contribution = ShrinkContribution(contexts_.Propose());
-  contribution.flag = refused ? 0 : 1;
-  Decision decision;
-  RFT_ASSIGN_OR_RETURN(decision, RunAgreement(comm, std::move(contribution)));
   ContextIds::Allocation contexts;
-  RFT_ASSIGN_OR_RETURN(contexts, TakeAgreedContexts(decision, nullptr, what));
+  Decision decision;
+  RFT_ASSIGN_OR_RETURN(decision, AgreeToSpawn(comm, refused ? 0 : 1, what, &contexts));
   auto give_back = [&](Status status) {
     (void)contexts_.Release(contexts.pair);
     return status;
@@ -108,13 +105,12 @@ StatusOr<std::unique_ptr<Communicator>> Session::Spawn(Communicator& comm,
         "maxprocs " + std::to_string(maxprocs) + ": expected 1.." + std::to_string(kMaxSpawn);
   }
   const Rank outsider = FirstLiveOutside(comm);
-  AgreeValue contribution = ShrinkContribution(contexts_.Propose());
-  contribution.flag = (root_valid ? kRootValid : 0) | (bad_argument.empty() ? kArgumentsValid : 0) |
-                      (outsider == kInvalidRank ? kHoldsJob : 0);
-  Decision decision;
-  RFT_ASSIGN_OR_RETURN(decision, RunAgreement(comm, std::move(contribution)));
+  const uint32_t mine = (root_valid ? kRootValid : 0) |
+                        (bad_argument.empty() ? kArgumentsValid : 0) |
+                        (outsider == kInvalidRank ? kHoldsJob : 0);
   ContextIds::Allocation contexts;
-  RFT_ASSIGN_OR_RETURN(contexts, TakeAgreedContexts(decision, nullptr, what));
+  Decision decision;
+  RFT_ASSIGN_OR_RETURN(decision, AgreeToSpawn(comm, mine, what, &contexts));
   auto give_back = [&](Status status) {
     (void)contexts_.Release(contexts.pair);
     return status;
@@ -177,6 +173,16 @@ StatusOr<std::unique_ptr<Communicator>> Session::Spawn(Communicator& comm,
     return confirmed;
   }
   return inter;
+}
+
+StatusOr<Decision> Session::AgreeToSpawn(Communicator& comm, uint32_t flag, const std::string& what,
+                                         ContextIds::Allocation* contexts) {
+  AgreeValue contribution = ShrinkContribution(contexts_.Propose());
+  contribution.flag = flag;
+  Decision decision;
+  RFT_ASSIGN_OR_RETURN(decision, RunAgreement(comm, std::move(contribution)));
+  RFT_ASSIGN_OR_RETURN(*contexts, TakeAgreedContexts(decision, nullptr, what));
+  return decision;
 }
 
 Rank Session::FirstLiveOutside(const Communicator& comm) const {
