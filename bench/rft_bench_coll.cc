@@ -308,6 +308,31 @@ void ShrinkAfterFailure(long iters) {
   Check(rft_comm_free(&survivors), "free");
 }
 
+// The time of a shrink of `comm` (and a free), in µs: the spawn benchmarks' reference.
+double TimedShrinkUs(rft_comm_t comm) {
+  const int64_t start = rft::MonotonicNanos();
+  rft_comm_t shrunk;
+  Check(rft_comm_shrink(comm, &shrunk), "shrink");
+  const double us = static_cast<double>(rft::MonotonicNanos() - start) / 1e3;
+  Check(rft_comm_free(&shrunk), "free");
+  return us;
+}
+
+// A spawn benchmark's line: the slowest member of `over`'s spawn median and p99, and its shrink
+// median beside them ("ratio" = spawn / shrink).
+void ReportAgainstShrink(const char* bench, long rounds, const std::vector<double>& spawns,
+                         const std::vector<double>& shrinks, rft_comm_t over) {
+  const double mine[3] = {Median(spawns), Percentile(spawns, 99), Median(shrinks)};
+  double slowest[3];
+  Check(rft_allreduce(mine, slowest, 3, RFT_DOUBLE, RFT_MAX, over), "allreduce");
+  char json[64], text[64];
+  std::snprintf(json, sizeof json, ",\"shrink_us\":%.3f,\"ratio\":%.2f", slowest[2],
+                slowest[0] / slowest[2]);
+  std::snprintf(text, sizeof text, "shrink %.3f us, spawn/shrink %.1f", slowest[2],
+                slowest[0] / slowest[2]);
+  Report(bench, -1, rounds, slowest[0], slowest[1], json, text);
+}
+
 // --spawn-after-failure (rftrun --ft): the last rank dies as for --shrink-after-failure. Then,
 // each round, the survivors shrink the current communicator (timed: the reference of the same
 // round) and spawn a replacement for its dead member (timed until rft_comm_replace returns with the
@@ -323,13 +348,9 @@ void SpawnAfterFailure(long iters, char* program) {
   rft_comm_t current = RFT_COMM_WORLD;
   for (long i = 0; i < rounds; ++i) {
     Check(rft_barrier(survivors), "barrier");
-    int64_t start = rft::MonotonicNanos();
-    rft_comm_t shrunk;
-    Check(rft_comm_shrink(current, &shrunk), "shrink");
-    shrinks.push_back(static_cast<double>(rft::MonotonicNanos() - start) / 1e3);
-    Check(rft_comm_free(&shrunk), "free");
+    shrinks.push_back(TimedShrinkUs(current));
     Check(rft_barrier(survivors), "barrier");
-    start = rft::MonotonicNanos();
+    const int64_t start = rft::MonotonicNanos();
     rft_comm_t merged;
     Check(rft_comm_replace(current, args, &merged), "spawn");
     spawns.push_back(static_cast<double>(rft::MonotonicNanos() - start) / 1e3);
@@ -339,15 +360,7 @@ void SpawnAfterFailure(long iters, char* program) {
     Check(rft_barrier(current), "barrier with the replacement");
     while (KnownFailed(current) == 0) usleep(100);  // it ends itself after the barrier
   }
-  const double mine[3] = {Median(spawns), Percentile(spawns, 99), Median(shrinks)};
-  double slowest[3];
-  Check(rft_allreduce(mine, slowest, 3, RFT_DOUBLE, RFT_MAX, survivors), "allreduce");
-  char json[64], text[64];
-  std::snprintf(json, sizeof json, ",\"shrink_us\":%.3f,\"ratio\":%.2f", slowest[2],
-                slowest[0] / slowest[2]);
-  std::snprintf(text, sizeof text, "shrink %.3f us, spawn/shrink %.1f", slowest[2],
-                slowest[0] / slowest[2]);
-  Report("spawn_after_failure", -1, rounds, slowest[0], slowest[1], json, text);
+  ReportAgainstShrink("spawn_after_failure", rounds, spawns, shrinks, survivors);
   if (current != RFT_COMM_WORLD) Check(rft_comm_free(&current), "free");
   Check(rft_comm_free(&survivors), "free");
 }
@@ -364,13 +377,9 @@ void Spawn(long iters, char* program) {
   std::vector<double> spawns, shrinks;
   for (long i = 0; i < rounds; ++i) {
     Check(rft_barrier(RFT_COMM_WORLD), "barrier");
-    int64_t start = rft::MonotonicNanos();
-    rft_comm_t shrunk;
-    Check(rft_comm_shrink(RFT_COMM_WORLD, &shrunk), "shrink");
-    shrinks.push_back(static_cast<double>(rft::MonotonicNanos() - start) / 1e3);
-    Check(rft_comm_free(&shrunk), "free");
+    shrinks.push_back(TimedShrinkUs(RFT_COMM_WORLD));
     Check(rft_barrier(RFT_COMM_WORLD), "barrier");
-    start = rft::MonotonicNanos();
+    const int64_t start = rft::MonotonicNanos();
     rft_comm_t children;
     Check(rft_comm_spawn(RFT_COMM_WORLD, program, args, 1, 0, &children, RFT_ERRCODES_IGNORE),
           "spawn");
@@ -380,15 +389,7 @@ void Spawn(long iters, char* program) {
     while (KnownFailed(children) == 0) usleep(100);  // it ends itself after the barrier
     Check(rft_comm_free(&children), "free");
   }
-  const double mine[3] = {Median(spawns), Percentile(spawns, 99), Median(shrinks)};
-  double slowest[3];
-  Check(rft_allreduce(mine, slowest, 3, RFT_DOUBLE, RFT_MAX, RFT_COMM_WORLD), "allreduce");
-  char json[64], text[64];
-  std::snprintf(json, sizeof json, ",\"shrink_us\":%.3f,\"ratio\":%.2f", slowest[2],
-                slowest[0] / slowest[2]);
-  std::snprintf(text, sizeof text, "shrink %.3f us, spawn/shrink %.1f", slowest[2],
-                slowest[0] / slowest[2]);
-  Report("spawn", -1, rounds, slowest[0], slowest[1], json, text);
+  ReportAgainstShrink("spawn", rounds, spawns, shrinks, RFT_COMM_WORLD);
 }
 
 // A child of --spawn: meets its parents once and ends itself.
