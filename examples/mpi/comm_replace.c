@@ -32,10 +32,31 @@ static void fail(const char* what) {
   exit(1);
 }
 
+/* Both sides' last steps: merge the intercommunicator (`high` on the new processes' side),
+ * agree over one's own side and across that the merge worked everywhere, then split the merged
+ * communicator into the original order by `key`. Frees `inter`. 0 when a failure on the way
+ * failed it. */
+static int merge_in_order(MPI_Comm inter, int high, MPI_Comm own_side, int key, MPI_Comm* rebuilt) {
+  MPI_Comm merged;
+  const int merged_here = MPI_Intercomm_merge(inter, high, &merged) == MPI_SUCCESS;
+  int ours = merged_here, theirs = merged_here;
+  MPIX_Comm_agree(own_side, &ours);
+  MPIX_Comm_agree(inter, &theirs);
+  MPI_Comm_free(&inter);
+  if (!(ours && theirs)) {
+    if (merged_here) MPI_Comm_free(&merged);
+    return 0;
+  }
+  int split = MPI_Comm_split(merged, 0, key, rebuilt) == MPI_SUCCESS;
+  MPIX_Comm_agree(merged, &split);
+  MPI_Comm_free(&merged);
+  return split;
+}
+
 /* The survivors' side of one attempt: a communicator of `comm`'s size with the dead replaced
  * (`*rebuilt`), or 0 when a failure on the way asks for another attempt. */
 static int replace_as_survivor(MPI_Comm comm, MPI_Comm* rebuilt) {
-  MPI_Comm survivors, children, merged;
+  MPI_Comm survivors, children;
   if (MPIX_Comm_shrink(comm, &survivors) != MPI_SUCCESS) return 0;
   MPI_Comm_set_errhandler(survivors, MPI_ERRORS_RETURN);
   int size = 0, alive = 0, rank = 0, alive_rank = 0;
@@ -77,45 +98,23 @@ static int replace_as_survivor(MPI_Comm comm, MPI_Comm* rebuilt) {
     MPI_Group_free(&left);
     MPI_Group_free(&all);
   }
-  int merged_here = MPI_Intercomm_merge(children, 0, &merged) == MPI_SUCCESS;
-  int ours = merged_here, theirs = merged_here;
-  MPIX_Comm_agree(survivors, &ours);
-  MPIX_Comm_agree(children, &theirs);
-  MPI_Comm_free(&children);
-  MPI_Comm_free(&survivors);
-  if (!(ours && theirs)) {
-    if (merged_here) MPI_Comm_free(&merged);
-    return 0;
-  }
   /* Back in the original order: each member's key is its rank in `comm`. */
-  int split = MPI_Comm_split(merged, 0, rank, rebuilt) == MPI_SUCCESS;
-  MPIX_Comm_agree(merged, &split);
-  MPI_Comm_free(&merged);
-  return split;
+  const int done = merge_in_order(children, 0, survivors, rank, rebuilt);
+  MPI_Comm_free(&survivors);
+  return done;
 }
 
-/* A new process's side, from MPI_Init: the rank it takes, then the same merge, agreements and
- * split as its parents'. 0 when a failure on the way failed it (its parents try again, with
+/* A new process's side, from MPI_Init: the rank it takes, then the merge, agreements and split
+ * its parents run too. 0 when a failure on the way failed it (its parents try again, with
  * processes of their own). */
 static int replace_as_new(MPI_Comm* rebuilt) {
-  MPI_Comm parents, merged;
+  MPI_Comm parents;
   MPI_Comm_get_parent(&parents);
   MPI_Comm_set_errhandler(parents, MPI_ERRORS_RETURN);
   int old_rank = -1;
   if (MPI_Recv(&old_rank, 1, MPI_INT, 0, 1, parents, MPI_STATUS_IGNORE) != MPI_SUCCESS) return 0;
-  int merged_here = MPI_Intercomm_merge(parents, 1, &merged) == MPI_SUCCESS;
-  int ours = merged_here, theirs = merged_here;
-  MPIX_Comm_agree(MPI_COMM_WORLD, &ours); /* the new processes started together */
-  MPIX_Comm_agree(parents, &theirs);
-  MPI_Comm_free(&parents);
-  if (!(ours && theirs)) {
-    if (merged_here) MPI_Comm_free(&merged);
-    return 0;
-  }
-  int split = MPI_Comm_split(merged, 0, old_rank, rebuilt) == MPI_SUCCESS;
-  MPIX_Comm_agree(merged, &split);
-  MPI_Comm_free(&merged);
-  return split;
+  /* Its own side: the new processes started together, in their COMM_WORLD. */
+  return merge_in_order(parents, 1, MPI_COMM_WORLD, old_rank, rebuilt);
 }
 
 /* Replaces `*comm` by its rebuilt form (a few attempts: each may meet another failure). */
