@@ -165,6 +165,14 @@ int rft_comm_create(rft_comm_t comm, rft_group_t group, rft_comm_t* newcomm);
  * creations that overlapping groups of one `comm` run at the same time. */
 int rft_comm_create_group(rft_comm_t comm, rft_group_t group, int tag, rft_comm_t* newcomm);
 int rft_comm_free(rft_comm_t* comm);
+/* MPI's Comm_disconnect: collective over `comm`'s live members (both groups of an
+ * intercommunicator; e.g. the one rft_comm_spawn or rft_comm_get_parent gives). Waits until the
+ * requests given up on `comm` (rft_request_free) have completed and every member is past its
+ * communication on it (an agreement, so it also works on a revoked `comm` and with failed
+ * members), then frees it: *comm becomes RFT_COMM_NULL whatever the outcome. The outcome is the
+ * same at every member that returns: RFT_ERR_PROC_FAILED when a member failed that not every
+ * member had acknowledged (rft_comm_ack_failed). RFT_ERR_ARG for COMM_WORLD and COMM_SELF. */
+int rft_comm_disconnect(rft_comm_t* comm);
 int rft_comm_compare(rft_comm_t a, rft_comm_t b, int* result);
 int rft_comm_group(rft_comm_t comm, rft_group_t* group);
 /* A communicator's name, local to this process (for messages; at most RFT_MAX_OBJECT_NAME - 1

@@ -164,6 +164,14 @@ class Comm {
     handle_ = RFT_COMM_NULL;
   }
 
+  // MPI's Comm_disconnect (rft_comm_disconnect): collective; the communicator is gone afterwards
+  // whatever the outcome, which is thrown when it is an error (the same at every member).
+  void Disconnect() {
+    const int rc = rft_comm_disconnect(&handle_);
+    handle_ = RFT_COMM_NULL;
+    Check(rc);
+  }
+
   bool null() const { return handle_ == RFT_COMM_NULL; }
   int Rank() const {
     int rank = -1;

@@ -486,6 +486,27 @@ extern "C" int rft_comm_free(rft_comm_t* comm) {
   return Success();
 }
 
+extern "C" int rft_comm_disconnect(rft_comm_t* comm) {
+  if (comm == nullptr) return Raise(nullptr, ArgError("rft_comm_disconnect: comm is NULL"));
+  rft_comm_t handle = *comm;
+  if (Status s = CheckComm(handle, "rft_comm_disconnect"); !s.ok()) return Raise(handle, s);
+  if (handle->owned == nullptr) {
+    return Raise(handle, ArgError("rft_comm_disconnect: " + handle->comm->name() +
+                                  " is predefined and never disconnected"));
+  }
+  // The outcome goes to the error handler while the communicator still exists (a handler may
+  // revoke it or abort its group); then it is freed whatever the outcome, unless the handler
+  // freed it.
+  const Status synced = g_session->Disconnect(*handle->comm);
+  const int rc = Raise(handle, synced);
+  if (!CheckComm(handle, "rft_comm_disconnect").ok()) {
+    *comm = RFT_COMM_NULL;
+    return rc;
+  }
+  const int freed = rft_comm_free(comm);
+  return rc != RFT_SUCCESS ? rc : freed;
+}
+
 extern "C" int rft_comm_compare(rft_comm_t a, rft_comm_t b, int* result) {
   if (Status s = CheckComm(a, "rft_comm_compare"); !s.ok()) return Raise(a, s);
   if (Status s = CheckComm(b, "rft_comm_compare"); !s.ok()) return Raise(b, s);

@@ -346,6 +346,23 @@ Status Session::Free(std::unique_ptr<Communicator>& comm, bool* deferred) {
   return Status::Ok();
 }
 
+Status Session::Disconnect(Communicator& comm) {
+  if (&comm == world_.get() || &comm == self_.get()) {
+    return ArgError("disconnect: COMM_WORLD and COMM_SELF are never disconnected");
+  }
+  // A freed request ends by completing or by its peer's failure, never waits on the program.
+  const auto given_up_here = [this, &comm] {
+    return std::any_of(freed_.begin(), freed_.end(),
+                       [&comm](const Request* request) { return request->comm == &comm; });
+  };
+  while (given_up_here()) {
+    SweepFreed();
+    if (given_up_here()) ProgressOrIdle();
+  }
+  uint32_t flag = 1;
+  return Agree(comm, &flag);
+}
+
 void Session::FinishDeferredFree(Communicator* comm) {
   auto it =
       std::find_if(deferred_frees_.begin(), deferred_frees_.end(),

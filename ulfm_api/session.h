@@ -122,6 +122,13 @@ class Session {
   // session takes it, they go on and complete as usual, and the free happens when the last one
   // is released (`*deferred` says so; Options::on_deferred_free tells of the end).
   Status Free(std::unique_ptr<Communicator>& comm, bool* deferred = nullptr);
+  // MPI's Comm_disconnect, before the free: waits until the requests the program gave up on
+  // `comm` (rft_request_free) have completed, then agrees over `comm` (Agree), so every member
+  // that returns is past its communication on it and gets the same outcome: RFT_ERR_PROC_FAILED
+  // when a member failed that not every one had acknowledged. Works on a revoked communicator;
+  // collective over its live members (both groups of an intercommunicator). The caller frees
+  // `comm` whatever the outcome (docs/api.md, "Disconnecting").
+  Status Disconnect(Communicator& comm);
   // Teardown: hands what the transport may still write into (Communicator::Abandon) to the
   // session, which keeps it until the transport is closed, and destroys `comm`.
   void Discard(std::unique_ptr<Communicator> comm);

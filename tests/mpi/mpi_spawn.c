@@ -1,7 +1,9 @@
 /* MPI_Comm_spawn and MPI_Comm_get_parent as an unmodified MPI program uses them: the job's
  * processes (any count) spawn 2 copies of this program, which find their parents with
  * MPI_Comm_get_parent; data crosses the intercommunicator both ways (point-to-point, bcast,
- * allreduce) and MPI_Intercomm_merge joins both sides, the parents first. The parents print
+ * allreduce) and MPI_Intercomm_merge joins both sides, the parents first; both sides end with
+ * MPI_Comm_disconnect, which waits for a buffered and a freed send still on their way. The
+ * parents print
  * "mpi_spawn: rank R: ..." and the children "mpi_spawn_child: rank R: ..." (report_checks). */
 #include <mpi.h>
 #include <stdio.h>
@@ -39,6 +41,38 @@ static void cross(MPI_Comm inter, int is_child, int parents) {
   CHECK_OK(MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, merged));
   CHECK(sum == parents + 10 * kChildren);
   CHECK_OK(MPI_Comm_free(&merged));
+  /* Parent 0 sends child 0 a buffered message and one whose request it frees: both may still
+   * be on their way when MPI_Comm_disconnect starts, which waits for them (MPI-4.1 11.10.4). */
+  static char attached[2 * (sizeof(int) + MPI_BSEND_OVERHEAD)];
+  int first = 7, second = 8;
+  if (!is_child && rank == 0) {
+    CHECK_OK(MPI_Buffer_attach(attached, sizeof attached));
+    CHECK_OK(MPI_Bsend(&first, 1, MPI_INT, 0, 4, inter));
+    MPI_Request freed;
+    CHECK_OK(MPI_Isend(&second, 1, MPI_INT, 0, 5, inter, &freed));
+    CHECK_OK(MPI_Request_free(&freed));
+  } else if (is_child && rank == 0) {
+    first = second = 0;
+    CHECK_OK(MPI_Recv(&first, 1, MPI_INT, 0, 4, inter, MPI_STATUS_IGNORE));
+    CHECK_OK(MPI_Recv(&second, 1, MPI_INT, 0, 5, inter, MPI_STATUS_IGNORE));
+    CHECK(first == 7 && second == 8);
+  }
+}
+
+/* MPI_Comm_disconnect ends the intercommunicator on both sides: the handle becomes
+ * MPI_COMM_NULL; COMM_WORLD is refused. */
+static void disconnect(MPI_Comm* inter, int is_child) {
+  CHECK_OK(MPI_Comm_disconnect(inter));
+  CHECK(*inter == MPI_COMM_NULL);
+  if (!is_child && rank == 0) {
+    void* detached;
+    int detached_size = 0;
+    CHECK_OK(MPI_Buffer_detach(&detached, &detached_size));
+  }
+  MPI_Comm world = MPI_COMM_WORLD;
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  CHECK(error_class_of(MPI_Comm_disconnect(&world)) == MPI_ERR_COMM);
+  CHECK(world == MPI_COMM_WORLD);
 }
 
 static int child(MPI_Comm parent) {
@@ -56,9 +90,9 @@ static int child(MPI_Comm parent) {
   CHECK_OK(MPI_Comm_size(parent, &local));
   CHECK(flag && local == kChildren && parents >= 1);
   cross(parent, 1, parents);
-  CHECK_OK(MPI_Comm_free(&parent));
+  disconnect(&parent, 1);
   CHECK_OK(MPI_Comm_get_parent(&again));
-  CHECK(again == MPI_COMM_NULL); /* freed: MPI-4.1 11.8.2 */
+  CHECK(again == MPI_COMM_NULL); /* disconnected: MPI-4.1 11.8.2 */
   return report_checks("mpi_spawn_child");
 }
 
@@ -87,7 +121,7 @@ int main(int argc, char** argv) {
     CHECK_OK(MPI_Comm_remote_size(inter, &remote));
     CHECK(flag && remote == kChildren);
     cross(inter, 0, size);
-    CHECK_OK(MPI_Comm_free(&inter));
+    disconnect(&inter, 0);
     status = report_checks("mpi_spawn");
   }
   MPI_Finalize();

@@ -23,14 +23,16 @@
   } while (0)
 
 // Every member of `comm` (which holds every live process): one child through Spawn, a bcast to
-// it across the intercommunicator.
+// it across the intercommunicator; both sides disconnect it.
 void SpawnAChild(const rft::Comm& comm, const char* program) {
   std::vector<int> codes;
-  const rft::Comm child = comm.Spawn(program, {"spawned"}, 1, 0, &codes);
+  rft::Comm child = comm.Spawn(program, {"spawned"}, 1, 0, &codes);
   EXPECT(child.IsInter() && child.RemoteSize() == 1 && child.Size() == comm.Size(), "shape");
   EXPECT(comm.Rank() != 0 || (codes.size() == 1 && codes[0] == RFT_SUCCESS), "errcodes");
   int task = 4242;
   child.Bcast(&task, 1, comm.Rank() == 0 ? RFT_ROOT : RFT_PROC_NULL);
+  child.Disconnect();
+  EXPECT(child.null(), "a disconnected Comm keeps its handle");
 }
 
 // The replacement of the dead rank: it takes its rank in the communicator its spawners built.
@@ -56,6 +58,8 @@ int Spawned() {
   int task = 0;
   parent.Bcast(&task, 1, 0);
   EXPECT(task == 4242, std::to_string(task));
+  parent.Disconnect();
+  EXPECT(parent.null() && rft::Comm::GetParent().null(), "the parent outlived its disconnect");
   std::printf("cpp spawned ok\n");
   std::fflush(stdout);
   return 0;

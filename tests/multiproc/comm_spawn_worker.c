@@ -94,7 +94,8 @@ static void Exchange(rft_comm_t inter, int is_child, int rank) {
   int one = 1;
   CHECK_OK(rft_allreduce(&one, &sum, 1, RFT_INT, RFT_SUM, grandchild));
   CHECK(sum == 100, "allreduce with the grandchild %d", sum);
-  CHECK_OK(rft_comm_free(&grandchild));
+  CHECK_OK(rft_comm_disconnect(&grandchild));
+  CHECK(grandchild == RFT_COMM_NULL, "a disconnected handle stays");
   CHECK_OK(rft_comm_free(&merged));
 }
 
@@ -135,6 +136,25 @@ static void BadArguments(int rank) {
   CHECK(strstr(rft_last_error_message(), "is alive outside it") != NULL, "message: %s",
         rft_last_error_message());
   CHECK_OK(rft_comm_free(&half));
+  rft_comm_t world = RFT_COMM_WORLD;
+  CHECK_CODE(rft_comm_disconnect(&world), RFT_ERR_ARG);
+  CHECK(world == RFT_COMM_WORLD, "a refused disconnect changed the handle");
+}
+
+/* `all`'s end: parent 0 sends child 0 a message whose request it frees, so it may still be on
+ * its way when the disconnect starts, which waits for it; both sides disconnect. */
+static void Disconnect(rft_comm_t* inter, int is_child, int rank) {
+  int token = is_child ? 0 : 77;
+  if (rank == 0 && !is_child) {
+    rft_request_t freed = RFT_REQUEST_NULL;
+    CHECK_OK(rft_isend(&token, 1, RFT_INT, 0, 6, *inter, &freed));
+    CHECK_OK(rft_request_free(&freed));
+  } else if (rank == 0) {
+    CHECK_OK(rft_recv(&token, 1, RFT_INT, 0, 6, *inter, RFT_STATUS_IGNORE));
+    CHECK(token == 77, "the freed send gave %d", token);
+  }
+  CHECK_OK(rft_comm_disconnect(inter));
+  CHECK(*inter == RFT_COMM_NULL, "a disconnected handle stays");
 }
 
 static int Parent(const char* mode, int rank) {
@@ -147,7 +167,7 @@ static int Parent(const char* mode, int rank) {
           errcodes[1]);
     CheckShape(inter, 0);
     Exchange(inter, 0, rank);
-    CHECK_OK(rft_comm_free(&inter));
+    Disconnect(&inter, 0, rank);
     printf("parent ok\n");
   } else if (strcmp(mode, "child-dies") == 0) {
     CHECK(Spawn(mode, errcodes) == RFT_COMM_NULL, "the spawn of a dying child succeeded");
@@ -187,8 +207,11 @@ static int Parent(const char* mode, int rank) {
     CHECK(remote == 1, "%d children after the shrink", remote);
     CHECK_OK(rft_allreduce(&mine, &sum, 1, RFT_INT, RFT_SUM, shrunk));
     CHECK(sum == Contribution(1, 0), "allreduce across the shrunk %d", sum);
-    CHECK_OK(rft_comm_free(&shrunk));
-    CHECK_OK(rft_comm_free(&inter));
+    /* The revoked intercommunicator too: nobody acknowledged child 1's failure, so every
+     * survivor of both sides learns it (the same outcome at each) and the handle goes. */
+    CHECK_OK(rft_comm_disconnect(&shrunk));
+    CHECK_CODE(rft_comm_disconnect(&inter), RFT_ERR_PROC_FAILED);
+    CHECK(inter == RFT_COMM_NULL, "a disconnect that failed kept the handle");
     printf("child-fault ok\n");
   }
   return 0;
@@ -246,10 +269,16 @@ static int Child(const char* mode, int* argc, char*** argv) {
     CHECK(remote == kParents, "%d parents after the shrink", remote);
     CHECK_OK(rft_allreduce(&mine, &sum, 1, RFT_INT, RFT_SUM, shrunk));
     CHECK(sum == kParentSum, "allreduce across the shrunk %d", sum);
-    CHECK_OK(rft_comm_free(&shrunk));
+    CHECK_OK(rft_comm_disconnect(&shrunk));
+    CHECK_CODE(rft_comm_disconnect(&parent), RFT_ERR_PROC_FAILED);
+    CHECK(parent == RFT_COMM_NULL, "a disconnect that failed kept the handle");
     printf("child-fault ok\n");
   }
-  CHECK_OK(rft_comm_free(&parent));
+  if (strcmp(mode, "all") == 0) {
+    Disconnect(&parent, 1, rank);
+  } else if (parent != RFT_COMM_NULL) {
+    CHECK_OK(rft_comm_disconnect(&parent));
+  }
   fflush(stdout);
   CHECK_OK(rft_finalize());
   return 0;

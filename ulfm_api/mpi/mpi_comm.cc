@@ -402,6 +402,34 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy, MPI_Comm_delete_a
   return MPI_SUCCESS;
 }
 
+// MPI-4.1 §11.10.4: as Comm_free, after the pending communication on it has ended and every
+// member is past its own. The buffered sends and freed requests on it are waited for; the
+// members then agree (rft_comm_agree), which ends with the same outcome at each of them also
+// when some failed or the communicator was revoked (docs/mpi.md, "Processes"). The outcome goes
+// to the handler while the communicator still exists; then it is freed whatever the outcome.
+int PMPI_Comm_disconnect(MPI_Comm* comm) {
+  if (comm == nullptr) {
+    return Raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_disconnect: comm is NULL");
+  }
+  if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) {
+    return Raise(*comm, MPI_ERR_COMM,
+                 "MPI_Comm_disconnect: MPI_COMM_WORLD and MPI_COMM_SELF are never disconnected");
+  }
+  const MPI_Comm handle = *comm;
+  Comm* c = FindComm(handle);
+  if (c == nullptr) return BadComm(handle, "MPI_Comm_disconnect");
+  WaitDetached(handle);
+  int flag = 1;
+  const int agreed = rft_comm_agree(FindComm(handle)->rft, &flag);
+  int rc = agreed == RFT_SUCCESS ? MPI_SUCCESS : RaiseRft(handle, "MPI_Comm_disconnect", agreed);
+  if (FindComm(handle) == nullptr) {  // the handler freed it
+    *comm = MPI_COMM_NULL;
+    return rc;
+  }
+  const int freed = PMPI_Comm_free(comm);
+  return rc != MPI_SUCCESS ? rc : freed;
+}
+
 int PMPI_Comm_free_keyval(int* keyval) {
   if (state().keyvals.Find(*keyval) == nullptr) {
     return Raise(MPI_COMM_WORLD, MPI_ERR_KEYVAL, "MPI_Comm_free_keyval: invalid keyval");
@@ -512,6 +540,7 @@ RFT_MPI_ALIAS(Comm_split_type)
 RFT_MPI_ALIAS(Comm_create)
 RFT_MPI_ALIAS(Comm_create_group)
 RFT_MPI_ALIAS(Comm_free)
+RFT_MPI_ALIAS(Comm_disconnect)
 RFT_MPI_ALIAS(Comm_compare)
 RFT_MPI_ALIAS(Comm_group)
 RFT_MPI_ALIAS(Comm_set_name)

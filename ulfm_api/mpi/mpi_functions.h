@@ -63,6 +63,7 @@ RFT_MPI_DECLARE(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* new
 RFT_MPI_DECLARE(int, Comm_create_group,
                 (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm))
 RFT_MPI_DECLARE(int, Comm_free, (MPI_Comm * comm))
+RFT_MPI_DECLARE(int, Comm_disconnect, (MPI_Comm * comm))
 RFT_MPI_DECLARE(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int* result))
 RFT_MPI_DECLARE(int, Comm_group, (MPI_Comm comm, MPI_Group* group))
 RFT_MPI_DECLARE(int, Comm_set_name, (MPI_Comm comm, const char* comm_name))

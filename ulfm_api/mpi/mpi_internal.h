@@ -188,6 +188,7 @@ struct Request {
   int done_error = RFT_SUCCESS;
   rft_status_t done_status{};
   bool is_message = false;  // an MPI_Message of Mprobe: `scratch` holds the matched message
+  long bsend_charge = 0;    // a buffered send: the bytes it holds of the attached buffer
 
   // Back to a new request's state, keeping the scratch's capacity for the slot's next use.
   void Reset() {
@@ -202,6 +203,7 @@ struct Request {
     done_error = RFT_SUCCESS;
     done_status = rft_status_t{};
     is_message = false;
+    bsend_charge = 0;
   }
 };
 
@@ -379,6 +381,9 @@ int BadRequest(const char* function);
 // Drives `r` towards completion: true when rft has completed it (its outcome kept in `r`), or
 // when it has none (inactive, or completed at posting). With `block`, waits.
 bool Poll(Request& r, bool block);
+// Waits until no buffered send or freed request on `comm` is pending (they end by completing
+// or by a failure; MPI_Comm_disconnect).
+void WaitDetached(MPI_Comm comm);
 // Completes what the program freed (MPI_Request_free, buffered sends) where rft has finished.
 void PollDetached();
 

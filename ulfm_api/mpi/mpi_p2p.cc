@@ -192,7 +192,8 @@ int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int
   if (rc != MPI_SUCCESS) return rc;
   Request* r = s.requests.Find(inner);
   r->scratch = std::move(copy);  // a vector's move keeps its buffer: the send still reads it
-  s.bsend_in_use += bytes + MPI_BSEND_OVERHEAD;
+  r->bsend_charge = bytes + MPI_BSEND_OVERHEAD;
+  s.bsend_in_use += r->bsend_charge;
   s.detached.push_back(inner);
   *request = ProcNullRequest(comm);  // the buffered send is complete for the program
   return MPI_SUCCESS;

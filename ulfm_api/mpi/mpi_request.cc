@@ -4,6 +4,7 @@
 // rft's outcome until then.
 #include <string.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -95,13 +96,32 @@ void PollDetached() {
     Request* r = s.requests.Find(s.detached[i]);
     if (r == nullptr || Poll(*r, false)) {
       if (r != nullptr) {
-        s.bsend_in_use -= static_cast<long>(r->scratch.size()) + MPI_BSEND_OVERHEAD;
+        s.bsend_in_use -= r->bsend_charge;  // 0 for a freed request that was no Bsend
         s.requests.Remove(s.detached[i]);
       }
       s.detached[i] = s.detached.back();
       s.detached.pop_back();
     } else {
       ++i;
+    }
+  }
+}
+
+void WaitDetached(MPI_Comm comm) {
+  State& s = state();
+  const auto pending_on = [&s, comm] {
+    return std::any_of(s.detached.begin(), s.detached.end(), [&s, comm](MPI_Request handle) {
+      const Request* r = s.requests.Find(handle);
+      return r != nullptr && r->comm == comm;
+    });
+  };
+  for (PollDetached(); pending_on(); PollDetached()) {
+    for (MPI_Request handle : s.detached) {
+      Request* r = s.requests.Find(handle);
+      if (r != nullptr && r->comm == comm) {
+        Poll(*r, true);
+        break;
+      }
     }
   }
 }
