@@ -36,6 +36,17 @@ constexpr SettingSpec kSettings[] = {
                "itself with SIGKILL, as <point>@<job rank>[,...] (base/fault_injection.h lists "
                "the points). Empty: none.",
     },
+    // base: the failure timeline.
+    {
+        .name = "RFT_TIMELINE",
+        .kind = Kind::kString,
+        .default_text = "",
+        .doc = "A directory (made if missing) where each process writes its failure events "
+               "(suspected, failed and by what source, broadcast, revoked, agreed, shrunk, "
+               "spawned, ...) as JSON lines, rank-<job rank>-<pid>.jsonl; tools/rft_timeline "
+               "merges a job's files into one ordered table and a picture. Empty: none, at no "
+               "cost.",
+    },
     // transport/bootstrap.
     {
         .name = "RFT_PMIX_TIMEOUT",

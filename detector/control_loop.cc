@@ -5,10 +5,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 #include "base/byte_order.h"
 #include "base/log.h"
+#include "base/timeline.h"
 #include "detector/control_plane.h"
 #include "detector/control_subtype.h"
 #include "detector/thread_state.h"
@@ -179,15 +181,25 @@ void ControlPlane::Execute(size_t start) {
     } else if (const auto* report = std::get_if<ReportFailure>(&action)) {
       if (report->source == FailureSource::kHeartbeat) {
         suspicions_.fetch_add(1, std::memory_order_relaxed);
+        timeline::Record(timeline::Event::kSuspected, report->rank, "no heartbeat");
         RFT_LOG_WARN("rank %u sent no heartbeat for %lld ms: declared failed", report->rank,
                      static_cast<long long>(options_.heartbeat.timeout_ns / 1000000));
       }
       registry_->Report(report->rank, report->source);
     } else if (const auto* kill = std::get_if<KillRank>(&action)) {
+      timeline::Record(timeline::Event::kKillAsked, kill->rank);
       Kill(kill->rank);
     } else if (const auto* end = std::get_if<EndSelf>(&action)) {
+      timeline::Record(timeline::Event::kDeclaredSelf, end->by);
       DeclaredFailed(end->by);
     } else if (const auto* deliver = std::get_if<DeliverBroadcast>(&action)) {
+      static constexpr const char* kKindNames[] = {"", "failure", "revoke", "aborted"};
+      const auto kind = static_cast<size_t>(deliver->message.kind);
+      timeline::Record(timeline::Event::kBroadcast,
+                       deliver->message.kind == BroadcastKind::kRevoke
+                           ? static_cast<int64_t>(deliver->message.context)
+                           : static_cast<int64_t>(deliver->message.subject),
+                       kind < std::size(kKindNames) ? kKindNames[kind] : "unknown");
       // An abort is marked before the node's next action reports the failure, so whoever
       // learns of that failure can tell it was an abort.
       if (deliver->message.kind == BroadcastKind::kAborted) {

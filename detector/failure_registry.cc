@@ -10,6 +10,7 @@
 
 #include "base/check.h"
 #include "base/log.h"
+#include "base/timeline.h"
 
 namespace rft::detector {
 
@@ -160,6 +161,7 @@ bool FailureRegistry::Report(Rank rank, FailureSource source) {
     count_.fetch_add(1, std::memory_order_release);
   }
   RFT_LOG_DEBUG("rank %u recorded failed (%s)", rank, FailureSourceName(source));
+  timeline::Record(timeline::Event::kFailed, rank, FailureSourceName(source));
   changed_.notify_all();
   const uint64_t one = 1;
   [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof(one));

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/timeline.h"
+
 namespace rft::api {
 
 namespace {
@@ -83,7 +85,11 @@ void Communicator::Reload() {
 uint32_t Communicator::AckFailed(uint32_t count) {
   Refresh();
   const auto known = static_cast<uint32_t>(failed_.size());
+  const uint32_t before = acked_;
   acked_ = std::max(acked_, std::min(count, known));
+  if (acked_ > before && timeline::Enabled()) {
+    timeline::Record(timeline::Event::kAcknowledged, acked_, name());
+  }
   return acked_;
 }
 

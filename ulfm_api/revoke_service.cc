@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "base/timeline.h"
+
 namespace rft::api {
 
 using detector::BroadcastKind;
@@ -35,6 +37,7 @@ Status RevokeService::Revoke(uint32_t context_id, uint32_t epoch, uint32_t owner
 void RevokeService::Relay(uint32_t context_id, uint32_t epoch, uint32_t owner) {
   // A communicator's notices come in pairs (each of its contexts): one flood covers both.
   if (context_id % kContextsPerCommunicator != 0) return;
+  timeline::Record(timeline::Event::kRevokeHeard, context_id, "from member's notice");
   relayed_.fetch_add(1, std::memory_order_relaxed);
   Flood(context_id, epoch, owner);  // false: ending, and the flood no longer matters here
 }

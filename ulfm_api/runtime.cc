@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "base/fault_injection.h"
+#include "base/timeline.h"
 
 namespace rft::api {
 
@@ -50,6 +51,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Create(std::unique_ptr<Bootstrap> jo
 }
 
 Status Runtime::Build(const Options& options) {
+  RFT_RETURN_IF_ERROR(timeline::Open(job_->rank(), job_->size()));
   RFT_ASSIGN_OR_RETURN(registry_, FailureRegistry::Create(job_->rank(), job_->size()));
   for (Rank rank : options.known_failed) {
     registry_->Report(rank, detector::FailureSource::kPropagated);
@@ -88,6 +90,7 @@ Status Runtime::AddRanks(std::string_view nspace, uint32_t count) {
   // In the order failures flow: the registry first (a report about a new rank must not be
   // dropped), then the detector, then the data plane, which completes what was reported.
   RFT_RETURN_IF_ERROR(registry_->Grow(size));
+  timeline::Record(timeline::Event::kSpawned, size - old_size, nspace);
   // A replacement the launcher reported ended before it was of the job: its event had no job
   // rank then.
   for (Rank rank : job_->DeadRanks()) {
@@ -114,6 +117,7 @@ void Runtime::Close() {
   to_plane_.Reset();
   plane_.reset();
   control_.reset();
+  timeline::Close();
 }
 
 Runtime::~Runtime() {

@@ -9,6 +9,7 @@
 #include "base/check.h"
 #include "base/fault_injection.h"
 #include "base/log.h"
+#include "base/timeline.h"
 #include "ulfm_api/collectives.h"
 #include "ulfm_api/schedule.h"
 
@@ -386,6 +387,9 @@ void Session::Discard(std::unique_ptr<Communicator> comm) {
 
 Status Session::Revoke(Communicator& comm) {
   const ContextIds::Allocation& contexts = comm.contexts();
+  if (timeline::Enabled()) {
+    timeline::Record(timeline::Event::kRevoked, contexts.p2p_context(), comm.name());
+  }
   // Fast: a notice to every member over the data plane (a member waiting in a receive learns it
   // within a message's latency). Sure: the control plane's reliable flood, started soon after
   // (RevokeService: without waking the control threads now) and by every member that heard a

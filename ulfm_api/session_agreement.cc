@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "base/timeline.h"
 #include "ulfm_api/collectives.h"
 #include "ulfm_api/session.h"
 
@@ -122,6 +123,11 @@ StatusOr<std::shared_ptr<Operation>> Session::StartAgreement(Communicator& comm,
 
 Status Session::AgreementOutcome(Communicator& comm, const Decision& decision, uint32_t* flag) {
   if (flag != nullptr) *flag = decision.value.flag;
+  // The agreements of a recovery, not every agreement of a loop: those that decided a failure.
+  if (timeline::Enabled() && !decision.failed.empty()) {
+    timeline::Record(timeline::Event::kAgreed, comm.contexts().p2p_context(),
+                     comm.name() + ": failed members " + decision.failed.ToString());
+  }
   if (!decision.unacknowledged_failure()) return Status::Ok();
   const RankSet unacknowledged = decision.failed.Difference(decision.value.acked);
   return ProcFailedError("agreement on " + comm.name() + ": member(s) " +
@@ -317,6 +323,10 @@ StatusOr<std::unique_ptr<Communicator>> Session::ShrinkTo(Communicator& comm,
   }
   std::optional<Group> local;  // an intercommunicator's survivors of each group
   if (comm.is_inter()) local = Group::Intersection(comm.local_group(), *group);
+  if (timeline::Enabled()) {
+    timeline::Record(timeline::Event::kShrunk, group->size(),
+                     comm.name() + ": failed members " + decision.failed.ToString());
+  }
   return Build(std::move(*group), contexts, "shrink of " + comm.name(), std::move(local));
 }
 

@@ -3,9 +3,15 @@
 // inside one. The survivors' outcomes are compared line by line: uniform agreement.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/multiproc/scenario.h"
@@ -247,17 +253,100 @@ TEST(AgreementTest, TheSolverIsExactWheneverTheLauncherKills) {
   EXPECT_EQ(ExactTotals(r.output), survivors) << r.Report();
 }
 
+// One event of a merged failure timeline (tools/timeline/rft_timeline --json).
+struct TimelineEvent {
+  int64_t ns = 0;
+  int rank = -1;
+  std::string event;
+  int64_t subject = -1;
+  std::string detail;
+};
+
+// The job's timeline merged by the tool; a line it cannot read fails the test.
+std::vector<TimelineEvent> MergedTimeline(const std::string& dir) {
+  const auto r =
+      RunCommand("tools/timeline/rft_timeline", {"--json", dir}, std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_status, 0) << r.Report();
+  static const std::regex kLine(
+      R"re(\{"ns": (\d+), "rank": (\d+), "event": "([a-z-]+)", "subject": (-?\d+), "detail": "(.*)"\})re");
+  std::vector<TimelineEvent> events;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, kLine)) {
+      ADD_FAILURE() << "not a timeline line: " << line;
+      continue;
+    }
+    events.push_back({std::stoll(m[1]), std::stoi(m[2]), m[3], std::stoll(m[4]), m[5]});
+  }
+  return events;
+}
+
+// The timeline of a demo run whose victims are `killed` and `stopped`: every survivor recorded
+// both failures; nobody knew of the hang before a process suspected it, nor of the kill before
+// a process knew it first-hand; the hung process was asked killed; every survivor's last shrink
+// came after it knew both; and the merge is in time order.
+void ExpectCausalTimeline(const std::string& dir, int killed, int stopped, int n) {
+  const std::vector<TimelineEvent> events = MergedTimeline(dir);
+  ASSERT_FALSE(events.empty()) << dir;
+  std::map<std::pair<int, int64_t>, int64_t> failed;  // (rank, subject) -> when it knew
+  int64_t first_suspicion = INT64_MAX, first_hand_kill = INT64_MAX;
+  std::map<int, int64_t> last_shrink;
+  bool kill_asked = false;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const TimelineEvent& e = events[i];
+    if (i > 0) {
+      EXPECT_LE(events[i - 1].ns, e.ns) << "merged out of order at event " << i;
+    }
+    if (e.event == "failed") {
+      failed.emplace(std::pair{e.rank, e.subject}, e.ns);
+      if (e.subject == killed && e.detail != "propagated") {
+        first_hand_kill = std::min(first_hand_kill, e.ns);
+      }
+    } else if (e.event == "suspected" && e.subject == stopped) {
+      first_suspicion = std::min(first_suspicion, e.ns);
+    } else if (e.event == "shrunk") {
+      last_shrink[e.rank] = e.ns;
+    } else if (e.event == "kill-asked" && e.subject == stopped) {
+      kill_asked = true;
+    }
+  }
+  EXPECT_NE(first_suspicion, INT64_MAX) << "nobody suspected the hung rank " << stopped;
+  EXPECT_NE(first_hand_kill, INT64_MAX) << "nobody knew first-hand of the killed rank " << killed;
+  EXPECT_TRUE(kill_asked) << "nobody asked the launcher to kill the hung rank " << stopped;
+  for (int rank = 0; rank < n; ++rank) {
+    if (rank == killed || rank == stopped) continue;
+    const auto knew_kill = failed.find({rank, killed});
+    const auto knew_hang = failed.find({rank, stopped});
+    ASSERT_NE(knew_kill, failed.end()) << "rank " << rank << " never recorded " << killed;
+    ASSERT_NE(knew_hang, failed.end()) << "rank " << rank << " never recorded " << stopped;
+    EXPECT_GE(knew_hang->second, first_suspicion) << "rank " << rank << " knew of the hang early";
+    EXPECT_GE(knew_kill->second, first_hand_kill) << "rank " << rank << " knew of the kill early";
+    ASSERT_TRUE(last_shrink.count(rank)) << "rank " << rank << " recorded no shrink";
+    EXPECT_GT(last_shrink[rank], std::max(knew_kill->second, knew_hang->second))
+        << "rank " << rank << "'s last shrink came before it knew both failures";
+  }
+}
+
 // examples/ulfm_demo.c, tools/demo.sh's program: one member SIGKILLs itself and another hangs
 // (SIGSTOP) at instants in ms since the common start; whenever they fall (one at the very start,
 // both together, one inside the other's recovery), the hang is declared from missing heartbeats
-// and the launcher kills it, and the 4 survivors report both failures and end exact.
+// and the launcher kills it, and the 4 survivors report both failures and end exact. Each run
+// writes its failure timeline (RFT_TIMELINE), whose merge must be causal
+// (ExpectCausalTimeline).
 TEST(AgreementTest, TheDemoEndsExactAfterAKillAndAHangAtAnyInstants) {
+  int round = 0;
   for (const auto& [kill, stop] :
        {std::pair{"2@0", "4@150"}, std::pair{"5@200", "1@200"}, std::pair{"3@300", "2@303"}}) {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    const std::string timeline =
+        std::string(tmp != nullptr ? tmp : "/tmp") + "/timeline-" + std::to_string(round++);
+    std::vector<std::string> env = kTolerant;
+    env.push_back("RFT_TIMELINE=" + timeline);
     const auto r = RunCommand("tools/rftrun/rftrun",
                               {"-n", "6", "--ft", "--timeout", "90", Runfile("examples/ulfm_demo"),
                                "--iterations", "600", "--kill", kill, "--stop", stop},
-                              std::chrono::seconds(100), kTolerant);
+                              std::chrono::seconds(100), env);
     const std::string faults = std::string("--kill ") + kill + " --stop " + stop + "\n";
     EXPECT_EQ(r.exit_status, 128 + 9) << faults << r.Report();  // the SIGKILL it raised
     EXPECT_EQ(CountLines(r.output, ": exact, with 4 of 6 processes"), 4) << faults << r.Report();
@@ -274,6 +363,7 @@ TEST(AgreementTest, TheDemoEndsExactAfterAKillAndAHangAtAnyInstants) {
               line.find(for_a) != std::string::npos && line.find(for_b) != std::string::npos;
     }
     EXPECT_EQ(both, 4) << faults << r.Report();
+    ExpectCausalTimeline(timeline, kill[0] - '0', stop[0] - '0', 6);
   }
 }
 
