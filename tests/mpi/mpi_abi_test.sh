@@ -47,7 +47,7 @@ else
   fail "mpicc.mpich is missing (tools/setup.sh installs Debian's mpich and libmpich-dev)"
 fi
 for compiler in "${compilers[@]}"; do
-  for program in mpi_basics mpi_ulfm mpi_intercomm mpi_spawn; do
+  for program in mpi_basics mpi_coll_derived mpi_ulfm mpi_intercomm mpi_spawn; do
     if [[ $compiler == rft ]]; then
       cc=("$sdk/bin/mpicc")
     else
@@ -62,6 +62,7 @@ for compiler in "${compilers[@]}"; do
   done
   [[ -x "$work/mpi_basics.$compiler" ]] || continue
   run "$compiler-built mpi_basics, 4 ranks" 4 -n 4 "$work/mpi_basics.$compiler"
+  run "$compiler-built mpi_coll_derived, 3 ranks" 3 -n 3 "$work/mpi_coll_derived.$compiler"
   run "$compiler-built mpi_ulfm failures, 4 ranks, rank 2 dies" 3 -n 4 --with-ft ulfm \
     "$work/mpi_ulfm.$compiler" failures 2
   run "$compiler-built mpi_ulfm revoke-loop" 3 -n 3 --with-ft ulfm "$work/mpi_ulfm.$compiler" \

@@ -1,8 +1,8 @@
-// The MPI test programs (mpi_basics.c, mpi_ulfm.c) under rft's mpiexec: every group of the MPI
-// layer's functions at several sizes, and ULFM with processes that die at a point the program
-// chooses (the victim kills itself) and at instants it does not know (mpiexec --kill). Each
-// survivor's last line says how many of its checks failed; the result lines are compared with
-// what the survivors must compute.
+// The MPI test programs (mpi_basics.c, mpi_coll_derived.c, mpi_ulfm.c, ...) under rft's mpiexec:
+// every group of the MPI layer's functions at several sizes, and ULFM with processes that die at a
+// point the program chooses (the victim kills itself) and at instants it does not know (mpiexec
+// --kill). Each survivor's last line says how many of its checks failed; the result lines are
+// compared with what the survivors must compute.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -45,6 +45,18 @@ TEST(MpiPrograms, BasicsAtTwoThreeAndFiveRanks) {
     std::vector<int> ranks;
     for (int i = 0; i < n; ++i) ranks.push_back(i);
     ExpectAllChecksPassed(r, "mpi_basics", ranks);
+  }
+}
+
+// Derived datatypes in the non-blocking gathers, scatters and all-to-alls (each equal to its
+// blocking twin, byte for byte), and MPI_Alltoallw / MPI_Ialltoallw.
+TEST(MpiPrograms, DerivedDatatypeCollectivesAtTwoThreeAndFiveRanks) {
+  for (int n : {2, 3, 5}) {
+    const ScenarioResult r = RunMpi({"-n", std::to_string(n)}, {"tests/mpi/mpi_coll_derived"});
+    EXPECT_EQ(r.exit_status, 0) << r.Report();
+    std::vector<int> ranks;
+    for (int i = 0; i < n; ++i) ranks.push_back(i);
+    ExpectAllChecksPassed(r, "mpi_coll_derived", ranks);
   }
 }
 

@@ -135,10 +135,21 @@ void PackV(const Datatype& t, const VLayout& layout, const void* send, const int
   }
 }
 
+VLayout PackedLayout(const VLayout& layout) {
+  VLayout packed = layout;
+  packed.direct = false;
+  size_t at = 0;
+  for (size_t r = 0; r < packed.counts.size(); ++r) {
+    packed.displacements[r] = at;
+    at += packed.counts[r];
+  }
+  packed.staging_bytes = at;
+  return packed;
+}
+
 // A request for a non-blocking collective started in rft as `inner`.
-int Started(MPI_Comm comm, int rc, rft_request_t inner, std::vector<char> scratch,
-            std::function<int(Request&, const rft_status_t&)> finish, MPI_Request* request,
-            const char* function) {
+int Started(MPI_Comm comm, int rc, rft_request_t inner, std::vector<char> scratch, Finish finish,
+            MPI_Request* request, const char* function) {
   if (rc != RFT_SUCCESS) {
     *request = MPI_REQUEST_NULL;
     return RaiseRft(comm, function, rc);
@@ -628,15 +639,8 @@ int PMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
   std::vector<char> send_staging, recv_staging;
   const void* from = sendbuf;
   if (sendbuf == MPI_IN_PLACE) {
-    // The receive layout is the send layout; the data is sent from a packed copy.
-    send_layout = recv_layout;
-    send_layout.direct = false;
-    size_t at = 0;
-    for (int r = 0; r < c->size; ++r) {
-      send_layout.displacements[r] = at;
-      at += send_layout.counts[r];
-    }
-    send_staging.resize(at);
+    send_layout = PackedLayout(recv_layout);
+    send_staging.resize(send_layout.staging_bytes);
     PackV(*rt, send_layout, recvbuf, recvcounts, rdispls, c->size, send_staging.data());
     from = send_staging.data();
   } else {

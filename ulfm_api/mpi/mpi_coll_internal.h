@@ -5,6 +5,7 @@
 #define RFT_ULFM_API_MPI_MPI_COLL_INTERNAL_H_
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "ulfm_api/mpi/mpi_internal.h"
@@ -48,12 +49,25 @@ void UnpackV(const Datatype& t, const VLayout& layout, const char* staging, cons
              const int displs[], int members, void* recv);
 void PackV(const Datatype& t, const VLayout& layout, const void* send, const int counts[],
            const int displs[], int members, char* staging);
+// `layout`'s blocks one after another in a staging buffer: an in-place all-to-all sends from a
+// packed copy of its receive buffer, since rft overwrites that buffer while it still reads.
+VLayout PackedLayout(const VLayout& layout);
 
 // *request for a collective rft started as `inner` (`rc` its result), owning `scratch`, with
 // `finish` run when it completes.
-int Started(MPI_Comm comm, int rc, rft_request_t inner, std::vector<char> scratch,
-            std::function<int(Request&, const rft_status_t&)> finish, MPI_Request* request,
-            const char* function);
+using Finish = std::function<int(Request&, const rft_status_t&)>;
+int Started(MPI_Comm comm, int rc, rft_request_t inner, std::vector<char> scratch, Finish finish,
+            MPI_Request* request, const char* function);
+
+// Staging in a request's scratch, for data of a non-contiguous type (mpi_coll_nonblocking.cc):
+// room for `bytes` more at its end, and their offset. Pointers into the scratch are taken once it
+// has all its parts, since it moves as it grows.
+size_t Reserve(std::vector<char>* scratch, size_t bytes);
+// A finish step that unpacks `elements` of `t` from the request's scratch at `at` into `recv`.
+// The type is copied, since the program may free its handle before the collective completes;
+// `layouts` (rft reads them until then) stay alive as long.
+Finish UnpackAt(const Datatype& t, size_t at, size_t elements, void* recv,
+                std::shared_ptr<std::vector<VLayout>> layouts = nullptr);
 
 }  // namespace rft::mpi::coll
 

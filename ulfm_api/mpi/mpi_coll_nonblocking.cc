@@ -1,5 +1,7 @@
 // Non-blocking collectives: rft's non-blocking collectives with MPI's arguments, and a fold at
-// completion for the reductions rft has no native form for.
+// completion for the reductions rft has no native form for. Data of a non-contiguous type is
+// staged in the request: packed at the call, unpacked when the collective completes. The "v"
+// forms are in mpi_coll_nonblocking_v.cc.
 #include <string.h>
 
 #include <algorithm>
@@ -10,6 +12,24 @@
 
 #include "ulfm_api/mpi/mpi_coll_inter.h"
 #include "ulfm_api/mpi/mpi_coll_internal.h"
+
+namespace rft::mpi::coll {
+
+size_t Reserve(std::vector<char>* scratch, size_t bytes) {
+  const size_t at = scratch->size();
+  scratch->resize(at + bytes);
+  return at;
+}
+
+Finish UnpackAt(const Datatype& t, size_t at, size_t elements, void* recv,
+                std::shared_ptr<std::vector<VLayout>> layouts) {
+  return [plan = t, at, elements, recv, layouts](Request& self, const rft_status_t&) {
+    Unpack(plan, self.scratch.data() + at, elements, recv);
+    return MPI_SUCCESS;
+  };
+}
+
+}  // namespace rft::mpi::coll
 
 using namespace rft::mpi;
 using namespace rft::mpi::coll;
@@ -134,18 +154,33 @@ int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dat
   return IreduceCommon(sendbuf, recvbuf, count, datatype, op, root, comm, request, "MPI_Ireduce");
 }
 
-// The non-blocking gathers and scatters carry contiguous data of one size on both sides (the
-// common case); other layouts are refused with a message naming the call, for now.
+// The types of a gather, scatter or all-to-all's two sides, checked where this member uses them
+// (nullptr where it does not, and for MPI_IN_PLACE).
+static int CheckPair(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                     const void* recvbuf, int recvcount, MPI_Datatype recvtype, bool send_used,
+                     bool recv_used, const Datatype** st, const Datatype** rt,
+                     const char* function) {
+  *st = *rt = nullptr;
+  if (send_used && sendbuf != MPI_IN_PLACE) {
+    if (int rc = CheckData(comm, sendcount, sendtype, function, st); rc) return rc;
+  }
+  if (recv_used && recvbuf != MPI_IN_PLACE) {
+    if (int rc = CheckData(comm, recvcount, recvtype, function, rt); rc) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+// An intercommunicator's non-blocking gathers and scatters carry contiguous data only (the
+// blocking forms pack); the block is the send side's where this member sends.
 static int ContiguousPair(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                           const void* recvbuf, int recvcount, MPI_Datatype recvtype, bool send_used,
                           bool recv_used, size_t* block, const char* function) {
-  const Datatype* st = nullptr;
-  const Datatype* rt = nullptr;
-  if (send_used && sendbuf != MPI_IN_PLACE) {
-    if (int rc = CheckData(comm, sendcount, sendtype, function, &st); rc) return rc;
-  }
-  if (recv_used && recvbuf != MPI_IN_PLACE) {
-    if (int rc = CheckData(comm, recvcount, recvtype, function, &rt); rc) return rc;
+  const Datatype* st;
+  const Datatype* rt;
+  if (int rc = CheckPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         send_used, recv_used, &st, &rt, function);
+      rc) {
+    return rc;
   }
   if ((st != nullptr && !st->contiguous) || (rt != nullptr && !rt->contiguous)) {
     return Raise(comm, MPI_ERR_UNSUPPORTED_OPERATION,
@@ -157,29 +192,88 @@ static int ContiguousPair(MPI_Comm comm, const void* sendbuf, int sendcount, MPI
   return MPI_SUCCESS;
 }
 
+// An intracommunicator's: both sides checked, and where this member uses both their blocks must
+// hold the same bytes (as the blocking forms require), since staging is sized by one of them.
+static int IntraPair(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                     const void* recvbuf, int recvcount, MPI_Datatype recvtype, bool send_used,
+                     bool recv_used, const Datatype** st, const Datatype** rt, size_t* block,
+                     const char* function) {
+  if (int rc = CheckPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         send_used, recv_used, st, rt, function);
+      rc) {
+    return rc;
+  }
+  *block = *rt != nullptr ? Bytes(**rt, recvcount) : (*st != nullptr ? Bytes(**st, sendcount) : 0);
+  if (*st != nullptr && Bytes(**st, sendcount) != *block) {
+    return Raise(comm, MPI_ERR_TRUNCATE,
+                 std::string(function) + ": this member sends " +
+                     std::to_string(Bytes(**st, sendcount)) + " bytes, the receive blocks hold " +
+                     std::to_string(*block));
+  }
+  return MPI_SUCCESS;
+}
+
+// Igather and Iallgather (`all`) on an intracommunicator. Data of a non-contiguous type is staged:
+// this member's block packed now, the received blocks unpacked when the gather completes.
+static int IgatherIntra(const Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                        void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, bool all,
+                        MPI_Comm comm, MPI_Request* request, const char* function) {
+  if (!all) {
+    if (int rc = CheckRoot(c, root, comm, function); rc) return rc;
+  }
+  const bool receiver = all || c.rank == root;
+  const Datatype* st;
+  const Datatype* rt;
+  size_t block;
+  if (int rc = IntraPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, true,
+                         receiver, &st, &rt, &block, function);
+      rc) {
+    return rc;
+  }
+  const size_t members = static_cast<size_t>(c.size);
+  const bool pack = st != nullptr && !st->contiguous;
+  const bool unpack = rt != nullptr && !rt->contiguous;
+  std::vector<char> scratch;
+  const size_t send_at = pack ? Reserve(&scratch, block) : 0;
+  const size_t recv_at = unpack ? Reserve(&scratch, block * members) : 0;
+  const void* from = ToRftSend(sendbuf);
+  if (pack) {
+    Pack(*st, sendbuf, static_cast<size_t>(sendcount), scratch.data() + send_at);
+    from = scratch.data() + send_at;
+  }
+  void* into = unpack ? scratch.data() + recv_at : recvbuf;
+  if (unpack && sendbuf == MPI_IN_PLACE) {  // this member's block, packed into its place
+    Pack(*rt, static_cast<char*>(recvbuf) + static_cast<MPI_Aint>(c.rank) * recvcount * rt->extent,
+         static_cast<size_t>(recvcount), static_cast<char*>(into) + block * c.rank);
+  }
+  rft_request_t inner = RFT_REQUEST_NULL;
+  const int rc = all ? rft_iallgather(from, block, RFT_BYTE, into, c.rft, &inner)
+                     : rft_igather(from, block, RFT_BYTE, into, root, c.rft, &inner);
+  Finish finish;
+  if (unpack) finish = UnpackAt(*rt, recv_at, static_cast<size_t>(recvcount) * members, recvbuf);
+  return Started(comm, rc, inner, std::move(scratch), std::move(finish), request, function);
+}
+
 int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Igather");
-  int rft_root = root;
-  bool sends = true, receives = c->rank == root;
-  if (c->remote_size >= 0) [[unlikely]] {
-    if (int rc = InterRoot(*c, root, comm, "MPI_Igather", &rft_root); rc) return rc;
-    sends = rft_root >= 0;
-    receives = rft_root == RFT_ROOT;
-  } else if (int rc = CheckRoot(*c, root, comm, "MPI_Igather"); rc) {
-    return rc;
+  if (c->remote_size < 0) [[likely]] {
+    return IgatherIntra(*c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, false,
+                        comm, request, "MPI_Igather");
   }
+  int rft_root = root;
+  if (int rc = InterRoot(*c, root, comm, "MPI_Igather", &rft_root); rc) return rc;
   size_t block = 0;
   if (int rc = ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                              sends, receives, &block, "MPI_Igather");
+                              rft_root >= 0, rft_root == RFT_ROOT, &block, "MPI_Igather");
       rc) {
     return rc;
   }
-  root = rft_root;
   rft_request_t inner = RFT_REQUEST_NULL;
-  const int rc = rft_igather(ToRftSend(sendbuf), block, RFT_BYTE, recvbuf, root, c->rft, &inner);
+  const int rc =
+      rft_igather(ToRftSend(sendbuf), block, RFT_BYTE, recvbuf, rft_root, c->rft, &inner);
   return Started(comm, rc, inner, {}, nullptr, request, "MPI_Igather");
 }
 
@@ -197,28 +291,45 @@ int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   } else if (int rc = CheckRoot(*c, root, comm, "MPI_Iscatter"); rc) {
     return rc;
   }
+  const Datatype* st = nullptr;
+  const Datatype* rt = nullptr;
   size_t block = 0;
-  if (int rc = ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                              sends, receives, &block, "MPI_Iscatter");
-      rc) {
-    return rc;
-  }
-  root = rft_root;
+  const int checked = c->remote_size >= 0
+                          ? ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                           recvtype, sends, receives, &block, "MPI_Iscatter")
+                          : IntraPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                      recvtype, sends, receives, &st, &rt, &block, "MPI_Iscatter");
+  if (checked != MPI_SUCCESS) return checked;
+  // Staged: the root's blocks packed now; this member's block unpacked at completion, or (in
+  // place: rft has no in-place scatter) left in the scratch.
+  const bool pack = st != nullptr && !st->contiguous;
+  const bool unpack = rt != nullptr && !rt->contiguous;
   std::vector<char> scratch;
-  void* into = recvbuf;
-  if (recvbuf == MPI_IN_PLACE) {
-    scratch.resize(block);
-    into = scratch.data();
+  const size_t send_at = pack ? Reserve(&scratch, block * static_cast<size_t>(c->size)) : 0;
+  const bool stage_recv = unpack || recvbuf == MPI_IN_PLACE;
+  const size_t recv_at = stage_recv ? Reserve(&scratch, block) : 0;
+  const void* from = sendbuf;
+  if (pack) {
+    Pack(*st, sendbuf, static_cast<size_t>(sendcount) * static_cast<size_t>(c->size),
+         scratch.data() + send_at);
+    from = scratch.data() + send_at;
   }
+  void* into = stage_recv ? scratch.data() + recv_at : recvbuf;
   rft_request_t inner = RFT_REQUEST_NULL;
-  const int rc = rft_iscatter(sendbuf, into, block, RFT_BYTE, root, c->rft, &inner);
-  return Started(comm, rc, inner, std::move(scratch), nullptr, request, "MPI_Iscatter");
+  const int rc = rft_iscatter(from, into, block, RFT_BYTE, rft_root, c->rft, &inner);
+  Finish finish;
+  if (unpack) finish = UnpackAt(*rt, recv_at, static_cast<size_t>(recvcount), recvbuf);
+  return Started(comm, rc, inner, std::move(scratch), std::move(finish), request, "MPI_Iscatter");
 }
 
 int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Iallgather");
+  if (c->remote_size < 0) [[likely]] {
+    return IgatherIntra(*c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0, true,
+                        comm, request, "MPI_Iallgather");
+  }
   size_t block;
   if (int rc = ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                               true, true, &block, "MPI_Iallgather");
@@ -234,190 +345,37 @@ int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Ialltoall");
-  if (c->remote_size >= 0 && sendbuf == MPI_IN_PLACE) [[unlikely]]
+  const bool inter = c->remote_size >= 0;
+  if (inter && sendbuf == MPI_IN_PLACE) [[unlikely]]
     return RefuseInter(comm, "MPI_Ialltoall with MPI_IN_PLACE");
+  const Datatype* st = nullptr;
+  const Datatype* rt = nullptr;
   size_t block;
-  if (int rc = ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                              true, true, &block, "MPI_Ialltoall");
-      rc) {
-    return rc;
-  }
+  const int checked = inter ? ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                             recvtype, true, true, &block, "MPI_Ialltoall")
+                            : IntraPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                        recvtype, true, true, &st, &rt, &block, "MPI_Ialltoall");
+  if (checked != MPI_SUCCESS) return checked;
+  const size_t members = static_cast<size_t>(c->size);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const bool pack = in_place || (st != nullptr && !st->contiguous);
+  const bool unpack = rt != nullptr && !rt->contiguous;
   std::vector<char> scratch;
+  const size_t send_at = pack ? Reserve(&scratch, block * members) : 0;
+  const size_t recv_at = unpack ? Reserve(&scratch, block * members) : 0;
   const void* from = sendbuf;
-  if (sendbuf == MPI_IN_PLACE) {
-    scratch.assign(static_cast<const char*>(recvbuf),
-                   static_cast<const char*>(recvbuf) + block * static_cast<size_t>(c->size));
-    from = scratch.data();
+  if (pack) {
+    // In place, the data is sent from a copy: rft writes the receive buffer while it reads.
+    Pack(in_place ? *rt : *st, in_place ? recvbuf : sendbuf,
+         static_cast<size_t>(in_place ? recvcount : sendcount) * members, scratch.data() + send_at);
+    from = scratch.data() + send_at;
   }
+  void* into = unpack ? scratch.data() + recv_at : recvbuf;
   rft_request_t inner = RFT_REQUEST_NULL;
-  const int rc = rft_ialltoall(from, block, RFT_BYTE, recvbuf, c->rft, &inner);
-  return Started(comm, rc, inner, std::move(scratch), nullptr, request, "MPI_Ialltoall");
-}
-
-// The non-blocking "v" forms: rft reads the byte layout until the collective completes, so it
-// lives in the request (a shared owner the finish step holds).
-static int VStarted(MPI_Comm comm, int rc, rft_request_t inner,
-                    const std::shared_ptr<std::vector<VLayout>>& layouts, MPI_Request* request,
-                    const char* function) {
-  return Started(
-      comm, rc, inner, {}, [layouts](Request&, const rft_status_t&) { return MPI_SUCCESS; },
-      request, function);
-}
-
-// A contiguous type for a non-blocking "v" form (packing around it is not carried yet).
-static int ContiguousV(MPI_Comm comm, MPI_Datatype type, const char* function, const Datatype** t) {
-  if (int rc = CheckData(comm, 0, type, function, t); rc) return rc;
-  if ((*t)->contiguous) return MPI_SUCCESS;
-  return Raise(comm, MPI_ERR_UNSUPPORTED_OPERATION,
-               std::string(function) +
-                   ": non-contiguous datatypes are not carried by the non-blocking form yet "
-                   "(the blocking form carries them)");
-}
-
-int PMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                  MPI_Comm comm, MPI_Request* request) {
-  Comm* c = FindComm(comm);
-  if (c == nullptr) return BadComm(comm, "MPI_Igatherv");
-  if (c->remote_size >= 0) [[unlikely]]
-    return RefuseInter(comm, "MPI_Igatherv");
-  if (int rc = CheckRoot(*c, root, comm, "MPI_Igatherv"); rc) return rc;
-  const bool receiver = c->rank == root;
-  const bool in_place = sendbuf == MPI_IN_PLACE && receiver;
-  auto layouts = std::make_shared<std::vector<VLayout>>(1);
-  const Datatype* t = nullptr;
-  if (receiver) {
-    if (int rc = ContiguousV(comm, recvtype, "MPI_Igatherv", &t); rc) return rc;
-    if (int rc = MakeVLayout(*c, *t, recvcounts, displs, comm, "MPI_Igatherv", &(*layouts)[0]);
-        rc) {
-      return rc;
-    }
-  }
-  size_t my_bytes = in_place ? (*layouts)[0].counts[c->rank] : 0;
-  if (!in_place) {
-    const Datatype* st;
-    if (int rc = ContiguousV(comm, sendtype, "MPI_Igatherv", &st); rc) return rc;
-    if (int rc = CheckCountArg(sendcount, "MPI_Igatherv", comm); rc) return rc;
-    my_bytes = Bytes(*st, sendcount);
-  }
-  rft_request_t inner = RFT_REQUEST_NULL;
-  const VLayout& l = (*layouts)[0];
-  const int rc = rft_igatherv(ToRftSend(sendbuf), my_bytes, RFT_BYTE, recvbuf,
-                              receiver ? l.counts.data() : nullptr,
-                              receiver ? l.displacements.data() : nullptr, root, c->rft, &inner);
-  return VStarted(comm, rc, inner, layouts, request, "MPI_Igatherv");
-}
-
-int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
-                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                   int root, MPI_Comm comm, MPI_Request* request) {
-  Comm* c = FindComm(comm);
-  if (c == nullptr) return BadComm(comm, "MPI_Iscatterv");
-  if (c->remote_size >= 0) [[unlikely]]
-    return RefuseInter(comm, "MPI_Iscatterv");
-  if (int rc = CheckRoot(*c, root, comm, "MPI_Iscatterv"); rc) return rc;
-  const bool sender = c->rank == root;
-  const bool in_place = recvbuf == MPI_IN_PLACE && sender;
-  auto layouts = std::make_shared<std::vector<VLayout>>(1);
-  const Datatype* t = nullptr;
-  if (sender) {
-    if (int rc = ContiguousV(comm, sendtype, "MPI_Iscatterv", &t); rc) return rc;
-    if (int rc = MakeVLayout(*c, *t, sendcounts, displs, comm, "MPI_Iscatterv", &(*layouts)[0]);
-        rc) {
-      return rc;
-    }
-  }
-  const VLayout& l = (*layouts)[0];
-  size_t my_bytes = in_place ? l.counts[c->rank] : 0;
-  std::vector<char> scratch;
-  void* into = recvbuf;
-  if (in_place) {
-    scratch.resize(my_bytes);  // rft has no in-place scatter: the root's block lands here
-    into = scratch.data();
-  } else {
-    const Datatype* rt;
-    if (int rc = ContiguousV(comm, recvtype, "MPI_Iscatterv", &rt); rc) return rc;
-    if (int rc = CheckCountArg(recvcount, "MPI_Iscatterv", comm); rc) return rc;
-    my_bytes = Bytes(*rt, recvcount);
-  }
-  rft_request_t inner = RFT_REQUEST_NULL;
-  const int rc = rft_iscatterv(sendbuf, sender ? l.counts.data() : nullptr,
-                               sender ? l.displacements.data() : nullptr, into, my_bytes, RFT_BYTE,
-                               root, c->rft, &inner);
-  return Started(
-      comm, rc, inner, std::move(scratch),
-      [layouts](Request&, const rft_status_t&) { return MPI_SUCCESS; }, request, "MPI_Iscatterv");
-}
-
-int PMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                     MPI_Comm comm, MPI_Request* request) {
-  Comm* c = FindComm(comm);
-  if (c == nullptr) return BadComm(comm, "MPI_Iallgatherv");
-  if (c->remote_size >= 0) [[unlikely]]
-    return RefuseInter(comm, "MPI_Iallgatherv");
-  auto layouts = std::make_shared<std::vector<VLayout>>(1);
-  const Datatype* t;
-  if (int rc = ContiguousV(comm, recvtype, "MPI_Iallgatherv", &t); rc) return rc;
-  if (int rc = MakeVLayout(*c, *t, recvcounts, displs, comm, "MPI_Iallgatherv", &(*layouts)[0]);
-      rc) {
-    return rc;
-  }
-  const VLayout& l = (*layouts)[0];
-  size_t my_bytes = l.counts[c->rank];
-  if (sendbuf != MPI_IN_PLACE) {
-    const Datatype* st;
-    if (int rc = ContiguousV(comm, sendtype, "MPI_Iallgatherv", &st); rc) return rc;
-    if (int rc = CheckCountArg(sendcount, "MPI_Iallgatherv", comm); rc) return rc;
-    my_bytes = Bytes(*st, sendcount);
-  }
-  rft_request_t inner = RFT_REQUEST_NULL;
-  const int rc = rft_iallgatherv(ToRftSend(sendbuf), my_bytes, RFT_BYTE, recvbuf, l.counts.data(),
-                                 l.displacements.data(), c->rft, &inner);
-  return VStarted(comm, rc, inner, layouts, request, "MPI_Iallgatherv");
-}
-
-int PMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                    MPI_Request* request) {
-  Comm* c = FindComm(comm);
-  if (c == nullptr) return BadComm(comm, "MPI_Ialltoallv");
-  if (c->remote_size >= 0) [[unlikely]]
-    return RefuseInter(comm, "MPI_Ialltoallv");
-  auto layouts = std::make_shared<std::vector<VLayout>>(2);
-  const Datatype* rt;
-  if (int rc = ContiguousV(comm, recvtype, "MPI_Ialltoallv", &rt); rc) return rc;
-  if (int rc = MakeVLayout(*c, *rt, recvcounts, rdispls, comm, "MPI_Ialltoallv", &(*layouts)[1]);
-      rc) {
-    return rc;
-  }
-  std::vector<char> scratch;
-  const void* from = sendbuf;
-  if (sendbuf == MPI_IN_PLACE) {
-    // The receive layout is the send layout, sent from a copy.
-    (*layouts)[0] = (*layouts)[1];
-    const VLayout& r = (*layouts)[1];
-    size_t end = 0;
-    for (int m = 0; m < c->size; ++m) end = std::max(end, r.displacements[m] + r.counts[m]);
-    scratch.assign(static_cast<const char*>(recvbuf), static_cast<const char*>(recvbuf) + end);
-    from = scratch.data();
-  } else {
-    const Datatype* st;
-    if (int rc = ContiguousV(comm, sendtype, "MPI_Ialltoallv", &st); rc) return rc;
-    if (int rc = MakeVLayout(*c, *st, sendcounts, sdispls, comm, "MPI_Ialltoallv", &(*layouts)[0]);
-        rc) {
-      return rc;
-    }
-  }
-  const VLayout& s = (*layouts)[0];
-  const VLayout& r = (*layouts)[1];
-  rft_request_t inner = RFT_REQUEST_NULL;
-  const int rc = rft_ialltoallv(from, s.counts.data(), s.displacements.data(), recvbuf,
-                                r.counts.data(), r.displacements.data(), RFT_BYTE, c->rft, &inner);
-  return Started(
-      comm, rc, inner, std::move(scratch),
-      [layouts](Request&, const rft_status_t&) { return MPI_SUCCESS; }, request, "MPI_Ialltoallv");
+  const int rc = rft_ialltoall(from, block, RFT_BYTE, into, c->rft, &inner);
+  Finish finish;
+  if (unpack) finish = UnpackAt(*rt, recv_at, static_cast<size_t>(recvcount) * members, recvbuf);
+  return Started(comm, rc, inner, std::move(scratch), std::move(finish), request, "MPI_Ialltoall");
 }
 
 // Scans and the block reduce-scatter, non-blocking: every member's contribution gathered by a
@@ -496,10 +454,6 @@ RFT_MPI_ALIAS(Igather)
 RFT_MPI_ALIAS(Iscatter)
 RFT_MPI_ALIAS(Iallgather)
 RFT_MPI_ALIAS(Ialltoall)
-RFT_MPI_ALIAS(Igatherv)
-RFT_MPI_ALIAS(Iscatterv)
-RFT_MPI_ALIAS(Iallgatherv)
-RFT_MPI_ALIAS(Ialltoallv)
 RFT_MPI_ALIAS(Ireduce_scatter_block)
 RFT_MPI_ALIAS(Iscan)
 RFT_MPI_ALIAS(Iexscan)

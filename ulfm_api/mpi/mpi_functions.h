@@ -264,6 +264,10 @@ RFT_MPI_DECLARE(int, Alltoallv,
                 (const void* sendbuf, const int sendcounts[], const int sdispls[],
                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                  MPI_Datatype recvtype, MPI_Comm comm))
+RFT_MPI_DECLARE(int, Alltoallw,
+                (const void* sendbuf, const int sendcounts[], const int sdispls[],
+                 const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                 const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
 RFT_MPI_DECLARE(int, Ibarrier, (MPI_Comm comm, MPI_Request* request))
 RFT_MPI_DECLARE(int, Ibcast,
                 (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
@@ -304,6 +308,11 @@ RFT_MPI_DECLARE(int, Ialltoallv,
                 (const void* sendbuf, const int sendcounts[], const int sdispls[],
                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+RFT_MPI_DECLARE(int, Ialltoallw,
+                (const void* sendbuf, const int sendcounts[], const int sdispls[],
+                 const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                 const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                 MPI_Request* request))
 RFT_MPI_DECLARE(int, Ireduce_scatter_block,
                 (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
                  MPI_Op op, MPI_Comm comm, MPI_Request* request))

@@ -17,12 +17,6 @@ RFT_MPI_DECLARE(int, Comm_connect,
                 (const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm))
 RFT_MPI_DECLARE(int, Comm_join, (int fd, MPI_Comm* intercomm))
 
-/* Collectives not yet carried (its blocking form is). */
-RFT_MPI_DECLARE(int, Alltoallw,
-                (const void* sendbuf, const int sendcounts[], const int sdispls[],
-                 const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                 const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
-
 /* One-sided communication (windows). */
 RFT_MPI_DECLARE(int, Win_create,
                 (void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
