@@ -319,6 +319,19 @@ int rft_comm_replace(rft_comm_t comm, const char* const argv[], rft_comm_t* newc
  * RFT_ERR_OTHER when the launcher could not start them. */
 int rft_comm_spawn(rft_comm_t comm, const char* command, const char* const argv[], int maxprocs,
                    int root, rft_comm_t* intercomm, int errcodes[]);
+/* MPI's Comm_spawn_multiple: as rft_comm_spawn with `count` programs, program i being
+ * `maxprocs[i]` processes of `commands[i]` with the arguments `argvs[i]` (NULL-terminated, the
+ * program not included; `argvs` or an entry NULL for none), all in one new RFT_COMM_WORLD:
+ * program 0's processes first, then program 1's, ...; each finds its program's index with
+ * rft_appnum. `errcodes` gets one code per process, in that order. Significant at the root only;
+ * RFT_ERR_ARG at every member for a count below 1, an empty command, a maxprocs below 1, or
+ * more than RFT_MAX_SPAWN processes in all. */
+int rft_comm_spawn_multiple(rft_comm_t comm, int count, const char* const commands[],
+                            const char* const* const argvs[], const int maxprocs[], int root,
+                            rft_comm_t* intercomm, int errcodes[]);
+/* The index of this process's program in the rft_comm_spawn_multiple that started it (MPI's
+ * MPI_APPNUM); 0 in any other process. */
+int rft_appnum(int* appnum);
 #define RFT_ERRCODES_IGNORE ((int*)0)
 #define RFT_MAX_SPAWN 65536 /* the largest maxprocs */
 /* In a process started by rft_comm_replace: the communicator it took its place in; in one

@@ -12,6 +12,7 @@
 
 #include "base/config.h"
 #include "base/log.h"
+#include "transport/bootstrap/bootstrap.h"
 #include "ulfm_api/binding.h"
 
 using rft::ArgError;
@@ -685,22 +686,66 @@ extern "C" int rft_comm_replace(rft_comm_t comm, const char* const argv[], rft_c
 
 static_assert(rft::api::Session::kMaxSpawn == RFT_MAX_SPAWN);
 
+namespace {
+
+// Both spawns: the programs the root passed (a root without a command still takes part: every
+// member then fails with RFT_ERR_ARG, which the session's agreement tells them).
+int SpawnPrograms(rft_comm_t comm, const std::vector<rft::api::Session::SpawnProgram>& programs,
+                  int root, rft_comm_t* intercomm, int errcodes[]) {
+  std::vector<int> codes;
+  auto spawned = g_session->Spawn(*comm->comm, programs, root, &codes);
+  // Before an error reaches the handler, which may want to read them.
+  if (errcodes != RFT_ERRCODES_IGNORE) std::copy(codes.begin(), codes.end(), errcodes);
+  return Created(comm, std::move(spawned), intercomm);
+}
+
+rft::api::Session::SpawnProgram Program(const char* command, const char* const argv[],
+                                        int maxprocs) {
+  rft::api::Session::SpawnProgram program{.argv = {}, .maxprocs = maxprocs};
+  if (command != nullptr && command[0] != '\0') {
+    program.argv.emplace_back(command);
+    for (size_t i = 0; argv != nullptr && argv[i] != nullptr; ++i)
+      program.argv.emplace_back(argv[i]);
+  }
+  return program;
+}
+
+}  // namespace
+
 extern "C" int rft_comm_spawn(rft_comm_t comm, const char* command, const char* const argv[],
                               int maxprocs, int root, rft_comm_t* intercomm, int errcodes[]) {
   if (Status s = CheckComm(comm, "rft_comm_spawn"); !s.ok()) return Raise(comm, s);
   if (intercomm == nullptr) return Raise(comm, ArgError("rft_comm_spawn: intercomm is NULL"));
   *intercomm = RFT_COMM_NULL;
-  // A root without a command still takes part: every member then fails with RFT_ERR_ARG.
-  std::vector<std::string> args;
-  if (command != nullptr && command[0] != '\0') {
-    args.emplace_back(command);
-    for (size_t i = 0; argv != nullptr && argv[i] != nullptr; ++i) args.emplace_back(argv[i]);
+  return SpawnPrograms(comm, {Program(command, argv, maxprocs)}, root, intercomm, errcodes);
+}
+
+extern "C" int rft_comm_spawn_multiple(rft_comm_t comm, int count, const char* const commands[],
+                                       const char* const* const argvs[], const int maxprocs[],
+                                       int root, rft_comm_t* intercomm, int errcodes[]) {
+  if (Status s = CheckComm(comm, "rft_comm_spawn_multiple"); !s.ok()) return Raise(comm, s);
+  if (intercomm == nullptr) {
+    return Raise(comm, ArgError("rft_comm_spawn_multiple: intercomm is NULL"));
   }
-  std::vector<int> codes;
-  auto spawned = g_session->Spawn(*comm->comm, args, maxprocs, root, &codes);
-  // Before an error reaches the handler, which may want to read them.
-  if (errcodes != RFT_ERRCODES_IGNORE) std::copy(codes.begin(), codes.end(), errcodes);
-  return Created(comm, std::move(spawned), intercomm);
+  *intercomm = RFT_COMM_NULL;
+  // Significant at the root only; elsewhere they may be anything, and are not read. A root
+  // with a bad count or NULL arrays passes no program, which fails every member alike.
+  int rank = -1;
+  (void)rft_comm_rank(comm, &rank);
+  std::vector<rft::api::Session::SpawnProgram> programs;
+  if (rank == root && count > 0 && count <= RFT_MAX_SPAWN && commands != nullptr &&
+      maxprocs != nullptr) {
+    for (int i = 0; i < count; ++i) {
+      programs.push_back(Program(commands[i], argvs != nullptr ? argvs[i] : nullptr, maxprocs[i]));
+    }
+  }
+  return SpawnPrograms(comm, programs, root, intercomm, errcodes);
+}
+
+extern "C" int rft_appnum(int* appnum) {
+  if (appnum == nullptr) return Raise(nullptr, ArgError("rft_appnum: appnum is NULL"));
+  *appnum = static_cast<int>(rft::transport::Bootstrap::appnum());
+  return Success();
 }
 
 extern "C" int rft_comm_get_parent(rft_comm_t* parent) {

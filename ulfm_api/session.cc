@@ -91,8 +91,12 @@ Status Session::Start() {
       break;
     }
   }
-  if (options_.level == FaultLevel::kNone && registry->count() > 0) {
-    return ProcFailedError("rank " + std::to_string(registry->Records().front().rank) +
+  // A spawned process starts knowing the job's gone processes (the merge record's, recorded
+  // first: failed before it existed, or ended cleanly); only a failure after those is one here.
+  const size_t known_gone =
+      runtime_->merge_record().has_value() ? runtime_->merge_record()->failed.size() : 0;
+  if (options_.level == FaultLevel::kNone && registry->count() > known_gone) {
+    return ProcFailedError("rank " + std::to_string(registry->Records()[known_gone].rank) +
                            " failed during start-up and the fault level is NONE");
   }
   if (runtime_->merge_record().has_value()) return JoinSpawners();

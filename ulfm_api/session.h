@@ -186,20 +186,28 @@ class Session {
   // the way (shrink and spawn again); RFT_ERR_OTHER when the launcher could not spawn.
   StatusOr<std::unique_ptr<Communicator>> Replace(Communicator& comm,
                                                   const std::vector<std::string>& argv);
-  // MPI's Comm_spawn: the root starts `maxprocs` processes running `argv` (the program, then its
-  // arguments; both significant at the root only) through the launcher, in a namespace of
-  // their own (their RFT_COMM_WORLD), and returns an intercommunicator between `comm`'s group
-  // and theirs; they find it with TakeParent. Collective over `comm`, which must hold every live
-  // process of the job (the new processes join the job's rank space). One agreement decides the
-  // contexts and checks the arguments, a last one over the intercommunicator, the new processes
-  // included, confirms it. `*errcodes` gets one code per spawned process: RFT_SUCCESS, or
+  // MPI's Comm_spawn: the root starts each program's `maxprocs` processes running its `argv`
+  // (the program, then its arguments; significant at the root only) through the launcher, in a
+  // namespace of their own (their RFT_COMM_WORLD), and returns an intercommunicator between
+  // `comm`'s group and theirs; they find it with TakeParent. Collective over `comm`, which must
+  // hold every live process of the job (the new processes join the job's rank space). One agreement
+  // decides the contexts and checks the arguments, a last one over the intercommunicator, the new
+  // processes included, confirms it. `*errcodes` gets one code per spawned process: RFT_SUCCESS, or
   // RFT_ERR_PROC_FAILED for one that died during the spawn (then the call fails so at every
   // member of both groups). RFT_ERR_ARG at every member for a bad root, program or count;
   // RFT_ERR_PROC_FAILED when a member of `comm` failed; RFT_ERR_OTHER when the launcher could
   // not start them.
+  // With several programs (MPI's Comm_spawn_multiple), the processes of program 0 come first in
+  // the new processes' RFT_COMM_WORLD, then those of program 1, ...; each finds its program's
+  // index with rft_appnum. The root's programs count; each needs a command and maxprocs >= 1,
+  // and their sum is at most kMaxSpawn.
+  struct SpawnProgram {
+    std::vector<std::string> argv;  // the program, then its arguments
+    int maxprocs = 0;
+  };
   StatusOr<std::unique_ptr<Communicator>> Spawn(Communicator& comm,
-                                                const std::vector<std::string>& argv, int maxprocs,
-                                                int root, std::vector<int>* errcodes);
+                                                const std::vector<SpawnProgram>& programs, int root,
+                                                std::vector<int>* errcodes);
   // The most processes one spawn starts.
   static constexpr int kMaxSpawn = 1 << 16;
   // In a replacement: the communicator its spawners built, which it joined at start-up; the
@@ -339,13 +347,16 @@ class Session {
   // The lowest job rank outside `comm` that has neither failed nor ended cleanly; kInvalidRank
   // when `comm` holds every live process of the job.
   Rank FirstLiveOutside(const Communicator& comm) const;
-  // A spawn's launch: the member `leader` starts `count` processes of `argv` that join the job,
+  // A spawn's launch: the member `leader` starts the processes of `apps` that join the job,
   // publishes `record` for them (the failures known are added here) and tells the others; every
   // member adds them to the job (Runtime::AddRanks) and returns how many started (the others
   // learn the count from the leader). RFT_ERR_OTHER when the launcher could not start them.
-  StatusOr<uint32_t> Launch(Communicator& comm, Rank leader, const std::vector<std::string>& argv,
-                            uint32_t count, MergeRecord record,
+  StatusOr<uint32_t> Launch(Communicator& comm, Rank leader,
+                            const std::vector<transport::SpawnApp>& apps, MergeRecord record,
                             const ContextIds::Allocation& contexts, const std::string& what);
+  // Spawn's check of the root's programs: empty when good, else what is wrong; `*total` gets
+  // the processes they start.
+  static std::string CheckPrograms(const std::vector<SpawnProgram>& programs, int64_t* total);
   // In a replacement or a spawned process: builds the communicator its spawners published
   // (Runtime::merge_record) and takes part in the agreement that confirms it (ConfirmMerge).
   Status JoinSpawners();

@@ -67,7 +67,9 @@ StatusOr<std::unique_ptr<Communicator>> Session::Replace(Communicator& comm,
     }
   }
   if (count > 0) {
-    StatusOr<uint32_t> started = Launch(comm, leader, argv, count, record, contexts, what);
+    std::vector<transport::SpawnApp> apps;
+    if (comm.rank() == leader) apps.push_back({argv, count});
+    StatusOr<uint32_t> started = Launch(comm, leader, apps, record, contexts, what);
     if (!started.ok()) return give_back(started.status());
   }
   auto group = Group::FromJobRanks(std::move(record.members));
@@ -82,10 +84,32 @@ StatusOr<std::unique_ptr<Communicator>> Session::Replace(Communicator& comm,
   return merged;
 }
 
+std::string Session::CheckPrograms(const std::vector<SpawnProgram>& programs, int64_t* total) {
+  *total = 0;
+  if (programs.empty()) return "no program; expected at least one";
+  for (size_t i = 0; i < programs.size(); ++i) {
+    const SpawnProgram& program = programs[i];
+    const std::string which =
+        programs.size() == 1 ? std::string() : "program " + std::to_string(i) + ": ";
+    if (program.argv.empty() || program.argv[0].empty()) {
+      return which + "the command is empty; expected a program to start";
+    }
+    if (program.maxprocs < 1 || program.maxprocs > kMaxSpawn) {
+      return which + "maxprocs " + std::to_string(program.maxprocs) + ": expected 1.." +
+             std::to_string(kMaxSpawn);
+    }
+    *total += program.maxprocs;
+  }
+  if (*total > kMaxSpawn) {
+    return "the programs' maxprocs add up to " + std::to_string(*total) + ": expected at most " +
+           std::to_string(kMaxSpawn);
+  }
+  return {};
+}
+
 StatusOr<std::unique_ptr<Communicator>> Session::Spawn(Communicator& comm,
-                                                       const std::vector<std::string>& argv,
-                                                       int maxprocs, int root,
-                                                       std::vector<int>* errcodes) {
+                                                       const std::vector<SpawnProgram>& programs,
+                                                       int root, std::vector<int>* errcodes) {
   const std::string what = Describe("spawn", comm);
   RFT_RETURN_IF_ERROR(RefuseInter("spawn", comm));
   errcodes->clear();
@@ -98,12 +122,8 @@ StatusOr<std::unique_ptr<Communicator>> Session::Spawn(Communicator& comm,
   const bool root_valid = root >= 0 && static_cast<uint32_t>(root) < comm.size();
   const bool is_root = root_valid && comm.rank() == static_cast<Rank>(root);
   std::string bad_argument;
-  if (is_root && (argv.empty() || argv[0].empty())) {
-    bad_argument = "the command is empty; expected a program to start";
-  } else if (is_root && (maxprocs < 1 || maxprocs > kMaxSpawn)) {
-    bad_argument =
-        "maxprocs " + std::to_string(maxprocs) + ": expected 1.." + std::to_string(kMaxSpawn);
-  }
+  int64_t total = 0;
+  if (is_root) bad_argument = CheckPrograms(programs, &total);
   const Rank outsider = FirstLiveOutside(comm);
   const uint32_t mine = (root_valid ? kRootValid : 0) |
                         (bad_argument.empty() ? kArgumentsValid : 0) |
@@ -145,14 +165,16 @@ StatusOr<std::unique_ptr<Communicator>> Session::Spawn(Communicator& comm,
                      .epoch = contexts.epoch,
                      .parents = comm.size(),
                      .failed = {}};
+  std::vector<transport::SpawnApp> apps;
   if (is_root) {
-    for (int i = 0; i < maxprocs; ++i) record.members.push_back(first + static_cast<Rank>(i));
+    for (int64_t i = 0; i < total; ++i) record.members.push_back(first + static_cast<Rank>(i));
+    for (const SpawnProgram& program : programs) {
+      apps.push_back({program.argv, static_cast<uint32_t>(program.maxprocs)});
+    }
   }
-  StatusOr<uint32_t> count =
-      Launch(comm, static_cast<Rank>(root), argv, is_root ? static_cast<uint32_t>(maxprocs) : 0,
-             record, contexts, what);
+  StatusOr<uint32_t> count = Launch(comm, static_cast<Rank>(root), apps, record, contexts, what);
   if (!count.ok()) {
-    if (is_root) errcodes->assign(static_cast<size_t>(maxprocs), count.status().code());
+    if (is_root) errcodes->assign(static_cast<size_t>(total), count.status().code());
     return give_back(count.status());
   }
   std::vector<Rank> members = comm.group().job_ranks();
@@ -197,16 +219,23 @@ Rank Session::FirstLiveOutside(const Communicator& comm) const {
 }
 
 StatusOr<uint32_t> Session::Launch(Communicator& comm, Rank leader,
-                                   const std::vector<std::string>& argv, uint32_t count,
-                                   MergeRecord record, const ContextIds::Allocation& contexts,
+                                   const std::vector<transport::SpawnApp>& apps, MergeRecord record,
+                                   const ContextIds::Allocation& contexts,
                                    const std::string& what) {
   transport::Bootstrap& job = runtime_->bootstrap();
   std::string word;  // SpawnKey's value
   if (comm.rank() == leader) {
-    auto spawned = job.Spawn(argv, count, /*join=*/true);
+    uint32_t count = 0;
+    for (const transport::SpawnApp& app : apps) count += app.nprocs;
+    auto spawned = job.Spawn(apps, /*join=*/true);
     if (spawned.ok() && fault::Armed("spawn.launched", job.rank())) fault::Die("spawn.launched");
     if (spawned.ok()) {
+      // Processes that ended cleanly are gone as surely as failed ones: the new processes must
+      // not wait at start-up for endpoints to them (a spawn after earlier children finalized).
       record.failed = runtime_->registry().Failed();
+      for (Rank r = 0; r < runtime_->registry().size(); ++r) {
+        if (runtime_->registry().IsDeparted(r)) record.failed.Insert(r);
+      }
       const Status put = job.Put(MergeRecordKey(*spawned), EncodeMergeRecord(record));
       word = put.ok() ? "+" + std::to_string(count) + " " + *spawned : "-" + put.message();
     } else {

@@ -69,7 +69,8 @@ for compiler in "${compilers[@]}"; do
     revoke-loop 20
   run "$compiler-built mpi_intercomm, 5 ranks" 5 -n 5 --with-ft ulfm \
     "$work/mpi_intercomm.$compiler"
-  run "$compiler-built mpi_spawn, 3 ranks spawn 2" 5 -n 3 "$work/mpi_spawn.$compiler"
+  run "$compiler-built mpi_spawn, 3 ranks spawn 2, then 1 + 2 (spawn_multiple)" 8 -n 3 \
+    "$work/mpi_spawn.$compiler"
 done
 
 # The MPICH-built program asks the loader for libmpich.so.12: with mpiexec's loader path it

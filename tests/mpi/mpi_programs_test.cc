@@ -61,7 +61,8 @@ TEST(MpiPrograms, DerivedDatatypeCollectivesAtTwoThreeAndFiveRanks) {
 }
 
 // MPI_Comm_spawn from the whole job at 1 and 3 ranks: 2 children find their parents, data crosses
-// both ways, and the merge puts the parents first.
+// both ways, and the merge puts the parents first; both sides disconnect. Then
+// MPI_Comm_spawn_multiple: 1 + 2 processes of two programs, MPI_APPNUM 0, 1, 1.
 TEST(MpiPrograms, SpawnAndGetParentAtOneAndThreeRanks) {
   for (int n : {1, 3}) {
     const ScenarioResult r = RunMpi({"-n", std::to_string(n)}, {"tests/mpi/mpi_spawn"});
@@ -70,6 +71,7 @@ TEST(MpiPrograms, SpawnAndGetParentAtOneAndThreeRanks) {
     for (int i = 0; i < n; ++i) ranks.push_back(i);
     ExpectAllChecksPassed(r, "mpi_spawn", ranks);
     ExpectAllChecksPassed(r, "mpi_spawn_child", {0, 1});
+    ExpectAllChecksPassed(r, "mpi_spawn_multiple_child", {0, 1, 2});
   }
 }
 

@@ -8,6 +8,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "mpi_checks.h"
 
@@ -75,6 +76,56 @@ static void disconnect(MPI_Comm* inter, int is_child) {
   CHECK(world == MPI_COMM_WORLD);
 }
 
+/* MPI_Comm_spawn_multiple: 1 process of program 0 and 2 of program 1 (this program with other
+ * arguments) in one MPI_COMM_WORLD, program 0's first; MPI_APPNUM tells each its program. Both
+ * sides add up the appnums (0 + 1 + 1) across the intercommunicator. */
+enum { kMultiple = 3 };
+static void spawn_multiple(char* program) {
+  char* commands[2] = {program, program};
+  char* args_a[] = {"child", "multi", "a", NULL};
+  char* args_b[] = {"child", "multi", "b", NULL};
+  char** argvs[2] = {args_a, args_b};
+  const int maxprocs[2] = {1, 2};
+  MPI_Info infos[2] = {MPI_INFO_NULL, MPI_INFO_NULL};
+  int errcodes[kMultiple] = {-1, -1, -1};
+  MPI_Comm inter;
+  const int bad[2] = {1, 0}; /* a program with no process: refused at every member */
+  CHECK(error_class_of(MPI_Comm_spawn_multiple(2, commands, argvs, rank == 0 ? bad : maxprocs,
+                                               infos, 0, MPI_COMM_WORLD, &inter, errcodes)) ==
+        MPI_ERR_ARG);
+  /* The first children disconnected, but a spawn from MPI_COMM_WORLD waits until they have also
+   * ended (rft: the spawned processes join the whole job; docs/mpi.md): refused uniformly with
+   * MPI_ERR_ARG until then, so every member retries alike. */
+  int rc, tries = 0;
+  while ((rc = MPI_Comm_spawn_multiple(2, commands, argvs, maxprocs, infos, 0, MPI_COMM_WORLD,
+                                       &inter, errcodes)) != MPI_SUCCESS &&
+         error_class_of(rc) == MPI_ERR_ARG && ++tries < 400) {
+    nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = 25000000}, NULL);
+  }
+  CHECK_OK(rc);
+  CHECK(errcodes[0] == MPI_SUCCESS && errcodes[1] == MPI_SUCCESS && errcodes[2] == MPI_SUCCESS);
+  int remote = 0, zero = 0, sum = -1;
+  CHECK_OK(MPI_Comm_remote_size(inter, &remote));
+  CHECK(remote == kMultiple);
+  CHECK_OK(MPI_Allreduce(&zero, &sum, 1, MPI_INT, MPI_SUM, inter));
+  CHECK(sum == 2);
+  CHECK_OK(MPI_Comm_disconnect(&inter));
+}
+
+static int multiple_child(MPI_Comm parent, const char* which) {
+  CHECK(size == kMultiple);
+  int* appnum = NULL;
+  int flag = 0;
+  CHECK_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag));
+  CHECK(flag && appnum != NULL && *appnum == (rank == 0 ? 0 : 1));
+  CHECK(strcmp(which, rank == 0 ? "a" : "b") == 0);
+  int sum = -1;
+  CHECK_OK(MPI_Allreduce(appnum, &sum, 1, MPI_INT, MPI_SUM, parent));
+  CHECK(sum == 0);
+  CHECK_OK(MPI_Comm_disconnect(&parent));
+  return report_checks("mpi_spawn_multiple_child");
+}
+
 static int child(MPI_Comm parent) {
   CHECK(size == kChildren);
   MPI_Comm again;
@@ -103,7 +154,9 @@ int main(int argc, char** argv) {
   MPI_Comm parent;
   CHECK_OK(MPI_Comm_get_parent(&parent));
   int status;
-  if (parent != MPI_COMM_NULL) {
+  if (parent != MPI_COMM_NULL && argc > 3 && strcmp(argv[2], "multi") == 0) {
+    status = multiple_child(parent, argv[3]);
+  } else if (parent != MPI_COMM_NULL) {
     status = child(parent);
   } else {
     MPI_Comm inter;
@@ -122,6 +175,7 @@ int main(int argc, char** argv) {
     CHECK(flag && remote == kChildren);
     cross(inter, 0, size);
     disconnect(&inter, 0);
+    spawn_multiple(argv[0]);
     status = report_checks("mpi_spawn");
   }
   MPI_Finalize();

@@ -127,6 +127,18 @@ static void BadArguments(int rank) {
   CHECK_CODE(rft_comm_spawn(RFT_COMM_WORLD, rank == 0 ? "" : program, args, kChildren, 0, &inter,
                             RFT_ERRCODES_IGNORE),
              RFT_ERR_ARG);
+  /* rft_comm_spawn_multiple: no program, or one with an empty command (at the root only). */
+  const char* const commands[] = {program, ""};
+  const int counts[] = {1, 1};
+  CHECK_CODE(rft_comm_spawn_multiple(RFT_COMM_WORLD, rank == 0 ? 0 : 2, commands, NULL, counts, 0,
+                                     &inter, RFT_ERRCODES_IGNORE),
+             RFT_ERR_ARG);
+  CHECK_CODE(rft_comm_spawn_multiple(RFT_COMM_WORLD, 2, commands, NULL, counts, 0, &inter,
+                                     RFT_ERRCODES_IGNORE),
+             RFT_ERR_ARG);
+  CHECK(strstr(rft_last_error_message(), rank == 0 ? "program 1: the command is empty"
+                                                   : "the root's arguments are bad") != NULL,
+        "message: %s", rft_last_error_message());
   /* A part of the job: the spawned processes could not join the rest of it. */
   rft_comm_t half = RFT_COMM_NULL;
   CHECK_OK(rft_comm_split(RFT_COMM_WORLD, rank == 0, 0, &half));

@@ -638,29 +638,48 @@ Status Bootstrap::Abort(int status, std::string_view message, const RankSet& ran
   return Status::Ok();
 }
 
-StatusOr<std::string> Bootstrap::Spawn(const std::vector<std::string>& argv, uint32_t nprocs,
-                                       bool join) {
-  if (argv.empty() || argv[0].empty()) return ArgError("spawn: expected a program to start");
-  if (nprocs == 0) return ArgError("spawn of \"" + argv[0] + "\": expected at least 1 process");
-  pmix_app_t app;
-  PMIX_APP_CONSTRUCT(&app);
-  app.cmd = strdup(argv[0].c_str());
-  app.argv = static_cast<char**>(calloc(argv.size() + 1, sizeof(char*)));
-  for (size_t i = 0; i < argv.size(); ++i) app.argv[i] = strdup(argv[i].c_str());
-  app.maxprocs = static_cast<int>(nprocs);
+StatusOr<std::string> Bootstrap::Spawn(const std::vector<SpawnApp>& apps, bool join) {
+  if (apps.empty()) return ArgError("spawn: expected at least one program to start");
+  for (const SpawnApp& app : apps) {
+    if (app.argv.empty() || app.argv[0].empty())
+      return ArgError("spawn: expected a program to start");
+    if (app.nprocs == 0) {
+      return ArgError("spawn of \"" + app.argv[0] + "\": expected at least 1 process");
+    }
+  }
   char cwd[4096];
-  if (getcwd(cwd, sizeof(cwd)) != nullptr) app.cwd = strdup(cwd);
-  if (join) {
-    const std::string variable = std::string(kJoinEnv) + "=" + std::to_string(job_token_) + "/" +
-                                 std::to_string(rank_) + "/" + ranks().Encode();
-    app.env = static_cast<char**>(calloc(2, sizeof(char*)));
-    app.env[0] = strdup(variable.c_str());
+  const bool have_cwd = getcwd(cwd, sizeof(cwd)) != nullptr;
+  const std::string joining = std::string(kJoinEnv) + "=" + std::to_string(job_token_) + "/" +
+                              std::to_string(rank_) + "/" + ranks().Encode();
+  std::vector<pmix_app_t> pmix_apps(apps.size());
+  for (size_t a = 0; a < apps.size(); ++a) {
+    const SpawnApp& app = apps[a];
+    pmix_app_t& out = pmix_apps[a];
+    PMIX_APP_CONSTRUCT(&out);
+    out.cmd = strdup(app.argv[0].c_str());
+    out.argv = static_cast<char**>(calloc(app.argv.size() + 1, sizeof(char*)));
+    for (size_t i = 0; i < app.argv.size(); ++i) out.argv[i] = strdup(app.argv[i].c_str());
+    out.maxprocs = static_cast<int>(app.nprocs);
+    if (have_cwd) out.cwd = strdup(cwd);
+    const std::string appnum = std::string(kAppnumEnv) + "=" + std::to_string(a);
+    out.env = static_cast<char**>(calloc(3, sizeof(char*)));
+    size_t n = 0;
+    if (join) out.env[n++] = strdup(joining.c_str());
+    if (apps.size() > 1) out.env[n++] = strdup(appnum.c_str());
   }
   pmix_nspace_t child_nspace;
-  const pmix_status_t rc = PMIx_Spawn(nullptr, 0, &app, 1, child_nspace);
-  PMIX_APP_DESTRUCT(&app);
-  if (rc != PMIX_SUCCESS) return PmixError("PMIx_Spawn(" + argv[0] + ")", rc);
+  const pmix_status_t rc = PMIx_Spawn(nullptr, 0, pmix_apps.data(), pmix_apps.size(), child_nspace);
+  for (pmix_app_t& app : pmix_apps) PMIX_APP_DESTRUCT(&app);
+  if (rc != PMIX_SUCCESS) return PmixError("PMIx_Spawn(" + apps[0].argv[0] + ")", rc);
   return std::string(child_nspace);
+}
+
+uint32_t Bootstrap::appnum() {
+  const char* value = getenv(kAppnumEnv);
+  if (value == nullptr) return 0;
+  uint32_t appnum = 0;
+  const auto [end, error] = std::from_chars(value, value + strlen(value), appnum);
+  return error == std::errc() && *end == '\0' ? appnum : 0;
 }
 
 }  // namespace rft::transport

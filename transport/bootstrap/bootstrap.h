@@ -59,6 +59,15 @@ RankSet RanksOnDownNode(const std::map<std::string, RankSet>& ranks_by_host, std
 // job's secret token, so it goes only into the replacements' own environment (readable by their
 // user alone).
 inline constexpr char kJoinEnv[] = "RFT_JOIN";
+// Set in each process of a spawn of several programs to the index of its program (MPI's
+// MPI_APPNUM); absent, 0.
+inline constexpr char kAppnumEnv[] = "RFT_APPNUM";
+
+// One program of a spawn: `nprocs` copies of `argv` (the program, then its arguments).
+struct SpawnApp {
+  std::vector<std::string> argv;
+  uint32_t nprocs = 0;
+};
 
 class Bootstrap {
  public:
@@ -144,7 +153,14 @@ class Bootstrap {
   // replacements (kJoinEnv): they take job ranks size()..size()+nprocs-1 once every process of
   // the job has called AddRanks with the namespace.
   StatusOr<std::string> Spawn(const std::vector<std::string>& argv, uint32_t nprocs,
-                              bool join = false);
+                              bool join = false) {
+    return Spawn(std::vector<SpawnApp>{{argv, nprocs}}, join);
+  }
+  // The same for several programs in one new job: app 0's processes take its first ranks, then
+  // app 1's, and so on; each process finds its app's index in kAppnumEnv.
+  StatusOr<std::string> Spawn(const std::vector<SpawnApp>& apps, bool join = false);
+  // This process's app index in the spawn that started it (kAppnumEnv); 0 otherwise.
+  static uint32_t appnum();
   // The `count` processes of `nspace` (spawned with join) take the next job ranks. Every
   // process of the job adds the same namespaces in the same order. Those of them the launcher
   // reported ended before are in DeadRanks() from then on. RFT_ERR_ARG as RankSpace::Add.

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -360,21 +361,48 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
 
 // MPI-4.1 §11.8.2. `info` is accepted and read by nobody: rft's launcher places the processes
 // (docs/mpi.md). The parents' new communicator inherits `comm`'s error handler.
-int PMPI_Comm_spawn(const char* command, char* argv[], int maxprocs, MPI_Info, int root,
-                    MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[]) {
+namespace {
+
+// Both spawns over rft: `spawn` runs the rft call with an errcodes array. rft writes one code
+// per process started (the root's count, which the others learn during the call) and nothing
+// when it stopped before: read back up to the first untouched.
+int SpawnThrough(MPI_Comm comm, const char* function, int array_of_errcodes[], MPI_Comm* intercomm,
+                 const std::function<int(rft_comm_t, rft_comm_t*, int*)>& spawn) {
   Comm* c = FindComm(comm);
-  if (c == nullptr) return BadComm(comm, "MPI_Comm_spawn");
-  // rft writes one code per process started (the root's maxprocs, which the others learn
-  // during the call) and nothing when it stopped before: read back up to the first untouched.
+  if (c == nullptr) return BadComm(comm, function);
   constexpr int kUntouched = INT_MIN;
   std::vector<int> codes(array_of_errcodes != MPI_ERRCODES_IGNORE ? RFT_MAX_SPAWN : 0, kUntouched);
   rft_comm_t made = RFT_COMM_NULL;
-  const int rc = rft_comm_spawn(c->rft, command, const_cast<const char* const*>(argv), maxprocs,
-                                root, &made, codes.empty() ? RFT_ERRCODES_IGNORE : codes.data());
+  const int rc = spawn(c->rft, &made, codes.empty() ? RFT_ERRCODES_IGNORE : codes.data());
   for (size_t i = 0; i < codes.size() && codes[i] != kUntouched; ++i) {
     array_of_errcodes[i] = FromRft(codes[i]);
   }
-  return Adopt(comm, *c, "MPI_Comm_spawn", rc, made, intercomm);
+  return Adopt(comm, *c, function, rc, made, intercomm);
+}
+
+}  // namespace
+
+int PMPI_Comm_spawn(const char* command, char* argv[], int maxprocs, MPI_Info, int root,
+                    MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[]) {
+  return SpawnThrough(comm, "MPI_Comm_spawn", array_of_errcodes, intercomm,
+                      [&](rft_comm_t inner, rft_comm_t* made, int* codes) {
+                        return rft_comm_spawn(inner, command, const_cast<const char* const*>(argv),
+                                              maxprocs, root, made, codes);
+                      });
+}
+
+// MPI-4.1 §11.8.3: the programs' processes in one new MPI_COMM_WORLD, program 0's first; each
+// reads its program's index in the MPI_APPNUM attribute. MPI_ARGVS_NULL (NULL) for no arguments.
+int PMPI_Comm_spawn_multiple(int count, char* array_of_commands[], char** array_of_argv[],
+                             const int array_of_maxprocs[], const MPI_Info[], int root,
+                             MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[]) {
+  return SpawnThrough(comm, "MPI_Comm_spawn_multiple", array_of_errcodes, intercomm,
+                      [&](rft_comm_t inner, rft_comm_t* made, int* codes) {
+                        return rft_comm_spawn_multiple(
+                            inner, count, const_cast<const char* const*>(array_of_commands),
+                            const_cast<const char* const* const*>(array_of_argv), array_of_maxprocs,
+                            root, made, codes);
+                      });
 }
 
 // The handle MPI_Init made, the same at every call until the program frees it (then
@@ -474,6 +502,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int key, void* value, int* flag) {
       predefined = &wtime_global;
       break;
     case MPI_APPNUM:
+      (void)rft_appnum(&appnum);
       predefined = &appnum;
       break;
     case MPI_UNIVERSE_SIZE:
@@ -549,6 +578,7 @@ RFT_MPI_ALIAS(Comm_test_inter)
 RFT_MPI_ALIAS(Intercomm_create)
 RFT_MPI_ALIAS(Intercomm_merge)
 RFT_MPI_ALIAS(Comm_spawn)
+RFT_MPI_ALIAS(Comm_spawn_multiple)
 RFT_MPI_ALIAS(Comm_get_parent)
 RFT_MPI_ALIAS(Comm_remote_size)
 RFT_MPI_ALIAS(Comm_remote_group)

@@ -76,6 +76,10 @@ RFT_MPI_DECLARE(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* n
 RFT_MPI_DECLARE(int, Comm_spawn,
                 (const char* command, char* argv[], int maxprocs, MPI_Info info, int root,
                  MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[]))
+RFT_MPI_DECLARE(int, Comm_spawn_multiple,
+                (int count, char* array_of_commands[], char** array_of_argv[],
+                 const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
+                 MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[]))
 RFT_MPI_DECLARE(int, Comm_get_parent, (MPI_Comm * parent))
 RFT_MPI_DECLARE(int, Comm_remote_size, (MPI_Comm comm, int* size))
 RFT_MPI_DECLARE(int, Comm_remote_group, (MPI_Comm comm, MPI_Group* group))

@@ -3,12 +3,7 @@
  * handler, with a message naming the function (docs/mpi.md says why each is refused). Included
  * by mpi.h and by the library, as mpi_functions.h is. No include guard, on purpose. */
 
-/* Processes: spawning several programs at once, and connecting separately started jobs
- * (docs/mpi.md, "Not yet"). */
-RFT_MPI_DECLARE(int, Comm_spawn_multiple,
-                (int count, char* array_of_commands[], char** array_of_argv[],
-                 const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
-                 MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[]))
+/* Processes: connecting separately started jobs (docs/mpi.md, "Not yet"). */
 RFT_MPI_DECLARE(int, Open_port, (MPI_Info info, char* port_name))
 RFT_MPI_DECLARE(int, Close_port, (const char* port_name))
 RFT_MPI_DECLARE(int, Comm_accept,
