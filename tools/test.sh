@@ -16,8 +16,10 @@
 # unmaps), and every test in //tests/multiproc. The sources are searched at each run and bazel
 # query maps them to the tests, so a new thread brings its tests in without an edit here. The
 # tests left out have no second thread in the process, so no race for TSan to find; the default
-# build and asan still run them. Everything else in //... still builds under TSan (-Wtsan). If the
-# query fails, tsan runs all of //... and says so. asan runs everything.
+# build and asan still run them. TSan builds only what the tests it runs need (the rest of //...
+# is built by the default and asan stages, whose warnings are the same but for -Wtsan's fence
+# check, which the threaded code all reaches). If the query fails, tsan runs all of //... and
+# says so. asan runs everything.
 #
 # Bazel's disk cache, outside the clone, lets a run on a machine that has built before reuse its
 # actions (every clone has an output base of its own): RFT_BAZEL_DISK_CACHE, default
@@ -89,10 +91,9 @@ fi
 record_time layering $((SECONDS - start))
 rm -f "$layering_log"
 
-# The tests that run no second thread (see the header), for tsan to leave out: prints their
-# labels, one a line, then "RUN ALL": how many tests tsan runs, how many //... holds. Fails if a
-# query does.
-tsan_skipped_tests() {
+# The tests that can race (see the header), for tsan to run: prints their labels, one a line,
+# then "RUN ALL": how many tests tsan runs, how many //... holds. Fails if a query does.
+tsan_threaded_tests() {
   # libpmix and UCX start threads of their own; they are Bazel targets without sources here.
   local -a threaded=(//third_party/system:pmix //third_party/system:ucx)
   local -a files labels
@@ -134,7 +135,7 @@ tsan_skipped_tests() {
   [[ "${run_tests[-1]}" == "rc=0" ]] || return 1
   unset 'run_tests[-1]'
   ((${#all_tests[@]} > 0 && ${#run_tests[@]} > 0)) || return 1
-  printf '%s\n' "${all_tests[@]}" | grep -vxF -f <(printf '%s\n' "${run_tests[@]}")
+  printf '%s\n' "${run_tests[@]}"
   echo "${#run_tests[@]} ${#all_tests[@]}"
 }
 
@@ -145,14 +146,13 @@ for config in $CONFIGS; do
   targets=(//...)
   note=""
   if [[ "$config" == "tsan" ]]; then
-    if mapfile -t skipped < <(tsan_skipped_tests; echo "rc=$?") && [[ "${skipped[-1]}" == "rc=0" ]]
+    if mapfile -t threaded < <(tsan_threaded_tests; echo "rc=$?") && [[ "${threaded[-1]}" == "rc=0" ]]
     then
-      read -r run_count all_count <<<"${skipped[-2]}"
-      skipped=("${skipped[@]:0:${#skipped[@]}-2}")
-      # //... less the single-threaded tests: they neither build nor run under TSan; every
-      # other target still builds.
-      targets=(-- //... "${skipped[@]/#/-}")
-      note=" less the ${#skipped[@]} single-threaded tests"
+      read -r run_count all_count <<<"${threaded[-2]}"
+      threaded=("${threaded[@]:0:${#threaded[@]}-2}")
+      # The threaded tests and what they need: the rest neither builds nor runs under TSan.
+      targets=("${threaded[@]}")
+      note=": the ${#threaded[@]} threaded tests"
       echo "=== tsan: runs the $run_count threaded tests of $all_count (tools/test.sh's header)"
     else
       echo "=== tsan: bazel query could not select the threaded tests; TSan runs all of //..."
