@@ -233,6 +233,14 @@ int rft_isend(const void* buffer, size_t count, rft_datatype_t type, int dest, i
               rft_comm_t comm, rft_request_t* request);
 int rft_irecv(void* buffer, size_t count, rft_datatype_t type, int source, int tag, rft_comm_t comm,
               rft_request_t* request);
+/* Synchronous sends (MPI's Ssend and Issend): complete only once the receiver has matched the
+ * message with a receive, whatever its size (a standard send of a small message completes as
+ * soon as it is copied out). They travel as a rendezvous, so a small one costs a round trip
+ * more than rft_send. */
+int rft_ssend(const void* buffer, size_t count, rft_datatype_t type, int dest, int tag,
+              rft_comm_t comm);
+int rft_issend(const void* buffer, size_t count, rft_datatype_t type, int dest, int tag,
+               rft_comm_t comm, rft_request_t* request);
 int rft_sendrecv(const void* send, size_t send_count, rft_datatype_t send_type, int dest,
                  int send_tag, void* receive, size_t receive_count, rft_datatype_t receive_type,
                  int source, int receive_tag, rft_comm_t comm, rft_status_t* status);

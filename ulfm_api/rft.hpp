@@ -255,6 +255,17 @@ class Comm {
     Check(rft_isend(data, count, TypeOf<T>::value, dest, tag, handle_, &request));
     return Request(request);
   }
+  // Synchronous: complete once the receiver matched the message (rft_ssend, rft_issend).
+  template <class T>
+  void Ssend(const T* data, size_t count, int dest, int tag) const {
+    Check(rft_ssend(data, count, TypeOf<T>::value, dest, tag, handle_));
+  }
+  template <class T>
+  Request Issend(const T* data, size_t count, int dest, int tag) const {
+    rft_request_t request = RFT_REQUEST_NULL;
+    Check(rft_issend(data, count, TypeOf<T>::value, dest, tag, handle_, &request));
+    return Request(request);
+  }
   template <class T>
   Request Irecv(T* data, size_t count, int source, int tag) const {
     rft_request_t request = RFT_REQUEST_NULL;

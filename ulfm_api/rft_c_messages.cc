@@ -217,6 +217,28 @@ extern "C" int rft_send(const void* buffer, size_t count, rft_datatype_t type, i
   return Raise(comm, session()->Send(*comm->comm, buffer, bytes, dest, tag));
 }
 
+extern "C" int rft_issend(const void* buffer, size_t count, rft_datatype_t type, int dest, int tag,
+                          rft_comm_t comm, rft_request_t* request) {
+  size_t bytes = 0;
+  if (!CommUsable(comm) || !BytesOk(count, type, &bytes)) [[unlikely]]
+    return ArgumentError(comm, "rft_issend", count, type);
+  if (request == nullptr) [[unlikely]]
+    return Raise(comm, ArgError("rft_issend: request is NULL"));
+  rft::api::Request* started = nullptr;
+  const Status result = session()->Isend(*comm->comm, buffer, bytes, dest, tag, &started,
+                                         rft::transport::SendMode::kSynchronous);
+  *request = ToHandle(started);
+  return Raise(comm, result);
+}
+
+extern "C" int rft_ssend(const void* buffer, size_t count, rft_datatype_t type, int dest, int tag,
+                         rft_comm_t comm) {
+  size_t bytes = 0;
+  if (!CommUsable(comm) || !BytesOk(count, type, &bytes)) [[unlikely]]
+    return ArgumentError(comm, "rft_ssend", count, type);
+  return Raise(comm, session()->Ssend(*comm->comm, buffer, bytes, dest, tag));
+}
+
 extern "C" int rft_recv(void* buffer, size_t count, rft_datatype_t type, int source, int tag,
                         rft_comm_t comm, rft_status_t* status) {
   size_t bytes = 0;

@@ -234,9 +234,11 @@ class Session {
   // The same for every process of the job (ERRORS_ARE_FATAL: all connected processes).
   Status AbortJob(int code, std::string_view message);
 
-  // Point-to-point: ranks are `comm`'s; statuses name `comm`'s ranks.
+  // Point-to-point: ranks are `comm`'s; statuses name `comm`'s ranks. A synchronous send
+  // (`mode`; Ssend) completes only once the receiver matched it.
   Status Isend(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag,
-               Request** request);
+               Request** request, transport::SendMode mode = transport::SendMode::kStandard);
+  Status Ssend(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag);
   Status Irecv(Communicator& comm, void* buffer, size_t capacity, int source, int tag,
                Request** request);
   Status Send(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag);
@@ -413,7 +415,8 @@ class Session {
   // Checks the arguments and starts the data plane's send or receive in `comm`'s point-to-point
   // context (ranks translated to job ranks).
   Status PostSend(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag,
-                  transport::Request** inner);
+                  transport::Request** inner,
+                  transport::SendMode mode = transport::SendMode::kStandard);
   Status PostReceive(Communicator& comm, void* buffer, size_t capacity, int source, int tag,
                      transport::Request** inner);
   // The errors behind a failed SendArgsOk / ReceiveArgsOk.

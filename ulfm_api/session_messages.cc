@@ -27,11 +27,11 @@ Status Session::ReceiveArgError(const Communicator& comm, int source, int tag) {
 }
 
 Status Session::PostSend(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag,
-                         transport::Request** inner) {
+                         transport::Request** inner, transport::SendMode mode) {
   if (!comm.SendArgsOk(dest, tag)) [[unlikely]]
     return SendArgError(comm, dest, tag);
   return plane().Isend(buffer, bytes, comm.PeerJobRank(static_cast<Rank>(dest)), tag,
-                       comm.p2p_context(), inner);
+                       comm.p2p_context(), inner, mode);
 }
 
 Status Session::PostReceive(Communicator& comm, void* buffer, size_t capacity, int source, int tag,
@@ -44,9 +44,9 @@ Status Session::PostReceive(Communicator& comm, void* buffer, size_t capacity, i
 }
 
 Status Session::Isend(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag,
-                      Request** request) {
+                      Request** request, transport::SendMode mode) {
   transport::Request* inner = nullptr;
-  RFT_RETURN_IF_ERROR(PostSend(comm, buffer, bytes, dest, tag, &inner));
+  RFT_RETURN_IF_ERROR(PostSend(comm, buffer, bytes, dest, tag, &inner, mode));
   *request = NewRequest(comm, inner, false);
   return Status::Ok();
 }
@@ -70,6 +70,13 @@ Status Session::Send(Communicator& comm, const void* buffer, size_t bytes, int d
   }
   transport::Request* inner = nullptr;
   RFT_RETURN_IF_ERROR(PostSend(comm, buffer, bytes, dest, tag, &inner));
+  return WaitInner(comm, &inner, nullptr, false);
+}
+
+Status Session::Ssend(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag) {
+  transport::Request* inner = nullptr;
+  RFT_RETURN_IF_ERROR(
+      PostSend(comm, buffer, bytes, dest, tag, &inner, transport::SendMode::kSynchronous));
   return WaitInner(comm, &inner, nullptr, false);
 }
 

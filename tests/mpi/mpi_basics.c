@@ -334,6 +334,75 @@ static void check_point_to_point(void) {
   CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
+/* Synchronous sends complete only once a receive has matched them, at every size (a standard
+ * send of a small message completes as soon as it is copied out). Each rank's receive from its
+ * left neighbour is posted only after that neighbour said so by a second message, sent after
+ * it tested its own synchronous send many times: a send that completed in those tests was not
+ * synchronous. Blocking Ssend and a persistent one too, in an order that cannot deadlock. */
+static void check_synchronous_sends(void) {
+  const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  const int sizes[] = {0, 8, 4096, 65536};
+  for (int s = 0; s < (int)(sizeof(sizes) / sizeof(sizes[0])); ++s) {
+    const int bytes = sizes[s];
+    char* out = malloc((size_t)bytes + 1);
+    char* in = malloc((size_t)bytes + 1);
+    for (int i = 0; i < bytes; ++i) out[i] = (char)(rank * 7 + i), in[i] = 0;
+    MPI_Request send;
+    CHECK_OK(MPI_Issend(bytes > 0 ? out : NULL, bytes, MPI_CHAR, right, 20, MPI_COMM_WORLD, &send));
+    int flag = 0;
+    for (int i = 0; i < 2000 && !flag; ++i) CHECK_OK(MPI_Test(&send, &flag, MPI_STATUS_IGNORE));
+    if (flag) fprintf(stderr, "[%d] MPI_Issend of %d bytes completed unmatched\n", rank, bytes);
+    CHECK(flag == 0);
+    int go = bytes;
+    CHECK_OK(MPI_Send(&go, 1, MPI_INT, right, 21, MPI_COMM_WORLD));
+    CHECK_OK(MPI_Recv(&go, 1, MPI_INT, left, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    MPI_Status status;
+    CHECK_OK(MPI_Recv(in, bytes, MPI_CHAR, left, 20, MPI_COMM_WORLD, &status));
+    int count = -1;
+    CHECK_OK(MPI_Get_count(&status, MPI_CHAR, &count));
+    CHECK(count == bytes && go == bytes);
+    int same = 1;
+    for (int i = 0; i < bytes; ++i) same &= in[i] == (char)(left * 7 + i);
+    CHECK(same);
+    if (!flag) CHECK_OK(MPI_Wait(&send, MPI_STATUS_IGNORE));
+    CHECK(send == MPI_REQUEST_NULL);
+
+    /* Blocking: even ranks send first, odd ones receive first (some rank is odd: size >= 2). */
+    for (int turn = 0; turn < 2; ++turn) {
+      if ((rank % 2 == 0) == (turn == 0)) {
+        CHECK_OK(MPI_Ssend(out, bytes, MPI_CHAR, right, 22, MPI_COMM_WORLD));
+      } else {
+        CHECK_OK(MPI_Recv(in, bytes, MPI_CHAR, left, 22, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+      }
+    }
+    same = 1;
+    for (int i = 0; i < bytes; ++i) same &= in[i] == (char)(left * 7 + i);
+    CHECK(same);
+    free(out);
+    free(in);
+  }
+  /* A persistent synchronous send, started twice. */
+  MPI_Request persistent;
+  int value = 0, got = -1;
+  CHECK_OK(MPI_Ssend_init(&value, 1, MPI_INT, right, 23, MPI_COMM_WORLD, &persistent));
+  for (int round = 0; round < 2; ++round) {
+    value = rank * 100 + round;
+    CHECK_OK(MPI_Start(&persistent));
+    int flag = 0;
+    for (int i = 0; i < 500 && !flag; ++i)
+      CHECK_OK(MPI_Test(&persistent, &flag, MPI_STATUS_IGNORE));
+    CHECK(flag == 0);
+    CHECK_OK(MPI_Send(&round, 1, MPI_INT, right, 24, MPI_COMM_WORLD));
+    int go = -1;
+    CHECK_OK(MPI_Recv(&go, 1, MPI_INT, left, 24, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK_OK(MPI_Recv(&got, 1, MPI_INT, left, 23, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK(got == left * 100 + round && go == round);
+    CHECK_OK(MPI_Wait(&persistent, MPI_STATUS_IGNORE));
+  }
+  CHECK_OK(MPI_Request_free(&persistent));
+  CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 /* 2x2 integer matrix product: not commutative, so the order of application shows. */
 static void matrix_product(void* in, void* inout, int* len, MPI_Datatype* type) {
   (void)type;
@@ -793,6 +862,7 @@ int main(int argc, char** argv) {
   check_communicators();
   check_groups();
   check_point_to_point();
+  check_synchronous_sends();
   check_collectives();
   check_datatypes();
   check_topology();

@@ -16,13 +16,15 @@ namespace rft::testing {
 namespace {
 
 ScenarioResult RunMpi(const std::vector<std::string>& mpiexec_args,
-                      const std::vector<std::string>& program_args) {
+                      const std::vector<std::string>& program_args,
+                      const std::vector<std::string>& extra_env = {}) {
   std::vector<std::string> args = mpiexec_args;
   args.insert(args.end(), {"--timeout", "100", "--get-stack-traces"});
   args.insert(args.end(), program_args.begin(), program_args.end());
   args[args.size() - program_args.size()] = Runfile(program_args[0]);
-  return RunCommand("ulfm_api/mpi/sdk/bin/mpiexec", args, std::chrono::seconds(150),
-                    TolerantHeartbeats());
+  std::vector<std::string> env = TolerantHeartbeats();
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
+  return RunCommand("ulfm_api/mpi/sdk/bin/mpiexec", args, std::chrono::seconds(150), env);
 }
 
 // Every one of `ranks` printed "NAME: rank R: N checks, 0 failed".
@@ -46,6 +48,15 @@ TEST(MpiPrograms, BasicsAtTwoThreeAndFiveRanks) {
     for (int i = 0; i < n; ++i) ranks.push_back(i);
     ExpectAllChecksPassed(r, "mpi_basics", ranks);
   }
+}
+
+// The same over UCX alone (no same-node rings, UCX's rendezvous instead of rft's own): the
+// other path of every send mode, the synchronous ones above all (UCX's rendezvous, at any size).
+TEST(MpiPrograms, BasicsOverUcxAlone) {
+  const ScenarioResult r =
+      RunMpi({"-n", "3"}, {"tests/mpi/mpi_basics"}, {"RFT_SHM_RINGS=n", "RFT_RENDEZVOUS=ucx"});
+  EXPECT_EQ(r.exit_status, 0) << r.Report();
+  ExpectAllChecksPassed(r, "mpi_basics", {0, 1, 2});
 }
 
 // Derived datatypes in the non-blocking gathers, scatters and all-to-alls (each equal to its

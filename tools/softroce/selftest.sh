@@ -57,7 +57,7 @@ if command -v bazel >/dev/null 2>&1; then
     //transport/verbs:grow_check //transport/verbs:close_check //transport/verbs:cm_check \
     //tests/multiproc:dataplane_worker //tests/multiproc:detector_worker //examples:respawn_solver \
     //tests/multiproc:agreement_worker //tests/multiproc:api_worker \
-    //tests/multiproc:growth_worker) >"$out" 2>&1; then
+    //tests/multiproc:growth_worker //tests/mpi:mpi_basics) >"$out" 2>&1; then
     echo "softroce: building rft's programs failed; the checks that need them will fail:"
     tail -n 20 "$out" | sed 's/^/  /'
   fi
@@ -239,6 +239,16 @@ check_binary dataplane-verbs-failure 0 \
     '^\[2\] failure completed in .* survivors ok without rank 1$' \
     '^\[3\] failure completed in .* survivors ok without rank 1$')" \
   "$dataplane_bins" "$dataplane_env; rftrun --ft -n 4 dataplane_worker failure --victim 1"
+# The MPI layer's own checks (tests/mpi/mpi_basics.c) on the verbs data plane; among them the
+# synchronous sends (MPI_Issend, Ssend, Ssend_init), which at every size, 0 bytes included, go
+# as a descriptor the receiver READs only once matched: none may complete before its receive
+# is posted.
+check_binary mpi-verbs-basics 0 \
+  "$(printf '%s\n' '^\[0\] mpi_basics: rank 0: [0-9]+ checks, 0 failed$' \
+    '^\[1\] mpi_basics: rank 1: [0-9]+ checks, 0 failed$' \
+    '^\[2\] mpi_basics: rank 2: [0-9]+ checks, 0 failed$')" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/mpi/mpi_basics" \
+  "$dataplane_env; rftrun -n 3 --timeout 300 mpi_basics"
 # Messages read in pieces (RFT_VERBS_READ_SIZE=4k: a 64 KiB message is 16 READs, 4 in flight
 # per QP, the rest waiting for room): the same rules and mesh, byte for byte.
 check_binary dataplane-verbs-read-pieces 0 \

@@ -101,8 +101,14 @@ bool DataPlane::HasAnySourceReceive(uint32_t context_id) const {
   EncodeHeader(header, out);
 }
 
+namespace {
+// What an empty synchronous send describes when the caller gave no buffer: a verbs rendezvous
+// registers the page of the address it names, which must be one.
+std::byte g_empty_synchronous_send[8];
+}  // namespace
+
 Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag,
-                        uint32_t context_id, Request** out) {
+                        uint32_t context_id, Request** out, SendMode mode) {
   if (dest >= size_ || tag < 0 || (buffer == nullptr && bytes > 0)) [[unlikely]]
     return SendArgumentError(dest, tag, bytes);
   Context* context = nullptr;
@@ -125,9 +131,15 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
     return Status::Ok();  // the request carries the error, like any other send to a failed peer
   }
   // Large, to a peer of this node (CMA) or over verbs: only a descriptor travels; the receiver
-  // reads the data (cma_rendezvous.cc, verbs_path.cc).
+  // reads the data (cma_rendezvous.cc, verbs_path.cc). A synchronous send goes so at any size:
+  // its end (the receiver's done message, or UCX's rendezvous) comes only after the match.
+  const bool synchronous = mode == SendMode::kSynchronous;
+  if (synchronous) [[unlikely]] {
+    request->synchronous = true;
+    if (request->buffer == nullptr) request->buffer = g_empty_synchronous_send;
+  }
   const Path path = path_[dest];
-  const bool large = bytes > options_.eager_limit;
+  const bool large = bytes > options_.eager_limit || synchronous;
   const bool cma = large && cma_peers_[dest];
   const bool own_rendezvous = cma || (large && path == Path::kVerbs);
   EncodeDataHeader(*context, context_id, tag,
@@ -167,7 +179,10 @@ bool DataPlane::SendRequestByUcx(Request* request, ucp_ep_h ep, bool cma) {
   ucp_request_param_t param;
   param.op_attr_mask =
       UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-  param.flags = bytes <= options_.eager_limit ? UCP_AM_SEND_FLAG_EAGER : UCP_AM_SEND_FLAG_RNDV;
+  // UCX's rendezvous: the receiver fetches the data once matched (StartFetch), and only then
+  // does the send complete; what a synchronous send needs at any size.
+  const bool rendezvous = bytes > options_.eager_limit || request->synchronous;
+  param.flags = rendezvous ? UCP_AM_SEND_FLAG_RNDV : UCP_AM_SEND_FLAG_EAGER;
   param.cb.send = &OnSendDone;
   param.user_data = request;
   void* ucx_request;
@@ -175,7 +190,7 @@ bool DataPlane::SendRequestByUcx(Request* request, ucp_ep_h ep, bool cma) {
     param.flags = UCP_AM_SEND_FLAG_EAGER;
     ucx_request = ucp_am_send_nbx(ep, internal::kDataAmId, nullptr, 0, request->header.data(),
                                   kWireHeaderSize + kRendezvousDescriptorSize, &param);
-  } else if (bytes <= kInlinePayloadMax && bytes <= options_.eager_limit) {
+  } else if (bytes <= kInlinePayloadMax && !rendezvous) {
     // Small: header and payload in one AM data buffer with no AM header. UCX sends that
     // through its plain short path, cheaper than the gather of a separate header (measured in
     // the 8-byte ping-pong).

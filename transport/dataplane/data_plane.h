@@ -210,8 +210,11 @@ class DataPlane : private ucx::PeerFailureSink {
   // Starts sending `bytes` bytes at `buffer` to `dest` with `tag` (>= 0) in `context_id`. The
   // buffer must stay untouched until the request completes. A failed `dest` gives a request
   // that completes with RFT_ERR_PROC_FAILED; bad arguments give RFT_ERR_ARG and no request.
+  // A synchronous send (`mode`) completes only once the receiver matched it: it goes as a
+  // rendezvous at any size (the same-node or verbs one, or UCX's), whose end the receiver
+  // reaches only after the match.
   Status Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag, uint32_t context_id,
-               Request** request);
+               Request** request, SendMode mode = SendMode::kStandard);
   // Starts receiving up to `capacity` bytes from `source` (or kAnySource) with `tag` (or
   // kAnyTag). A longer message fills the buffer and completes with RFT_ERR_TRUNCATE.
   Status Irecv(void* buffer, size_t capacity, Rank source, int32_t tag, uint32_t context_id,

@@ -50,6 +50,10 @@ struct RingLink : ListNode {
 
 enum class RequestKind : uint8_t { kSend, kReceive };
 
+// How a send completes. Standard: once its buffer may be reused (a small message is copied out
+// and completes at once). Synchronous (MPI's Ssend): only once a matching receive has taken it.
+enum class SendMode : uint8_t { kStandard, kSynchronous };
+
 // Payloads up to this size travel in one piece with their header (see Request::header).
 inline constexpr size_t kInlinePayloadMax = 224;
 
@@ -83,6 +87,9 @@ struct Request {
   // A send still pending when its context was revoked: it completes with RFT_ERR_REVOKED once
   // the transport let go of its buffer (the receiver discards it, or had taken it).
   bool revoked = false;
+  // A synchronous send (SendMode::kSynchronous): it completes only once the receiver matched it,
+  // so it always travels by a rendezvous, whatever its size.
+  bool synchronous = false;
   MessageStatus status;
   // What a send hands UCX must stay valid until UCX completes the send (UCX 1.13 has no
   // copy-header flag), so it lives here: the header alone (it travels as the AM header), or

@@ -41,9 +41,10 @@ int CheckMessageArgs(const Comm* c, MPI_Comm comm, int count, MPI_Datatype type,
   return CheckRankArg(*c, peer, receive, function, comm);
 }
 
-// Posts a send of `count` elements of `type`; *request gets the MPI request.
+// Posts a send of `count` elements of `type`; *request gets the MPI request. A synchronous one
+// (Ssend, Issend, Ssend_init) completes once the receiver matched it.
 int PostSend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-             MPI_Request* request, const char* function) {
+             MPI_Request* request, const char* function, bool synchronous = false) {
   Comm* c = FindComm(comm);
   if (int rc = CheckMessageArgs(c, comm, count, type, dest, tag, false, function); rc) return rc;
   if (dest == MPI_PROC_NULL) {
@@ -54,15 +55,16 @@ int PostSend(const void* buf, int count, MPI_Datatype type, int dest, int tag, M
   Request* r;
   const MPI_Request handle = state().requests.Emplace(&r);
   r->comm = comm;
+  const auto post = synchronous ? rft_issend : rft_isend;
   int rc;
   if (IsSimpleBuiltin(type)) [[likely]] {
-    rc = rft_isend(buf, static_cast<size_t>(count) * SimpleBuiltinSize(type), RFT_BYTE, dest, tag,
-                   c->rft, &r->rft);
+    rc = post(buf, static_cast<size_t>(count) * SimpleBuiltinSize(type), RFT_BYTE, dest, tag,
+              c->rft, &r->rft);
   } else {
     const Datatype* t = FindDatatype(type);
     r->scratch.resize(static_cast<size_t>(count * t->size));
     Pack(*t, buf, static_cast<size_t>(count), r->scratch.data());
-    rc = rft_isend(r->scratch.data(), r->scratch.size(), RFT_BYTE, dest, tag, c->rft, &r->rft);
+    rc = post(r->scratch.data(), r->scratch.size(), RFT_BYTE, dest, tag, c->rft, &r->rft);
   }
   if (rc != RFT_SUCCESS) {
     state().requests.Remove(handle);
@@ -131,11 +133,15 @@ int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int t
   return PMPI_Wait(&request, MPI_STATUS_IGNORE);
 }
 
-// Synchronous and ready modes are carried as standard sends (docs/mpi.md: a standard send of
-// rft may complete before the matching receive starts, so Ssend is not yet synchronous).
+// Synchronous: complete once the receiver matched the message (rft_issend). The ready mode is a
+// standard send (a receive is posted, the program promises; the standard send needs none).
 int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm) {
-  return PMPI_Send(buf, count, datatype, dest, tag, comm);
+  MPI_Request request;
+  if (int rc = PostSend(buf, count, datatype, dest, tag, comm, &request, "MPI_Ssend", true); rc) {
+    return rc;
+  }
+  return PMPI_Wait(&request, MPI_STATUS_IGNORE);
 }
 
 int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
@@ -235,7 +241,7 @@ int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int 
 
 int PMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                 MPI_Request* request) {
-  return PostSend(buf, count, datatype, dest, tag, comm, request, "MPI_Issend");
+  return PostSend(buf, count, datatype, dest, tag, comm, request, "MPI_Issend", true);
 }
 
 int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
@@ -427,7 +433,8 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* messag
 
 // ---- Persistent requests ----
 static int PersistentSend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                          MPI_Comm comm, MPI_Request* request, const char* function) {
+                          MPI_Comm comm, MPI_Request* request, const char* function,
+                          bool synchronous = false) {
   Comm* c = FindComm(comm);
   if (int rc = CheckMessageArgs(c, comm, count, datatype, dest, tag, false, function); rc) {
     return rc;
@@ -437,7 +444,7 @@ static int PersistentSend(const void* buf, int count, MPI_Datatype datatype, int
   r.persistent = true;
   r.active = false;
   r.start = [=](MPI_Request* posted) {
-    return PostSend(buf, count, datatype, dest, tag, comm, posted, "MPI_Start");
+    return PostSend(buf, count, datatype, dest, tag, comm, posted, "MPI_Start", synchronous);
   };
   *request = NewRequest(std::move(r));
   return MPI_SUCCESS;
@@ -449,7 +456,7 @@ int PMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, 
 }
 int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                     MPI_Comm comm, MPI_Request* request) {
-  return PersistentSend(buf, count, datatype, dest, tag, comm, request, "MPI_Ssend_init");
+  return PersistentSend(buf, count, datatype, dest, tag, comm, request, "MPI_Ssend_init", true);
 }
 int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                     MPI_Comm comm, MPI_Request* request) {
