@@ -506,12 +506,6 @@ size_t Session::AdvanceCollectives() {
   return moved;
 }
 
-bool Session::Finished(Request* request) {
-  if (request->collective == nullptr) [[likely]]
-    return request->inner->complete;
-  return request->collective->finished();
-}
-
 Status Session::CompleteCollective(Request** handle, bool block) {
   Request* request = *handle;
   Schedule& schedule = *request->collective;

@@ -393,7 +393,12 @@ class Session {
   // Releases a freed request whose operation ended, reporting its error (FreeRequest).
   void EndFreed(Request* request);
   // Whether the request's operation has ended (a message completed, a collective finished).
-  static bool Finished(Request* request);
+  // Inline: Waitall looks at its requests once per pass of progress.
+  static bool Finished(const Request* request) {
+    if (request->collective == nullptr) [[likely]]
+      return request->inner->complete;
+    return request->collective->finished();
+  }
   // A collective's request: advanced (until finished when `block`), then released if finished.
   Status CompleteCollective(Request** handle, bool block);
   // Whether the request is an ANY_SOURCE receive held by an unacknowledged failure.

@@ -593,7 +593,7 @@ static void check_collectives(void) {
   while (!flag) CHECK_OK(MPI_Test(&single, &flag, MPI_STATUS_IGNORE));
   for (r = 0; r < size; ++r) CHECK(ialltoall_out[r] == r * 100 + rank);
   /* Non-blocking v forms, scans and the block reduce-scatter, all in flight at once. */
-  MPI_Request more[7];
+  MPI_Request more[8];
   int* iv = calloc(total > 0 ? (size_t)total : 1, sizeof(int));
   int* iv_root = calloc(total > 0 ? (size_t)total : 1, sizeof(int));
   int* iscattered = calloc(n, sizeof(int));
@@ -612,7 +612,18 @@ static void check_collectives(void) {
   CHECK_OK(MPI_Iexscan(&one, &iexscan, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &more[5]));
   CHECK_OK(
       MPI_Ireduce_scatter_block(to_each, &iblock, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &more[6]));
-  CHECK_OK(MPI_Waitall(7, more, MPI_STATUSES_IGNORE));
+  /* Ireduce_scatter with blocks of different sizes: member r keeps elements displs[r] to
+   * displs[r] + r of the sum. */
+  int* contribution = calloc(total > 0 ? (size_t)total : 1, sizeof(int));
+  int* ireduced = calloc(n, sizeof(int));
+  for (r = 0; r < total; ++r) contribution[r] = rank * 1000 + r;
+  CHECK_OK(MPI_Ireduce_scatter(contribution, ireduced, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                               &more[7]));
+  CHECK_OK(MPI_Waitall(8, more, MPI_STATUSES_IGNORE));
+  for (r = 0; r <= rank; ++r) {
+    CHECK(ireduced[r] == 1000 * size * (size - 1) / 2 + size * (displs[rank] + r));
+  }
+  free(contribution), free(ireduced);
   for (r = 0; r < size; ++r) CHECK(iv[displs[r]] == r && iv[displs[r] + r] == r);
   if (rank == 0)
     for (r = 0; r < size; ++r) CHECK(iv_root[displs[r] + r] == r);

@@ -380,17 +380,35 @@ int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
 
 // Scans and the block reduce-scatter, non-blocking: every member's contribution gathered by a
 // non-blocking allgather, folded in rank order when it completes (as the blocking scans are).
-enum class Folded { kScan, kExscan, kScatterBlock };
+// kScatter is Ireduce_scatter: member r's block is recvcounts[r] elements (`counts`); the
+// others take `count`, per member for kScatterBlock.
+enum class Folded { kScan, kExscan, kScatterBlock, kScatter };
 static int IfoldCommon(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                        MPI_Op op, MPI_Comm comm, MPI_Request* request, Folded kind,
-                       const char* function) {
+                       const char* function, const int* counts = nullptr) {
   Comm* c;
   const Datatype* t;
   if (int rc = CheckReduction(comm, &c, count, datatype, op, -1, function, &t); rc) return rc;
   if (c->remote_size >= 0) [[unlikely]]
     return RefuseInter(comm, function);
-  // Reduce_scatter_block: each member contributes `count` elements per member.
-  const int contributed = kind == Folded::kScatterBlock ? count * c->size : count;
+  // Reduce_scatter(_block): each member contributes every member's block; this one keeps
+  // `mine` elements from element `before` of the reduction.
+  int contributed = kind == Folded::kScatterBlock ? count * c->size : count;
+  int before = kind == Folded::kScatterBlock ? count * c->rank : 0;
+  int mine = count;
+  if (kind == Folded::kScatter) {
+    contributed = 0;
+    for (int r = 0; r < c->size; ++r) {
+      if (counts[r] < 0) {
+        return Raise(comm, MPI_ERR_COUNT,
+                     std::string(function) + ": member " + std::to_string(r) +
+                         "'s count is negative (" + std::to_string(counts[r]) + ")");
+      }
+      if (r < c->rank) before += counts[r];
+      contributed += counts[r];
+    }
+    mine = counts[c->rank];
+  }
   const size_t bytes = Bytes(*t, contributed);
   std::vector<char> scratch(bytes * (1 + static_cast<size_t>(c->size)));
   Pack(*t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, static_cast<size_t>(contributed),
@@ -405,17 +423,17 @@ static int IfoldCommon(const void* sendbuf, void* recvbuf, int count, MPI_Dataty
       comm, rc, inner, std::move(scratch),
       [=](Request& self, const rft_status_t&) {
         const char* all = self.scratch.data() + bytes;
-        if (kind == Folded::kScatterBlock) {
+        if (kind == Folded::kScatterBlock || kind == Folded::kScatter) {
           // The whole reduction, then this member's block of it.
           const MPI_Aint base = std::min<MPI_Aint>(0, plan.true_lb);
           std::vector<char> result(static_cast<size_t>(ElementsSpan(plan, contributed) - base) + 1);
           const int folded = Fold(op, datatype, plan, contributed, all, bytes, 0, members - 1,
                                   result.data() - base);
           if (folded != MPI_SUCCESS) return folded;
-          std::vector<char> packed(Bytes(plan, count));
-          Pack(plan, result.data() - base + static_cast<MPI_Aint>(rank) * count * plan.extent,
-               static_cast<size_t>(count), packed.data());
-          Unpack(plan, packed.data(), static_cast<size_t>(count), recvbuf);
+          std::vector<char> packed(Bytes(plan, mine));
+          Pack(plan, result.data() - base + static_cast<MPI_Aint>(before) * plan.extent,
+               static_cast<size_t>(mine), packed.data());
+          Unpack(plan, packed.data(), static_cast<size_t>(mine), recvbuf);
           return MPI_SUCCESS;
         }
         const int last = kind == Folded::kExscan ? rank - 1 : rank;
@@ -430,6 +448,15 @@ int PMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount
                                MPI_Request* request) {
   return IfoldCommon(sendbuf, recvbuf, recvcount, datatype, op, comm, request,
                      Folded::kScatterBlock, "MPI_Ireduce_scatter_block");
+}
+
+int PMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  if (recvcounts == nullptr) {
+    return Raise(comm, MPI_ERR_ARG, "MPI_Ireduce_scatter: recvcounts is NULL");
+  }
+  return IfoldCommon(sendbuf, recvbuf, 0, datatype, op, comm, request, Folded::kScatter,
+                     "MPI_Ireduce_scatter", recvcounts);
 }
 
 int PMPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -455,5 +482,6 @@ RFT_MPI_ALIAS(Iscatter)
 RFT_MPI_ALIAS(Iallgather)
 RFT_MPI_ALIAS(Ialltoall)
 RFT_MPI_ALIAS(Ireduce_scatter_block)
+RFT_MPI_ALIAS(Ireduce_scatter)
 RFT_MPI_ALIAS(Iscan)
 RFT_MPI_ALIAS(Iexscan)

@@ -317,6 +317,9 @@ RFT_MPI_DECLARE(int, Ialltoallw,
                  const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                  const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                  MPI_Request* request))
+RFT_MPI_DECLARE(int, Ireduce_scatter,
+                (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm, MPI_Request* request))
 RFT_MPI_DECLARE(int, Ireduce_scatter_block,
                 (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
                  MPI_Op op, MPI_Comm comm, MPI_Request* request))
