@@ -513,8 +513,7 @@ void DataPlane::ProgressVerbsChores() {
 }
 
 void DataPlane::UpdateUcxRest() {
-  ucx_may_rest_ =
-      verbs_ != nullptr && options_.progress == ProgressMode::kPoll && ucx_path_peers_ == 0;
+  ucx_may_rest_ = options_.progress == ProgressMode::kPoll && ucx_path_peers_ == 0;
   if (!ucx_may_rest_) UcxBusy();  // a worker resting now would keep resting
 }
 
