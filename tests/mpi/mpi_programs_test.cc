@@ -57,6 +57,9 @@ TEST(MpiPrograms, BasicsOverUcxAlone) {
       RunMpi({"-n", "3"}, {"tests/mpi/mpi_basics"}, {"RFT_SHM_RINGS=n", "RFT_RENDEZVOUS=ucx"});
   EXPECT_EQ(r.exit_status, 0) << r.Report();
   ExpectAllChecksPassed(r, "mpi_basics", {0, 1, 2});
+  // An empty synchronous send through UCX's own rendezvous left UCX a buffer it never got back
+  // (UCX 1.13): it goes as rft's empty descriptor instead.
+  EXPECT_EQ(CountLines(r.output, "not returned to mpool"), 0) << r.Report();
 }
 
 // Derived datatypes in the non-blocking gathers, scatters and all-to-alls (each equal to its

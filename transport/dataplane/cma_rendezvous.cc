@@ -100,8 +100,11 @@ void DataPlane::EncodeCmaRequest(Request* request, uint32_t rkey) {
 
 void DataPlane::HandleCmaRequest(const WireHeader& header, std::span<const std::byte> payload) {
   RendezvousDescriptor descriptor;
-  const bool readable = cma_peers_[header.source] || path_[header.source] == Path::kVerbs;
-  if (!readable || !DecodeRendezvousDescriptor(payload, &descriptor)) {
+  // An empty descriptor (a synchronous send of 0 bytes) needs no read: it may come from anyone.
+  const bool decoded = DecodeRendezvousDescriptor(payload, &descriptor);
+  const bool readable = cma_peers_[header.source] || path_[header.source] == Path::kVerbs ||
+                        (decoded && descriptor.length == 0);
+  if (!readable || !decoded) {
     drops_.Record(DecodeError::kBadPayload);  // not a peer we agreed to read from, or garbage
     return;
   }
@@ -122,6 +125,14 @@ void DataPlane::ReadCma(Request* request, Rank source, int32_t tag,
   request->status.message_length = descriptor.length;
   if (endpoints_->failed(source)) {
     CompleteReceive(request, source, tag, RFT_ERR_PROC_FAILED);
+    return;
+  }
+  if (descriptor.length == 0) {
+    // A synchronous send of nothing: matched, which is all its sender waits for.
+    request->status.source = source;
+    request->status.tag = tag;
+    request->status.error = RFT_SUCCESS;
+    SendCmaDone(source, descriptor, 0, request);
     return;
   }
   // The same rule as the sender's (Isend): CMA with a peer of this node, else verbs.

@@ -101,12 +101,6 @@ bool DataPlane::HasAnySourceReceive(uint32_t context_id) const {
   EncodeHeader(header, out);
 }
 
-namespace {
-// What an empty synchronous send describes when the caller gave no buffer: a verbs rendezvous
-// registers the page of the address it names, which must be one.
-std::byte g_empty_synchronous_send[8];
-}  // namespace
-
 Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag,
                         uint32_t context_id, Request** out, SendMode mode) {
   if (dest >= size_ || tag < 0 || (buffer == nullptr && bytes > 0)) [[unlikely]]
@@ -132,15 +126,16 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
   }
   // Large, to a peer of this node (CMA) or over verbs: only a descriptor travels; the receiver
   // reads the data (cma_rendezvous.cc, verbs_path.cc). A synchronous send goes so at any size:
-  // its end (the receiver's done message, or UCX's rendezvous) comes only after the match.
+  // its end (the receiver's done message, or UCX's rendezvous) comes only after the match. An
+  // empty one is a same-node descriptor on every path (nothing to read; the receiver answers
+  // once matched): UCX 1.13 keeps the descriptor of an empty rendezvous it fetched, one buffer
+  // of its pool per message.
   const bool synchronous = mode == SendMode::kSynchronous;
-  if (synchronous) [[unlikely]] {
+  if (synchronous) [[unlikely]]
     request->synchronous = true;
-    if (request->buffer == nullptr) request->buffer = g_empty_synchronous_send;
-  }
   const Path path = path_[dest];
   const bool large = bytes > options_.eager_limit || synchronous;
-  const bool cma = large && cma_peers_[dest];
+  const bool cma = large && (cma_peers_[dest] || (synchronous && bytes == 0));
   const bool own_rendezvous = cma || (large && path == Path::kVerbs);
   EncodeDataHeader(*context, context_id, tag,
                    own_rendezvous ? MessageType::kRendezvousRequest : MessageType::kEager,

@@ -273,7 +273,9 @@ void DataPlane::MoveToUcx(Rank peer) {
     }
     Request* request = link->request;
     UnlinkFromPeer(request);  // SendRequestByUcx links it again while UCX holds it
-    if (request->awaiting_cma_done) {
+    // An empty synchronous send's descriptor (nothing to read, no registration) goes as it is.
+    const bool empty_descriptor = request->awaiting_cma_done && request->verbs_mr == nullptr;
+    if (request->awaiting_cma_done && !empty_descriptor) {
       // Queued as a descriptor for a verbs READ: the bytes go through UCX's rendezvous instead.
       ReleaseVerbsRegistration(request);
       request->awaiting_cma_done = false;
@@ -288,7 +290,7 @@ void DataPlane::MoveToUcx(Rank peer) {
     }
     if (!ep.ok()) {
       Complete(request, ep.status().code());
-    } else if (SendRequestByUcx(request, *ep, /*cma=*/false)) {
+    } else if (SendRequestByUcx(request, *ep, /*cma=*/empty_descriptor)) {
       Complete(request, RFT_SUCCESS);
     }
   }
