@@ -52,25 +52,36 @@ check() {
   judge "$name" "$want" "$pattern" "$status" $((SECONDS - start))
 }
 
-# stage NAME BINARIES: copies BINARIES (paths under the repository root separated by spaces,
-# e.g. bazel-bin/tools/rft_info/rft_info, or absolute paths) alone into the directory that
-# becomes the guests' /job. A binary that was not built fails check NAME, saying so.
+# repository_path BINARY: BINARY's absolute path (a path under the repository root, e.g.
+# bazel-bin/tools/rft_info/rft_info, or already absolute).
+repository_path() {
+  if [[ $1 == /* ]]; then echo "$1"; else echo "$root/$1"; fi
+}
+
+# copy_binary NAME BINARY DIR: copies BINARY (see repository_path) into DIR. A binary that was
+# not built, or cannot be copied, fails check NAME, saying so.
+copy_binary() {
+  local name=$1 binary=$2 path
+  path=$(repository_path "$binary")
+  if [[ ! -f "$path" ]]; then
+    failed=$((failed + 1))
+    echo "softroce check $name: FAILED ($binary is missing: run bazel build //... first)"
+    return 1
+  fi
+  if ! cp "$path" "$3/"; then
+    failed=$((failed + 1))
+    echo "softroce check $name: FAILED (cannot copy $binary)"
+    return 1
+  fi
+}
+
+# stage NAME BINARIES: copies BINARIES (separated by spaces; see copy_binary) alone into the
+# directory that becomes the guests' /job.
 stage() {
-  local name=$1 binaries=$2 binary path
+  local name=$1 binaries=$2 binary
   rm -rf "${stage:?}"/*
   for binary in $binaries; do
-    path=$binary
-    [[ $path == /* ]] || path=$root/$binary
-    if [[ ! -f "$path" ]]; then
-      failed=$((failed + 1))
-      echo "softroce check $name: FAILED ($binary is missing: run bazel build //... first)"
-      return 1
-    fi
-    if ! cp "$path" "$stage/"; then
-      failed=$((failed + 1))
-      echo "softroce check $name: FAILED (cannot copy $binary)"
-      return 1
-    fi
+    copy_binary "$name" "$binary" "$stage" || return 1
   done
 }
 
@@ -107,29 +118,20 @@ declare -A batch_want=() batch_pattern=() batch_binaries=() batch_command=() bat
 # queue NAME EXPECTED_STATUS PATTERNS BINARIES COMMAND: stages NAME's binaries into its group's
 # tree, each distinct binary once (files/K/BASENAME), linked from NAME's directory.
 queue() {
-  local name=$1 binaries=$4 group=plain binary path key dir
+  local name=$1 binaries=$4 group=plain binary path key dir files
   [[ $binaries == *"$sanitized/tsan/"* ]] && group=tsan
   [[ $binaries == *"$sanitized/asan/"* ]] && group=asan
   [[ -n $batch_root ]] || batch_root=$(mktemp -d)
   dir=$batch_root/$group/$name
   mkdir -p "$dir"
   for binary in $binaries; do
-    path=$binary
-    [[ $path == /* ]] || path=$root/$binary
-    if [[ ! -f "$path" ]]; then
-      failed=$((failed + 1))
-      echo "softroce check $name: FAILED ($binary is missing: run bazel build //... first)"
-      return 1
-    fi
+    path=$(repository_path "$binary")
     key=$group:$path
     if [[ -z ${batch_files[$key]:-} ]]; then
-      batch_files[$key]=files/${#batch_files[@]}
-      mkdir -p "$batch_root/$group/${batch_files[$key]}"
-      if ! cp "$path" "$batch_root/$group/${batch_files[$key]}/"; then
-        failed=$((failed + 1))
-        echo "softroce check $name: FAILED (cannot copy $binary)"
-        return 1
-      fi
+      files=files/${#batch_files[@]}
+      mkdir -p "$batch_root/$group/$files"
+      copy_binary "$name" "$binary" "$batch_root/$group/$files" || return 1
+      batch_files[$key]=$files
     fi
     ln -s "../${batch_files[$key]}/$(basename "$path")" "$dir/"
   done
