@@ -183,17 +183,30 @@ thread_local Scratch g_scratch;
 
 }  // namespace
 
-extern "C" int rft_isend(const void* buffer, size_t count, rft_datatype_t type, int dest, int tag,
-                         rft_comm_t comm, rft_request_t* request) {
+namespace {
+
+// rft_isend's and rft_issend's body (inline: rft_isend is every non-blocking message's path).
+[[gnu::always_inline]] inline int StartSend(const void* buffer, size_t count, rft_datatype_t type,
+                                            int dest, int tag, rft_comm_t comm,
+                                            rft_request_t* request, rft::transport::SendMode mode,
+                                            const char* what) {
   size_t bytes = 0;
   if (!CommUsable(comm) || !BytesOk(count, type, &bytes)) [[unlikely]]
-    return ArgumentError(comm, "rft_isend", count, type);
+    return ArgumentError(comm, what, count, type);
   if (request == nullptr) [[unlikely]]
-    return Raise(comm, ArgError("rft_isend: request is NULL"));
+    return Raise(comm, ArgError(std::string(what) + ": request is NULL"));
   rft::api::Request* started = nullptr;
-  const Status result = session()->Isend(*comm->comm, buffer, bytes, dest, tag, &started);
+  const Status result = session()->Isend(*comm->comm, buffer, bytes, dest, tag, &started, mode);
   *request = ToHandle(started);
   return Raise(comm, result);
+}
+
+}  // namespace
+
+extern "C" int rft_isend(const void* buffer, size_t count, rft_datatype_t type, int dest, int tag,
+                         rft_comm_t comm, rft_request_t* request) {
+  return StartSend(buffer, count, type, dest, tag, comm, request,
+                   rft::transport::SendMode::kStandard, "rft_isend");
 }
 
 extern "C" int rft_irecv(void* buffer, size_t count, rft_datatype_t type, int source, int tag,
@@ -219,16 +232,8 @@ extern "C" int rft_send(const void* buffer, size_t count, rft_datatype_t type, i
 
 extern "C" int rft_issend(const void* buffer, size_t count, rft_datatype_t type, int dest, int tag,
                           rft_comm_t comm, rft_request_t* request) {
-  size_t bytes = 0;
-  if (!CommUsable(comm) || !BytesOk(count, type, &bytes)) [[unlikely]]
-    return ArgumentError(comm, "rft_issend", count, type);
-  if (request == nullptr) [[unlikely]]
-    return Raise(comm, ArgError("rft_issend: request is NULL"));
-  rft::api::Request* started = nullptr;
-  const Status result = session()->Isend(*comm->comm, buffer, bytes, dest, tag, &started,
-                                         rft::transport::SendMode::kSynchronous);
-  *request = ToHandle(started);
-  return Raise(comm, result);
+  return StartSend(buffer, count, type, dest, tag, comm, request,
+                   rft::transport::SendMode::kSynchronous, "rft_issend");
 }
 
 extern "C" int rft_ssend(const void* buffer, size_t count, rft_datatype_t type, int dest, int tag,
