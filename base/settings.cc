@@ -99,6 +99,16 @@ constexpr SettingSpec kSettings[] = {
                "half UCX's time). n: through UCX's shared-memory transports.",
     },
     {
+        .name = "RFT_NODE_COLLECTIVES",
+        .kind = Kind::kBool,
+        .default_text = "y",
+        .doc = "On a communicator whose members all run on this node and poll (RFT_PROGRESS), "
+               "run blocking barrier, bcast, reduce and allreduce of up to 1 KiB through a "
+               "shared-memory area of the communicator (flags and data in cache lines) instead "
+               "of messages; the members decide together at the communicator's first such "
+               "call. n: always through messages.",
+    },
+    {
         .name = "RFT_TRANSPORT",
         .kind = Kind::kEnum,
         .default_text = "auto",

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "base/timeline.h"
+#include "ulfm_api/node_collectives.h"
 
 namespace rft::api {
 
@@ -46,6 +47,13 @@ Communicator::Communicator(transport::DataPlane* plane, detector::FailureRegistr
                                                      .remote = std::move(remote),
                                                      .local_rank = local_rank,
                                                      .local_first = local_first});
+}
+
+Communicator::~Communicator() = default;
+
+void Communicator::DecideNodeArea(std::unique_ptr<NodeCollectives> area) {
+  node_area_decided_ = true;
+  node_area_ = std::move(area);
 }
 
 Status Communicator::CheckPeer(const char* what, int rank) const {

@@ -39,6 +39,7 @@
 namespace rft::api {
 
 class Communicator;
+class NodeCollectives;
 class Schedule;
 
 // An operation started on a communicator (the C API's rft_request_t): a point-to-point message
@@ -59,6 +60,7 @@ class Communicator {
   // `group`'s order, is the remote group.
   Communicator(transport::DataPlane* plane, detector::FailureRegistry* registry, Group group,
                ContextIds::Allocation contexts, std::string name, Group local);
+  ~Communicator();
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
 
@@ -207,6 +209,12 @@ class Communicator {
     std::vector<transport::Request*> requests;
     std::vector<std::unique_ptr<std::byte[]>> buffers;
   };
+  // The shared-memory area of its blocking small collectives (node_collectives.h): decided at
+  // the first call that may use one; nullptr after that when they go through messages.
+  bool node_area_decided() const { return node_area_decided_; }
+  NodeCollectives* node_area() const { return node_area_.get(); }
+  void DecideNodeArea(std::unique_ptr<NodeCollectives> area);
+
   // Hands what is left to `out` (the communicator is being freed).
   void MoveAbandoned(Abandoned* out) {
     for (auto* r : abandoned_.requests) out->requests.push_back(r);
@@ -250,6 +258,8 @@ class Communicator {
   uint64_t agreements_started_ = 0;
   std::set<uint64_t> agreements_pending_;
   uint32_t requests_in_use_ = 0;
+  bool node_area_decided_ = false;
+  std::unique_ptr<NodeCollectives> node_area_;
 };
 
 }  // namespace rft::api

@@ -8,12 +8,14 @@
 #include "ulfm_api/binding.h"
 #include "ulfm_api/collectives.h"
 #include "ulfm_api/inter_collectives.h"
+#include "ulfm_api/node_collectives.h"
 
 using rft::ArgError;
 using rft::Rank;
 using rft::Status;
 using rft::api::BlockLayout;
 using rft::api::Communicator;
+using rft::api::NodeCollectives;
 using rft::api::ReduceOp;
 using rft::api::Schedule;
 using rft::api::binding::CheckComm;
@@ -99,23 +101,73 @@ bool IsRoot(const Communicator& comm, int root) {
   return root >= 0 && static_cast<uint32_t>(root) == comm.rank();
 }
 
+// The blocking barrier, bcast, reduce and allreduce first ask for the communicator's node area
+// (node_collectives.h), set up at the first of them: `*area` stays null when the call goes
+// through messages, and so it does when an argument is bad (the schedule's checks report it).
+Status NodeArea(rft_comm_t comm, const char* what, size_t bytes, NodeCollectives** area) {
+  *area = nullptr;
+  RFT_RETURN_IF_ERROR(CheckComm(comm, what));
+  if (comm->comm->is_inter()) return Status::Ok();
+  return NodeCollectives::For(*session(), *comm->comm, what, bytes, area);
+}
+
+bool ValidRoot(const Communicator& comm, int root) {
+  return root >= 0 && static_cast<uint32_t>(root) < comm.size();
+}
+
 int Barrier(rft_comm_t comm, const char* what, rft_request_t* request, bool nonblocking) {
+  if (!nonblocking) {
+    NodeCollectives* area = nullptr;
+    const Status s = NodeArea(comm, what, 0, &area);
+    if (!s.ok()) return Raise(comm, s);
+    if (area != nullptr) return Raise(comm, area->Barrier(*session(), what));
+  }
   return Collective(comm, what, request, nonblocking,
                     [](Schedule& s) { return rft::api::BuildBarrier(s); });
 }
 
 int Bcast(void* buffer, size_t count, rft_datatype_t type, int root, rft_comm_t comm,
           const char* what, rft_request_t* request, bool nonblocking) {
+  size_t bytes = 0;
+  if (!nonblocking && ToBytes(what, count, type, &bytes).ok()) {
+    NodeCollectives* area = nullptr;
+    const Status s = NodeArea(comm, what, bytes, &area);
+    if (!s.ok()) return Raise(comm, s);
+    if (area != nullptr && ValidRoot(*comm->comm, root)) {
+      return Raise(comm, area->Bcast(*session(), what, buffer, bytes, root));
+    }
+  }
   return Collective(comm, what, request, nonblocking, [&](Schedule& s) {
-    size_t bytes = 0;
     RFT_RETURN_IF_ERROR(ToBytes(what, count, type, &bytes));
     if (s.comm().is_inter()) return rft::api::BuildInterBcast(s, buffer, bytes, root);
     return rft::api::BuildBcast(s, buffer, bytes, root);
   });
 }
 
+// Reduce (`root` >= 0) or allreduce (`root` < 0) through the node area; false when the call goes
+// through messages.
+bool NodeReduce(const void* send, void* receive, size_t count, rft_datatype_t type, rft_op_t op,
+                int root, rft_comm_t comm, const char* what, int* rc) {
+  size_t bytes = 0;
+  ReduceOp reduce;
+  if (!ToBytes(what, count, type, &bytes).ok() || !FindOp(what, op, type, &reduce).ok()) {
+    return false;
+  }
+  NodeCollectives* area = nullptr;
+  if (const Status s = NodeArea(comm, what, bytes, &area); !s.ok()) {
+    *rc = Raise(comm, s);
+    return true;
+  }
+  if (area == nullptr || (root >= 0 && !ValidRoot(*comm->comm, root))) return false;
+  *rc = Raise(comm, area->Reduce(*session(), what, send == RFT_IN_PLACE ? receive : send, receive,
+                                 count, reduce, root));
+  return true;
+}
+
 int Allreduce(const void* send, void* receive, size_t count, rft_datatype_t type, rft_op_t op,
               rft_comm_t comm, const char* what, rft_request_t* request, bool nonblocking) {
+  int rc = RFT_SUCCESS;
+  if (!nonblocking && NodeReduce(send, receive, count, type, op, -1, comm, what, &rc)) return rc;
   return Collective(comm, what, request, nonblocking, [&](Schedule& s) {
     ReduceOp reduce;
     RFT_RETURN_IF_ERROR(FindOp(what, op, type, &reduce));
@@ -130,6 +182,11 @@ int Allreduce(const void* send, void* receive, size_t count, rft_datatype_t type
 
 int Reduce(const void* send, void* receive, size_t count, rft_datatype_t type, rft_op_t op,
            int root, rft_comm_t comm, const char* what, rft_request_t* request, bool nonblocking) {
+  int rc = RFT_SUCCESS;
+  if (!nonblocking && root >= 0 &&
+      NodeReduce(send, receive, count, type, op, root, comm, what, &rc)) {
+    return rc;
+  }
   return Collective(comm, what, request, nonblocking, [&](Schedule& s) {
     ReduceOp reduce;
     RFT_RETURN_IF_ERROR(FindOp(what, op, type, &reduce));

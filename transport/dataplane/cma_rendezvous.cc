@@ -15,6 +15,7 @@
 // a send still pending to the rank it came from.
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -167,6 +168,18 @@ bool DataPlane::PeerProcessEnded(Rank rank) const {
   if (rank >= pidfds_.size() || pidfds_[rank] < 0) return false;
   pollfd ended = {pidfds_[rank], POLLIN, 0};
   return poll(&ended, 1, 0) > 0 && (ended.revents & (POLLIN | POLLHUP)) != 0;
+}
+
+bool DataPlane::HasPeerProcess(Rank peer) const {
+  return peer < pidfds_.size() && pidfds_[peer] >= 0 && peer != rank_;
+}
+
+int DataPlane::CopyPeerDescriptor(Rank peer, int fd) const {
+  if (!HasPeerProcess(peer)) {
+    errno = ESRCH;
+    return -1;
+  }
+  return static_cast<int>(syscall(SYS_pidfd_getfd, pidfds_[peer], fd, 0));
 }
 
 void DataPlane::ReplacePeerProcessForTesting(Rank rank, pid_t pid, int pidfd) {

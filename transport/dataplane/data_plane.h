@@ -268,6 +268,12 @@ class DataPlane : private ucx::PeerFailureSink {
     if (reports_.HasItems()) [[unlikely]]
       ProcessNotices();
   }
+  // Same-node sharing for the layers above (the API's node collectives, docs/shm.md): whether
+  // `peer` is a process of this node that this process can reach through a pidfd (the same-node
+  // rendezvous opens one per such peer), and a copy of `peer`'s descriptor `fd` taken through
+  // it with pidfd_getfd: -1 with errno set when there is no pidfd or the kernel refused.
+  bool HasPeerProcess(Rank peer) const;
+  int CopyPeerDescriptor(Rank peer, int fd) const;
   // Sleeps until the network or a failure report has something for Progress(), at most
   // `timeout_ms`. In poll mode returns at once.
   Status Idle(int timeout_ms);
