@@ -85,7 +85,7 @@ Status NodeCollectives::SetUp(Session& session, Communicator& comm,
   const bool wanted = setting.ok() ? *setting : true;
   if (!setting.ok()) RFT_LOG_WARN("%s; node collectives off", setting.status().message().c_str());
   const bool usable = wanted && Usable(comm);
-  const size_t bytes = 2 * sizeof(Slot) * comm.size();
+  const size_t bytes = kSlots * sizeof(Slot) * comm.size();
 
   // Member 0 makes the area; -1 tells the others it did not.
   int fd = -1;
@@ -173,14 +173,15 @@ Status NodeCollectives::AwaitAll(Session& session, const char* what, uint64_t ca
 Status NodeCollectives::Begin(Session& session, const char* what, bool writes, uint64_t* call) {
   RFT_RETURN_IF_ERROR(Schedule::CheckCanRun(comm_, what));
   *call = ++calls_;
-  // The slot this call writes was read at call - 2; a member that published call - 1 is past it.
-  if (writes && *call > 1) return AwaitAll(session, what, *call - 1);
+  // The slot this call writes was read at call - kSlots; a member that published the call after
+  // that one is past it.
+  if (writes && *call >= kSlots) return AwaitAll(session, what, *call - kSlots + 1);
   return Status::Ok();
 }
 
 void NodeCollectives::Publish(uint64_t call) {
-  // Only the number: a member still in call - 2 may be reading what the slot held then (only a
-  // call that writes data waited for everyone to be past it).
+  // Only the number: a member still in call - kSlots may be reading what the slot held then
+  // (only a call that writes data waited for everyone to be past it).
   SlotOf(rank_, call).call.store(call, std::memory_order_release);
   seen_[rank_] = call;
 }
@@ -190,6 +191,12 @@ void NodeCollectives::Publish(uint64_t call, const void* data, size_t bytes) {
   if (bytes > 0) std::memcpy(slot.data, data, bytes);
   slot.bytes = bytes;
   Publish(call);
+}
+
+void NodeCollectives::PrefetchAhead(Rank member, uint64_t call) const {
+  for (uint64_t ahead = 1; ahead <= kPrefetchCalls; ++ahead) {
+    __builtin_prefetch(&SlotOf(member, call + ahead), 0, 3);
+  }
 }
 
 Status NodeCollectives::Barrier(Session& session, const char* what) {
@@ -219,6 +226,7 @@ Status NodeCollectives::Bcast(Session& session, const char* what, void* buffer, 
                                         " were expected: the members' counts or types differ");
   }
   std::memcpy(buffer, slot.data, bytes);
+  PrefetchAhead(from, call);
   return Status::Ok();
 }
 
@@ -244,6 +252,11 @@ Status NodeCollectives::Reduce(Session& session, const char* what, const void* s
   std::memcpy(receive, SlotOf(size_ - 1, call).data, bytes);
   for (Rank member = size_ - 1; member-- > 0;) {
     op.combine(SlotOf(member, call).data, receive, count);
+  }
+  if (root >= 0) {
+    for (Rank member = 0; member < size_; ++member) {
+      if (member != rank_) PrefetchAhead(member, call);
+    }
   }
   return Status::Ok();
 }

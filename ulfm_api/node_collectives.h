@@ -2,7 +2,7 @@
 // on a communicator whose members all run on this node, through an area of shared memory the
 // members map instead of messages (docs/shm.md, "Node collectives").
 //
-// The area: per member, two slots (for calls of odd and even number), each starting a cache line
+// The area: per member, kSlots slots (call g uses slot g % kSlots), each starting a cache line
 // with the number of the last call the member published in it and the length of its data, the
 // data right after (8 bytes travel in the flag's own line). A member writes only its own slots:
 // one killed while writing leaves at most its own slot unpublished, and the others, waiting for
@@ -10,12 +10,14 @@
 // messages would; a revocation ends the waits with RFT_ERR_REVOKED.
 //
 // Call g (every member counts its calls on the area alike: members call collectives in one
-// order): a member that writes data into its slot g % 2 first waits until every member published
-// g - 1 (so none still reads what the slot held at g - 2), then publishes g with release order.
-// Then it waits for the publications it needs: barrier and allreduce everyone's, bcast the
-// root's; at reduce the root waits for everyone's and the others for nobody (their next call's
-// first wait bounds how far ahead they get). Contributions are combined in member order, from
-// the highest down, so an allreduce gives the same bits at every member.
+// order): a member that writes data into its slot first waits until every member published
+// g - kSlots + 1 (so none still reads what the slot held at g - kSlots), then publishes g with
+// release order. Then it waits for the publications it needs: barrier and allreduce everyone's,
+// bcast the root's; at reduce the root waits for everyone's and the others for nobody. So a bcast
+// root and the others of a reduce run up to kSlots - 1 calls ahead (Open MPI's eager messages
+// pipeline those two the same way), while barrier and allreduce cost one exchange of cache lines.
+// Contributions are combined in member order, from the highest down, so an allreduce gives the
+// same bits at every member.
 //
 // Waiting spins and, every kSpinsPerPoll rounds, progresses the session (the point-to-point
 // traffic and non-blocking collectives a peer may be waiting on) and checks the communicator
@@ -50,6 +52,8 @@ class NodeCollectives {
   // The largest payload (bcast bytes, reduce count x element size) that goes through the area.
   static constexpr size_t kMaxBytes = 1024;
   static constexpr uint32_t kMaxMembers = 64;
+  static constexpr uint64_t kSlots = 8;
+  static constexpr uint64_t kPrefetchCalls = 4;
 
   // The area `comm` uses for a blocking call of `bytes`, set up at the first call that may use
   // one (every member calls this at the same calls): `*area` is nullptr when the call goes
@@ -81,7 +85,7 @@ class NodeCollectives {
   NodeCollectives(Communicator& comm, void* mapping, size_t bytes);
   static Status SetUp(Session& session, Communicator& comm, std::unique_ptr<NodeCollectives>* out);
 
-  Slot& SlotOf(Rank member, uint64_t call) const { return slots_[2 * member + (call & 1)]; }
+  Slot& SlotOf(Rank member, uint64_t call) const { return slots_[kSlots * member + call % kSlots]; }
   // Whether `member` published `call` (or a later one), remembering what it saw.
   bool Published(Rank member, uint64_t call);
   // Spins until `ready()`, progressing the session and checking the communicator on the way.
@@ -94,6 +98,10 @@ class NodeCollectives {
   // Publishes `call` in this member's slot, with `bytes` of `data` in the second form.
   void Publish(uint64_t call);
   void Publish(uint64_t call, const void* data, size_t bytes);
+  // Asks for `member`'s slots of the next kPrefetchCalls calls: at a bcast or a reduce the
+  // member that reads follows writers that may be calls ahead, whose lines then arrive while
+  // this call returns instead of when the next one waits.
+  void PrefetchAhead(Rank member, uint64_t call) const;
 
   Communicator& comm_;
   Slot* slots_;
