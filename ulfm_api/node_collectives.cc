@@ -193,12 +193,6 @@ void NodeCollectives::Publish(uint64_t call, const void* data, size_t bytes) {
   Publish(call);
 }
 
-void NodeCollectives::PrefetchAhead(Rank member, uint64_t call) const {
-  for (uint64_t ahead = 1; ahead <= kPrefetchCalls; ++ahead) {
-    __builtin_prefetch(&SlotOf(member, call + ahead), 0, 3);
-  }
-}
-
 Status NodeCollectives::Barrier(Session& session, const char* what) {
   uint64_t call = 0;
   RFT_RETURN_IF_ERROR(Begin(session, what, false, &call));
@@ -226,7 +220,6 @@ Status NodeCollectives::Bcast(Session& session, const char* what, void* buffer, 
                                         " were expected: the members' counts or types differ");
   }
   std::memcpy(buffer, slot.data, bytes);
-  PrefetchAhead(from, call);
   return Status::Ok();
 }
 
@@ -252,11 +245,6 @@ Status NodeCollectives::Reduce(Session& session, const char* what, const void* s
   std::memcpy(receive, SlotOf(size_ - 1, call).data, bytes);
   for (Rank member = size_ - 1; member-- > 0;) {
     op.combine(SlotOf(member, call).data, receive, count);
-  }
-  if (root >= 0) {
-    for (Rank member = 0; member < size_; ++member) {
-      if (member != rank_) PrefetchAhead(member, call);
-    }
   }
   return Status::Ok();
 }

@@ -53,7 +53,6 @@ class NodeCollectives {
   static constexpr size_t kMaxBytes = 1024;
   static constexpr uint32_t kMaxMembers = 64;
   static constexpr uint64_t kSlots = 8;
-  static constexpr uint64_t kPrefetchCalls = 4;
 
   // The area `comm` uses for a blocking call of `bytes`, set up at the first call that may use
   // one (every member calls this at the same calls): `*area` is nullptr when the call goes
@@ -98,10 +97,6 @@ class NodeCollectives {
   // Publishes `call` in this member's slot, with `bytes` of `data` in the second form.
   void Publish(uint64_t call);
   void Publish(uint64_t call, const void* data, size_t bytes);
-  // Asks for `member`'s slots of the next kPrefetchCalls calls: at a bcast or a reduce the
-  // member that reads follows writers that may be calls ahead, whose lines then arrive while
-  // this call returns instead of when the next one waits.
-  void PrefetchAhead(Rank member, uint64_t call) const;
 
   Communicator& comm_;
   Slot* slots_;
