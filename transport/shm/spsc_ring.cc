@@ -28,34 +28,39 @@ bool RingWriter::TryWrite(std::span<const std::byte> first, std::span<const std:
   const size_t length = first.size() + second.size();
   RFT_CHECK(length <= max_payload(), "RingWriter::TryWrite: payload beyond max_payload()");
   const size_t size = internal::Align8(kRecordHeaderBytes + length);
-  size_t offset = static_cast<size_t>(head_) & (capacity_ - 1);
+  const size_t offset = static_cast<size_t>(head_) & (capacity_ - 1);
   const size_t to_end = capacity_ - offset;
-  const size_t needed = size <= to_end ? size : to_end + size;  // a pad to the end first
+  const bool padded = size > to_end;  // a pad to the end first, the record at the start
+  // The record (after any pad), and the header word after it, which this write zeroes.
+  const size_t needed = (padded ? to_end + size : size) + kRecordHeaderBytes;
   if (needed > capacity_ - (head_ - cached_tail_)) {
     cached_tail_ = control_->tail.load(std::memory_order_acquire);
     if (needed > capacity_ - (head_ - cached_tail_)) return false;
   }
-  uint64_t head = head_;
-  if (size > to_end) {
-    const uint32_t pad_length = static_cast<uint32_t>(to_end - kRecordHeaderBytes);
-    const uint32_t pad_kind = internal::kPad;
-    std::memcpy(data_ + offset, &pad_length, 4);
-    std::memcpy(data_ + offset + 4, &pad_kind, 4);
-    head += to_end;
-    offset = 0;
-  }
-  const auto length32 = static_cast<uint32_t>(length);
-  const uint32_t kind = internal::kData;
-  std::memcpy(data_ + offset, &length32, 4);
-  std::memcpy(data_ + offset + 4, &kind, 4);
-  if (!first.empty()) std::memcpy(data_ + offset + kRecordHeaderBytes, first.data(), first.size());
+  const uint64_t start = padded ? head_ + to_end : head_;
+  std::byte* record = data_ + (static_cast<size_t>(start) & (capacity_ - 1));
+  if (!first.empty()) std::memcpy(record + kRecordHeaderBytes, first.data(), first.size());
   if (!second.empty()) {
-    std::memcpy(data_ + offset + kRecordHeaderBytes + first.size(), second.data(), second.size());
+    std::memcpy(record + kRecordHeaderBytes + first.size(), second.data(), second.size());
   }
-  head_ = head + size;
-  // The whole record (and any pad) is written before the reader can see the new head: a writer
-  // that dies before this store leaves nothing in view.
-  control_->head.store(head_, std::memory_order_release);
+  // The reader stops at a zero header word: the one after this record holds whatever an earlier
+  // lap left there until it is zeroed, before this record's header makes the reader go on.
+  internal::HeaderWord(data_ + (static_cast<size_t>(start + size) & (capacity_ - 1)))
+      .store(0, std::memory_order_relaxed);
+  // The header word, stored last with release order, publishes the record: a writer that dies
+  // before it leaves nothing in view. A pad is published after the record it leads to.
+  internal::HeaderWord(record).store(
+      internal::PackHeader(static_cast<uint32_t>(length), internal::kData),
+      std::memory_order_release);
+  if (padded) {
+    internal::HeaderWord(data_ + offset)
+        .store(internal::PackHeader(static_cast<uint32_t>(to_end - kRecordHeaderBytes),
+                                    internal::kPad),
+               std::memory_order_release);
+  }
+  head_ = start + size;
+  // For Backlog() and a writer that attaches again; the reader reads header words, not this.
+  control_->head.store(head_, std::memory_order_relaxed);
   return true;
 }
 
@@ -71,13 +76,6 @@ RingReader::RingReader(void* ring, size_t capacity)
   RFT_CHECK(CheckRingCapacity(capacity).ok(), "RingReader: bad capacity");
   RFT_CHECK(reinterpret_cast<uintptr_t>(ring) % 64 == 0, "RingReader: ring not 64-byte aligned");
   tail_ = control_->tail.load(std::memory_order_relaxed);
-  cached_head_ = control_->head.load(std::memory_order_acquire);
-}
-
-bool RingReader::HasData() {
-  if (tail_ != cached_head_) return true;
-  cached_head_ = control_->head.load(std::memory_order_acquire);
-  return tail_ != cached_head_;
 }
 
 Status RingReader::Corrupt(const char* what, uint32_t length, uint32_t kind) const {

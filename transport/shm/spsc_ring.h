@@ -6,20 +6,23 @@
 // write into, claiming a slot first and marking it written after the copy; a writer killed in
 // between leaves a slot never marked, and the reader, which reads in order, hears nothing more
 // from anyone (docs/reliability.md). Here each ordered pair of processes has its own ring, and a
-// record becomes visible only when the writer publishes its new head after the whole copy: a
+// record becomes visible only when the writer stores its header word after the whole copy: a
 // writer that dies mid-copy leaves nothing half-written in view, and no other writer shares the
 // ring it stopped in.
 //
 // Layout of one ring (RingBytes(capacity) bytes, 64-byte aligned, zeroed before either side
 // attaches):
-//   [0, 64)       the writer's line: head, bytes published so far (64-bit, never wraps)
+//   [0, 64)       the writer's line: head, bytes published so far (64-bit, never wraps; for
+//                 Backlog() and a writer attaching again, not read by the reader)
 //   [64, 128)     the reader's line: tail, bytes consumed so far
 //   [128, ...)    capacity bytes of records, each at an 8-byte aligned position:
 //                 uint32 length | uint32 kind | payload, padded to 8 bytes
 // A record never wraps: one that does not fit before the end is preceded by a pad record up to
-// the end. The two counters each sit alone on a cache line, and each side keeps a cached copy of
-// the other's, reloaded only when the cached value says the ring is full (writer) or empty
-// (reader): a message costs the two sides one shared line each way.
+// the end. The reader stops at a header word of zero: the writer zeroes the word after each
+// record before it stores the record's header (release), and stores a pad's header only after
+// the record the pad leads to. A small record's header and payload share a line, so a message
+// moves one line to the reader; the writer reloads the reader's tail only when its cached copy
+// says full.
 //
 // Threading: one writer thread and one reader thread (usually in two processes); no locks, no
 // allocation.
@@ -27,6 +30,7 @@
 #define RFT_TRANSPORT_SHM_SPSC_RING_H_
 
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -72,6 +76,17 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free, "the counters live in 
 
 inline constexpr size_t Align8(size_t n) { return (n + 7) & ~size_t{7}; }
 
+// A record's header as one 64-bit word (the length in the low half, the kind in the high: the
+// byte layout "uint32 length | uint32 kind" on a little-endian machine), read and written whole.
+inline uint64_t PackHeader(uint32_t length, uint32_t kind) { return uint64_t{kind} << 32 | length; }
+inline std::atomic_ref<uint64_t> HeaderWord(std::byte* at) {
+  return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(at));
+}
+inline std::atomic_ref<uint64_t> HeaderWord(const std::byte* at) {  // the reader's: loads only
+  return HeaderWord(const_cast<std::byte*>(at));
+}
+static_assert(std::endian::native == std::endian::little, "the header word's layout");
+
 }  // namespace internal
 
 class RingWriter {
@@ -102,9 +117,11 @@ class RingReader {
  public:
   RingReader(void* ring, size_t capacity);
 
-  // Whether a record may be waiting: one load of the writer's line when the cached head says
-  // empty.
-  bool HasData();
+  // Whether a record is waiting: one load of the header word at this reader's position.
+  bool HasData() const {
+    return internal::HeaderWord(data_ + (static_cast<size_t>(tail_) & (capacity_ - 1)))
+               .load(std::memory_order_acquire) != 0;
+  }
 
   // Delivers up to `max` records in the order written to `deliver(std::span<const std::byte>)`;
   // the payload is valid only during the call, and its space goes back to the writer after it.
@@ -119,22 +136,18 @@ class RingReader {
   internal::RingControl* control_;
   const std::byte* data_;
   size_t capacity_;
-  uint64_t tail_;         // what this reader consumed
-  uint64_t cached_head_;  // the writer's head when last loaded
+  uint64_t tail_;  // what this reader consumed
 };
 
 template <typename Deliver>
 StatusOr<int> RingReader::Drain(int max, Deliver&& deliver) {
   int delivered = 0;
   while (delivered < max) {
-    if (tail_ == cached_head_) {
-      cached_head_ = control_->head.load(std::memory_order_acquire);
-      if (tail_ == cached_head_) break;
-    }
     const size_t offset = static_cast<size_t>(tail_) & (capacity_ - 1);
-    uint32_t length, kind;
-    std::memcpy(&length, data_ + offset, 4);
-    std::memcpy(&kind, data_ + offset + 4, 4);
+    const uint64_t header = internal::HeaderWord(data_ + offset).load(std::memory_order_acquire);
+    if (header == 0) break;  // not published yet
+    const auto length = static_cast<uint32_t>(header);
+    const auto kind = static_cast<uint32_t>(header >> 32);
     const size_t to_end = capacity_ - offset;
     if (kind == internal::kPad) {
       if (kRecordHeaderBytes + length != to_end) return Corrupt("pad", length, kind);
@@ -143,8 +156,7 @@ StatusOr<int> RingReader::Drain(int max, Deliver&& deliver) {
       continue;
     }
     const size_t size = internal::Align8(kRecordHeaderBytes + length);
-    if (kind != internal::kData || length > capacity_ / 4 || size > to_end ||
-        size > cached_head_ - tail_) {
+    if (kind != internal::kData || length > capacity_ / 4 || size > to_end) {
       return Corrupt("record", length, kind);
     }
     deliver(std::span<const std::byte>(data_ + offset + kRecordHeaderBytes, length));
