@@ -3,7 +3,7 @@
  *
  *   rftrun -n 4 --ft respawn_solver [--iterations T] [--checkpoint C]
  *                                   [--victim V --die-at K] [--victim-again W --die-again L]
- *                                   [--victim2 W]
+ *                                   [--victim2 W] [--victim-early E]
  *
  * Unlike solver.c, each process owns state nobody else has: the running total of its own share
  * of the indices (index k of iteration i belongs to rank k mod n, and n never changes). Every C
@@ -24,8 +24,9 @@
  *
  * --victim V --die-at K: original process V ends itself at the start of iteration K;
  * --victim-again W --die-again L: a second one, original process W at iteration L. --victim2 W:
- * original process W ends itself right after the first spawn returns, inside the restore. At the
- * end every member prints the sum of all states and the exact total; they match. */
+ * original process W ends itself right after the first spawn returns, inside the restore.
+ * --victim-early E: original process E ends itself before the first checkpoint is committed. At
+ * the end every member prints the sum of all states and the exact total; they match. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -137,7 +138,7 @@ static void Recover(rft_comm_t* comm, int is_new, char** spawn_args, State* stat
 
 int main(int argc, char** argv) {
   long iterations = 2000, every = 10, victim = -1, die_at = -1, victim_again = -1, die_again = -1,
-       victim2 = -1;
+       victim2 = -1, victim_early = -1;
   int replacement = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--replacement") == 0) {
@@ -156,10 +157,12 @@ int main(int argc, char** argv) {
       die_again = atol(argv[++i]);
     } else if (i + 1 < argc && strcmp(argv[i], "--victim2") == 0) {
       victim2 = atol(argv[++i]);
+    } else if (i + 1 < argc && strcmp(argv[i], "--victim-early") == 0) {
+      victim_early = atol(argv[++i]);
     } else {
       fprintf(stderr,
               "usage: respawn_solver [--iterations T] [--checkpoint C] [--victim V --die-at K] "
-              "[--victim-again W --die-again L] [--victim2 W]\n");
+              "[--victim-again W --die-again L] [--victim2 W] [--victim-early E]\n");
       return 2;
     }
   }
@@ -191,7 +194,13 @@ int main(int argc, char** argv) {
   } else {
     rft_comm_rank(RFT_COMM_WORLD, &world_rank);
     rft_comm_set_errhandler(RFT_COMM_WORLD, RFT_ERRORS_RETURN);
-    if (!Checkpoint(comm, &state, &own, &buddy_copy)) Die("first checkpoint", RFT_ERR_OTHER);
+    /* A failure before the first checkpoint is committed (a kill landing early, or start-up that
+     * took long) loses nothing: every state is still the initial one, which `own` and
+     * `buddy_copy` hold already, so the members recover as from any checkpoint. */
+    if (world_rank == victim_early) raise(SIGKILL);
+    if (!Checkpoint(comm, &state, &own, &buddy_copy)) {
+      Recover(&comm, 0, spawn_args, &state, &own, &buddy_copy, &respawns, victim2, world_rank);
+    }
   }
 
   int rank = 0, size = 0;

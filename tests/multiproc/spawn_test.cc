@@ -153,6 +153,15 @@ TEST(SpawnTest, BuddiesDyingInTurnAreBothRestored) {
   EXPECT_LT(r.seconds, 30.0) << r.Report();
 }
 
+// A death before the first checkpoint is committed (a launcher kill can land there when start-up
+// is slow, as under a sanitizer) loses nothing: every state is still the initial one.
+TEST(SpawnTest, ADeathBeforeTheFirstCheckpointIsRecovered) {
+  const auto r = RunSolver({}, {"--iterations", "600", "--victim-early", "1"});
+  EXPECT_EQ(r.exit_status, 128 + 9) << r.Report();
+  EXPECT_EQ(ExactTotals(r.output), 4) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "(a replacement)"), 1) << r.Report();
+}
+
 // Buddies dying together lose a checkpoint: every member learns it from the restore's agreement
 // and stops with a message, promptly (none spawns again).
 TEST(SpawnTest, BuddiesDyingTogetherStopEveryMemberWithAMessage) {
