@@ -26,13 +26,14 @@ inline void CpuRelax() {
 #endif
 }
 
-// Whether every member may take part in an area: one node, reachable through a pidfd, and
-// this process polls. Computed alike at every member from job-wide facts, except the pidfds and
-// the setting, which the set-up's allreduce reconciles.
+// Whether the communicator's members set up an area at all: computed alike at every member from
+// what they all know (its kind and size), so all take part in the set-up or none does.
 bool Eligible(const Communicator& comm) {
   return !comm.is_inter() && comm.size() >= 2 && comm.size() <= NodeCollectives::kMaxMembers;
 }
 
+// Whether this member can use one: it polls, and it reaches every other member (so all are on
+// this node) through a pidfd. May differ between members: the set-up's allreduce reconciles it.
 bool Usable(const Communicator& comm) {
   transport::DataPlane& plane = comm.plane();
   if (plane.options().progress != transport::ProgressMode::kPoll) return false;
@@ -193,6 +194,14 @@ void NodeCollectives::Publish(uint64_t call, const void* data, size_t bytes) {
   Publish(call);
 }
 
+Status NodeCollectives::Mismatch(const char* what, const std::string& who, uint64_t given,
+                                 size_t expected) const {
+  return Status(RFT_ERR_TRUNCATE, std::string(what) + " on " + comm_.name() + ": " + who +
+                                      std::to_string(given) + " bytes where " +
+                                      std::to_string(expected) +
+                                      " were expected: the members' counts or types differ");
+}
+
 Status NodeCollectives::Barrier(Session& session, const char* what) {
   uint64_t call = 0;
   RFT_RETURN_IF_ERROR(Begin(session, what, false, &call));
@@ -212,13 +221,8 @@ Status NodeCollectives::Bcast(Session& session, const char* what, void* buffer, 
   Publish(call);
   RFT_RETURN_IF_ERROR(Await(session, what, [&] { return Published(from, call); }));
   const Slot& slot = SlotOf(from, call);
-  if (slot.bytes != bytes) [[unlikely]] {
-    return Status(RFT_ERR_TRUNCATE, std::string(what) + " on " + comm_.name() + ": root " +
-                                        std::to_string(root) + " sent " +
-                                        std::to_string(slot.bytes) + " bytes where " +
-                                        std::to_string(bytes) +
-                                        " were expected: the members' counts or types differ");
-  }
+  if (slot.bytes != bytes) [[unlikely]]
+    return Mismatch(what, "root " + std::to_string(root) + " sent ", slot.bytes, bytes);
   std::memcpy(buffer, slot.data, bytes);
   return Status::Ok();
 }
@@ -234,11 +238,8 @@ Status NodeCollectives::Reduce(Session& session, const char* what, const void* s
   RFT_RETURN_IF_ERROR(AwaitAll(session, what, call));
   for (Rank member = 0; member < size_; ++member) {
     if (SlotOf(member, call).bytes != bytes) [[unlikely]] {
-      return Status(RFT_ERR_TRUNCATE, std::string(what) + " on " + comm_.name() + ": member " +
-                                          std::to_string(member) + " gave " +
-                                          std::to_string(SlotOf(member, call).bytes) +
-                                          " bytes where " + std::to_string(bytes) +
-                                          " were expected: the members' counts or types differ");
+      return Mismatch(what, "member " + std::to_string(member) + " gave ",
+                      SlotOf(member, call).bytes, bytes);
     }
   }
   // In member order, from the highest down: inout = in (op) inout with `in` the lower member's.

@@ -37,6 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "base/status.h"
@@ -97,6 +98,9 @@ class NodeCollectives {
   // Publishes `call` in this member's slot, with `bytes` of `data` in the second form.
   void Publish(uint64_t call);
   void Publish(uint64_t call, const void* data, size_t bytes);
+  // RFT_ERR_TRUNCATE: `who` ("root 1 sent ", "member 2 gave ") published `given` bytes where this
+  // member expected `expected`.
+  Status Mismatch(const char* what, const std::string& who, uint64_t given, size_t expected) const;
 
   Communicator& comm_;
   Slot* slots_;

@@ -95,7 +95,7 @@ bool DataPlane::AttachRingTo(Rank peer, int fd, uint32_t capacity, int wake_fd, 
   // and its parents take the rendezvous, not the rings).
   const std::optional<size_t> index = job_->local_peers().IndexOf(rank_);
   if (!index.has_value() || !job_->local_peers().Contains(peer)) return false;
-  const int mine = static_cast<int>(syscall(SYS_pidfd_getfd, pidfds_[peer], fd, 0));
+  const int mine = CopyPeerDescriptor(peer, fd);
   if (mine < 0) {
     RFT_LOG_INFO("no same-node ring to rank %u: pidfd_getfd: %s", peer, std::strerror(errno));
     return false;
@@ -117,7 +117,7 @@ bool DataPlane::AttachRingTo(Rank peer, int fd, uint32_t capacity, int wake_fd, 
   out->mapping_bytes = stride;
   out->control_mapping = control;
   if (blocks) {
-    out->wake_fd = static_cast<int>(syscall(SYS_pidfd_getfd, pidfds_[peer], wake_fd, 0));
+    out->wake_fd = CopyPeerDescriptor(peer, wake_fd);
     if (out->wake_fd < 0) {
       RFT_LOG_INFO("no same-node ring to rank %u: its wake-up fd: %s", peer, std::strerror(errno));
       munmap(ring, stride);
