@@ -13,6 +13,7 @@ PACKAGES=(
   libmpich-dev mpich cmake  # the MPI layer's binary-interface test: MPICH's header, mpicc.mpich
   gdb                    # rftrun --get-stack-traces (the multi-process tests pass it)
   debootstrap            # the compatibility stage's Debian trixie root (tools/compat)
+  slurmctld slurmd slurm-client munge  # the Slurm stage's single-node cluster (tools/slurm)
   clang-14 libclang-rt-14-dev  # libFuzzer (tools/fuzz.sh)
   qemu-system-x86 busybox-static perftest  # soft-RoCE guests (tools/softroce)
 )

@@ -2,11 +2,13 @@
 # Builds rft and runs every test: the default build, then the sanitizer builds (asan, which is
 # ASan and UBSan in one build, and tsan, unless RFT_TEST_CONFIGS says otherwise; ubsan alone is
 # for developers and checks nothing asan does not), the compatibility stage (the default build's
-# binaries in a Debian trixie root: UCX 1.18, PMIx 5, PRRTE/Open MPI 5; tools/compat/), the
+# binaries in a Debian trixie root: UCX 1.18, PMIx 5, PRRTE/Open MPI 5; tools/compat/), Slurm
+# (a single-node cluster of this machine running the default build's programs; tools/slurm/), the
 # fuzz targets (tools/fuzz.sh) and the soft-RoCE guests' self-test (tools/softroce). Prints one
 # line per configuration or stage with its wall time, then the times again, one line each, and,
 # last, "N passed, N failed" counting the format and layering checks, GoogleTest cases (one per
-# test case, not per Bazel target), compatibility scenarios, fuzz targets and soft-RoCE checks.
+# test case, not per Bazel target), compatibility and Slurm scenarios, fuzz targets and soft-RoCE
+# checks.
 #
 # tsan runs the tests that can race, not every test a second time: the tests whose own sources
 # start a thread (std::thread, std::jthread, pthread_create, std::async), the tests that depend
@@ -33,7 +35,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
 CONFIGS=${RFT_TEST_CONFIGS:-"default asan tsan"}
-STAGES=${RFT_TEST_STAGES:-"compat fuzz softroce"}
+STAGES=${RFT_TEST_STAGES:-"slurm compat fuzz softroce"}
 BAZEL_FLAGS=(--color=no --curses=no --show_progress_rate_limit=30)
 [[ "${CI:-}" == "true" ]] && BAZEL_FLAGS+=(--noshow_progress)
 # Unset: the default; set but empty: no disk cache. Without a HOME there is no default either.
@@ -139,6 +141,33 @@ tsan_threaded_tests() {
   echo "${#run_tests[@]} ${#all_tests[@]}"
 }
 
+# A stage's own last line "<name>: N passed, N failed" is added to the totals; a stage that
+# ends without one counts as one failure.
+add_stage() {  # NAME LOG SECONDS
+  local line
+  record_time "$1" "$3"
+  line=$(grep -E "^$1: [0-9]+ passed, [0-9]+ failed" "$2" | tail -n 1)
+  if [[ -z "$line" ]]; then
+    echo "=== $1: 0 passed, 1 failed (the stage printed no summary; $3 s)"
+    total_failed=$((total_failed + 1))
+    return
+  fi
+  read -r p f < <(sed -E 's/^[^:]+: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/' <<<"$line")
+  echo "=== $1: $p passed, $f failed ($3 s)"
+  total_passed=$((total_passed + p))
+  total_failed=$((total_failed + f))
+}
+
+run_stage() {  # NAME TITLE SCRIPT: runs SCRIPT when NAME is among the stages
+  [[ " $STAGES " == *" $1 "* ]] || return 0
+  echo "=== $2"
+  local log start=$SECONDS
+  log=$(mktemp)
+  bash "$3" 2>&1 | tee "$log"
+  add_stage "$1" "$log" $((SECONDS - start))
+  rm -f "$log"
+}
+
 for config in $CONFIGS; do
   start=$SECONDS
   config_flag=()
@@ -181,24 +210,17 @@ for config in $CONFIGS; do
     fi
     compat_staging_seconds=$((SECONDS - start))
   fi
-done
-
-# A stage's own last line "<name>: N passed, N failed" is added to the totals; a stage that
-# ends without one counts as one failure.
-add_stage() {  # NAME LOG SECONDS
-  local line
-  record_time "$1" "$3"
-  line=$(grep -E "^$1: [0-9]+ passed, [0-9]+ failed" "$2" | tail -n 1)
-  if [[ -z "$line" ]]; then
-    echo "=== $1: 0 passed, 1 failed (the stage printed no summary; $3 s)"
-    total_failed=$((total_failed + 1))
-    return
+  if [[ "$config" == "default" ]]; then
+    # Now too, while bazel-bin is the default build's.
+    run_stage slurm "Slurm: a single-node cluster of this machine (tools/slurm)" tools/slurm/run.sh
+    slurm_ran=1
   fi
-  read -r p f < <(sed -E 's/^[^:]+: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/' <<<"$line")
-  echo "=== $1: $p passed, $f failed ($3 s)"
-  total_passed=$((total_passed + p))
-  total_failed=$((total_failed + f))
-}
+done
+if [[ " $STAGES " == *" slurm "* && -z "${slurm_ran:-}" ]]; then
+  echo "=== slurm: 0 passed, 1 failed (it runs the default build's programs: add default to" \
+    "RFT_TEST_CONFIGS or leave slurm out of RFT_TEST_STAGES)"
+  total_failed=$((total_failed + 1))
+fi
 
 if [[ " $STAGES " == *" compat "* ]]; then
   echo "=== compatibility: Debian trixie root (tools/compat)"
@@ -211,15 +233,6 @@ if [[ " $STAGES " == *" compat "* ]]; then
   rm -rf "$log" "${stage_dir:-/nonexistent}"
 fi
 
-run_stage() {  # NAME TITLE SCRIPT: runs SCRIPT when NAME is among the stages
-  [[ " $STAGES " == *" $1 "* ]] || return 0
-  echo "=== $2"
-  local log start=$SECONDS
-  log=$(mktemp)
-  bash "$3" 2>&1 | tee "$log"
-  add_stage "$1" "$log" $((SECONDS - start))
-  rm -f "$log"
-}
 run_stage fuzz "fuzzing: libFuzzer targets (tools/fuzz.sh)" tools/fuzz.sh
 run_stage softroce "soft-RoCE: qemu guests with rdma_rxe (tools/softroce)" tools/softroce/selftest.sh
 

@@ -15,29 +15,9 @@ set -euo pipefail
 root=${RFT_COMPAT_ROOT:-/var/tmp/rft-trixie}
 logs=${RFT_COMPAT_LOGS:-$(mktemp -d /tmp/rft-compat.XXXXXX)}
 mkdir -p "$logs"
-passed=0
-failed=0
-started=$(date +%s)
-
-finish() {
-  echo "compat: logs in $logs; $(($(date +%s) - started)) s"
-  echo "compat: $passed passed, $failed failed"
-  [[ $failed -eq 0 ]]
-}
-
-verdict() {  # NAME REASON... : passed when no reason is given
-  local name=$1
-  shift
-  if [[ $# -eq 0 ]]; then
-    passed=$((passed + 1))
-    echo "compat $name: passed"
-  else
-    failed=$((failed + 1))
-    local reasons
-    reasons=$(printf '%s; ' "$@")
-    echo "compat $name: failed (${reasons%; })"
-  fi
-}
+scenario_stage=compat
+# shellcheck source=tools/scenarios.sh
+source "$(dirname "$0")/../scenarios.sh"
 
 # --- Preconditions: each missing one fails the stage loudly. ---
 stage=${1:-}
@@ -125,11 +105,7 @@ in_root() {  # SECONDS [VAR=VALUE...] COMMAND ARGS... ; bounded by timeout, then
   nice -n 10 timeout -k 5 "$seconds" chroot "$root" /usr/bin/env -i "${root_env[@]}" "$@"
 }
 
-# --- Scenario helpers: run once, then check; reasons accumulate in $why. ---
-out=""
-status=0
-limit=0
-why=()
+# --- Scenario runner: run once, then check (tools/scenarios.sh); reasons accumulate in $why.
 run() {  # NAME SECONDS [VAR=VALUE...] COMMAND ARGS...
   out="$logs/$1.log"
   limit=$2
@@ -138,45 +114,6 @@ run() {  # NAME SECONDS [VAR=VALUE...] COMMAND ARGS...
   status=0
   in_root "$@" >"$out" 2>&1 || status=$?
   reap_root  # a stopped or orphaned rank must not outlive its scenario
-}
-expect_status() {  # N
-  # timeout(1) exits 124 when it had to stop the command (137 is a launcher's verdict on a
-  # rank killed by SIGKILL, e.g. rftrun after a crash it did not cause).
-  if [[ $status -eq 124 ]]; then
-    why+=("hung: killed by timeout after ${limit} s (status $status)")
-  elif [[ $status -ne $1 ]]; then
-    why+=("exit status $status, expected $1")
-  fi
-}
-expect_lines() {  # FIXED_TEXT N : exactly N lines contain the text
-  local n
-  n=$(grep -cF -- "$1" "$out" || true)
-  [[ $n -eq $2 ]] || why+=("$n line(s) with '$1', expected $2")
-}
-expect_at_least() {  # FIXED_TEXT N
-  local n
-  n=$(grep -cF -- "$1" "$out" || true)
-  [[ $n -ge $2 ]] || why+=("$n line(s) with '$1', expected >= $2")
-}
-expect_none() {  # FIXED_TEXT
-  local n
-  n=$(grep -cF -- "$1" "$out" || true)
-  [[ $n -eq 0 ]] || why+=("$n line(s) with '$1'")
-}
-decide() {  # NAME : prints the verdict and, on failure, the decisive lines of the output
-  local name=$1
-  verdict "$name" "${why[@]}"
-  if [[ ${#why[@]} -gt 0 ]]; then
-    # Assertions, aborts and checks first (deduplicated: every rank prints the same), then the end.
-    # Rank tags, [host:pid:tid:thread] prefixes and addresses are dropped so that identical
-    # messages of different ranks count as one; backtrace frames are left out.
-    grep -E 'Assertion|FAILED|abort|Abort|signal|error|Error|not found|timed out' "$out" |
-      grep -vE '^(\[[0-9]+\] )?[[:space:]]*[0-9]+ +/' |
-      sed -E 's/^\[[0-9]+\] //; s/^\[[^]]*:[0-9]+:[0-9]+(:[0-9]+)?\] +//; s/0x[0-9a-f]+/0x_/g' |
-      sort | uniq -c | sort -rn | head -8 | sed 's/^/    | /' || true
-    echo "    | ... last lines of $out:"
-    tail -n 6 "$out" | sed 's/^/    | /'
-  fi
 }
 
 # --- 0. Libraries: everything the binaries load resolves inside the root. ---

@@ -154,6 +154,8 @@ const std::vector<int>& TerminationEventCodes() {
   return codes;
 }
 
+bool IsSystemEventCode(int code) { return PMIX_SYSTEM_EVENT(code); }
+
 StatusOr<std::unique_ptr<Bootstrap>> Bootstrap::Init() {
   auto timeout = config::GetDuration("RFT_PMIX_TIMEOUT");
   if (!timeout.ok()) return timeout.status();
@@ -194,7 +196,7 @@ StatusOr<std::unique_ptr<Bootstrap>> Bootstrap::Init() {
 }
 
 Bootstrap::~Bootstrap() {
-  if (handler_registered_) PMIx_Deregister_event_handler(handler_id_, nullptr, nullptr);
+  for (size_t id : handler_ids_) PMIx_Deregister_event_handler(id, nullptr, nullptr);
   {
     std::lock_guard<std::mutex> lock(g_callback_mutex);
     g_callback = nullptr;
@@ -603,16 +605,34 @@ Status Bootstrap::RegisterEventHandler() {
   // Every block so far: a replacement's parents are of the job too.
   const RankSpace space = ranks();  // kept: a range-for over a temporary's member dangles
   for (const RankBlock& block : space.blocks()) ReadNodeMap(block);
-  std::vector<pmix_status_t> codes(TerminationEventCodes().begin(), TerminationEventCodes().end());
-  pmix_info_t info;
-  PMIX_INFO_LOAD(&info, PMIX_EVENT_HDLR_NAME, "rft.termination", PMIX_STRING);
-  // Without a registration callback the call blocks and returns the handler's id.
-  const pmix_status_t rc =
-      PMIx_Register_event_handler(codes.data(), codes.size(), &info, 1, OnEvent, nullptr, nullptr);
-  PMIX_INFO_DESTRUCT(&info);
+  // Two registrations: a PMIx server passes "system" events (node down) only when its host
+  // implements register_events, and refuses the whole registration otherwise (Slurm 22.05's
+  // PMIx plugin does: PMIX_ERR_SERVER_FAILED_REQUEST). The process codes are what every
+  // launcher gives; the node codes are a best-effort extra.
+  std::vector<pmix_status_t> process_codes;
+  std::vector<pmix_status_t> system_codes;
+  for (int code : TerminationEventCodes()) {
+    (IsSystemEventCode(code) ? system_codes : process_codes).push_back(code);
+  }
+  const auto register_codes = [this](std::vector<pmix_status_t>& codes, const char* name) {
+    pmix_info_t info;
+    PMIX_INFO_LOAD(&info, PMIX_EVENT_HDLR_NAME, name, PMIX_STRING);
+    // Without a registration callback the call blocks and returns the handler's id.
+    const pmix_status_t rc = PMIx_Register_event_handler(codes.data(), codes.size(), &info, 1,
+                                                         OnEvent, nullptr, nullptr);
+    PMIX_INFO_DESTRUCT(&info);
+    if (rc >= 0) handler_ids_.push_back(static_cast<size_t>(rc));
+    return rc;
+  };
+  const pmix_status_t rc = register_codes(process_codes, "rft.termination");
   if (rc < 0) return PmixError("PMIx_Register_event_handler", rc);
-  handler_id_ = static_cast<size_t>(rc);
-  handler_registered_ = true;
+  const pmix_status_t system_rc = register_codes(system_codes, "rft.node-termination");
+  if (system_rc < 0) {
+    RFT_LOG_INFO(
+        "the launcher's PMIx server refuses node events (%s): a lost node is found by rft's "
+        "failure detector alone",
+        PMIx_Error_string(system_rc));
+  }
   return Status::Ok();
 }
 

@@ -45,9 +45,11 @@ struct TerminationEvent {
 // messages.
 std::string DescribeTermination(const TerminationEvent& event);
 
-// PMIx codes that mean "a process terminated abnormally or is unreachable". The handler is
-// registered for exactly these.
+// PMIx codes that mean "a process terminated abnormally or is unreachable". The handlers are
+// registered for exactly these: the system codes among them (PMIx's "system" range: a node
+// down) apart, as a launcher may refuse those.
 const std::vector<int>& TerminationEventCodes();
+bool IsSystemEventCode(int code);
 
 // The ranks a node-down event that names no process is about: every rank of the job on `host`
 // (from the launcher's node map) except `self`.
@@ -217,8 +219,7 @@ class Bootstrap {
   bool oversubscribed_known_ = false;
   bool spawned_ = false;
   std::chrono::nanoseconds timeout_{};
-  size_t handler_id_ = 0;
-  bool handler_registered_ = false;
+  std::vector<size_t> handler_ids_;  // the termination handlers registered with PMIx
 };
 
 }  // namespace rft::transport
