@@ -156,7 +156,9 @@ int rft_comm_size(rft_comm_t comm, int* size);
 int rft_comm_dup(rft_comm_t comm, rft_comm_t* newcomm);
 /* `color` >= 0 or RFT_UNDEFINED (then *newcomm = RFT_COMM_NULL). */
 int rft_comm_split(rft_comm_t comm, int color, int key, rft_comm_t* newcomm);
-/* Collective over `comm`; RFT_COMM_NULL at the processes outside `group`. */
+/* Collective over `comm`; RFT_COMM_NULL at the processes outside `group`. Of an
+ * intercommunicator, each group passes a subgroup of its own group: an intercommunicator between
+ * the two (RFT_COMM_NULL everywhere when either is empty). */
 int rft_comm_create(rft_comm_t comm, rft_group_t group, rft_comm_t* newcomm);
 /* MPI's Comm_create_group: collective over the members of `group` only (a subset of `comm`'s
  * group that contains the caller; the other members of `comm` need not call), which form the new

@@ -200,13 +200,20 @@ StatusOr<std::unique_ptr<Communicator>> Session::Dup(Communicator& parent) {
 }
 
 StatusOr<std::unique_ptr<Communicator>> Session::Split(Communicator& parent, int color, int key) {
-  const bool bad_color = color < 0 && color != kUndefinedColor;
-  ContextIds::Allocation contexts;
-  auto allocated = AllocateContexts(parent, bad_color, "split");
-  if (bad_color) {
-    return ArgError("split of " + parent.name() + ": color " + std::to_string(color) +
-                    ": expected a color >= 0 or UNDEFINED");
+  Status check = Status::Ok();
+  if (color < 0 && color != kUndefinedColor) {
+    check = ArgError("split of " + parent.name() + ": color " + std::to_string(color) +
+                     ": expected a color >= 0 or UNDEFINED");
   }
+  return SplitChecked(parent, color, key, std::move(check), "split");
+}
+
+StatusOr<std::unique_ptr<Communicator>> Session::SplitChecked(Communicator& parent, int color,
+                                                              int key, Status check,
+                                                              const char* kind) {
+  ContextIds::Allocation contexts;
+  auto allocated = AllocateContexts(parent, !check.ok(), kind);
+  if (!check.ok()) return check;
   RFT_ASSIGN_OR_RETURN(contexts, std::move(allocated));
   // Every member learns every (color, key); the pair is the same for every new communicator
   // (they are disjoint).
@@ -216,7 +223,7 @@ StatusOr<std::unique_ptr<Communicator>> Session::Split(Communicator& parent, int
   };
   const Entry mine{.color = color, .key = key};
   std::vector<Entry> entries(parent.size());
-  Status gathered = RunCollective(parent, "split", [&](Schedule& schedule) {
+  Status gathered = RunCollective(parent, kind, [&](Schedule& schedule) {
     return BuildAllgather(schedule, &mine, sizeof(Entry), entries.data());
   });
   if (!gathered.ok() || color == kUndefinedColor) {
@@ -238,7 +245,7 @@ StatusOr<std::unique_ptr<Communicator>> Session::Split(Communicator& parent, int
     for (Rank r : members) job_ranks.push_back(parent.JobRank(r));
     return job_ranks;
   };
-  const std::string name = Describe("split", parent) + " (color " + std::to_string(color) + ")";
+  const std::string name = Describe(kind, parent) + " (color " + std::to_string(color) + ")";
   if (!parent.is_inter()) {
     Group group;
     RFT_ASSIGN_OR_RETURN(group, Group::FromJobRanks(pick(0, parent.size())));
@@ -267,7 +274,7 @@ StatusOr<std::unique_ptr<Communicator>> Session::Split(Communicator& parent, int
 
 StatusOr<std::unique_ptr<Communicator>> Session::Create(Communicator& parent, const Group& group,
                                                         Status refused) {
-  RFT_RETURN_IF_ERROR(RefuseInter("create", parent));
+  if (parent.is_inter()) return CreateInter(parent, group, std::move(refused));
   // A member of `group` outside the parent is a bad argument; refused by all together.
   Status check = std::move(refused);
   for (Rank job_rank : check.ok() ? group.job_ranks() : std::vector<Rank>()) {
@@ -286,6 +293,30 @@ StatusOr<std::unique_ptr<Communicator>> Session::Create(Communicator& parent, co
     return std::unique_ptr<Communicator>();
   }
   return Build(group, contexts, Describe("create", parent));
+}
+
+// MPI-4.1 §7.4.2 (MPI_COMM_CREATE of an intercommunicator): each group passes a subgroup of its
+// own group, and the members of the two subgroups form an intercommunicator, each side in its
+// subgroup's order; RFT_COMM_NULL outside them, and everywhere when either subgroup is empty.
+// That is a split with one color for the subgroups' members, keyed by their subgroup rank.
+StatusOr<std::unique_ptr<Communicator>> Session::CreateInter(Communicator& parent,
+                                                             const Group& group, Status refused) {
+  Status check = std::move(refused);
+  const Rank local_begin = parent.local_first() ? 0 : parent.size() - parent.local_size();
+  for (Rank job_rank : check.ok() ? group.job_ranks() : std::vector<Rank>()) {
+    const Rank member = parent.MemberRank(job_rank);
+    if (member == Group::kUndefined || member < local_begin ||
+        member >= local_begin + parent.local_size()) {
+      check = ArgError("create from " + parent.name() + ": job rank " + std::to_string(job_rank) +
+                       " is in the group but not in this process's group of the "
+                       "intercommunicator");
+      break;
+    }
+  }
+  const Rank mine = group.RankOf(plane().rank());
+  const int color = mine == Group::kUndefined ? kUndefinedColor : 0;
+  const int key = mine == Group::kUndefined ? 0 : static_cast<int>(mine);
+  return SplitChecked(parent, color, key, std::move(check), "create");
 }
 
 StatusOr<std::unique_ptr<Communicator>> Session::CreateGroup(Communicator& parent,

@@ -91,7 +91,9 @@ class Session {
   // The members of `group` (a subset of the parent's, in its order) form a communicator;
   // nullptr at the other members. Collective over `parent`. A caller that found its own argument
   // bad passes the error as `refused`: it still takes part, so that every member fails with
-  // RFT_ERR_ARG instead of waiting for it.
+  // RFT_ERR_ARG instead of waiting for it. Of an intercommunicator, each group passes a subgroup
+  // of its own group: an intercommunicator between the two subgroups (nullptr when either is
+  // empty).
   StatusOr<std::unique_ptr<Communicator>> Create(Communicator& parent, const Group& group,
                                                  Status refused = Status::Ok());
   // MPI's Comm_create_group: the members of `group` (a subset of the parent's containing this
@@ -315,6 +317,11 @@ class Session {
   // member found its arguments bad; every member then fails with RFT_ERR_ARG (none hangs).
   StatusOr<ContextIds::Allocation> AllocateContexts(Communicator& parent, bool refuse,
                                                     const char* kind);
+  // Split's work after its argument check: `check` not ok refuses it at every member together.
+  StatusOr<std::unique_ptr<Communicator>> SplitChecked(Communicator& parent, int color, int key,
+                                                       Status check, const char* kind);
+  StatusOr<std::unique_ptr<Communicator>> CreateInter(Communicator& parent, const Group& group,
+                                                      Status refused);
   // With `local`: an intercommunicator whose local group it is (communicator.h).
   StatusOr<std::unique_ptr<Communicator>> Build(Group group, ContextIds::Allocation contexts,
                                                 std::string name,

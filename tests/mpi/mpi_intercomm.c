@@ -1,11 +1,12 @@
 /* Intercommunicators as MPI programs use them: the world split in two groups (A: the lower half,
  * B: the rest, so the sizes differ at odd sizes), joined by MPI_Intercomm_create; the shape
  * calls, point-to-point naming the remote group, the blocking collectives with MPI's
- * intercommunicator meanings (MPI_ROOT / MPI_PROC_NULL roots, a derived type in a bcast), dup,
- * merge with `high`; then ULFM across the groups: a revoke by A's rank 0 ends B's barriers, an
- * agreement spans both, a shrink gives an intercommunicator again. Plain C over <mpi.h> (and
- * <mpi-ext.h> where it exists), so the same source builds with rft's mpicc and the MPICH
- * family's; run with 2..8 processes. Prints "mpi_intercomm: rank R: N checks, N failed". */
+ * intercommunicator meanings (MPI_ROOT / MPI_PROC_NULL roots, a derived type in a bcast), the
+ * "v" and "w" forms, blocks of another size in each group, user operators, the reduce_scatters,
+ * Comm_create, dup, merge with `high`; then ULFM across the groups: a revoke by A's rank 0 ends B's
+ * barriers, an agreement spans both, a shrink gives an intercommunicator again. Plain C over
+ * <mpi.h> (and <mpi-ext.h> where it exists), so the same source builds with rft's mpicc and the
+ * MPICH family's; run with 2..8 processes. Prints "mpi_intercomm: rank R: N checks, N failed". */
 #include <mpi.h>
 #if defined(OPEN_MPI) || defined(RFT_MPI)
 #include <mpi-ext.h>
@@ -134,6 +135,179 @@ static void check_collectives(MPI_Comm inter, int local_rank, int remote) {
   CHECK(iblock == (a ? -1 : 100 + local_rank));
 }
 
+/* A user operator: commutative and associative, distinct from MPI_SUM (n values give their sum
+ * plus n - 1). */
+static void plus_one(void* in, void* inout, int* len, MPI_Datatype* type) {
+  (void)type;
+  for (int i = 0; i < *len; ++i) ((int*)inout)[i] += ((int*)in)[i] + 1;
+}
+
+/* Pieces of different sizes: the "v" and "w" forms, blocks of another size in each group,
+ * reductions with a user operator and MINLOC, the reduce_scatters, and a truncation. */
+static void check_uneven_collectives(MPI_Comm inter, int local_rank, int remote) {
+  const int a = in_a(rank);
+  const int local_n = a ? a_size() : b_size();
+  const int a_root = a ? (local_rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+  int counts[8], displs[8], buffer[128], mine[16];
+  /* gatherv to A's rank 0: B's member j sends j + 1 values, placed 10 * j apart. */
+  for (int i = 0; i < local_rank + 1; ++i) mine[i] = 1000 * rank + i;
+  for (int j = 0; j < remote; ++j) counts[j] = j + 1, displs[j] = 10 * j;
+  for (int i = 0; i < 128; ++i) buffer[i] = -1;
+  CHECK_OK(
+      MPI_Gatherv(mine, local_rank + 1, MPI_INT, buffer, counts, displs, MPI_INT, a_root, inter));
+  for (int j = 0; a && local_rank == 0 && j < remote; ++j) {
+    for (int i = 0; i < j + 1; ++i) CHECK(buffer[10 * j + i] == 1000 * remote_world(j) + i);
+    CHECK(buffer[10 * j + j + 1] == -1);
+  }
+  /* allgatherv: every member sends local_rank + 1 values; the groups' blocks differ. */
+  for (int i = 0; i < 128; ++i) buffer[i] = -1;
+  for (int j = 0; j < remote; ++j) counts[j] = j + 1, displs[j] = 9 * j + 1;
+  CHECK_OK(MPI_Allgatherv(mine, local_rank + 1, MPI_INT, buffer, counts, displs, MPI_INT, inter));
+  for (int j = 0; j < remote; ++j) {
+    for (int i = 0; i < j + 1; ++i) CHECK(buffer[9 * j + 1 + i] == 1000 * remote_world(j) + i);
+  }
+  /* scatterv from B's rank 0 to A: A's member j gets j + 2 values. */
+  const int b_root = a ? 0 : (local_rank == 0 ? MPI_ROOT : MPI_PROC_NULL);
+  for (int i = 0; i < 128; ++i) buffer[i] = 5000 + i;
+  for (int j = 0; j < remote; ++j) counts[j] = j + 2, displs[j] = 10 * j;
+  for (int i = 0; i < 16; ++i) mine[i] = -1;
+  CHECK_OK(MPI_Scatterv(buffer, counts, displs, MPI_INT, mine, a ? local_rank + 2 : 0, MPI_INT,
+                        b_root, inter));
+  for (int i = 0; a && i < local_rank + 2; ++i) CHECK(mine[i] == 5000 + 10 * local_rank + i);
+  CHECK(mine[a ? local_rank + 2 : 0] == -1);
+  /* alltoallv (and alltoallw, in bytes): (local_rank + j) % 3 values to remote member j. */
+  int sdispls[8], rcounts[8], rdispls[8], out[64], in[64];
+  for (int j = 0, at = 0; j < remote; ++j) {
+    counts[j] = (local_rank + j) % 3, sdispls[j] = at;
+    for (int i = 0; i < counts[j]; ++i) out[at + i] = 100 * rank + 10 * j + i;
+    at += counts[j];
+    rcounts[j] = (j + local_rank) % 3, rdispls[j] = 4 * j;
+  }
+  for (int i = 0; i < 64; ++i) in[i] = -1;
+  CHECK_OK(MPI_Alltoallv(out, counts, sdispls, MPI_INT, in, rcounts, rdispls, MPI_INT, inter));
+  for (int j = 0; j < remote; ++j) {
+    for (int i = 0; i < rcounts[j]; ++i) {
+      CHECK(in[4 * j + i] == 100 * remote_world(j) + 10 * local_rank + i);
+    }
+  }
+  MPI_Datatype types[8];
+  int sbytes[8], rbytes[8];
+  for (int j = 0; j < remote; ++j) {
+    types[j] = MPI_INT, sbytes[j] = 4 * sdispls[j], rbytes[j] = 4 * (rdispls[j] + 32);
+  }
+  for (int i = 0; i < 64; ++i) in[i] = -1;
+  CHECK_OK(MPI_Alltoallw(out, counts, sbytes, types, in, rcounts, rbytes, types, inter));
+  for (int j = 0; j < remote; ++j) {
+    for (int i = 0; i < rcounts[j]; ++i) {
+      CHECK(in[32 + 4 * j + i] == 100 * remote_world(j) + 10 * local_rank + i);
+    }
+  }
+  /* allgather and alltoall whose groups send blocks of different sizes: A 2 values, B 3. */
+  const int send_n = a ? 2 : 3, recv_n = a ? 3 : 2;
+  for (int i = 0; i < send_n; ++i) mine[i] = 10 * rank + i;
+  CHECK_OK(MPI_Allgather(mine, send_n, MPI_INT, buffer, recv_n, MPI_INT, inter));
+  for (int j = 0; j < remote; ++j) {
+    for (int i = 0; i < recv_n; ++i) CHECK(buffer[recv_n * j + i] == 10 * remote_world(j) + i);
+  }
+  for (int j = 0; j < remote * send_n; ++j) out[j] = 1000 * rank + j;
+  CHECK_OK(MPI_Alltoall(out, send_n, MPI_INT, in, recv_n, MPI_INT, inter));
+  for (int j = 0; j < remote; ++j) {
+    for (int i = 0; i < recv_n; ++i) {
+      CHECK(in[recv_n * j + i] == 1000 * remote_world(j) + recv_n * local_rank + i);
+    }
+  }
+  /* A user operator and MINLOC: the other group's values. */
+  MPI_Op op;
+  CHECK_OK(MPI_Op_create(plus_one, 1, &op));
+  int value = rank, result = -1, expected = remote - 1;
+  for (int j = 0; j < remote; ++j) expected += remote_world(j);
+  CHECK_OK(MPI_Allreduce(&value, &result, 1, MPI_INT, op, inter));
+  CHECK(result == expected);
+  result = -1;
+  CHECK_OK(MPI_Reduce(&value, &result, 1, MPI_INT, op, a_root, inter));
+  CHECK(result == (a && local_rank == 0 ? expected : -1));
+  CHECK_OK(MPI_Op_free(&op));
+  struct {
+    int value, index;
+  } pair = {(rank * 7) % 5, rank}, least = {-1, -1};
+  int least_value = 99, least_index = -1;
+  for (int j = 0; j < remote; ++j) {
+    const int w = remote_world(j);
+    if ((w * 7) % 5 < least_value) least_value = (w * 7) % 5, least_index = w;
+  }
+  CHECK_OK(MPI_Allreduce(&pair, &least, 1, MPI_2INT, MPI_MINLOC, inter));
+  CHECK(least.value == least_value && least.index == least_index);
+  /* reduce_scatter_block: each group gets the other's sum, a_size() * b_size() values in all. */
+  const int total = a_size() * b_size(), block = total / local_n;
+  for (int i = 0; i < total; ++i) out[i] = 100 * rank + i;
+  int remote_sum = 0;
+  for (int j = 0; j < remote; ++j) remote_sum += remote_world(j);
+  CHECK_OK(MPI_Reduce_scatter_block(out, in, block, MPI_INT, MPI_SUM, inter));
+  for (int i = 0; i < block; ++i) {
+    CHECK(in[i] == 100 * remote_sum + remote * (block * local_rank + i));
+  }
+  /* reduce_scatter: A's member 0 takes the rest of the total, the others one value each. */
+  int before = 0;
+  for (int r = 0; r < local_n; ++r) {
+    counts[r] = a ? (r == 0 ? total - (local_n - 1) : 1) : block;
+    if (r < local_rank) before += counts[r];
+  }
+  for (int i = 0; i < 64; ++i) in[i] = -1;
+  CHECK_OK(MPI_Reduce_scatter(out, in, counts, MPI_INT, MPI_SUM, inter));
+  for (int i = 0; i < counts[local_rank]; ++i) {
+    CHECK(in[i] == 100 * remote_sum + remote * (before + i));
+  }
+  CHECK(in[counts[local_rank]] == -1);
+  /* A root that expects fewer values than were sent: MPI_ERR_TRUNCATE there only. */
+  for (int j = 0; j < remote; ++j) counts[j] = 1, displs[j] = j;
+  mine[0] = mine[1] = 1;
+  const int rc = MPI_Gatherv(mine, 2, MPI_INT, buffer, counts, displs, MPI_INT, a_root, inter);
+  if (a && local_rank == 0) {
+    CHECK(error_class_of(rc) == MPI_ERR_TRUNCATE);
+  } else {
+    CHECK_OK(rc);
+  }
+}
+
+/* MPI_Comm_create of an intercommunicator: each group passes a subgroup of its own group. */
+static void check_create(MPI_Comm inter, int local_rank) {
+  const int local_n = in_a(rank) ? a_size() : b_size();
+  const int remote_n = in_a(rank) ? b_size() : a_size();
+  MPI_Group local, without_first;
+  CHECK_OK(MPI_Comm_group(inter, &local));
+  /* Every member but the group's rank 0 (all of a group of one). */
+  const int first = 0;
+  if (local_n > 1) {
+    CHECK_OK(MPI_Group_excl(local, 1, &first, &without_first));
+  } else {
+    CHECK_OK(MPI_Group_excl(local, 0, &first, &without_first));
+  }
+  MPI_Comm made;
+  CHECK_OK(MPI_Comm_create(inter, without_first, &made));
+  const int left_out = local_n > 1 && local_rank == 0;
+  CHECK((made == MPI_COMM_NULL) == left_out);
+  if (made != MPI_COMM_NULL) {
+    int flag = 0, n = 0, remote = 0, made_rank = -1, sum = -1;
+    CHECK_OK(MPI_Comm_test_inter(made, &flag));
+    CHECK_OK(MPI_Comm_size(made, &n));
+    CHECK_OK(MPI_Comm_remote_size(made, &remote));
+    CHECK_OK(MPI_Comm_rank(made, &made_rank));
+    CHECK(flag && n == (local_n > 1 ? local_n - 1 : 1));
+    CHECK(remote == (remote_n > 1 ? remote_n - 1 : 1));
+    CHECK(made_rank == (local_n > 1 ? local_rank - 1 : 0));
+    int expected = 0;
+    for (int j = remote_n > 1 ? 1 : 0; j < remote_n; ++j) expected += remote_world(j);
+    CHECK_OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, made));
+    CHECK(sum == expected);
+    CHECK_OK(MPI_Comm_free(&made));
+  }
+  /* An empty subgroup on one side: no communicator anywhere. */
+  CHECK_OK(MPI_Comm_create(inter, in_a(rank) ? MPI_GROUP_EMPTY : local, &made));
+  CHECK(made == MPI_COMM_NULL);
+  CHECK_OK(MPI_Group_free(&without_first));
+  CHECK_OK(MPI_Group_free(&local));
+}
+
 static void check_dup_and_merge(MPI_Comm inter) {
   MPI_Comm dup, merged;
   int flag = 0, merged_rank = -1, merged_size = 0;
@@ -209,6 +383,8 @@ int main(int argc, char** argv) {
   check_shape(inter, &local_rank, &remote);
   check_point_to_point(inter, local_rank, remote);
   check_collectives(inter, local_rank, remote);
+  check_uneven_collectives(inter, local_rank, remote);
+  check_create(inter, local_rank);
   check_dup_and_merge(inter);
   check_ulfm(inter);
   CHECK_OK(MPI_Comm_free(&inter));

@@ -149,7 +149,19 @@ static void DupAndMerge(rft_comm_t inter) {
   rft_comm_t none = RFT_COMM_NULL;
   rft_group_t local = RFT_GROUP_NULL;
   CHECK_OK(rft_comm_group(dup, &local));
-  CHECK_CODE(rft_comm_create(dup, local, &none), RFT_ERR_ARG); /* not made from one (rft.h) */
+  /* Create from each group's whole group: the same two groups (rft.h). */
+  rft_comm_t made = RFT_COMM_NULL;
+  CHECK_OK(rft_comm_create(dup, local, &made));
+  CHECK_OK(rft_comm_test_inter(made, &flag));
+  CHECK_OK(rft_allreduce(&world_rank, &sum, 1, RFT_INT, RFT_SUM, made));
+  CHECK(flag == 1 && sum == (a ? 9 : 1), "create of the groups: inter %d, sum %d", flag, sum);
+  CHECK_OK(rft_comm_free(&made));
+  /* World rank 0 names the other group's members: refused at every member (none waits). */
+  rft_group_t remote = RFT_GROUP_NULL;
+  CHECK_OK(rft_comm_remote_group(dup, &remote));
+  CHECK_CODE(rft_comm_create(dup, world_rank == 0 ? remote : local, &none), RFT_ERR_ARG);
+  CHECK(none == RFT_COMM_NULL, "a refused create made a communicator");
+  CHECK_OK(rft_group_free(&remote));
   CHECK_OK(rft_group_free(&local));
   CHECK_OK(rft_comm_free(&dup));
   /* A passes high: B comes first (world 2, 3, 4, 0, 1). */

@@ -342,20 +342,28 @@ int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype
   return ApplyOp(op, datatype, inbuf, inoutbuf, count);
 }
 
+// The reduction a reduce_scatter scatters, whole, into `result` (`total` elements). On an
+// intercommunicator each group gets the reduction of the other group's data (MPI-4.1 §6.11.1,
+// as MPICH computes it: the groups' totals agree), and takes its part of that.
+static int ReduceToScatter(Comm& c, const void* sendbuf, void* recvbuf, void* result, int total,
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* function) {
+  if (c.remote_size >= 0) [[unlikely]]
+    return InterReduce(c, sendbuf, result, total, datatype, op, 0, true, comm, function);
+  const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  return ReduceCommon(send, result, total, datatype, op, -1, comm, function);
+}
+
 int PMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Reduce_scatter_block");
-  if (c->remote_size >= 0) [[unlikely]]
-    return RefuseInter(comm, "MPI_Reduce_scatter_block");
   const Datatype* t;
   if (int rc = CheckData(comm, recvcount, datatype, "MPI_Reduce_scatter_block", &t); rc) return rc;
   const int total = recvcount * c->size;
   const MPI_Aint base = std::min<MPI_Aint>(0, t->true_lb);
   std::vector<char> result(static_cast<size_t>(ElementsSpan(*t, total) - base) + 1);
-  const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  const int rc = ReduceCommon(send, result.data() - base, total, datatype, op, -1, comm,
-                              "MPI_Reduce_scatter_block");
+  const int rc = ReduceToScatter(*c, sendbuf, recvbuf, result.data() - base, total, datatype, op,
+                                 comm, "MPI_Reduce_scatter_block");
   if (rc != MPI_SUCCESS) return rc;
   std::vector<char> packed(Bytes(*t, recvcount));
   Pack(*t, result.data() - base + static_cast<MPI_Aint>(c->rank) * recvcount * t->extent,
@@ -368,8 +376,6 @@ int PMPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Reduce_scatter");
-  if (c->remote_size >= 0) [[unlikely]]
-    return RefuseInter(comm, "MPI_Reduce_scatter");
   const Datatype* t;
   if (int rc = CheckData(comm, 0, datatype, "MPI_Reduce_scatter", &t); rc) return rc;
   int total = 0, before = 0;
@@ -383,9 +389,8 @@ int PMPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts
   }
   const MPI_Aint base = std::min<MPI_Aint>(0, t->true_lb);
   std::vector<char> result(static_cast<size_t>(ElementsSpan(*t, total) - base) + 1);
-  const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  const int rc =
-      ReduceCommon(send, result.data() - base, total, datatype, op, -1, comm, "MPI_Reduce_scatter");
+  const int rc = ReduceToScatter(*c, sendbuf, recvbuf, result.data() - base, total, datatype, op,
+                                 comm, "MPI_Reduce_scatter");
   if (rc != MPI_SUCCESS) return rc;
   const int mine = recvcounts[c->rank];
   std::vector<char> packed(Bytes(*t, mine));
@@ -436,13 +441,79 @@ int PMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
                       "MPI_Allgather");
 }
 
+// The "v" forms on an intercommunicator: the arguments as pieces (mpi_coll_inter.h).
+static int InterGathervArgs(Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void* recvbuf, const int recvcounts[], const int displs[],
+                            MPI_Datatype recvtype, int root, MPI_Comm comm, bool all,
+                            const char* function) {
+  int rft_root = 0;
+  if (!all) {
+    if (int rc = InterRoot(c, root, comm, function, &rft_root); rc) return rc;
+  }
+  const bool sends = all || rft_root >= 0;
+  const bool receives = all || rft_root == RFT_ROOT;
+  const Datatype* st = nullptr;
+  const Datatype* rt = nullptr;
+  Piece mine;
+  std::vector<Piece> theirs;
+  if (sends) {
+    if (int rc = CheckData(comm, sendcount, sendtype, function, &st); rc) return rc;
+    mine = Piece{st, sendcount, 0, Bytes(*st, sendcount)};
+  }
+  if (receives) {
+    if (int rc = CheckData(comm, 0, recvtype, function, &rt); rc) return rc;
+    if (int rc = MakePieces(c, *rt, recvcounts, displs, comm, function, &theirs); rc) return rc;
+  }
+  return InterGatherv(c, sendbuf, mine, recvbuf, theirs, rft_root, all, comm, function);
+}
+
+static int InterScattervArgs(Comm& c, const void* sendbuf, const int sendcounts[],
+                             const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                             int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  const char* function = "MPI_Scatterv";
+  int rft_root = 0;
+  if (int rc = InterRoot(c, root, comm, function, &rft_root); rc) return rc;
+  const Datatype* st = nullptr;
+  const Datatype* rt = nullptr;
+  Piece mine;
+  std::vector<Piece> theirs;
+  if (rft_root == RFT_ROOT) {
+    if (int rc = CheckData(comm, 0, sendtype, function, &st); rc) return rc;
+    if (int rc = MakePieces(c, *st, sendcounts, displs, comm, function, &theirs); rc) return rc;
+  }
+  if (rft_root >= 0) {
+    if (int rc = CheckData(comm, recvcount, recvtype, function, &rt); rc) return rc;
+    mine = Piece{rt, recvcount, 0, Bytes(*rt, recvcount)};
+  }
+  return InterScatterv(c, sendbuf, theirs, recvbuf, mine, rft_root, comm, function);
+}
+
+static int InterAlltoallvArgs(Comm& c, const void* sendbuf, const int sendcounts[],
+                              const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                              MPI_Comm comm) {
+  const char* function = "MPI_Alltoallv";
+  const Datatype* st = nullptr;
+  const Datatype* rt = nullptr;
+  std::vector<Piece> to, from;
+  if (sendbuf != MPI_IN_PLACE) {
+    if (int rc = CheckData(comm, 0, sendtype, function, &st); rc) return rc;
+    if (int rc = MakePieces(c, *st, sendcounts, sdispls, comm, function, &to); rc) return rc;
+  }
+  if (int rc = CheckData(comm, 0, recvtype, function, &rt); rc) return rc;
+  if (int rc = MakePieces(c, *rt, recvcounts, rdispls, comm, function, &from); rc) return rc;
+  return InterAlltoallw(c, sendbuf, to, recvbuf, from, comm, function);
+}
+
 static int GathervCommon(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                          int root, MPI_Comm comm, bool all, const char* function) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, function);
-  if (c->remote_size >= 0) [[unlikely]]
-    return RefuseInter(comm, function);
+  if (c->remote_size >= 0) [[unlikely]] {
+    return InterGathervArgs(*c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                            root, comm, all, function);
+  }
   if (!all) {
     if (int rc = CheckRoot(*c, root, comm, function); rc) return rc;
   }
@@ -544,8 +615,10 @@ int PMPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[
                   int root, MPI_Comm comm) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Scatterv");
-  if (c->remote_size >= 0) [[unlikely]]
-    return RefuseInter(comm, "MPI_Scatterv");
+  if (c->remote_size >= 0) [[unlikely]] {
+    return InterScattervArgs(*c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                             recvtype, root, comm);
+  }
   if (int rc = CheckRoot(*c, root, comm, "MPI_Scatterv"); rc) return rc;
   const bool sender = c->rank == root;
   const bool in_place = recvbuf == MPI_IN_PLACE && sender;
@@ -628,8 +701,10 @@ int PMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Alltoallv");
-  if (c->remote_size >= 0) [[unlikely]]
-    return RefuseInter(comm, "MPI_Alltoallv");
+  if (c->remote_size >= 0) [[unlikely]] {
+    return InterAlltoallvArgs(*c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, comm);
+  }
   const Datatype* rt;
   if (int rc = CheckData(comm, 0, recvtype, "MPI_Alltoallv", &rt); rc) return rc;
   VLayout recv_layout, send_layout;

@@ -1,10 +1,10 @@
 // Collectives on intercommunicators (MPI-4.1 §6.2.2): rft's intercommunicator collectives carry
 // them (rft.h, "Intercommunicators"); data of derived types is packed around the call. A root
 // argument is MPI_ROOT at the root, MPI_PROC_NULL at the rest of its group, and the root's rank
-// in its group at the other group's members. What rft does not carry on an intercommunicator is
-// refused with MPI_ERR_COMM naming it: reductions rft has no native form for (user operators and
-// the like), blocks whose size differs between the two groups, the "v" forms, the scans and
-// reduce_scatter; the non-blocking forms (mpi_coll_nonblocking.cc) carry contiguous data.
+// in its group at the other group's members. Pieces of different sizes (the "v" and "w" forms,
+// blocks whose size differs between the groups) and reductions rft has no native form for go
+// through mpi_coll_inter_v.cc. The scans are not defined on an intercommunicator (MPI_ERR_COMM);
+// the non-blocking forms (mpi_coll_nonblocking.cc) carry contiguous data of one block size.
 #include "ulfm_api/mpi/mpi_coll_inter.h"
 
 #include <string>
@@ -20,10 +20,12 @@ int Done(MPI_Comm comm, const char* function, int rc) {
   return rc == RFT_SUCCESS ? MPI_SUCCESS : RaiseRft(comm, function, rc);
 }
 
-// Checks a send and a receive description whose blocks must have one size in bytes.
+// Checks a send and a receive description; *differ: both are given and their blocks differ in
+// size (the two groups send blocks of different sizes), which goes in frames
+// (mpi_coll_inter_v.cc).
 int CheckBlocks(MPI_Comm comm, const char* function, const void* send, int send_count,
                 MPI_Datatype send_type, bool sends, int recv_count, MPI_Datatype recv_type,
-                bool receives, const Datatype** st, const Datatype** rt) {
+                bool receives, const Datatype** st, const Datatype** rt, bool* differ) {
   if (send == MPI_IN_PLACE) {
     return Raise(comm, MPI_ERR_ARG,
                  std::string(function) + ": MPI_IN_PLACE on an intercommunicator; give a buffer");
@@ -34,13 +36,7 @@ int CheckBlocks(MPI_Comm comm, const char* function, const void* send, int send_
   if (receives) {
     if (int rc = CheckData(comm, recv_count, recv_type, function, rt); rc) return rc;
   }
-  if (sends && receives && Bytes(**st, send_count) != Bytes(**rt, recv_count)) {
-    return Raise(comm, MPI_ERR_COMM,
-                 std::string(function) +
-                     " on an intercommunicator: " + std::to_string(Bytes(**st, send_count)) +
-                     " bytes sent per block but " + std::to_string(Bytes(**rt, recv_count)) +
-                     " received; rft carries blocks of one size in both groups");
-  }
+  *differ = sends && receives && Bytes(**st, send_count) != Bytes(**rt, recv_count);
   return MPI_SUCCESS;
 }
 
@@ -119,10 +115,14 @@ int InterReduce(Comm& c, const void* send, void* recv, int count, MPI_Datatype t
   rft_op_t rop;
   rft_datatype_t rtype;
   if (!IsSimpleBuiltin(type) || !RftReduction(op, type, &rop, &rtype)) {
-    return Raise(comm, MPI_ERR_COMM,
-                 std::string(function) +
-                     " on an intercommunicator: only a predefined operator on a predefined type "
-                     "rft reduces natively is carried (docs/mpi.md)");
+    // User operators, derived types: folded here after a gather (mpi_coll_inter_v.cc).
+    const Datatype* t;
+    if (int rc = CheckData(comm, count, type, function, &t); rc) return rc;
+    std::string message;
+    if (int rc = CheckOp(op, type, &message); rc) {
+      return Raise(comm, rc, std::string(function) + ": " + message);
+    }
+    return InterFoldedReduce(c, send, recv, count, type, *t, op, rft_root, all, comm, function);
   }
   const int rc =
       all ? rft_allreduce(send, recv, static_cast<size_t>(count), rtype, rop, c.rft)
@@ -141,10 +141,18 @@ int InterGather(Comm& c, const void* send, int send_count, MPI_Datatype send_typ
   const bool receives = all || rft_root == RFT_ROOT;
   const Datatype* st = nullptr;
   const Datatype* rt = nullptr;
+  bool differ = false;
   if (int rc = CheckBlocks(comm, function, send, send_count, send_type, sends, recv_count,
-                           recv_type, receives, &st, &rt);
+                           recv_type, receives, &st, &rt, &differ);
       rc) {
     return rc;
+  }
+  if (differ) {  // an allgather whose groups send blocks of different sizes
+    std::vector<int> counts(static_cast<size_t>(c.remote_size), recv_count);
+    std::vector<Piece> theirs;
+    if (int rc = MakePieces(c, *rt, counts.data(), nullptr, comm, function, &theirs); rc) return rc;
+    return InterGatherv(c, send, Piece{st, send_count, 0, Bytes(*st, send_count)}, recv, theirs,
+                        rft_root, all, comm, function);
   }
   std::vector<char> send_scratch, staging;
   const void* mine = sends ? Packed(*st, send, send_count, &send_scratch) : nullptr;
@@ -170,8 +178,9 @@ int InterScatter(Comm& c, const void* send, int send_count, MPI_Datatype send_ty
   const bool receives = rft_root >= 0;
   const Datatype* st = nullptr;
   const Datatype* rt = nullptr;
+  bool differ = false;  // never: one side sends, the other receives
   if (int rc = CheckBlocks(comm, function, recv, send_count, send_type, sends, recv_count,
-                           recv_type, receives, &st, &rt);
+                           recv_type, receives, &st, &rt, &differ);
       rc) {
     return rc;
   }
@@ -198,10 +207,22 @@ int InterAlltoall(Comm& c, const void* send, int send_count, MPI_Datatype send_t
   const char* function = "MPI_Alltoall";
   const Datatype* st = nullptr;
   const Datatype* rt = nullptr;
+  bool differ = false;
   if (int rc = CheckBlocks(comm, function, send, send_count, send_type, true, recv_count, recv_type,
-                           true, &st, &rt);
+                           true, &st, &rt, &differ);
       rc) {
     return rc;
+  }
+  if (differ) {  // the groups send blocks of different sizes
+    std::vector<int> send_counts(static_cast<size_t>(c.remote_size), send_count);
+    std::vector<int> recv_counts(static_cast<size_t>(c.remote_size), recv_count);
+    std::vector<Piece> to, from;
+    if (int rc = MakePieces(c, *st, send_counts.data(), nullptr, comm, function, &to); rc)
+      return rc;
+    if (int rc = MakePieces(c, *rt, recv_counts.data(), nullptr, comm, function, &from); rc) {
+      return rc;
+    }
+    return InterAlltoallw(c, send, to, recv, from, comm, function);
   }
   std::vector<char> send_staging, recv_staging;
   const void* from = send;

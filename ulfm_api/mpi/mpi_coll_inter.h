@@ -3,6 +3,8 @@
 #ifndef RFT_ULFM_API_MPI_MPI_COLL_INTER_H_
 #define RFT_ULFM_API_MPI_MPI_COLL_INTER_H_
 
+#include <vector>
+
 #include "ulfm_api/mpi/mpi_internal.h"
 
 namespace rft::mpi::coll {
@@ -24,6 +26,33 @@ int InterAlltoall(Comm& c, const void* send, int send_count, MPI_Datatype send_t
                   int recv_count, MPI_Datatype recv_type, MPI_Comm comm);
 // MPI_ERR_COMM: `function` is not carried on an intercommunicator.
 int RefuseInter(MPI_Comm comm, const char* function);
+
+// Pieces of different sizes (mpi_coll_inter_v.cc): the "v" and "w" forms, and blocks whose size
+// differs between the groups. A piece is `count` elements of `type` at byte `at` of a buffer.
+struct Piece {
+  const Datatype* type = nullptr;
+  int count = 0;
+  MPI_Aint at = 0;
+  size_t bytes = 0;
+};
+// One piece per remote member: counts[j] elements at displs[j] (or, with no displs, at j blocks
+// of counts[j]). MPI_ERR_COUNT for a negative count.
+int MakePieces(const Comm& c, const Datatype& t, const int counts[], const int displs[],
+               MPI_Comm comm, const char* function, std::vector<Piece>* out);
+// Gatherv (`all` false, to `rft_root`) or allgatherv: `mine` from `send`, `theirs` into `recv`.
+int InterGatherv(Comm& c, const void* send, const Piece& mine, void* recv,
+                 const std::vector<Piece>& theirs, int rft_root, bool all, MPI_Comm comm,
+                 const char* function);
+int InterScatterv(Comm& c, const void* send, const std::vector<Piece>& theirs, void* recv,
+                  const Piece& mine, int rft_root, MPI_Comm comm, const char* function);
+// Piece j of `to` goes to remote member j; piece j of `from` comes from it.
+int InterAlltoallw(Comm& c, const void* send, const std::vector<Piece>& to, void* recv,
+                   const std::vector<Piece>& from, MPI_Comm comm, const char* function);
+// A reduction rft has no native form for: the remote group's contributions gathered where the
+// result goes and folded in their rank order.
+int InterFoldedReduce(Comm& c, const void* send, void* recv, int count, MPI_Datatype type,
+                      const Datatype& t, MPI_Op op, int rft_root, bool all, MPI_Comm comm,
+                      const char* function);
 
 }  // namespace rft::mpi::coll
 

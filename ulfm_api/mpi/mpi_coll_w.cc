@@ -1,5 +1,6 @@
-// MPI_Alltoallw and MPI_Ialltoallw on intracommunicators (MPI-4.1 §6.8): a count, a type and a
-// byte displacement per member on each side, carried by rft's all-to-all of bytes. A side whose
+// MPI_Alltoallw and MPI_Ialltoallw (MPI-4.1 §6.8): a count, a type and a byte displacement per
+// member on each side, carried by rft's all-to-all of bytes. On an intercommunicator (blocking
+// form) each piece goes in a frame (mpi_coll_inter_v.cc). A side whose
 // types are all contiguous goes from (or into) the caller's buffer as it is; any other is staged,
 // every member's block packed (unpacked) with its own type.
 #include <array>
@@ -75,6 +76,48 @@ void UnpackW(const WSide& s, const char* staging, void* buffer) {
   }
 }
 
+// One side of the blocking form on an intercommunicator as pieces (mpi_coll_inter.h); the
+// types are copied into `types`, which outlives the pieces.
+int MakeWPieces(const Comm& c, const int counts[], const int displs[], const MPI_Datatype types[],
+                MPI_Comm comm, const char* function, std::vector<Datatype>* kept,
+                std::vector<Piece>* out) {
+  const size_t members = static_cast<size_t>(c.remote_size);
+  kept->assign(members, Datatype{});
+  out->assign(members, Piece{});
+  for (size_t j = 0; j < members; ++j) {
+    if (counts[j] < 0) {
+      return Raise(comm, MPI_ERR_COUNT,
+                   std::string(function) + ": remote member " + std::to_string(j) + "'s count " +
+                       std::to_string(counts[j]) + ": expected >= 0");
+    }
+    if (counts[j] == 0) continue;  // its type is not read (MPI_DATATYPE_NULL is common)
+    const Datatype* t;
+    if (int rc = CheckData(comm, counts[j], types[j], function, &t); rc) return rc;
+    (*kept)[j] = *t;
+    (*out)[j] = Piece{&(*kept)[j], counts[j], displs[j], Bytes(*t, counts[j])};
+  }
+  return MPI_SUCCESS;
+}
+
+int InterAlltoallwArgs(Comm& c, const void* sendbuf, const int sendcounts[], const int sdispls[],
+                       const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                       const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                       const char* function) {
+  std::vector<Datatype> send_types, recv_types;
+  std::vector<Piece> to, from;
+  if (sendbuf != MPI_IN_PLACE) {
+    if (int rc = MakeWPieces(c, sendcounts, sdispls, sendtypes, comm, function, &send_types, &to);
+        rc) {
+      return rc;
+    }
+  }
+  if (int rc = MakeWPieces(c, recvcounts, rdispls, recvtypes, comm, function, &recv_types, &from);
+      rc) {
+    return rc;
+  }
+  return InterAlltoallw(c, sendbuf, to, recvbuf, from, comm, function);
+}
+
 // The blocking form when `request` is null, else the non-blocking one.
 int AlltoallwCommon(const void* sendbuf, const int sendcounts[], const int sdispls[],
                     const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
@@ -82,8 +125,11 @@ int AlltoallwCommon(const void* sendbuf, const int sendcounts[], const int sdisp
                     MPI_Request* request, const char* function) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, function);
-  if (c->remote_size >= 0) [[unlikely]]
-    return RefuseInter(comm, function);
+  if (c->remote_size >= 0) [[unlikely]] {
+    if (request != nullptr) return RefuseInter(comm, function);
+    return InterAlltoallwArgs(*c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                              rdispls, recvtypes, comm, function);
+  }
   // Shared with the finish step: rft reads the layouts until the exchange completes.
   auto sides = std::make_shared<std::array<WSide, 2>>();
   WSide& s = (*sides)[0];
