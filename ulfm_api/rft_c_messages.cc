@@ -181,6 +181,11 @@ struct Scratch {
 };
 thread_local Scratch g_scratch;
 
+// The thread's scratch, by reference: reached once per call, since each use of g_scratch in a
+// shared library is a __tls_get_addr call, and the compiler repeats it in every loop pass that
+// calls out (two per request of a 64-request wait: ~4% of a message's instructions).
+[[gnu::noinline]] Scratch& ThreadScratch() { return g_scratch; }
+
 }  // namespace
 
 namespace {
@@ -339,11 +344,12 @@ Status Borrow(const char* what, int count, rft_request_t* requests, rft_comm_t* 
   if (count > 0 && requests == nullptr) {
     return ArgError(std::string(what) + ": the request array is NULL");
   }
-  g_scratch.requests.resize(static_cast<size_t>(count));
-  g_scratch.statuses.resize(static_cast<size_t>(count));
+  Scratch& scratch = ThreadScratch();
+  scratch.requests.resize(static_cast<size_t>(count));
+  scratch.statuses.resize(static_cast<size_t>(count));
   *comm = nullptr;
   for (int i = 0; i < count; ++i) {
-    rft::api::Request*& request = g_scratch.requests[static_cast<size_t>(i)];
+    rft::api::Request*& request = scratch.requests[static_cast<size_t>(i)];
     if (Status s = FromHandle(what, requests[i], &request); !s.ok()) [[unlikely]]
       return Status(s.code(), s.message() + " (at index " + std::to_string(i) + ")");
     if (*comm == nullptr) *comm = CommOf(request);
@@ -352,9 +358,10 @@ Status Borrow(const char* what, int count, rft_request_t* requests, rft_comm_t* 
 }
 
 void Return(int count, rft_request_t* requests, rft_status_t* statuses) {
+  const Scratch& scratch = ThreadScratch();
   for (int i = 0; i < count; ++i) {
-    requests[i] = ToHandle(g_scratch.requests[static_cast<size_t>(i)]);
-    if (statuses != nullptr) ToStatus(g_scratch.statuses[i], &statuses[i]);
+    requests[i] = ToHandle(scratch.requests[static_cast<size_t>(i)]);
+    if (statuses != nullptr) ToStatus(scratch.statuses[i], &statuses[i]);
   }
 }
 
