@@ -339,6 +339,13 @@ int rft_comm_spawn(rft_comm_t comm, const char* command, const char* const argv[
 int rft_comm_spawn_multiple(rft_comm_t comm, int count, const char* const commands[],
                             const char* const* const argvs[], const int maxprocs[], int root,
                             rft_comm_t* intercomm, int errcodes[]);
+/* As rft_comm_spawn_multiple, program i's processes starting in the working directory
+ * `wdirs[i]` (`wdirs` or an entry NULL: the root's working directory; MPI's "wdir" info key).
+ * RFT_ERR_ARG at every member when one is not a directory at the root. */
+int rft_comm_spawn_multiple_in(rft_comm_t comm, int count, const char* const commands[],
+                               const char* const* const argvs[], const int maxprocs[],
+                               const char* const wdirs[], int root, rft_comm_t* intercomm,
+                               int errcodes[]);
 /* The index of this process's program in the rft_comm_spawn_multiple that started it (MPI's
  * MPI_APPNUM); 0 in any other process. */
 int rft_appnum(int* appnum);

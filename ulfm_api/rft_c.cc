@@ -701,7 +701,7 @@ int SpawnPrograms(rft_comm_t comm, const std::vector<rft::api::Session::SpawnPro
 
 rft::api::Session::SpawnProgram Program(const char* command, const char* const argv[],
                                         int maxprocs) {
-  rft::api::Session::SpawnProgram program{.argv = {}, .maxprocs = maxprocs};
+  rft::api::Session::SpawnProgram program{.argv = {}, .maxprocs = maxprocs, .wdir = {}};
   if (command != nullptr && command[0] != '\0') {
     program.argv.emplace_back(command);
     for (size_t i = 0; argv != nullptr && argv[i] != nullptr; ++i)
@@ -723,6 +723,14 @@ extern "C" int rft_comm_spawn(rft_comm_t comm, const char* command, const char* 
 extern "C" int rft_comm_spawn_multiple(rft_comm_t comm, int count, const char* const commands[],
                                        const char* const* const argvs[], const int maxprocs[],
                                        int root, rft_comm_t* intercomm, int errcodes[]) {
+  return rft_comm_spawn_multiple_in(comm, count, commands, argvs, maxprocs, nullptr, root,
+                                    intercomm, errcodes);
+}
+
+extern "C" int rft_comm_spawn_multiple_in(rft_comm_t comm, int count, const char* const commands[],
+                                          const char* const* const argvs[], const int maxprocs[],
+                                          const char* const wdirs[], int root,
+                                          rft_comm_t* intercomm, int errcodes[]) {
   if (Status s = CheckComm(comm, "rft_comm_spawn_multiple"); !s.ok()) return Raise(comm, s);
   if (intercomm == nullptr) {
     return Raise(comm, ArgError("rft_comm_spawn_multiple: intercomm is NULL"));
@@ -737,6 +745,7 @@ extern "C" int rft_comm_spawn_multiple(rft_comm_t comm, int count, const char* c
       maxprocs != nullptr) {
     for (int i = 0; i < count; ++i) {
       programs.push_back(Program(commands[i], argvs != nullptr ? argvs[i] : nullptr, maxprocs[i]));
+      if (wdirs != nullptr && wdirs[i] != nullptr) programs.back().wdir = wdirs[i];
     }
   }
   return SpawnPrograms(comm, programs, root, intercomm, errcodes);

@@ -206,6 +206,7 @@ class Session {
   struct SpawnProgram {
     std::vector<std::string> argv;  // the program, then its arguments
     int maxprocs = 0;
+    std::string wdir;  // where its processes start; empty: the root's working directory
   };
   StatusOr<std::unique_ptr<Communicator>> Spawn(Communicator& comm,
                                                 const std::vector<SpawnProgram>& programs, int root,

@@ -1,6 +1,8 @@
 // Session's spawns (docs/recovery.md): Replace (recovery by replacement, "The merge") and Spawn
 // (MPI's Comm_spawn: an intercommunicator to new processes) at the parents, JoinSpawners at the
 // processes they start, and the agreement that ends both.
+#include <sys/stat.h>
+
 #include <charconv>
 #include <optional>
 #include <string>
@@ -68,7 +70,7 @@ StatusOr<std::unique_ptr<Communicator>> Session::Replace(Communicator& comm,
   }
   if (count > 0) {
     std::vector<transport::SpawnApp> apps;
-    if (comm.rank() == leader) apps.push_back({argv, count});
+    if (comm.rank() == leader) apps.push_back({argv, count, ""});
     StatusOr<uint32_t> started = Launch(comm, leader, apps, record, contexts, what);
     if (!started.ok()) return give_back(started.status());
   }
@@ -97,6 +99,11 @@ std::string Session::CheckPrograms(const std::vector<SpawnProgram>& programs, in
     if (program.maxprocs < 1 || program.maxprocs > kMaxSpawn) {
       return which + "maxprocs " + std::to_string(program.maxprocs) + ": expected 1.." +
              std::to_string(kMaxSpawn);
+    }
+    struct stat info;
+    if (!program.wdir.empty() &&
+        (stat(program.wdir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))) {
+      return which + "working directory \"" + program.wdir + "\": expected a directory";
     }
     *total += program.maxprocs;
   }
@@ -169,7 +176,7 @@ StatusOr<std::unique_ptr<Communicator>> Session::Spawn(Communicator& comm,
   if (is_root) {
     for (int64_t i = 0; i < total; ++i) record.members.push_back(first + static_cast<Rank>(i));
     for (const SpawnProgram& program : programs) {
-      apps.push_back({program.argv, static_cast<uint32_t>(program.maxprocs)});
+      apps.push_back({program.argv, static_cast<uint32_t>(program.maxprocs), program.wdir});
     }
   }
   StatusOr<uint32_t> count = Launch(comm, static_cast<Rank>(root), apps, record, contexts, what);

@@ -267,6 +267,12 @@ static void check_uneven_collectives(MPI_Comm inter, int local_rank, int remote)
   } else {
     CHECK_OK(rc);
   }
+  /* A group that passes MPI_IN_PLACE (no meaning on an intercommunicator) fails, and the other
+   * group fails too, naming it: nobody is left waiting. */
+  for (int j = 0; j < remote; ++j) counts[j] = 1, displs[j] = j;
+  const int in_place = MPI_Alltoallv(a ? MPI_IN_PLACE : out, counts, displs, MPI_INT, in, counts,
+                                     displs, MPI_INT, inter);
+  CHECK(error_class_of(in_place) == MPI_ERR_ARG);
 }
 
 /* MPI_Comm_create of an intercommunicator: each group passes a subgroup of its own group. */

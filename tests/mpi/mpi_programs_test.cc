@@ -76,7 +76,8 @@ TEST(MpiPrograms, DerivedDatatypeCollectivesAtTwoThreeAndFiveRanks) {
 
 // MPI_Comm_spawn from the whole job at 1 and 3 ranks: 2 children find their parents, data crosses
 // both ways, and the merge puts the parents first; both sides disconnect. Then
-// MPI_Comm_spawn_multiple: 1 + 2 processes of two programs, MPI_APPNUM 0, 1, 1.
+// MPI_Comm_spawn_multiple: 1 + 2 processes of two programs, MPI_APPNUM 0, 1, 1, one found through
+// the "path" info key and the other started in its "wdir"; "host" is named once as not used.
 TEST(MpiPrograms, SpawnAndGetParentAtOneAndThreeRanks) {
   for (int n : {1, 3}) {
     const ScenarioResult r = RunMpi({"-n", std::to_string(n)}, {"tests/mpi/mpi_spawn"});
@@ -86,6 +87,7 @@ TEST(MpiPrograms, SpawnAndGetParentAtOneAndThreeRanks) {
     ExpectAllChecksPassed(r, "mpi_spawn", ranks);
     ExpectAllChecksPassed(r, "mpi_spawn_child", {0, 1});
     ExpectAllChecksPassed(r, "mpi_spawn_multiple_child", {0, 1, 2});
+    EXPECT_EQ(CountLines(r.output, "info key \"host\" is not used"), 1) << r.Report();
   }
 }
 

@@ -5,10 +5,13 @@
  * MPI_Comm_disconnect, which waits for a buffered and a freed send still on their way. The
  * parents print
  * "mpi_spawn: rank R: ..." and the children "mpi_spawn_child: rank R: ..." (report_checks). */
+#define _DEFAULT_SOURCE /* realpath */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mpi_checks.h"
 
@@ -78,21 +81,45 @@ static void disconnect(MPI_Comm* inter, int is_child) {
 
 /* MPI_Comm_spawn_multiple: 1 process of program 0 and 2 of program 1 (this program with other
  * arguments) in one MPI_COMM_WORLD, program 0's first; MPI_APPNUM tells each its program. Both
- * sides add up the appnums (0 + 1 + 1) across the intercommunicator. */
+ * sides add up the appnums (0 + 1 + 1) across the intercommunicator. The info keys MPI reserves:
+ * program 0 is named without a directory and found through "path" (its first directory does not
+ * exist) and starts where its parents run; program 1 starts in "wdir" "/"; "host" is named on
+ * stderr as not used. */
 enum { kMultiple = 3 };
 static void spawn_multiple(char* program) {
-  char* commands[2] = {program, program};
-  char* args_a[] = {"child", "multi", "a", NULL};
-  char* args_b[] = {"child", "multi", "b", NULL};
+  char absolute[4096], directory[4096], here[4096];
+  CHECK(realpath(program, absolute) != NULL);
+  CHECK(getcwd(here, sizeof here) != NULL);
+  strcpy(directory, absolute);
+  char* slash = strrchr(directory, '/');
+  *slash = '\0';
+  char path[4200];
+  snprintf(path, sizeof path, "/nonexistent-rft-dir:%s", directory);
+  char* commands[2] = {slash + 1, absolute};
+  char* args_a[] = {"child", "multi", "a", here, NULL};
+  char* args_b[] = {"child", "multi", "b", "/", NULL};
   char** argvs[2] = {args_a, args_b};
   const int maxprocs[2] = {1, 2};
-  MPI_Info infos[2] = {MPI_INFO_NULL, MPI_INFO_NULL};
+  MPI_Info infos[2];
+  CHECK_OK(MPI_Info_create(&infos[0]));
+  CHECK_OK(MPI_Info_create(&infos[1]));
+  CHECK_OK(MPI_Info_set(infos[0], "path", path));
+  CHECK_OK(MPI_Info_set(infos[0], "host", "localhost"));
+  CHECK_OK(MPI_Info_set(infos[1], "wdir", "/"));
   int errcodes[kMultiple] = {-1, -1, -1};
   MPI_Comm inter;
   const int bad[2] = {1, 0}; /* a program with no process: refused at every member */
   CHECK(error_class_of(MPI_Comm_spawn_multiple(2, commands, argvs, rank == 0 ? bad : maxprocs,
                                                infos, 0, MPI_COMM_WORLD, &inter, errcodes)) ==
         MPI_ERR_ARG);
+  /* A working directory that does not exist: refused at every member too. */
+  MPI_Info missing;
+  CHECK_OK(MPI_Info_dup(infos[1], &missing));
+  CHECK_OK(MPI_Info_set(missing, "wdir", "/nonexistent-rft-dir"));
+  MPI_Info bad_infos[2] = {infos[0], missing};
+  CHECK(error_class_of(MPI_Comm_spawn_multiple(2, commands, argvs, maxprocs, bad_infos, 0,
+                                               MPI_COMM_WORLD, &inter, errcodes)) == MPI_ERR_ARG);
+  CHECK_OK(MPI_Info_free(&missing));
   /* The first children disconnected, but a spawn from MPI_COMM_WORLD waits until they have also
    * ended (rft: the spawned processes join the whole job; docs/mpi.md): refused uniformly with
    * MPI_ERR_ARG until then, so every member retries alike. */
@@ -110,10 +137,14 @@ static void spawn_multiple(char* program) {
   CHECK_OK(MPI_Allreduce(&zero, &sum, 1, MPI_INT, MPI_SUM, inter));
   CHECK(sum == 2);
   CHECK_OK(MPI_Comm_disconnect(&inter));
+  CHECK_OK(MPI_Info_free(&infos[0]));
+  CHECK_OK(MPI_Info_free(&infos[1]));
 }
 
-static int multiple_child(MPI_Comm parent, const char* which) {
+static int multiple_child(MPI_Comm parent, const char* which, const char* directory) {
   CHECK(size == kMultiple);
+  char here[4096];
+  CHECK(getcwd(here, sizeof here) != NULL && strcmp(here, directory) == 0);
   int* appnum = NULL;
   int flag = 0;
   CHECK_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag));
@@ -154,8 +185,8 @@ int main(int argc, char** argv) {
   MPI_Comm parent;
   CHECK_OK(MPI_Comm_get_parent(&parent));
   int status;
-  if (parent != MPI_COMM_NULL && argc > 3 && strcmp(argv[2], "multi") == 0) {
-    status = multiple_child(parent, argv[3]);
+  if (parent != MPI_COMM_NULL && argc > 4 && strcmp(argv[2], "multi") == 0) {
+    status = multiple_child(parent, argv[3], argv[4]);
   } else if (parent != MPI_COMM_NULL) {
     status = child(parent);
   } else {

@@ -680,7 +680,11 @@ StatusOr<std::string> Bootstrap::Spawn(const std::vector<SpawnApp>& apps, bool j
     out.argv = static_cast<char**>(calloc(app.argv.size() + 1, sizeof(char*)));
     for (size_t i = 0; i < app.argv.size(); ++i) out.argv[i] = strdup(app.argv[i].c_str());
     out.maxprocs = static_cast<int>(app.nprocs);
-    if (have_cwd) out.cwd = strdup(cwd);
+    if (!app.wdir.empty()) {
+      out.cwd = strdup(app.wdir.c_str());
+    } else if (have_cwd) {
+      out.cwd = strdup(cwd);
+    }
     const std::string appnum = std::string(kAppnumEnv) + "=" + std::to_string(a);
     out.env = static_cast<char**>(calloc(3, sizeof(char*)));
     size_t n = 0;

@@ -65,10 +65,12 @@ inline constexpr char kJoinEnv[] = "RFT_JOIN";
 // MPI_APPNUM); absent, 0.
 inline constexpr char kAppnumEnv[] = "RFT_APPNUM";
 
-// One program of a spawn: `nprocs` copies of `argv` (the program, then its arguments).
+// One program of a spawn: `nprocs` copies of `argv` (the program, then its arguments), started
+// in `wdir` (empty: the spawner's working directory).
 struct SpawnApp {
   std::vector<std::string> argv;
   uint32_t nprocs = 0;
+  std::string wdir;
 };
 
 class Bootstrap {
@@ -156,7 +158,7 @@ class Bootstrap {
   // the job has called AddRanks with the namespace.
   StatusOr<std::string> Spawn(const std::vector<std::string>& argv, uint32_t nprocs,
                               bool join = false) {
-    return Spawn(std::vector<SpawnApp>{{argv, nprocs}}, join);
+    return Spawn(std::vector<SpawnApp>{{argv, nprocs, ""}}, join);
   }
   // The same for several programs in one new job: app 0's processes take its first ranks, then
   // app 1's, and so on; each process finds its app's index in kAppnumEnv.

@@ -45,7 +45,8 @@ int InterGatherv(Comm& c, const void* send, const Piece& mine, void* recv,
                  const char* function);
 int InterScatterv(Comm& c, const void* send, const std::vector<Piece>& theirs, void* recv,
                   const Piece& mine, int rft_root, MPI_Comm comm, const char* function);
-// Piece j of `to` goes to remote member j; piece j of `from` comes from it.
+// Piece j of `to` goes to remote member j; piece j of `from` comes from it. With MPI_IN_PLACE as
+// `send` (`to` empty) the call still takes part and fails, and so do its partners, naming it.
 int InterAlltoallw(Comm& c, const void* send, const std::vector<Piece>& to, void* recv,
                    const std::vector<Piece>& from, MPI_Comm comm, const char* function);
 // A reduction rft has no native form for: the remote group's contributions gathered where the

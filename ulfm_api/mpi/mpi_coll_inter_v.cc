@@ -6,7 +6,10 @@
 // largest piece; an all-to-all or allgather takes the maximum over the remote group of every
 // member's largest piece (each member's largest covers what it sends and what it receives, so
 // the remote group's maximum covers all traffic both ways). A receiver checks each frame's
-// length against the count it was given: a mismatch is MPI_ERR_TRUNCATE naming the member.
+// length against the count it was given: a mismatch is MPI_ERR_TRUNCATE naming the member. A
+// member whose own arguments are bad (MPI_IN_PLACE, which an intercommunicator has no meaning
+// for) still takes part, sending frames that say so, and fails after the call: its partners fail
+// too, naming it, where a member that left at once would leave them waiting.
 //
 // Also here: reductions on an intercommunicator that rft has no native form for (user
 // operators, derived types), folded in the remote group's rank order after a gather.
@@ -24,6 +27,8 @@ namespace rft::mpi::coll {
 namespace {
 
 constexpr size_t kLength = sizeof(uint64_t);
+// The length of a frame from a member that refused its own arguments.
+constexpr uint64_t kRefused = ~uint64_t{0};
 
 int Done(MPI_Comm comm, const char* function, int rc) {
   return rc == RFT_SUCCESS ? MPI_SUCCESS : RaiseRft(comm, function, rc);
@@ -51,10 +56,22 @@ void WriteFrame(const Piece& piece, const void* buffer, size_t payload, char* fr
   std::memcpy(frame + kLength, packed.data(), payload);
 }
 
+void WriteRefusal(char* frame) { std::memcpy(frame, &kRefused, kLength); }
+
+int InPlaceRefused(MPI_Comm comm, const char* function) {
+  return Raise(comm, MPI_ERR_ARG,
+               std::string(function) + ": MPI_IN_PLACE on an intercommunicator; give a buffer");
+}
+
 int ReadFrame(const Piece& piece, const char* frame, void* buffer, int member, MPI_Comm comm,
               const char* function) {
   uint64_t length = 0;
   std::memcpy(&length, frame, kLength);
+  if (length == kRefused) {
+    return Raise(comm, MPI_ERR_ARG,
+                 std::string(function) + " on an intercommunicator: remote member " +
+                     std::to_string(member) + " refused its own arguments (its error says why)");
+  }
   if (length != piece.bytes) {
     return Raise(comm, MPI_ERR_TRUNCATE,
                  std::string(function) + " on an intercommunicator: remote member " +
@@ -121,12 +138,9 @@ int MakePieces(const Comm& c, const Datatype& t, const int counts[], const int d
 int InterGatherv(Comm& c, const void* send, const Piece& mine, void* recv,
                  const std::vector<Piece>& theirs, int rft_root, bool all, MPI_Comm comm,
                  const char* function) {
-  if (send == MPI_IN_PLACE) {
-    return Raise(comm, MPI_ERR_ARG,
-                 std::string(function) + ": MPI_IN_PLACE on an intercommunicator; give a buffer");
-  }
   const bool sends = all || rft_root >= 0;
   const bool receives = all || rft_root == RFT_ROOT;
+  const bool refused = sends && send == MPI_IN_PLACE;
   size_t payload = 0;
   const int agreed =
       all ? AgreePayload(c, std::max(mine.bytes, Largest(theirs)), comm, function, &payload)
@@ -134,12 +148,17 @@ int InterGatherv(Comm& c, const void* send, const Piece& mine, void* recv,
   if (agreed != MPI_SUCCESS) return agreed;
   const size_t frame = kLength + payload;
   std::vector<char> own(sends ? frame : 0);
-  if (sends) WriteFrame(mine, send, payload, own.data());
+  if (refused) {
+    WriteRefusal(own.data());
+  } else if (sends) {
+    WriteFrame(mine, send, payload, own.data());
+  }
   std::vector<char> frames(receives ? frame * static_cast<size_t>(c.remote_size) : 0);
   const size_t block = sends || receives ? frame : 0;
   const int rc = all ? rft_allgather(own.data(), block, RFT_BYTE, frames.data(), c.rft)
                      : rft_gather(own.data(), block, RFT_BYTE, frames.data(), rft_root, c.rft);
   if (rc != RFT_SUCCESS) return RaiseRft(comm, function, rc);
+  if (refused) return InPlaceRefused(comm, function);
   return receives ? ReadFrames(theirs, frames, frame, recv, comm, function) : MPI_SUCCESS;
 }
 
@@ -147,10 +166,7 @@ int InterScatterv(Comm& c, const void* send, const std::vector<Piece>& theirs, v
                   const Piece& mine, int rft_root, MPI_Comm comm, const char* function) {
   const bool sends = rft_root == RFT_ROOT;
   const bool receives = rft_root >= 0;
-  if (receives && recv == MPI_IN_PLACE) {
-    return Raise(comm, MPI_ERR_ARG,
-                 std::string(function) + ": MPI_IN_PLACE on an intercommunicator; give a buffer");
-  }
+  const bool refused = receives && recv == MPI_IN_PLACE;
   size_t payload = 0;
   if (int rc = RootPayload(c, rft_root, sends ? Largest(theirs) : 0, comm, function, &payload);
       rc != MPI_SUCCESS) {
@@ -165,25 +181,30 @@ int InterScatterv(Comm& c, const void* send, const std::vector<Piece>& theirs, v
   const int rc = rft_scatter(frames.data(), own.data(), sends || receives ? frame : 0, RFT_BYTE,
                              rft_root, c.rft);
   if (rc != RFT_SUCCESS) return RaiseRft(comm, function, rc);
+  if (refused) return InPlaceRefused(comm, function);
   return receives ? ReadFrame(mine, own.data(), recv, 0, comm, function) : MPI_SUCCESS;
 }
 
 int InterAlltoallw(Comm& c, const void* send, const std::vector<Piece>& to, void* recv,
                    const std::vector<Piece>& from, MPI_Comm comm, const char* function) {
-  if (send == MPI_IN_PLACE) {
-    return Raise(comm, MPI_ERR_ARG,
-                 std::string(function) + ": MPI_IN_PLACE on an intercommunicator; give a buffer");
-  }
+  const bool refused = send == MPI_IN_PLACE;  // `to` is empty then
   size_t payload = 0;
   if (int rc = AgreePayload(c, std::max(Largest(to), Largest(from)), comm, function, &payload);
       rc != MPI_SUCCESS) {
     return rc;
   }
   const size_t frame = kLength + payload;
-  std::vector<char> out(frame * to.size()), in(frame * from.size());
-  for (size_t j = 0; j < to.size(); ++j) WriteFrame(to[j], send, payload, out.data() + frame * j);
+  std::vector<char> out(frame * from.size()), in(frame * from.size());
+  for (size_t j = 0; j < from.size(); ++j) {
+    if (refused) {
+      WriteRefusal(out.data() + frame * j);
+    } else {
+      WriteFrame(to[j], send, payload, out.data() + frame * j);
+    }
+  }
   const int rc = rft_alltoall(out.data(), frame, RFT_BYTE, in.data(), c.rft);
   if (rc != RFT_SUCCESS) return RaiseRft(comm, function, rc);
+  if (refused) return InPlaceRefused(comm, function);
   return ReadFrames(from, in, frame, recv, comm, function);
 }
 

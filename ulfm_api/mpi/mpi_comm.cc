@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -359,9 +361,48 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
   return Adopt(intercomm, *c, "MPI_Intercomm_merge", rc, made, newintracomm);
 }
 
-// MPI-4.1 §11.8.2. `info` is accepted and read by nobody: rft's launcher places the processes
-// (docs/mpi.md). The parents' new communicator inherits `comm`'s error handler.
+// MPI-4.1 §11.8.2. The parents' new communicator inherits `comm`'s error handler. Of the info
+// keys MPI reserves for spawn (§11.8.4), the root reads "wdir" (where the processes start) and
+// "path" (directories to find a command without a slash in); the rest place processes, which
+// rft's launcher does: each such key is named once on stderr, never silently dropped.
 namespace {
+
+// A spawned program's command and working directory after the root's `info`.
+struct SpawnPlace {
+  std::string command;
+  std::string wdir;  // empty: the root's own
+};
+
+SpawnPlace PlaceProgram(const char* command, MPI_Info info, const char* function) {
+  SpawnPlace place{command == nullptr ? "" : command, ""};
+  const Info* entries = info == MPI_INFO_NULL ? nullptr : state().infos.Find(info);
+  if (entries == nullptr) return place;
+  static std::set<std::string> told;  // the keys already named on stderr
+  for (const auto& [key, value] : entries->entries) {
+    if (key == "wdir") {
+      place.wdir = value;
+    } else if (key == "path") {
+      if (place.command.empty() || place.command.find('/') != std::string::npos) continue;
+      for (size_t start = 0; start <= value.size();) {
+        const size_t colon = std::min(value.find(':', start), value.size());
+        const std::string dir = value.substr(start, colon - start);
+        start = colon + 1;
+        if (dir.empty()) continue;
+        const std::string candidate = dir + "/" + place.command;
+        if (access(candidate.c_str(), X_OK) == 0) {
+          place.command = candidate;
+          break;
+        }
+      }
+    } else if (told.insert(key).second) {
+      std::fprintf(stderr,
+                   "rft: %s: info key \"%s\" is not used (rft's launcher places the processes); "
+                   "\"wdir\" and \"path\" are\n",
+                   function, key.c_str());
+    }
+  }
+  return place;
+}
 
 // Both spawns over rft: `spawn` runs the rft call with an errcodes array. rft writes one code
 // per process started (the root's count, which the others learn during the call) and nothing
@@ -382,27 +423,56 @@ int SpawnThrough(MPI_Comm comm, const char* function, int array_of_errcodes[], M
 
 }  // namespace
 
-int PMPI_Comm_spawn(const char* command, char* argv[], int maxprocs, MPI_Info, int root,
+int PMPI_Comm_spawn(const char* command, char* argv[], int maxprocs, MPI_Info info, int root,
                     MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[]) {
   return SpawnThrough(comm, "MPI_Comm_spawn", array_of_errcodes, intercomm,
                       [&](rft_comm_t inner, rft_comm_t* made, int* codes) {
-                        return rft_comm_spawn(inner, command, const_cast<const char* const*>(argv),
-                                              maxprocs, root, made, codes);
+                        // Read at the root only (the others' arguments are not significant).
+                        int rank = -1;
+                        (void)rft_comm_rank(inner, &rank);
+                        const SpawnPlace place = rank == root
+                                                     ? PlaceProgram(command, info, "MPI_Comm_spawn")
+                                                     : SpawnPlace{};
+                        const char* commands[] = {place.command.c_str()};
+                        const char* const* argvs[] = {const_cast<const char* const*>(argv)};
+                        const char* wdirs[] = {place.wdir.empty() ? nullptr : place.wdir.c_str()};
+                        return rft_comm_spawn_multiple_in(inner, 1, commands, argvs, &maxprocs,
+                                                          wdirs, root, made, codes);
                       });
 }
 
 // MPI-4.1 §11.8.3: the programs' processes in one new MPI_COMM_WORLD, program 0's first; each
 // reads its program's index in the MPI_APPNUM attribute. MPI_ARGVS_NULL (NULL) for no arguments.
 int PMPI_Comm_spawn_multiple(int count, char* array_of_commands[], char** array_of_argv[],
-                             const int array_of_maxprocs[], const MPI_Info[], int root,
-                             MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[]) {
-  return SpawnThrough(comm, "MPI_Comm_spawn_multiple", array_of_errcodes, intercomm,
-                      [&](rft_comm_t inner, rft_comm_t* made, int* codes) {
-                        return rft_comm_spawn_multiple(
-                            inner, count, const_cast<const char* const*>(array_of_commands),
-                            const_cast<const char* const* const*>(array_of_argv), array_of_maxprocs,
-                            root, made, codes);
-                      });
+                             const int array_of_maxprocs[], const MPI_Info array_of_info[],
+                             int root, MPI_Comm comm, MPI_Comm* intercomm,
+                             int array_of_errcodes[]) {
+  return SpawnThrough(
+      comm, "MPI_Comm_spawn_multiple", array_of_errcodes, intercomm,
+      [&](rft_comm_t inner, rft_comm_t* made, int* codes) {
+        int rank = -1;
+        (void)rft_comm_rank(inner, &rank);
+        if (rank != root || count < 1 || count > RFT_MAX_SPAWN || array_of_commands == nullptr) {
+          return rft_comm_spawn_multiple(inner, count,
+                                         const_cast<const char* const*>(array_of_commands),
+                                         const_cast<const char* const* const*>(array_of_argv),
+                                         array_of_maxprocs, root, made, codes);
+        }
+        std::vector<SpawnPlace> places;
+        for (int i = 0; i < count; ++i) {
+          places.push_back(PlaceProgram(array_of_commands[i],
+                                        array_of_info != nullptr ? array_of_info[i] : MPI_INFO_NULL,
+                                        "MPI_Comm_spawn_multiple"));
+        }
+        std::vector<const char*> commands, wdirs;
+        for (const SpawnPlace& place : places) {
+          commands.push_back(place.command.c_str());
+          wdirs.push_back(place.wdir.empty() ? nullptr : place.wdir.c_str());
+        }
+        return rft_comm_spawn_multiple_in(inner, count, commands.data(),
+                                          const_cast<const char* const* const*>(array_of_argv),
+                                          array_of_maxprocs, wdirs.data(), root, made, codes);
+      });
 }
 
 // The handle MPI_Init made, the same at every call until the program frees it (then
