@@ -340,7 +340,8 @@ int rft_comm_spawn_multiple(rft_comm_t comm, int count, const char* const comman
                             const char* const* const argvs[], const int maxprocs[], int root,
                             rft_comm_t* intercomm, int errcodes[]);
 /* As rft_comm_spawn_multiple, program i's processes starting in the working directory
- * `wdirs[i]` (`wdirs` or an entry NULL: the root's working directory; MPI's "wdir" info key).
+ * `wdirs[i]` (`wdirs` or an entry NULL: the root's working directory; a relative one is
+ * relative to it; MPI's "wdir" info key).
  * RFT_ERR_ARG at every member when one is not a directory at the root. */
 int rft_comm_spawn_multiple_in(rft_comm_t comm, int count, const char* const commands[],
                                const char* const* const argvs[], const int maxprocs[],

@@ -1,5 +1,7 @@
 // The C API (rft.h), first half: start and end, errors and their handlers, communicators, groups
 // and the ULFM calls. Point-to-point and collectives are in rft_c_messages.cc.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -699,6 +701,14 @@ int SpawnPrograms(rft_comm_t comm, const std::vector<rft::api::Session::SpawnPro
   return Created(comm, std::move(spawned), intercomm);
 }
 
+// A working directory relative to this process's own, made absolute: the launcher that starts
+// the processes has a working directory of its own.
+std::string AbsoluteDir(const char* dir) {
+  char cwd[4096];
+  if (dir[0] == '/' || dir[0] == '\0' || getcwd(cwd, sizeof cwd) == nullptr) return dir;
+  return std::string(cwd) + "/" + dir;
+}
+
 rft::api::Session::SpawnProgram Program(const char* command, const char* const argv[],
                                         int maxprocs) {
   rft::api::Session::SpawnProgram program{.argv = {}, .maxprocs = maxprocs, .wdir = {}};
@@ -745,7 +755,7 @@ extern "C" int rft_comm_spawn_multiple_in(rft_comm_t comm, int count, const char
       maxprocs != nullptr) {
     for (int i = 0; i < count; ++i) {
       programs.push_back(Program(commands[i], argvs != nullptr ? argvs[i] : nullptr, maxprocs[i]));
-      if (wdirs != nullptr && wdirs[i] != nullptr) programs.back().wdir = wdirs[i];
+      if (wdirs != nullptr && wdirs[i] != nullptr) programs.back().wdir = AbsoluteDir(wdirs[i]);
     }
   }
   return SpawnPrograms(comm, programs, root, intercomm, errcodes);

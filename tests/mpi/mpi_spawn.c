@@ -83,21 +83,25 @@ static void disconnect(MPI_Comm* inter, int is_child) {
  * arguments) in one MPI_COMM_WORLD, program 0's first; MPI_APPNUM tells each its program. Both
  * sides add up the appnums (0 + 1 + 1) across the intercommunicator. The info keys MPI reserves:
  * program 0 is named without a directory and found through "path" (its first directory does not
- * exist) and starts where its parents run; program 1 starts in "wdir" "/"; "host" is named on
- * stderr as not used. */
+ * exist) and starts where its root runs; program 1 starts in "wdir" "..", relative to the root;
+ * "host" is named on stderr as not used. */
 enum { kMultiple = 3 };
 static void spawn_multiple(char* program) {
-  char absolute[4096], directory[4096], here[4096];
+  char absolute[4096], directory[4096];
   CHECK(realpath(program, absolute) != NULL);
-  CHECK(getcwd(here, sizeof here) != NULL);
   strcpy(directory, absolute);
   char* slash = strrchr(directory, '/');
   *slash = '\0';
-  char path[4200];
+  char path[4200], up_relative[4200], up[4096];
   snprintf(path, sizeof path, "/nonexistent-rft-dir:%s", directory);
+  /* The parents move to the program's directory first: a spawn starts where the root is then,
+   * and a relative "wdir" is relative to that, not to the launcher's directory. */
+  CHECK(chdir(directory) == 0);
+  snprintf(up_relative, sizeof up_relative, "%s/..", directory);
+  CHECK(realpath(up_relative, up) != NULL);
   char* commands[2] = {slash + 1, absolute};
-  char* args_a[] = {"child", "multi", "a", here, NULL};
-  char* args_b[] = {"child", "multi", "b", "/", NULL};
+  char* args_a[] = {"child", "multi", "a", directory, NULL};
+  char* args_b[] = {"child", "multi", "b", up, NULL};
   char** argvs[2] = {args_a, args_b};
   const int maxprocs[2] = {1, 2};
   MPI_Info infos[2];
@@ -105,7 +109,7 @@ static void spawn_multiple(char* program) {
   CHECK_OK(MPI_Info_create(&infos[1]));
   CHECK_OK(MPI_Info_set(infos[0], "path", path));
   CHECK_OK(MPI_Info_set(infos[0], "host", "localhost"));
-  CHECK_OK(MPI_Info_set(infos[1], "wdir", "/"));
+  CHECK_OK(MPI_Info_set(infos[1], "wdir", ".."));
   int errcodes[kMultiple] = {-1, -1, -1};
   MPI_Comm inter;
   const int bad[2] = {1, 0}; /* a program with no process: refused at every member */
