@@ -67,7 +67,8 @@ start() {
   memory=$(awk '/MemTotal/ {print int($2 / 1024 * 0.9)}' /proc/meminfo)
   ctld_port=$(free_port)
   slurmd_port=$(free_port)
-  [[ -f $dir/munge/munge.key ]] || mungekey --create --keyfile="$dir/munge/munge.key"
+  # The daemons' own words go to stderr: stdout carries only the client's environment line.
+  [[ -f $dir/munge/munge.key ]] || mungekey --create --keyfile="$dir/munge/munge.key" >&2
   chmod 600 "$dir/munge/munge.key"
   cat >"$dir/slurm.conf" <<CONF
 # Written by tools/slurm/cluster.sh: one node, this machine, everything under $dir.
@@ -106,10 +107,10 @@ NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$memory State=UNKNOWN
 PartitionName=rft Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
   munged --force --socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
-    --pid-file="$dir/munged.pid" --log-file="$dir/munged.log" --seed-file="$dir/munge/seed"
+    --pid-file="$dir/munged.pid" --log-file="$dir/munged.log" --seed-file="$dir/munge/seed" >&2
   export SLURM_CONF=$dir/slurm.conf
-  slurmctld -f "$dir/slurm.conf" -i
-  slurmd -f "$dir/slurm.conf" -N "$host"
+  slurmctld -f "$dir/slurm.conf" -i >&2
+  slurmd -f "$dir/slurm.conf" -N "$host" >&2
   local i state=""
   for ((i = 0; i < 300; i++)); do
     state=$(sinfo -h -N -o '%T' 2>/dev/null | head -n 1 || true)
