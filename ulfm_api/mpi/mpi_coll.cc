@@ -447,20 +447,17 @@ static int InterGathervArgs(Comm& c, const void* sendbuf, int sendcount, MPI_Dat
                             MPI_Datatype recvtype, int root, MPI_Comm comm, bool all,
                             const char* function) {
   int rft_root = 0;
-  if (!all) {
-    if (int rc = InterRoot(c, root, comm, function, &rft_root); rc) return rc;
-  }
-  const bool sends = all || rft_root >= 0;
-  const bool receives = all || rft_root == RFT_ROOT;
+  GatherRoles roles;
+  if (int rc = InterGatherRoot(c, root, all, comm, function, &rft_root, &roles); rc) return rc;
   const Datatype* st = nullptr;
   const Datatype* rt = nullptr;
   Piece mine;
   std::vector<Piece> theirs;
-  if (sends) {
+  if (roles.sends) {
     if (int rc = CheckData(comm, sendcount, sendtype, function, &st); rc) return rc;
     mine = Piece{st, sendcount, 0, Bytes(*st, sendcount)};
   }
-  if (receives) {
+  if (roles.receives) {
     if (int rc = CheckData(comm, 0, recvtype, function, &rt); rc) return rc;
     if (int rc = MakePieces(c, *rt, recvcounts, displs, comm, function, &theirs); rc) return rc;
   }

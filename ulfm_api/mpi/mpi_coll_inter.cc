@@ -26,10 +26,7 @@ int Done(MPI_Comm comm, const char* function, int rc) {
 int CheckBlocks(MPI_Comm comm, const char* function, const void* send, int send_count,
                 MPI_Datatype send_type, bool sends, int recv_count, MPI_Datatype recv_type,
                 bool receives, const Datatype** st, const Datatype** rt, bool* differ) {
-  if (send == MPI_IN_PLACE) {
-    return Raise(comm, MPI_ERR_ARG,
-                 std::string(function) + ": MPI_IN_PLACE on an intercommunicator; give a buffer");
-  }
+  if (send == MPI_IN_PLACE) return RefuseInPlace(comm, function);
   if (sends) {
     if (int rc = CheckData(comm, send_count, send_type, function, st); rc) return rc;
   }
@@ -80,6 +77,21 @@ int InterRoot(const Comm& c, int root, MPI_Comm comm, const char* function, int*
   return MPI_SUCCESS;
 }
 
+int InterGatherRoot(const Comm& c, int root, bool all, MPI_Comm comm, const char* function,
+                    int* rft_root, GatherRoles* roles) {
+  *rft_root = 0;
+  if (!all) {
+    if (int rc = InterRoot(c, root, comm, function, rft_root); rc) return rc;
+  }
+  *roles = GatherRolesOf(*rft_root, all);
+  return MPI_SUCCESS;
+}
+
+int RefuseInPlace(MPI_Comm comm, const char* function) {
+  return Raise(comm, MPI_ERR_ARG,
+               std::string(function) + ": MPI_IN_PLACE on an intercommunicator; give a buffer");
+}
+
 int InterBcast(Comm& c, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   const char* function = "MPI_Bcast";
   int rft_root = 0;
@@ -104,13 +116,9 @@ int InterBcast(Comm& c, void* buffer, int count, MPI_Datatype type, int root, MP
 int InterReduce(Comm& c, const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
                 int root, bool all, MPI_Comm comm, const char* function) {
   int rft_root = 0;
-  if (!all) {
-    if (int rc = InterRoot(c, root, comm, function, &rft_root); rc) return rc;
-  }
-  if (send == MPI_IN_PLACE) {
-    return Raise(comm, MPI_ERR_ARG,
-                 std::string(function) + ": MPI_IN_PLACE on an intercommunicator; give a buffer");
-  }
+  GatherRoles roles;
+  if (int rc = InterGatherRoot(c, root, all, comm, function, &rft_root, &roles); rc) return rc;
+  if (send == MPI_IN_PLACE) return RefuseInPlace(comm, function);
   if (count < 0) return CheckCountArg(count, function, comm);
   rft_op_t rop;
   rft_datatype_t rtype;
@@ -134,11 +142,10 @@ int InterGather(Comm& c, const void* send, int send_count, MPI_Datatype send_typ
                 int recv_count, MPI_Datatype recv_type, int root, bool all, MPI_Comm comm,
                 const char* function) {
   int rft_root = 0;
-  if (!all) {
-    if (int rc = InterRoot(c, root, comm, function, &rft_root); rc) return rc;
-  }
-  const bool sends = all || rft_root >= 0;
-  const bool receives = all || rft_root == RFT_ROOT;
+  GatherRoles roles;
+  if (int rc = InterGatherRoot(c, root, all, comm, function, &rft_root, &roles); rc) return rc;
+  const bool sends = roles.sends;
+  const bool receives = roles.receives;
   const Datatype* st = nullptr;
   const Datatype* rt = nullptr;
   bool differ = false;

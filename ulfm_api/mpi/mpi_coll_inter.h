@@ -12,6 +12,21 @@ namespace rft::mpi::coll {
 // A rooted collective's root on an intercommunicator as rft's (RFT_ROOT, RFT_PROC_NULL, or the
 // root's rank in the remote group): MPI_ERR_ROOT naming the value otherwise.
 int InterRoot(const Comm& c, int root, MPI_Comm comm, const char* function, int* out);
+// Who sends and who receives in a gather or a reduction on an intercommunicator: the other
+// group's members send to the root; with `all` (allgather, allreduce) every member does both.
+struct GatherRoles {
+  bool sends = false;
+  bool receives = false;
+};
+inline GatherRoles GatherRolesOf(int rft_root, bool all) {
+  return {.sends = all || rft_root >= 0, .receives = all || rft_root == RFT_ROOT};
+}
+// A gather's or reduction's root as rft's (InterRoot; 0 for the `all` forms, which have none),
+// and the caller's roles.
+int InterGatherRoot(const Comm& c, int root, bool all, MPI_Comm comm, const char* function,
+                    int* rft_root, GatherRoles* roles);
+// MPI_ERR_ARG: MPI_IN_PLACE has no meaning on an intercommunicator.
+int RefuseInPlace(MPI_Comm comm, const char* function);
 int InterBcast(Comm& c, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm);
 // Reduce (`all` false, to `root`) or allreduce.
 int InterReduce(Comm& c, const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,

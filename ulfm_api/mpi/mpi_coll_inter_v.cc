@@ -58,11 +58,6 @@ void WriteFrame(const Piece& piece, const void* buffer, size_t payload, char* fr
 
 void WriteRefusal(char* frame) { std::memcpy(frame, &kRefused, kLength); }
 
-int InPlaceRefused(MPI_Comm comm, const char* function) {
-  return Raise(comm, MPI_ERR_ARG,
-               std::string(function) + ": MPI_IN_PLACE on an intercommunicator; give a buffer");
-}
-
 int ReadFrame(const Piece& piece, const char* frame, void* buffer, int member, MPI_Comm comm,
               const char* function) {
   uint64_t length = 0;
@@ -138,8 +133,7 @@ int MakePieces(const Comm& c, const Datatype& t, const int counts[], const int d
 int InterGatherv(Comm& c, const void* send, const Piece& mine, void* recv,
                  const std::vector<Piece>& theirs, int rft_root, bool all, MPI_Comm comm,
                  const char* function) {
-  const bool sends = all || rft_root >= 0;
-  const bool receives = all || rft_root == RFT_ROOT;
+  const auto [sends, receives] = GatherRolesOf(rft_root, all);
   const bool refused = sends && send == MPI_IN_PLACE;
   size_t payload = 0;
   const int agreed =
@@ -158,7 +152,7 @@ int InterGatherv(Comm& c, const void* send, const Piece& mine, void* recv,
   const int rc = all ? rft_allgather(own.data(), block, RFT_BYTE, frames.data(), c.rft)
                      : rft_gather(own.data(), block, RFT_BYTE, frames.data(), rft_root, c.rft);
   if (rc != RFT_SUCCESS) return RaiseRft(comm, function, rc);
-  if (refused) return InPlaceRefused(comm, function);
+  if (refused) return RefuseInPlace(comm, function);
   return receives ? ReadFrames(theirs, frames, frame, recv, comm, function) : MPI_SUCCESS;
 }
 
@@ -181,7 +175,7 @@ int InterScatterv(Comm& c, const void* send, const std::vector<Piece>& theirs, v
   const int rc = rft_scatter(frames.data(), own.data(), sends || receives ? frame : 0, RFT_BYTE,
                              rft_root, c.rft);
   if (rc != RFT_SUCCESS) return RaiseRft(comm, function, rc);
-  if (refused) return InPlaceRefused(comm, function);
+  if (refused) return RefuseInPlace(comm, function);
   return receives ? ReadFrame(mine, own.data(), recv, 0, comm, function) : MPI_SUCCESS;
 }
 
@@ -204,15 +198,14 @@ int InterAlltoallw(Comm& c, const void* send, const std::vector<Piece>& to, void
   }
   const int rc = rft_alltoall(out.data(), frame, RFT_BYTE, in.data(), c.rft);
   if (rc != RFT_SUCCESS) return RaiseRft(comm, function, rc);
-  if (refused) return InPlaceRefused(comm, function);
+  if (refused) return RefuseInPlace(comm, function);
   return ReadFrames(from, in, frame, recv, comm, function);
 }
 
 int InterFoldedReduce(Comm& c, const void* send, void* recv, int count, MPI_Datatype type,
                       const Datatype& t, MPI_Op op, int rft_root, bool all, MPI_Comm comm,
                       const char* function) {
-  const bool sends = all || rft_root >= 0;
-  const bool receives = all || rft_root == RFT_ROOT;
+  const auto [sends, receives] = GatherRolesOf(rft_root, all);
   const size_t bytes = Bytes(t, count);
   std::vector<char> scratch;
   const void* mine = sends ? Packed(t, send, count, &scratch) : nullptr;
