@@ -103,19 +103,9 @@ TEST(RftrunTest, AnExitWithoutFinalizeIsAFailureToThePeers) {
       << r.Report();
 }
 
-// libpmix's client waits only 2 s for the answer to its PMIx_Finalize, then exits anyway: on a
-// loaded node the notice can reach rftrun after the exit. Delayed here 3 s on purpose (a hook
-// for this test), the exit must still count as the clean end it was.
-TEST(RftrunTest, AFinalizeNoticeLaterThanTheExitIsStillACleanEnd) {
-  const auto r = RunCommand("tools/rftrun/rftrun",
-                            Job({"-n", "1", "--timeout", "40", "--verbose"}, {"sleep", "0"}),
-                            std::chrono::seconds(60), {"RFT_TEST_FINALIZE_NOTICE_DELAY_MS=3000"});
-  EXPECT_EQ(r.exit_status, 0) << r.Report();
-  EXPECT_EQ(CountLines(r.output, "exited normally"), 1) << r.Report();
-  EXPECT_EQ(CountLines(r.output, "without calling PMIx_Finalize"), 0) << r.Report();
-  // Proof the notice really came after the exit: rftrun waited for it.
-  EXPECT_EQ(CountLines(r.output, "waiting for its PMIx_Finalize notice"), 1) << r.Report();
-}
+// A notice that comes after the exit (libpmix's client waits only 2 s for the answer to its
+// PMIx_Finalize, then exits anyway) is the rule of tests/unit/rftrun/finalize_grace_test.cc,
+// tested there with the test's clock.
 
 TEST(RftrunTest, AnAbortStatusAbove255IsNotSuccess) {
   const auto r = RunRftrun(Job({"-n", "2", "--ft", "--timeout", "40"}, {"abort-all", "256"}));

@@ -30,34 +30,6 @@ extern char** environ;
 namespace rft::rftrun {
 namespace {
 
-// Whether process `pid` is exiting or has exited (a zombie not yet reaped): its state in
-// /proc/PID/stat is Z or X, or its flags have PF_EXITING (the kernel sets it first thing in
-// do_exit, before the process's robust mutexes are released).
-bool Ending(pid_t pid) {
-  siginfo_t ended{};
-  if (waitid(P_PID, static_cast<id_t>(pid), &ended, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-      ended.si_pid == pid) {
-    return true;
-  }
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-  FILE* file = std::fopen(path, "r");
-  if (file == nullptr) return true;  // gone
-  char line[1024];
-  const bool read = std::fgets(line, sizeof line, file) != nullptr;
-  std::fclose(file);
-  const char* end_of_name = read ? std::strrchr(line, ')') : nullptr;
-  if (end_of_name == nullptr) return false;
-  char state = '?';
-  unsigned long flags = 0;
-  // After the name: state ppid pgrp session tty_nr tpgid flags ...
-  if (std::sscanf(end_of_name + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2) {
-    return false;
-  }
-  constexpr unsigned long kExiting = 0x4;  // PF_EXITING
-  return state == 'Z' || state == 'X' || (flags & kExiting) != 0;
-}
-
 const sigset_t& HandledSignals() {
   static const sigset_t set = [] {
     sigset_t s;
@@ -71,18 +43,12 @@ const sigset_t& HandledSignals() {
   return set;
 }
 
-// An exit status from an abort's status: only 8 bits reach the caller, so 256 would read as
-// success; a status outside 1..255 becomes 255.
-int ExitCodeOf(int status) { return status >= 1 && status <= 255 ? status : 255; }
-
 }  // namespace
 
-Launcher::Launcher(Options options) : options_(std::move(options)) {
+Launcher::Launcher(Options options)
+    : options_(std::move(options)), verdict_(options_.fault_tolerant, options_.deaths_ok) {
   std::stable_sort(options_.faults.begin(), options_.faults.end(),
                    [](const Fault& a, const Fault& b) { return a.at < b.at; });
-  if (const char* delay = std::getenv("RFT_TEST_FINALIZE_NOTICE_DELAY_MS")) {
-    finalize_notice_delay_ = std::chrono::milliseconds(std::strtol(delay, nullptr, 10));
-  }
 }
 
 Launcher::~Launcher() {
@@ -157,6 +123,12 @@ void Launcher::Log(const char* format, ...) {
 
 Status Launcher::Setup() {
   start_ns_ = MonotonicNanos();
+  if (options_.timeout.count() > 0) {
+    timers_.Arm({TimerKind::kJobTimeout}, start_ns_ + options_.timeout.count());
+  }
+  if (!options_.faults.empty()) {
+    timers_.Arm({TimerKind::kNextFault}, start_ns_ + options_.faults.front().at.count());
+  }
   nspace_ = "rftrun." + std::to_string(getpid());
   hostname_ = Hostname();
   auto tmpdir = MakeTempDir("rftrun");
@@ -213,6 +185,7 @@ int Launcher::Run() {
     EndJob(SIGKILL);
     while (!Finished()) {
       Reap();
+      FireDueTimers(MonotonicNanos());
       if (!Finished()) usleep(1000);
     }
     return 1;
@@ -220,10 +193,10 @@ int Launcher::Run() {
   Log("launched %u processes of %s%s", options_.nprocs, app.command.c_str(),
       options_.fault_tolerant ? " (fault tolerant)" : "");
   Loop();
-  const int exit_status = job_status_.value_or(ExitStatus());
+  const int exit_status = job_status_.value_or(verdict_.ExitStatus());
   exit_status_ = exit_status;
-  if (!failure_summary_.empty() || exit_status != 0) {
-    std::string line = "rftrun: " + (!failure_summary_.empty() ? failure_summary_
+  if (!verdict_.summary().empty() || exit_status != 0) {
+    std::string line = "rftrun: " + (!verdict_.summary().empty() ? verdict_.summary()
                                      : SpansNodes() ? std::string("the job failed on another node")
                                                     : std::string("job failed"));
     line += "; exit status " + std::to_string(exit_status) + "\n";
@@ -239,6 +212,7 @@ Status Launcher::LaunchJob(const JobSpec& job, const std::vector<SpawnApp>& apps
   for (const SpawnApp& app : apps) {
     for (uint32_t i = 0; i < app.nprocs; ++i, ++rank) {
       auto process = std::make_unique<Process>();
+      process->index = static_cast<uint32_t>(processes_.size());
       process->nspace = job.nspace;
       process->rank = rank;
       process->label = job.spawned ? "s" + std::to_string(spawn_count_) + ":" + std::to_string(rank)
@@ -286,42 +260,10 @@ void Launcher::Loop() {
   std::vector<Process*> owners;  // owner of fds[i] for the pipe entries
   for (;;) {
     const int64_t now = MonotonicNanos();
-    InjectDueFaults(now);
-    if (options_.timeout.count() > 0 && !timed_out_ &&
-        now - start_ns_ >= options_.timeout.count()) {
-      timed_out_ = true;
-      std::string alive;
-      for (auto& p : processes_) {
-        if (!p->exited) alive += (alive.empty() ? "" : ",") + p->label;
-      }
-      failure_summary_ = "timeout: the job ran longer than " +
-                         std::to_string(static_cast<double>(options_.timeout.count()) / 1e9) +
-                         " s; killed rank(s) " + alive;
-      WriteAll(2, "rftrun: " + failure_summary_ + "\n");
-      if (options_.stack_traces) PrintStackTraces();
-      EndJob(SIGKILL);
-    }
-    if (kill_deadline_ns_ != 0 && now >= kill_deadline_ns_) {
-      kill_deadline_ns_ = 0;
-      EndJob(SIGKILL);
-    }
-    ConcludeLateExits(now);
+    FireDueTimers(now);
+    ConcludeHeldExits();
     if (Finished() && (!SpansNodes() || NodesFinished())) break;
-
-    int64_t wake_at = INT64_MAX;
-    for (const auto& p : processes_) {
-      if (p->finalize_deadline_ns != 0) wake_at = std::min(wake_at, p->finalize_deadline_ns);
-      if (p->signal_when_connected != 0) wake_at = std::min(wake_at, p->signal_anyway_ns);
-    }
-    if (next_fault_ < options_.faults.size()) {
-      wake_at = std::min(wake_at, start_ns_ + options_.faults[next_fault_].at.count());
-    }
-    if (options_.timeout.count() > 0 && !timed_out_) {
-      wake_at = std::min(wake_at, start_ns_ + options_.timeout.count());
-    }
-    if (kill_deadline_ns_ != 0) wake_at = std::min(wake_at, kill_deadline_ns_);
-    if (drain_deadline_ns_ != 0) wake_at = std::min(wake_at, drain_deadline_ns_);
-    if (nodes_give_up_ns_ != 0) wake_at = std::min(wake_at, nodes_give_up_ns_);
+    const std::optional<int64_t> wake_at = timers_.NextAt();
 
     fds.clear();
     owners.clear();
@@ -345,16 +287,13 @@ void Launcher::Loop() {
         owners.push_back(p.get());
       }
     }
-    int timeout_ms = -1;
-    if (wake_at != INT64_MAX) {
-      timeout_ms =
-          static_cast<int>(std::max<int64_t>(0, (wake_at - now + kNanosPerMs - 1) / kNanosPerMs));
-    }
+    const int timeout_ms =
+        wake_at ? Deadline::At(*wake_at).remaining_ms_for_poll(MonotonicNanos()) : -1;
     const int ready = poll(fds.data(), fds.size(), timeout_ms);
     if (ready < 0 && errno != EINTR) {
       std::fprintf(stderr, "rftrun: poll: %s\n", std::strerror(errno));
       EndJob(SIGKILL);
-      failure_status_ = failure_status_.value_or(1);
+      verdict_.LauncherFailed();
       continue;
     }
     if (ready <= 0) continue;
@@ -377,6 +316,54 @@ void Launcher::Loop() {
   }
 }
 
+void Launcher::FireDueTimers(int64_t now_ns) {
+  while (const std::optional<TimerId> timer = timers_.TakeDue(now_ns)) {
+    Process* p = timer->subject < processes_.size() ? processes_[timer->subject].get() : nullptr;
+    switch (timer->kind) {
+      case TimerKind::kJobTimeout:
+        TimeOut();
+        break;
+      case TimerKind::kNextFault:
+        InjectDueFaults(now_ns);
+        break;
+      case TimerKind::kSignalAnyway:
+        if (p != nullptr && p->signal_when_connected != 0) {
+          if (!p->exited && !ending_) InjectSignal(p, p->signal_when_connected);
+          p->signal_when_connected = 0;
+        }
+        break;
+      case TimerKind::kFinalizeGrace:
+        if (p != nullptr) Conclude(p);  // no notice came: judged as it is
+        break;
+      case TimerKind::kKillAfterTerm:
+        EndJob(SIGKILL);
+        break;
+      case TimerKind::kDrainOutput:
+        drain_over_ = true;
+        break;
+      case TimerKind::kNodesGiveUp:
+        if (!job_status_) {
+          WriteAll(2, "rftrun: the other nodes did not end in time; exiting without them\n");
+          job_status_ = verdict_.ExitStatus();
+        }
+        break;
+    }
+  }
+}
+
+void Launcher::TimeOut() {
+  std::string alive;
+  for (auto& p : processes_) {
+    if (!p->exited) alive += (alive.empty() ? "" : ",") + p->label;
+  }
+  verdict_.TimedOut("timeout: the job ran longer than " +
+                    std::to_string(static_cast<double>(options_.timeout.count()) / 1e9) +
+                    " s; killed rank(s) " + alive);
+  WriteAll(2, "rftrun: " + verdict_.summary() + "\n");
+  if (options_.stack_traces) PrintStackTraces();
+  EndJob(SIGKILL);
+}
+
 void Launcher::HandleSignals() {
   signalfd_siginfo info;
   bool child = false;
@@ -384,8 +371,7 @@ void Launcher::HandleSignals() {
     if (info.ssi_signo == SIGCHLD) {
       child = true;
     } else if (!ending_) {
-      interrupted_by_ = static_cast<int>(info.ssi_signo);
-      failure_summary_ = std::string("interrupted by ") + strsignal(interrupted_by_);
+      verdict_.Interrupted(static_cast<int>(info.ssi_signo));
       EndJob(SIGTERM);
     }
   }
@@ -402,39 +388,26 @@ void Launcher::HandleQueue() {
     work.swap(queue_);
   }
   for (Queued& item : work) {
-    switch (item.kind) {
-      case Queued::Kind::kConnected:
-        if (Process* p = Find(item.proc)) {
-          p->connected = true;
-          if (p->signal_when_connected != 0 && !p->exited && !ending_) {
-            InjectSignal(p, p->signal_when_connected);
-          }
-          p->signal_when_connected = 0;
-        }
-        break;
-      case Queued::Kind::kFinalized:
-        if (Process* p = Find(item.proc)) p->finalized = true;
-        break;
-      case Queued::Kind::kAbort:
-        HandleAbort(item.abort);
-        break;
-      case Queued::Kind::kSpawn:
-        HandleSpawn(item.spawn);
-        break;
-      case Queued::Kind::kListener:
-        listen_fds_.push_back(item.fd);
-        break;
-      case Queued::Kind::kFence:
-        StartFence(std::move(item.fence));
-        break;
-      case Queued::Kind::kDirectModex:
-        StartModex(item.modex);
-        break;
-      case Queued::Kind::kModexData:
-        AnswerModex(item.modex_id, item.modex_status, item.modex_data);
-        break;
-    }
+    std::visit([this](auto&& work_item) { Handle(std::move(work_item)); }, std::move(item));
   }
+}
+
+void Launcher::Handle(ClientConnected connected) {
+  Process* p = Find(connected.proc);
+  if (p == nullptr) return;
+  p->connected = true;
+  if (p->signal_when_connected != 0 && !p->exited && !ending_) {
+    InjectSignal(p, p->signal_when_connected);
+  }
+  p->signal_when_connected = 0;
+  timers_.Disarm({TimerKind::kSignalAnyway, p->index});
+}
+
+void Launcher::Handle(ClientFinalized finalized) {
+  Process* p = Find(finalized.proc);
+  if (p == nullptr) return;
+  p->finalized = true;
+  if (finalize_grace_.NoticeCame(p->index)) Conclude(p);  // the notice came after the exit
 }
 
 void Launcher::HandleAbort(const AbortRequest& request) {
@@ -458,11 +431,7 @@ void Launcher::HandleAbort(const AbortRequest& request) {
   const std::string why = request.message.empty() ? "" : ": " + request.message;
   if (whole_job) {
     Log("rank %s aborts the job with status %d", who.c_str(), request.status);
-    if (!failure_status_) {
-      failure_status_ = request.status != 0 ? ExitCodeOf(request.status) : 1;
-      failure_summary_ =
-          "rank " + who + " aborted the job with status " + std::to_string(request.status) + why;
-    }
+    verdict_.JobAborted(who, request.status, why);
     for (auto& p : processes_) p->aborted = !p->exited;
     EndJob(SIGKILL);
     return;
@@ -470,16 +439,9 @@ void Launcher::HandleAbort(const AbortRequest& request) {
   bool caller_killed = false;
   std::string killed;
   for (Process* p : targets) {
-    if (p->exited) continue;
-    // A process already ending by itself (a victim that killed itself, reported failed by a
-    // peer within a millisecond: its robust mutexes are released while it exits) keeps its
-    // own verdict.
-    if (Ending(p->pid)) continue;
-    p->aborted = true;
+    if (!AbortProcess(p)) continue;
     caller_killed |= (p == caller);
     killed += (killed.empty() ? "" : ",") + p->label;
-    kill(p->pid, SIGKILL);
-    kill(p->pid, SIGCONT);
   }
   if (!remote.empty() && !whole_job) {
     // Their nodes kill them; the caller does not wait for that, as for local ones.
@@ -491,12 +453,19 @@ void Launcher::HandleAbort(const AbortRequest& request) {
   } else {
     Log("rank %s aborted rank(s) %s with status %d", who.c_str(), killed.c_str(), request.status);
   }
-  if (!failure_status_ && request.status != 0 && !killed.empty()) {
-    failure_status_ = ExitCodeOf(request.status);
-    failure_summary_ = "rank " + who + " aborted rank(s) " + killed + " with status " +
-                       std::to_string(request.status) + why;
-  }
+  verdict_.RanksAborted(who, killed, request.status, why);
   if (!caller_killed) pmix_->CompleteAbort(request, PMIX_SUCCESS);
+}
+
+bool Launcher::AbortProcess(Process* p) {
+  // A process already ending by itself (a victim that killed itself, reported failed by a peer
+  // within a millisecond: its robust mutexes are released while it exits) keeps its own
+  // verdict; marking it aborted would hide its crash from the job's status.
+  if (p->exited || IsExiting(p->pid)) return false;
+  p->aborted = true;
+  kill(p->pid, SIGKILL);
+  kill(p->pid, SIGCONT);
+  return true;
 }
 
 void Launcher::HandleSpawn(const SpawnRequest& request) {
@@ -537,14 +506,6 @@ void Launcher::HandleSpawn(const SpawnRequest& request) {
 }
 
 void Launcher::InjectDueFaults(int64_t now_ns) {
-  // A fault that waits for a handshake that does not come (a program that is no PMIx client)
-  // is sent after kFaultHandshakeWaitNs anyway.
-  for (auto& p : processes_) {
-    if (p->signal_when_connected != 0 && now_ns >= p->signal_anyway_ns) {
-      if (!p->exited && !ending_) InjectSignal(p.get(), p->signal_when_connected);
-      p->signal_when_connected = 0;
-    }
-  }
   while (next_fault_ < options_.faults.size() &&
          start_ns_ + options_.faults[next_fault_].at.count() <= now_ns) {
     const Fault& fault = options_.faults[next_fault_++];
@@ -560,13 +521,18 @@ void Launcher::InjectDueFaults(int64_t now_ns) {
     // freeze the PMIx server for every rank; and a fence with a process killed before it
     // connected never completes (docs/rftrun.md). A fault therefore waits for the handshake.
     if (!p->connected) {
+      // One that does not come (a program that is no PMIx client): sent after
+      // kFaultHandshakeWaitNs even so.
       p->signal_when_connected = fault.signal;
-      p->signal_anyway_ns = now_ns + kFaultHandshakeWaitNs;
+      timers_.Arm({TimerKind::kSignalAnyway, p->index}, now_ns + kFaultHandshakeWaitNs);
       Log("--%s %u waits for the rank's PMIx handshake to end",
           fault.signal == SIGKILL ? "kill" : "stop", fault.rank);
       continue;
     }
     InjectSignal(p, fault.signal);
+  }
+  if (next_fault_ < options_.faults.size()) {
+    timers_.Arm({TimerKind::kNextFault}, start_ns_ + options_.faults[next_fault_].at.count());
   }
   KillStoppedIfOnlyTheyRemain();
 }
@@ -582,7 +548,7 @@ void Launcher::InjectSignal(Process* p, int signal) {
 
 void Launcher::EndJob(int signal) {
   if (!ending_) AnnounceEnd();  // across nodes, the others end too
-  if (signal != SIGKILL) kill_deadline_ns_ = MonotonicNanos() + kTermGraceNs;
+  if (signal != SIGKILL) timers_.Arm({TimerKind::kKillAfterTerm}, MonotonicNanos() + kTermGraceNs);
   ending_ = true;
   for (auto& p : processes_) {
     if (p->exited || p->pid < 0) continue;

@@ -19,17 +19,18 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include "tools/rftrun/finalize_grace.h"
+#include "tools/rftrun/job_verdict.h"
 #include "tools/rftrun/node_link.h"
 #include "tools/rftrun/options.h"
 #include "tools/rftrun/output_relay.h"
 #include "tools/rftrun/pmix_host.h"
+#include "tools/rftrun/timer_heap.h"
 
 namespace rft::rftrun {
-
-// Exit status when --timeout fires (as timeout(1)).
-inline constexpr int kTimeoutExitStatus = 124;
 
 class Launcher : public PmixHandler {
  public:
@@ -70,6 +71,7 @@ class Launcher : public PmixHandler {
   static constexpr std::chrono::milliseconds kAssembleBound{120000};
 
   struct Process {
+    uint32_t index = 0;  // in processes_: the subject of its timers
     std::string nspace;
     uint32_t rank = 0;
     std::string label;  // "2" for the launched job, "s1:0" for spawned ones
@@ -82,40 +84,32 @@ class Launcher : public PmixHandler {
     bool finalized = false;  // called PMIx_Finalize
     bool exited = false;
     int wait_status = 0;
-    int injected_signal = 0;        // from --kill/--stop
-    uint64_t fault_ns = 0;          // when it was injected
-    bool stopped = false;           // by --stop, and not resumed
-    int signal_when_connected = 0;  // a --kill/--stop came due before the PMIx handshake ended
-    int64_t signal_anyway_ns = 0;   // ... sent then even so (a program that never connects)
-    bool aborted = false;           // killed because of a PMIx_Abort
-    // Exited with status 0 while its PMIx_Finalize may still be queued: until this time the
-    // exit is not judged (0: judged).
-    int64_t finalize_deadline_ns = 0;
+    int injected_signal = 0;  // from --kill/--stop
+    uint64_t fault_ns = 0;    // when it was injected
+    bool stopped = false;     // by --stop, and not resumed
+    // A --kill/--stop came due before the PMIx handshake ended; a kSignalAnyway timer sends it
+    // even so (a program that never connects).
+    int signal_when_connected = 0;
+    bool aborted = false;  // killed because of a PMIx_Abort
   };
 
-  // Work handed from libpmix's thread to the main loop.
-  struct Queued {
-    enum class Kind {
-      kConnected,
-      kFinalized,
-      kAbort,
-      kSpawn,
-      kListener,
-      kFence,
-      kDirectModex,
-      kModexData
-    };
-    Kind kind = Kind::kConnected;
-    pmix_proc_t proc{};
-    AbortRequest abort{};
-    SpawnRequest spawn{};
-    int fd = -1;
-    FenceRequest fence{};
-    ModexRequest modex{};
-    uint64_t modex_id = 0;
-    pmix_status_t modex_status = PMIX_SUCCESS;
-    std::string modex_data{};
+  // Work handed from libpmix's thread to the main loop: one kind per PmixHandler call.
+  struct ClientConnected {
+    pmix_proc_t proc;
   };
+  struct ClientFinalized {
+    pmix_proc_t proc;
+  };
+  struct ListeningSocket {
+    int fd;
+  };
+  struct ModexData {
+    uint64_t id;
+    pmix_status_t status;
+    std::string data;
+  };
+  using Queued = std::variant<ClientConnected, ClientFinalized, AbortRequest, SpawnRequest,
+                              ListeningSocket, FenceRequest, ModexRequest, ModexData>;
 
   void Enqueue(Queued item);
   Status Setup();
@@ -124,12 +118,24 @@ class Launcher : public PmixHandler {
   void Loop();
   void HandleSignals();
   void HandleQueue();
+  void Handle(ClientConnected connected);
+  void Handle(ClientFinalized finalized);
+  void Handle(AbortRequest request) { HandleAbort(request); }
+  void Handle(SpawnRequest request) { HandleSpawn(request); }
+  void Handle(ListeningSocket socket) { listen_fds_.push_back(socket.fd); }
+  void Handle(FenceRequest request) { StartFence(std::move(request)); }
+  void Handle(ModexRequest request) { StartModex(request); }
+  void Handle(ModexData data) { AnswerModex(data.id, data.status, data.data); }
   void Reap();
   void OnExit(Process* process, int wait_status);
   // What an exit means (a failure event, the job's status), once it is known whether the
   // process finalized.
   void Conclude(Process* process);
-  void ConcludeLateExits(int64_t now_ns);
+  // Judges the exits held for a finalize notice once the job is ending.
+  void ConcludeHeldExits();
+  // Carries out every timer due at `now_ns` (timer_heap.h names them).
+  void FireDueTimers(int64_t now_ns);
+  void TimeOut();  // --timeout
   void HandleAbort(const AbortRequest& request);
   void HandleSpawn(const SpawnRequest& request);
   void InjectDueFaults(int64_t now_ns);
@@ -167,12 +173,13 @@ class Launcher : public PmixHandler {
   void AnnounceEnd();
   void KillRemote(const std::vector<uint32_t>& ranks);  // ranks of other nodes
   void KillLocal(const std::vector<uint32_t>& ranks, std::string* killed);
+  // Kills `p` for an abort request; false (and untouched) when it had ended or is ending.
+  bool AbortProcess(Process* p);
   // Once this node's processes have all ended: tells node 0, and whether rftrun may exit.
   bool NodesFinished();
   void RecordNodeDone(uint32_t node, int status, const std::string& summary);
   bool Finished() const;
-  int ExitStatus() const;
-  std::string Describe(const Process& process) const;
+  static ProcessEnd EndOf(const Process& process);
   Process* Find(const pmix_proc_t& proc);
   void Log(const char* format, ...) __attribute__((format(printf, 2, 3)));
   // Removes the files the job's processes left in /dev/shm (DeathWatch segments).
@@ -191,19 +198,16 @@ class Launcher : public PmixHandler {
   int64_t start_ns_ = 0;
   size_t next_fault_ = 0;  // options_.faults is sorted by time
   int spawn_count_ = 0;
-  // RFT_TEST_FINALIZE_NOTICE_DELAY_MS, for rftrun's own tests only: holds each PMIx_Finalize
-  // notice this long, as a loaded node would, so the finalize grace can be tested.
-  std::chrono::milliseconds finalize_notice_delay_{0};
+  // Every deadline of the job (timer_heap.h), and the exits whose verdict waits for a late
+  // finalize notice.
+  TimerHeap timers_;
+  FinalizeGrace finalize_grace_{&timers_, kFinalizeGraceNs};
 
   // How the job ends.
-  bool ending_ = false;            // every process has been told to die
-  int64_t kill_deadline_ns_ = 0;   // SIGKILL whoever is left after a SIGTERM
-  int64_t drain_deadline_ns_ = 0;  // stop waiting for output after every process exited
-  bool timed_out_ = false;
-  int interrupted_by_ = 0;             // signal that rftrun itself received
-  std::optional<int> failure_status_;  // exit status decided by a failure or an abort
-  int exit_status_ = 1;  // what Run returned, for an exit that cannot wait for libpmix
-  std::string failure_summary_;
+  bool ending_ = false;      // every process has been told to die
+  bool drain_over_ = false;  // the output's drain grace ended (kDrainOutput)
+  JobVerdict verdict_;       // the job's exit status and why, from the events as they come
+  int exit_status_ = 1;      // what Run returned, for an exit that cannot wait for libpmix
 
   // Across nodes (launcher_nodes.cc). Node 0 holds one link per other node (links_[i - 1] for
   // node i); the others one link, to node 0.
@@ -224,8 +228,6 @@ class Launcher : public PmixHandler {
   bool done_sent_ = false;
   std::vector<std::optional<int>> node_status_;  // node 0: each node's status once done
   std::optional<int> job_status_;                // the whole job's, once every node is done
-  // After --timeout or a signal, how long this node still waits for the others' end.
-  int64_t nodes_give_up_ns_ = 0;
 
   std::mutex queue_mutex_;
   std::deque<Queued> queue_;

@@ -194,8 +194,7 @@ void Launcher::HandleFrame(uint32_t from, const Frame& frame) {
       if (!reader.ok() || origin >= layout_.nodes.size()) break;
       if (hub) SendToOthers(Reframe(frame), from);
       if (ending_) break;
-      if (!failure_status_) failure_status_ = status != 0 ? status : 1;
-      failure_summary_ = "node " + layout_.nodes[origin].name + " ended the job: " + why;
+      verdict_.NodeEndedJob(layout_.nodes[origin].name, status, why);
       end_from_link_ = true;
       EndJob(SIGTERM);
       break;
@@ -255,13 +254,10 @@ void Launcher::LostNode(uint32_t node) {
     pmix_->CompleteModex(it->second, PMIX_ERR_UNREACH, std::string());
     it = modex_waiting_.erase(it);
   }
-  if (!failure_status_) failure_status_ = 1;
-  if (!options_.fault_tolerant) {
-    if (failure_summary_.empty()) failure_summary_ = "lost the link to node(s) " + names;
+  if (verdict_.LostNodes(names, ending_)) {
     EndJob(SIGTERM);
   } else if (!ending_) {
     // With --ft the lost node's processes are failures like any other: every survivor hears.
-    failure_summary_ += std::string(failure_summary_.empty() ? "" : "; ") + "lost node(s) " + names;
     for (uint32_t n : lost_nodes) {
       const NodeRanks& span = layout_.nodes[n];
       for (uint32_t rank = span.first; rank < span.first + span.count; ++rank) {
@@ -372,7 +368,7 @@ void Launcher::AnnounceTermination(uint32_t rank, pmix_status_t code, int exit_c
 void Launcher::AnnounceEnd() {
   if (!SpansNodes() || end_from_link_) return;
   FrameWriter end(LinkKind::kEnd);
-  end.U32(layout_.node).I32(ExitStatus()).Bytes(failure_summary_);
+  end.U32(layout_.node).I32(verdict_.ExitStatus()).Bytes(verdict_.summary());
   SendToOthers(end.frame(), layout_.node);
 }
 
@@ -384,11 +380,8 @@ void Launcher::KillRemote(const std::vector<uint32_t>& ranks) {
 void Launcher::KillLocal(const std::vector<uint32_t>& ranks, std::string* killed) {
   for (uint32_t rank : ranks) {
     Process* p = FindRank(rank);
-    if (p == nullptr || p->exited) continue;
-    p->aborted = true;
+    if (p == nullptr || !AbortProcess(p)) continue;
     *killed += (killed->empty() ? "" : ",") + p->label;
-    kill(p->pid, SIGKILL);
-    kill(p->pid, SIGCONT);
   }
 }
 
@@ -396,25 +389,20 @@ bool Launcher::NodesFinished() {
   if (!done_sent_) {
     done_sent_ = true;
     if (layout_.node == 0) {
-      RecordNodeDone(0, ExitStatus(), failure_summary_);
+      RecordNodeDone(0, verdict_.ExitStatus(), verdict_.summary());
     } else {
       // A job another node ended needs no summary from here: node 0 has the reason.
       FrameWriter done(LinkKind::kDone);
-      done.I32(ExitStatus()).Bytes(end_from_link_ ? std::string() : failure_summary_);
+      done.I32(verdict_.ExitStatus()).Bytes(end_from_link_ ? std::string() : verdict_.summary());
       SendToNode(0, done.frame());
       Log("this node's processes have ended; waiting for node 0");
     }
   }
-  if (layout_.node != 0 && !job_status_ && !links_[0]->open()) job_status_ = ExitStatus();
+  if (layout_.node != 0 && !job_status_ && !links_[0]->open()) job_status_ = verdict_.ExitStatus();
   // After --timeout or a signal, a node that does not answer (hung, or its network gone) must
   // not hold this rftrun: it gets the grace a process gets after SIGTERM, and the drain's.
-  if (!job_status_ && (timed_out_ || interrupted_by_ != 0)) {
-    const int64_t now = MonotonicNanos();
-    if (nodes_give_up_ns_ == 0) nodes_give_up_ns_ = now + kTermGraceNs + kDrainGraceNs;
-    if (now >= nodes_give_up_ns_) {
-      WriteAll(2, "rftrun: the other nodes did not end in time; exiting without them\n");
-      job_status_ = ExitStatus();
-    }
+  if (!job_status_ && verdict_.stopped_from_outside()) {
+    timers_.ArmOnce({TimerKind::kNodesGiveUp}, MonotonicNanos() + kTermGraceNs + kDrainGraceNs);
   }
   return job_status_.has_value();
 }
@@ -433,14 +421,9 @@ void Launcher::RecordNodeDone(uint32_t node, int status, const std::string& summ
                    [](const auto& s) { return s.has_value(); })) {
     return;
   }
-  // The job's status: node 0's if it failed, else the first failed node's in node order.
-  int job = 0;
-  for (const auto& s : node_status_) {
-    if (*s != 0) {
-      job = *s;
-      break;
-    }
-  }
+  std::vector<int> statuses;
+  for (const auto& s : node_status_) statuses.push_back(*s);
+  const int job = JobVerdict::CombineNodes(statuses);
   job_status_ = job;
   FrameWriter finish(LinkKind::kFinish);
   finish.I32(job);

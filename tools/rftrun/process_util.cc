@@ -5,10 +5,12 @@
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -108,6 +110,31 @@ StatusOr<std::string> MakeTempDir(const std::string& prefix) {
     return OtherError("cannot create a directory like " + templ + ": " + std::strerror(errno));
   }
   return std::string(buffer.data());
+}
+
+bool IsExiting(pid_t pid) {
+  siginfo_t ended{};
+  if (waitid(P_PID, static_cast<id_t>(pid), &ended, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+      ended.si_pid == pid) {
+    return true;
+  }
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  FILE* file = std::fopen(path, "r");
+  if (file == nullptr) return true;  // gone
+  char line[1024];
+  const bool read = std::fgets(line, sizeof line, file) != nullptr;
+  std::fclose(file);
+  const char* end_of_name = read ? std::strrchr(line, ')') : nullptr;
+  if (end_of_name == nullptr) return false;
+  char state = '?';
+  unsigned long flags = 0;
+  // After the name: state ppid pgrp session tty_nr tpgid flags ...
+  if (std::sscanf(end_of_name + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2) {
+    return false;
+  }
+  constexpr unsigned long kExiting = 0x4;  // PF_EXITING
+  return state == 'Z' || state == 'X' || (flags & kExiting) != 0;
 }
 
 std::string Hostname() {

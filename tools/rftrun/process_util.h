@@ -43,6 +43,11 @@ StatusOr<std::string> MakeTempDir(const std::string& prefix);
 // (never another user's, never a link); returns how many.
 int RemoveShmFiles(const std::vector<std::string>& prefixes);
 
+// Whether process `pid` is exiting or has exited (a zombie not yet reaped): its state in
+// /proc/PID/stat is Z or X, or its flags have PF_EXITING (the kernel sets it first thing in
+// do_exit, before the process's robust mutexes are released).
+bool IsExiting(pid_t pid);
+
 std::string Hostname();
 uint32_t OnlineCpus();  // CPUs this process may run on
 void WriteAll(int fd, std::string_view text);
