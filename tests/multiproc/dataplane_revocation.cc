@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "tests/multiproc/dataplane_checks.h"
+#include "tests/multiproc/dataplane_test_access.h"
 
 namespace rft::testing {
 
@@ -100,7 +101,7 @@ int Revocation(transport::Bootstrap& job, DataPlane& plane) {
   transport::EncodeHeader(header, bytes);
   const std::byte payload[4] = {};
   const uint64_t revoked_drops = plane.drops().count(DecodeError::kRevoked);
-  plane.InjectForTesting(bytes, payload);
+  DataPlaneTestAccess::Inject(plane, bytes, payload);
   CHECK(plane.drops().count(DecodeError::kRevoked) == revoked_drops + 1,
         "a message for the revoked context was not dropped as revoked");
 

@@ -17,6 +17,7 @@
 
 #include "base/clock.h"
 #include "tests/multiproc/dataplane_checks.h"
+#include "tests/multiproc/dataplane_test_access.h"
 
 namespace rft::testing {
 namespace {
@@ -290,8 +291,8 @@ int MalformedInput(DataPlane& plane, uint32_t job_token) {
   auto inject = [&](WireHeader h, size_t header_bytes, size_t payload_bytes) {
     std::array<std::byte, transport::kWireHeaderSize> bytes;
     transport::EncodeHeader(h, bytes);
-    plane.InjectForTesting(std::span(bytes).first(header_bytes),
-                           std::span(payload).first(payload_bytes));
+    DataPlaneTestAccess::Inject(plane, std::span(bytes).first(header_bytes),
+                                std::span(payload).first(payload_bytes));
   };
   CHECK_OK(plane.SetContextEpoch(kContext + 1, 5));
   const size_t queued = plane.unexpected_count();
@@ -378,7 +379,7 @@ int ReusedContext(DataPlane& plane, uint32_t job_token) {
     std::array<std::byte, transport::kWireHeaderSize> bytes;
     transport::EncodeHeader(h, bytes);
     const std::byte payload[1] = {value};
-    plane.InjectForTesting(bytes, payload);
+    DataPlaneTestAccess::Inject(plane, bytes, payload);
   };
   inject(2, std::byte{2});  // the old life
   inject(3, std::byte{3});  // the new life, early
@@ -417,7 +418,7 @@ int CmaInput(DataPlane& plane, uint32_t job_token) {
     h.job_token = job_token;
     std::array<std::byte, transport::kWireHeaderSize> header;
     transport::EncodeHeader(h, header);
-    plane.InjectForTesting(header, body);
+    DataPlaneTestAccess::Inject(plane, header, body);
   };
   auto request_to_send = [&](const void* address, uint64_t length, uint32_t epoch) {
     std::array<std::byte, transport::kRendezvousDescriptorSize> body;
@@ -500,14 +501,14 @@ int CmaInput(DataPlane& plane, uint32_t job_token) {
   waitpid(child, nullptr, 0);
   close(gate[0]);
   close(gate[1]);
-  plane.ReplacePeerProcessForTesting(me, getpid(), dead);
+  DataPlaneTestAccess::ReplacePeerProcess(plane, me, getpid(), dead);
   request_to_send(data.data(), data.size(), 5);
   std::vector<char> reused(data.size(), 'z');
   const Status gone = plane.Recv(reused.data(), reused.size(), me, 60, kContext + 1, &status);
   CHECK(gone.code() == RFT_ERR_PROC_FAILED,
         "read through a reused pid: " << gone.ToString() << " (expected PROC_FAILED)");
-  plane.ReplacePeerProcessForTesting(me, getpid(),
-                                     static_cast<int>(syscall(SYS_pidfd_open, getpid(), 0)));
+  DataPlaneTestAccess::ReplacePeerProcess(plane, me, getpid(),
+                                          static_cast<int>(syscall(SYS_pidfd_open, getpid(), 0)));
   CHECK(plane.requests_in_use() == 0, plane.requests_in_use() << " requests leaked");
   return 0;
 }

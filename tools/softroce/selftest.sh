@@ -52,9 +52,9 @@ done
 # is named, not all of //...
 if command -v bazel >/dev/null 2>&1; then
   if ! (cd "$root" && bazel build --color=no --curses=no --noshow_progress //tools/rft_info \
-    //tools/rftrun //transport/verbs:loopback_check //transport/verbs:mesh_check \
-    //transport/verbs:channel_check //transport/verbs:async_check \
-    //transport/verbs:grow_check //transport/verbs:close_check //transport/verbs:cm_check \
+    //tools/rftrun //tests/verbs:loopback_check //tests/verbs:mesh_check \
+    //tests/verbs:channel_check //tests/verbs:async_check \
+    //tests/verbs:grow_check //tests/verbs:close_check //tests/verbs:cm_check \
     //tests/multiproc:dataplane_worker //tests/multiproc:detector_worker //examples:respawn_solver \
     //tests/multiproc:agreement_worker //tests/multiproc:api_worker \
     //tests/multiproc:growth_worker //tests/mpi:mpi_basics) >"$out" 2>&1; then
@@ -106,8 +106,8 @@ by_ip() {
 check_binary verbs-cm 0 \
   "$(printf '%s\n' '^verbs cm: listener: 300 messages ok over rxe0' \
     '^verbs cm: connecting side: 300 messages ok over rxe0' '^statuses 0 0$')" \
-  bazel-bin/transport/verbs/cm_check "$(by_ip cm_check 7471 '--messages 300')"
-if selected verbs-cm-two-guests && stage verbs-cm-two-guests bazel-bin/transport/verbs/cm_check; then
+  bazel-bin/tests/verbs/cm_check "$(by_ip cm_check 7471 '--messages 300')"
+if selected verbs-cm-two-guests && stage verbs-cm-two-guests bazel-bin/tests/verbs/cm_check; then
   check verbs-cm-two-guests 0 \
     "$(printf '%s\n' '^verbs cm: listener: 300 messages ok over rxe0' \
       '^verbs cm: connecting side: 300 messages ok over rxe0')" \
@@ -134,7 +134,7 @@ if selected verbs-compare-two-guests &&
     'verbs_compare.sh --reps 1 --iters 100 --serve "$SOFTROCE_PEER"'
 fi
 check_binary verbs-loopback 0 '^verbs loopback: dead peer -> ' \
-  bazel-bin/transport/verbs/loopback_check loopback_check
+  bazel-bin/tests/verbs/loopback_check loopback_check
 # Three ranks under rftrun (PMIx in the guest), RC QPs between them: the ring and the writes on
 # every rank, then rank 2 raises SIGKILL and rank 0's send to it fails. rftrun --ft reports a
 # rank that killed itself as a crash (137); that status is the one expected, and the patterns
@@ -143,7 +143,7 @@ check_binary verbs-mesh 0 \
   "$(printf '%s\n' 'rank 0: ring ok' 'rank 1: ring ok' 'rank 2: ring ok' \
     'rank 0: write ok' 'rank 1: write ok' 'rank 2: write ok' \
     '^\[0\] verbs mesh: rank 0: dead peer 2 -> .* after [0-9]+ ms$')" \
-  "bazel-bin/tools/rftrun/rftrun bazel-bin/transport/verbs/mesh_check" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/verbs/mesh_check" \
   'rftrun --ft -n 3 mesh_check --kill-last; status=$?
    echo "rftrun exit status $status"; [ "$status" = 137 ]'
 
@@ -159,7 +159,7 @@ check_binary verbs-channel 0 \
     'rank 0: writes ok' 'rank 1: writes ok' 'rank 2: writes ok' \
     '^\[0\] verbs channel: rank 0: dead peer 2 -> .* after [0-9]+ ms$' \
     '^\[0\] verbs channel: rank 0: failure ok ')" \
-  "bazel-bin/tools/rftrun/rftrun bazel-bin/transport/verbs/channel_check" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/verbs/channel_check" \
   'rftrun --ft -n 3 channel_check --kill-last; status=$?
    echo "rftrun exit status $status"; [ "$status" = 137 ]'
 
@@ -168,7 +168,7 @@ check_binary verbs-channel 0 \
 check_binary verbs-channel-blocking 0 \
   "$(printf '%s\n' 'rank 0: blocking ok .*sent the wake-up' 'rank 1: blocking ok .*woken by' \
     'rank 2: blocking ok .*woken by' 'rank 3: blocking ok .*woken by' 'rank 3: burst ok')" \
-  "bazel-bin/tools/rftrun/rftrun bazel-bin/transport/verbs/channel_check" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/verbs/channel_check" \
   'rftrun -n 4 channel_check --blocking'
 
 # Ranks whose eager configurations differ (the last one has half the credits) refuse to connect
@@ -177,7 +177,7 @@ check_binary verbs-channel-mismatch 0 \
   "$(printf '%s\n' '^\[0\] verbs channel: rank 0: refused rank 2: .* uses 8 credits of' \
     '^\[2\] verbs channel: rank 2: refused rank 1: .* uses 16 credits of' \
     'rank 0: mismatch ok' 'rank 1: mismatch ok' 'rank 2: mismatch ok')" \
-  "bazel-bin/tools/rftrun/rftrun bazel-bin/transport/verbs/channel_check" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/verbs/channel_check" \
   'rftrun -n 3 channel_check --mismatch'
 
 # A channel that grows for a rank joining late (grow_check: docs/verbs.md, "Replacements"): the
@@ -188,7 +188,7 @@ check_binary verbs-channel-grow 0 \
     'rank 0: grown ok: 48 messages each way with ranks 1 and 3$' \
     'rank 1: grown ok: 48 messages each way with ranks 0 and 3$' \
     'rank 3: grown ok: 48 messages each way with ranks 0 and 1$')" \
-  "bazel-bin/tools/rftrun/rftrun bazel-bin/transport/verbs/grow_check" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/verbs/grow_check" \
   'rftrun -n 3 grow_check'
 
 # Pairs closing their QPs by agreement (close_check: docs/verbs.md, "Closing a pair"): with one
@@ -202,7 +202,7 @@ check_binary verbs-channel-close 0 \
     'rank 0: close ok: 96 from rank 1 over 2 closes, 48 from rank 2 over 1 close, in order' \
     'rank 1: close ok: 96 from rank 0 over 2 closes, in order' \
     'rank 2: close ok: 48 from rank 0 over 1 close, in order')" \
-  "bazel-bin/tools/rftrun/rftrun bazel-bin/transport/verbs/close_check" \
+  "bazel-bin/tools/rftrun/rftrun bazel-bin/tests/verbs/close_check" \
   'rftrun -n 3 close_check'
 
 # The device's asynchronous events through the eager channel: the guest's netdev under rxe0 goes
@@ -211,7 +211,7 @@ check_binary verbs-channel-close 0 \
 check_binary verbs-async 0 \
   "$(printf '%s\n' '^verbs async: port down seen after [0-9]+ ms$' \
     '^verbs async: port up seen after [0-9]+ ms$' '^verbs async: port events ok ')" \
-  bazel-bin/transport/verbs/async_check 'async_check "$SOFTROCE_NETDEV"'
+  bazel-bin/tests/verbs/async_check 'async_check "$SOFTROCE_NETDEV"'
 
 # The data plane over the verbs backend (RFT_TRANSPORT=verbs): the same worker and checks as on
 # UCX (tests/multiproc/dataplane_test.cc), with the same-node rings and CMA off so that every

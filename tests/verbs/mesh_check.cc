@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "base/byte_order.h"
+#include "tests/verbs/device_check.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/verbs/address_exchange.h"
-#include "transport/verbs/device.h"
 #include "transport/verbs/qp_address.h"
 #include "transport/verbs/rc_qp.h"
 #include "transport/verbs/verbs_context.h"
@@ -53,15 +53,7 @@ constexpr auto kLive = std::chrono::seconds(10);  // generous: an emulated guest
 
 Rank self = 0;
 
-void Say(const std::string& line) {
-  std::printf("verbs mesh: rank %u: %s\n", static_cast<unsigned>(self), line.c_str());
-  std::fflush(stdout);
-}
-
-int Fail(const std::string& line) {
-  Say("FAILED: " + line);
-  return 1;
-}
+CheckVoice voice("mesh");
 
 uint64_t Load(VerbsContext& c, size_t at) { return LoadLittleEndian<uint64_t>(c.buffer(), at); }
 void Store(VerbsContext& c, size_t at, uint64_t value) {
@@ -88,30 +80,20 @@ int Run(int argc, char** argv) {
       requested = argv[i];
     }
   }
-  // Before PMIx: a host without RDMA is a skip, whoever launched us.
-  StatusOr<std::vector<VerbsDevice>> devices = ListDevices();
-  if (!devices.ok()) return Fail(devices.status().message());
-  if (devices->empty()) {
-    std::printf("verbs mesh: no RDMA device on this host\n");
-    return 77;
-  }
-  StatusOr<Endpoint> endpoint = SelectPort(*devices, requested);
-  if (!endpoint.ok()) return Fail(endpoint.status().message());
-
-  StatusOr<std::unique_ptr<Bootstrap>> job = Bootstrap::Init();
-  if (!job.ok()) return Fail("bootstrap: " + job.status().ToString());
-  Bootstrap& boot = **job;
+  std::variant<JobCheckStart, int> check_start = StartJobCheck(voice, requested, 2, UINT32_MAX);
+  if (const int* status = std::get_if<int>(&check_start)) return *status;
+  const Endpoint* endpoint = &std::get<JobCheckStart>(check_start).endpoint;
+  Bootstrap& boot = *std::get<JobCheckStart>(check_start).job;
   self = boot.rank();
   const uint32_t n = boot.size();
-  if (n < 2) return Fail("needs at least 2 ranks, the job has " + std::to_string(n));
 
   StatusOr<std::unique_ptr<VerbsContext>> opened = VerbsContext::Open(*endpoint, kBufferSize);
-  if (!opened.ok()) return Fail(opened.status().message());
+  if (!opened.ok()) return voice.Fail(opened.status().message());
   VerbsContext& context = **opened;
   if (self == 0) {
-    Say(std::to_string(n) + " ranks on " + endpoint->device + " port " +
-        std::to_string(endpoint->port) + " (GID " + std::to_string(endpoint->gid_index) + " " +
-        endpoint->gid_address + ")");
+    voice.Say(std::to_string(n) + " ranks on " + endpoint->device + " port " +
+              std::to_string(endpoint->port) + " (GID " + std::to_string(endpoint->gid_index) +
+              " " + endpoint->gid_address + ")");
   }
 
   // One QP per peer, declared after the context so that they are destroyed before it.
@@ -119,16 +101,16 @@ int Run(int argc, char** argv) {
   for (Rank p = 0; p < n; ++p) {
     if (p == self) continue;
     StatusOr<std::unique_ptr<RcQp>> qp = RcQp::Create(context);
-    if (!qp.ok()) return Fail(qp.status().message());
+    if (!qp.ok()) return voice.Fail(qp.status().message());
     qps[p] = std::move(*qp);
   }
   StatusOr<std::vector<QpAddress>> remote =
       ExchangeQpAddresses(boot, kKey, [&](Rank p) { return qps[p]->address(); });
-  if (!remote.ok()) return Fail(remote.status().message());
+  if (!remote.ok()) return voice.Fail(remote.status().message());
   for (Rank p = 0; p < n; ++p) {
     if (p == self) continue;
     if (Status s = qps[p]->Connect((*remote)[p]); !s.ok()) {
-      return Fail("connecting to rank " + std::to_string(p) + ": " + s.message());
+      return voice.Fail("connecting to rank " + std::to_string(p) + ": " + s.message());
     }
   }
 
@@ -137,20 +119,21 @@ int Run(int argc, char** argv) {
   const Rank next = (self + 1) % n;
   const Rank prev = (self + n - 1) % n;
   if (Status s = qps[prev]->PostRecv(kRingRecv, kRecvInto, kMessage); !s.ok()) {
-    return Fail(s.message());
+    return voice.Fail(s.message());
   }
-  if (Status s = boot.Fence(false); !s.ok()) return Fail("fence: " + s.ToString());
+  if (Status s = boot.Fence(false); !s.ok()) return voice.Fail("fence: " + s.ToString());
   Store(context, kSendFrom, self);
   if (Status s = qps[next]->PostSend(kRingSend, kSendFrom, kMessage); !s.ok()) {
-    return Fail(s.message());
+    return voice.Fail(s.message());
   }
-  if (Status s = Expect(context, kRingRecv, "ring receive"); !s.ok()) return Fail(s.message());
-  if (Status s = Expect(context, kRingSend, "ring send"); !s.ok()) return Fail(s.message());
+  if (Status s = Expect(context, kRingRecv, "ring receive"); !s.ok())
+    return voice.Fail(s.message());
+  if (Status s = Expect(context, kRingSend, "ring send"); !s.ok()) return voice.Fail(s.message());
   if (Load(context, kRecvInto) != prev) {
-    return Fail("ring: received " + std::to_string(Load(context, kRecvInto)) + " from rank " +
-                std::to_string(prev));
+    return voice.Fail("ring: received " + std::to_string(Load(context, kRecvInto)) + " from rank " +
+                      std::to_string(prev));
   }
-  Say("ring ok (rank " + std::to_string(prev) + " sent its rank)");
+  voice.Say("ring ok (rank " + std::to_string(prev) + " sent its rank)");
 
   // (b) RDMA WRITE into the next rank's buffer. The writer's completion means the responder
   // acknowledged the data; the fence tells the target it has landed.
@@ -159,21 +142,21 @@ int Run(int argc, char** argv) {
   if (Status s = qps[next]->PostWrite(kWrite, kWriteFrom, kMessage,
                                       (*remote)[next].addr + kWriteInto, (*remote)[next].rkey);
       !s.ok()) {
-    return Fail(s.message());
+    return voice.Fail(s.message());
   }
-  if (Status s = Expect(context, kWrite, "write"); !s.ok()) return Fail(s.message());
-  if (Status s = boot.Fence(false); !s.ok()) return Fail("fence: " + s.ToString());
+  if (Status s = Expect(context, kWrite, "write"); !s.ok()) return voice.Fail(s.message());
+  if (Status s = boot.Fence(false); !s.ok()) return voice.Fail("fence: " + s.ToString());
   if (Load(context, kWriteInto) != 0x5246540000000000ull + prev) {
-    return Fail("write: rank " + std::to_string(prev) + "'s bytes did not arrive");
+    return voice.Fail("write: rank " + std::to_string(prev) + "'s bytes did not arrive");
   }
-  Say("write ok (rank " + std::to_string(prev) + "'s 8 bytes arrived)");
+  voice.Say("write ok (rank " + std::to_string(prev) + "'s 8 bytes arrived)");
   if (!kill_last) return 0;
 
   // (c) The last rank dies the hard way: no goodbye, the kernel tears its QPs down.
   const Rank victim = n - 1;
-  if (Status s = boot.Fence(false); !s.ok()) return Fail("fence: " + s.ToString());
+  if (Status s = boot.Fence(false); !s.ok()) return voice.Fail("fence: " + s.ToString());
   if (self == victim) {
-    Say("raising SIGKILL");
+    voice.Say("raising SIGKILL");
     raise(SIGKILL);
   }
   if (self != 0) return 0;
@@ -182,25 +165,25 @@ int Run(int argc, char** argv) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (!boot.DeadRanks().Contains(victim)) {
     if (std::chrono::steady_clock::now() > give_up) {
-      return Fail("no termination event for rank " + std::to_string(victim) + " in 20 s");
+      return voice.Fail("no termination event for rank " + std::to_string(victim) + " in 20 s");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   Store(context, kSendFrom, self);
   const auto start = std::chrono::steady_clock::now();
   if (Status s = qps[victim]->PostSend(kDeadSend, kSendFrom, kMessage); !s.ok()) {
-    return Fail(s.message());
+    return voice.Fail(s.message());
   }
   StatusOr<ibv_wc> wc = context.WaitFor(kDeadSend, std::chrono::seconds(30));
-  if (!wc.ok()) return Fail("dead peer: " + wc.status().message());
+  if (!wc.ok()) return voice.Fail("dead peer: " + wc.status().message());
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - start)
                       .count();
   if (wc->status == IBV_WC_SUCCESS) {
-    return Fail("dead peer: the send to dead rank " + std::to_string(victim) + " succeeded");
+    return voice.Fail("dead peer: the send to dead rank " + std::to_string(victim) + " succeeded");
   }
-  Say("dead peer " + std::to_string(victim) + " -> " + ibv_wc_status_str(wc->status) + " after " +
-      std::to_string(ms) + " ms");
+  voice.Say("dead peer " + std::to_string(victim) + " -> " + ibv_wc_status_str(wc->status) +
+            " after " + std::to_string(ms) + " ms");
   return 0;
 }
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "transport/verbs/device.h"
+#include "tests/verbs/device_check.h"
 #include "transport/verbs/eager_channel.h"
 #include "transport/verbs/verbs_context.h"
 
@@ -24,15 +24,7 @@ namespace {
 
 constexpr auto kLimit = std::chrono::seconds(20);
 
-void Say(const std::string& line) {
-  std::printf("verbs async: %s\n", line.c_str());
-  std::fflush(stdout);
-}
-
-int Fail(const std::string& line) {
-  Say(line);
-  return 1;
-}
+CheckVoice voice("async");
 
 // Waits on the async fd until `done` holds, reading events as they come; the milliseconds it
 // took, or -1 after kLimit.
@@ -52,51 +44,48 @@ long WaitForEvents(VerbsContext& context, EagerChannel& channel, Done done) {
 }
 
 int Run(int argc, char** argv) {
-  if (argc < 2) return Fail("usage: async_check NETDEV [RFT_NET_DEVICE value]");
+  if (argc < 2) return voice.Fail("usage: async_check NETDEV [RFT_NET_DEVICE value]");
   const std::string netdev = argv[1];
-  StatusOr<std::vector<VerbsDevice>> devices = ListDevices();
-  if (!devices.ok()) return Fail(devices.status().message());
-  if (devices->empty()) {
-    Say("no RDMA device on this host");
-    return 77;
-  }
-  StatusOr<Endpoint> endpoint = SelectPort(*devices, argc > 2 ? argv[2] : "");
-  if (!endpoint.ok()) return Fail(endpoint.status().message());
+  const std::variant<Endpoint, int> port = ChoosePort(voice, argc > 2 ? argv[2] : "");
+  if (const int* status = std::get_if<int>(&port)) return *status;
+  const Endpoint* endpoint = &std::get<Endpoint>(port);
   StatusOr<std::unique_ptr<VerbsContext>> opened = VerbsContext::Open(*endpoint, 4096, 16);
-  if (!opened.ok()) return Fail(opened.status().message());
+  if (!opened.ok()) return voice.Fail(opened.status().message());
   VerbsContext& context = **opened;
   int failures = 0;
   StatusOr<std::unique_ptr<EagerChannel>> created = EagerChannel::Create(
       context, 0, 2, EagerConfig{}, [](Rank, std::span<const std::byte>) {},
       [&failures](Rank peer, std::string_view why) {
         ++failures;
-        Say("peer " + std::to_string(peer) + " failed: " + std::string(why));
+        voice.Say("peer " + std::to_string(peer) + " failed: " + std::string(why));
       });
-  if (!created.ok()) return Fail(created.status().message());
+  if (!created.ok()) return voice.Fail(created.status().message());
   EagerChannel& channel = **created;
-  Say("using " + endpoint->device + " port " + std::to_string(endpoint->port) + " on " + netdev);
-  if (channel.PollAsyncEvents() != 0) Say("events were pending before the test (read)");
+  voice.Say("using " + endpoint->device + " port " + std::to_string(endpoint->port) + " on " +
+            netdev);
+  if (channel.PollAsyncEvents() != 0) voice.Say("events were pending before the test (read)");
 
   if (std::system(("ip link set " + netdev + " down").c_str()) != 0) {
-    return Fail("ip link set " + netdev + " down failed");
+    return voice.Fail("ip link set " + netdev + " down failed");
   }
   const long down_ms =
       WaitForEvents(context, channel, [&] { return channel.device_stats().port_down > 0; });
-  if (down_ms < 0) return Fail("no port-down event within 20 s of taking " + netdev + " down");
-  Say("port down seen after " + std::to_string(down_ms) + " ms");
+  if (down_ms < 0)
+    return voice.Fail("no port-down event within 20 s of taking " + netdev + " down");
+  voice.Say("port down seen after " + std::to_string(down_ms) + " ms");
 
   if (std::system(("ip link set " + netdev + " up").c_str()) != 0) {
-    return Fail("ip link set " + netdev + " up failed");
+    return voice.Fail("ip link set " + netdev + " up failed");
   }
   const long up_ms =
       WaitForEvents(context, channel, [&] { return channel.device_stats().port_up > 0; });
-  if (up_ms < 0) return Fail("no port-up event within 20 s of bringing " + netdev + " up");
-  Say("port up seen after " + std::to_string(up_ms) + " ms");
+  if (up_ms < 0) return voice.Fail("no port-up event within 20 s of bringing " + netdev + " up");
+  voice.Say("port up seen after " + std::to_string(up_ms) + " ms");
 
-  if (failures != 0 || channel.failed(1)) return Fail("a port event failed a peer");
-  Say("port events ok (down " + std::to_string(channel.device_stats().port_down) + ", up " +
-      std::to_string(channel.device_stats().port_up) + ", other " +
-      std::to_string(channel.device_stats().other) + "; no peer failed)");
+  if (failures != 0 || channel.failed(1)) return voice.Fail("a port event failed a peer");
+  voice.Say("port events ok (down " + std::to_string(channel.device_stats().port_down) + ", up " +
+            std::to_string(channel.device_stats().port_up) + ", other " +
+            std::to_string(channel.device_stats().other) + "; no peer failed)");
   return 0;
 }
 

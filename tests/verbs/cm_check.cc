@@ -20,8 +20,8 @@
 
 #include "base/clock.h"
 #include "base/config.h"
+#include "tests/verbs/device_check.h"
 #include "transport/verbs/cm_exchange.h"
-#include "transport/verbs/device.h"
 #include "transport/verbs/eager_channel.h"
 #include "transport/verbs/qp_address.h"
 #include "transport/verbs/verbs_context.h"
@@ -31,13 +31,7 @@ namespace {
 
 constexpr auto kLimit = std::chrono::seconds(120);  // generous: an emulated guest stalls
 
-const char* role = "?";
-
-int Fail(const std::string& what) {
-  std::printf("verbs cm: %s: FAILED: %s\n", role, what.c_str());
-  std::fflush(stdout);
-  return 1;
-}
+CheckVoice voice("cm");
 
 std::byte Pattern(uint32_t index, size_t i) {
   return std::byte(static_cast<uint8_t>(index * 29 + i * 7 + 1));
@@ -73,29 +67,26 @@ int Run(int argc, char** argv) {
     } else if (arg[0] != '-' && device.empty()) {
       device = arg;
     } else {
-      return Fail("unknown argument \"" + arg + "\"; usage: cm_check --listen [HOST:]PORT | " +
-                  "--connect HOST:PORT [--messages N] [device[:port]]");
+      return voice.Fail("unknown argument \"" + arg +
+                        "\"; usage: cm_check --listen [HOST:]PORT | " +
+                        "--connect HOST:PORT [--messages N] [device[:port]]");
     }
   }
-  role = listen ? "listener" : "connecting side";
-  if (where.empty() || messages < 1) return Fail("--listen or --connect, and --messages >= 1");
+  voice.set_speaker(listen ? "listener" : "connecting side");
+  if (where.empty() || messages < 1)
+    return voice.Fail("--listen or --connect, and --messages >= 1");
   StatusOr<CmPeer> peer = ParseCmPeer(where, listen);
-  if (!peer.ok()) return Fail(peer.status().message());
+  if (!peer.ok()) return voice.Fail(peer.status().message());
   if (device.empty()) {
     StatusOr<std::string> setting = config::GetString("RFT_NET_DEVICE");
-    if (!setting.ok()) return Fail(setting.status().message());
+    if (!setting.ok()) return voice.Fail(setting.status().message());
     device = *setting;
   }
-  StatusOr<std::vector<VerbsDevice>> devices = ListDevices();
-  if (!devices.ok()) return Fail(devices.status().message());
-  if (devices->empty()) {
-    std::printf("verbs cm: no RDMA device on this host (skipped)\n");
-    return 77;
-  }
-  StatusOr<Endpoint> endpoint = SelectPort(*devices, device);
-  if (!endpoint.ok()) return Fail(endpoint.status().message());
+  const std::variant<Endpoint, int> port = ChoosePort(voice, device);
+  if (const int* status = std::get_if<int>(&port)) return *status;
+  const Endpoint* endpoint = &std::get<Endpoint>(port);
   StatusOr<std::unique_ptr<VerbsContext>> context = VerbsContext::Open(*endpoint, 4096);
-  if (!context.ok()) return Fail(context.status().message());
+  if (!context.ok()) return voice.Fail(context.status().message());
 
   // Two ranks: the listener is 0. What arrives is kept and handled outside the channel's
   // Progress, which delivers it.
@@ -111,7 +102,7 @@ int Run(int argc, char** argv) {
         arrived.emplace_back(message.begin(), message.end());
       },
       [&](Rank, std::string_view status) { failure = std::string(status); });
-  if (!created.ok()) return Fail(created.status().message());
+  if (!created.ok()) return voice.Fail(created.status().message());
   EagerChannel& channel = **created;
 
   const Deadline deadline = Deadline::After(kLimit);
@@ -127,7 +118,7 @@ int Run(int argc, char** argv) {
         return channel.Connect(other, address, handshake);
       },
       deadline);
-  if (!exchanged.ok()) return Fail(exchanged.ToString());
+  if (!exchanged.ok()) return voice.Fail(exchanged.ToString());
 
   auto next = [&]() -> StatusOr<std::vector<std::byte>> {
     while (arrived.empty()) {
@@ -148,30 +139,30 @@ int Run(int argc, char** argv) {
       for (size_t i = 0; i < size; ++i) outgoing[i] = Pattern(index, i);
       StatusOr<SendResult> sent = channel.Send(other, std::span(outgoing).first(size));
       if (!sent.ok())
-        return Fail("message " + std::to_string(index) + ": " + sent.status().message());
+        return voice.Fail("message " + std::to_string(index) + ": " + sent.status().message());
     }
     StatusOr<std::vector<std::byte>> got = next();
-    if (!got.ok()) return Fail("message " + std::to_string(index) + ": " + got.status().message());
+    if (!got.ok())
+      return voice.Fail("message " + std::to_string(index) + ": " + got.status().message());
     if (!Matches(*got, index, size)) {
-      return Fail("message " + std::to_string(index) + ": " + std::to_string(got->size()) +
-                  " bytes that are not the " + std::to_string(size) + " sent");
+      return voice.Fail("message " + std::to_string(index) + ": " + std::to_string(got->size()) +
+                        " bytes that are not the " + std::to_string(size) + " sent");
     }
     if (listen) {
       StatusOr<SendResult> echoed = channel.Send(other, *got);
       if (!echoed.ok())
-        return Fail("echo " + std::to_string(index) + ": " + echoed.status().message());
+        return voice.Fail("echo " + std::to_string(index) + ": " + echoed.status().message());
     }
   }
   // The last echo is a full slot's SEND, signaled: once it completed, the connecting side has it
   // and this QP may go.
   while (listen && channel.awaiting(other)) {
     StatusOr<int> progressed = channel.Progress();
-    if (!progressed.ok()) return Fail(progressed.status().message());
-    if (deadline.expired()) return Fail("the last echo did not complete before the deadline");
+    if (!progressed.ok()) return voice.Fail(progressed.status().message());
+    if (deadline.expired()) return voice.Fail("the last echo did not complete before the deadline");
   }
-  std::printf("verbs cm: %s: %u messages ok over %s with the peer's QP %u\n", role, count,
-              endpoint->device.c_str(), theirs.qpn);
-  std::fflush(stdout);
+  voice.Say(std::to_string(count) + " messages ok over " + endpoint->device +
+            " with the peer's QP " + std::to_string(theirs.qpn));
   return 0;
 }
 

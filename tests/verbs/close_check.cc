@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "base/byte_order.h"
+#include "tests/verbs/device_check.h"
 #include "transport/bootstrap/bootstrap.h"
-#include "transport/verbs/device.h"
 #include "transport/verbs/eager_channel.h"
 #include "transport/verbs/qp_address.h"
 #include "transport/verbs/verbs_context.h"
@@ -45,15 +45,7 @@ constexpr uint32_t kUnanswered = 8;  // sends outstanding when a QP closes (step
 
 Rank self = 0;
 
-void Say(const std::string& line) {
-  std::printf("verbs close: rank %u: %s\n", static_cast<unsigned>(self), line.c_str());
-  std::fflush(stdout);
-}
-
-int Fail(const std::string& line) {
-  Say("FAILED: " + line);
-  return 1;
-}
+CheckVoice voice("close");
 
 // Message `index` from `from` to `to`: its size alternates between inline and a slot's worth,
 // and its bytes depend on both ranks and the index, which it carries.
@@ -101,7 +93,7 @@ class CloseCheck {
         return OtherError("closing a QP not yet connected: " + early.ToString() +
                           ", expected RFT_ERR_ARG");
       }
-      Say("refused: " + refused.message() + "; " + early.message());
+      voice.Say("refused: " + refused.message() + "; " + early.message());
       return Status::Ok();
     }));
     // Step 2.
@@ -129,8 +121,8 @@ class CloseCheck {
                 (channel_->stats(p).closes == 1 ? " close" : " closes");
       flushed += channel_->stats(p).flushed;
     }
-    Say("close ok: " + counts + ", in order (" + std::to_string(flushed) +
-        " requests flushed by the closes)");
+    voice.Say("close ok: " + counts + ", in order (" + std::to_string(flushed) +
+              " requests flushed by the closes)");
     // The others may still wait for credits this rank owes them.
     return boot_.Fence(false);
   }
@@ -246,8 +238,8 @@ class CloseCheck {
         return OtherError("closing with " + std::to_string(posted) + " sends outstanding: " +
                           std::to_string(flushed) + " completed as flushed");
       }
-      Say("closed with " + std::to_string(posted) + (posted == 1 ? " request" : " requests") +
-          " outstanding: all flushed");
+      voice.Say("closed with " + std::to_string(posted) + (posted == 1 ? " request" : " requests") +
+                " outstanding: all flushed");
     }
     return boot_.Fence(false);
   }
@@ -300,24 +292,16 @@ class CloseCheck {
 };
 
 int Run(int argc, char** argv) {
-  StatusOr<std::vector<VerbsDevice>> devices = ListDevices();
-  if (!devices.ok()) return Fail(devices.status().message());
-  if (devices->empty()) {
-    std::printf("verbs close: no RDMA device on this host\n");
-    return 77;
-  }
-  StatusOr<Endpoint> endpoint = SelectPort(*devices, argc > 1 ? argv[1] : "");
-  if (!endpoint.ok()) return Fail(endpoint.status().message());
-  StatusOr<std::unique_ptr<Bootstrap>> job = Bootstrap::Init();
-  if (!job.ok()) return Fail("bootstrap: " + job.status().ToString());
-  if ((*job)->size() != 3) {
-    return Fail("needs 3 processes, the job has " + std::to_string((*job)->size()));
-  }
-  self = (*job)->rank();
+  std::variant<JobCheckStart, int> check_start =
+      StartJobCheck(voice, argc > 1 ? argv[1] : "", 3, 3);
+  if (const int* status = std::get_if<int>(&check_start)) return *status;
+  const Endpoint* endpoint = &std::get<JobCheckStart>(check_start).endpoint;
+  Bootstrap& boot = *std::get<JobCheckStart>(check_start).job;
+  self = boot.rank();
   StatusOr<std::unique_ptr<VerbsContext>> opened = VerbsContext::Open(*endpoint, 4096);
-  if (!opened.ok()) return Fail(opened.status().message());
-  CloseCheck check(**job, **opened);
-  if (Status s = check.Run(); !s.ok()) return Fail(s.ToString());
+  if (!opened.ok()) return voice.Fail(opened.status().message());
+  CloseCheck check(boot, **opened);
+  if (Status s = check.Run(); !s.ok()) return voice.Fail(s.ToString());
   return 0;
 }
 

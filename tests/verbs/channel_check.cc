@@ -34,9 +34,9 @@
 #include <vector>
 
 #include "base/byte_order.h"
+#include "tests/verbs/device_check.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/verbs/address_exchange.h"
-#include "transport/verbs/device.h"
 #include "transport/verbs/eager_channel.h"
 #include "transport/verbs/qp_address.h"
 #include "transport/verbs/verbs_context.h"
@@ -59,15 +59,7 @@ double ThreadCpuMs() {
   return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
 }
 
-void Say(const std::string& line) {
-  std::printf("verbs channel: rank %u: %s\n", static_cast<unsigned>(self), line.c_str());
-  std::fflush(stdout);
-}
-
-int Fail(const std::string& line) {
-  Say("FAILED: " + line);
-  return 1;
-}
+CheckVoice voice("channel");
 
 uint32_t Checksum(std::span<const std::byte> bytes) {  // FNV-1a
   uint32_t h = 2166136261u;
@@ -155,9 +147,9 @@ Status CheckWrites(Bootstrap& boot, EagerChannel& channel, const std::vector<QpA
                         std::to_string(channel.stats(from).writes) + " writes posted to it");
     }
   }
-  Say("writes ok (2 RDMA WRITEs to each of " + std::to_string(n - 1) + " peers, " +
-      (channel.inline_capable() ? "inline" : "from send slots") +
-      "; every peer's second word in its slot here)");
+  voice.Say("writes ok (2 RDMA WRITEs to each of " + std::to_string(n - 1) + " peers, " +
+            (channel.inline_capable() ? "inline" : "from send slots") +
+            "; every peer's second word in its slot here)");
   return Status::Ok();
 }
 
@@ -177,27 +169,17 @@ int Run(int argc, char** argv) {
       requested = argv[i];
     }
   }
-  // Before PMIx: a host without RDMA is a skip, whoever launched us.
-  StatusOr<std::vector<VerbsDevice>> devices = ListDevices();
-  if (!devices.ok()) return Fail(devices.status().message());
-  if (devices->empty()) {
-    std::printf("verbs channel: no RDMA device on this host\n");
-    return 77;
-  }
-  StatusOr<Endpoint> endpoint = SelectPort(*devices, requested);
-  if (!endpoint.ok()) return Fail(endpoint.status().message());
-
-  StatusOr<std::unique_ptr<Bootstrap>> job = Bootstrap::Init();
-  if (!job.ok()) return Fail("bootstrap: " + job.status().ToString());
-  Bootstrap& boot = **job;
+  std::variant<JobCheckStart, int> check_start = StartJobCheck(voice, requested, 2, UINT32_MAX);
+  if (const int* status = std::get_if<int>(&check_start)) return *status;
+  const Endpoint* endpoint = &std::get<JobCheckStart>(check_start).endpoint;
+  Bootstrap& boot = *std::get<JobCheckStart>(check_start).job;
   self = boot.rank();
   const uint32_t n = boot.size();
-  if (n < 2) return Fail("needs at least 2 ranks, the job has " + std::to_string(n));
   const Rank next = (self + 1) % n;
   const Rank prev = (self + n - 1) % n;
 
   StatusOr<std::unique_ptr<VerbsContext>> opened = VerbsContext::Open(*endpoint, 4096);
-  if (!opened.ok()) return Fail(opened.status().message());
+  if (!opened.ok()) return voice.Fail(opened.status().message());
 
   // What arrives, checked as it does. plan[d] lists the sizes of the messages to rank d.
   std::vector<std::vector<size_t>> plan(n);
@@ -229,36 +211,36 @@ int Run(int argc, char** argv) {
   if (odd_one) config.credits /= 2;
   StatusOr<std::unique_ptr<EagerChannel>> created =
       EagerChannel::Create(**opened, self, n, config, on_message, on_failure);
-  if (!created.ok()) return Fail(created.status().message());
+  if (!created.ok()) return voice.Fail(created.status().message());
   EagerChannel& channel = **created;
 
   StatusOr<std::vector<QpAddress>> remote =
       ExchangeQpAddresses(boot, kKey, [&](Rank p) { return channel.address(p); });
-  if (!remote.ok()) return Fail(remote.status().message());
+  if (!remote.ok()) return voice.Fail(remote.status().message());
   for (Rank p = 0; p < n; ++p) {
     if (p == self) continue;
     const Status s = channel.Connect(p, (*remote)[p]);
     if (!mismatch) {
-      if (!s.ok()) return Fail(s.message());
+      if (!s.ok()) return voice.Fail(s.message());
       continue;
     }
     // The last rank's window differs: exactly its connections are refused, by name, and the
     // others go through.
     const bool refused_expected = odd_one || p == n - 1;
     if (refused_expected == s.ok()) {
-      return Fail("connecting to rank " + std::to_string(p) + ": " +
-                  (s.ok() ? "accepted despite different credits" : s.ToString()));
+      return voice.Fail("connecting to rank " + std::to_string(p) + ": " +
+                        (s.ok() ? "accepted despite different credits" : s.ToString()));
     }
     if (!s.ok() && s.code() != RFT_ERR_ARG)
-      return Fail("refused, but not as RFT_ERR_ARG: " + s.ToString());
-    if (!s.ok()) Say("refused rank " + std::to_string(p) + ": " + s.message());
+      return voice.Fail("refused, but not as RFT_ERR_ARG: " + s.ToString());
+    if (!s.ok()) voice.Say("refused rank " + std::to_string(p) + ": " + s.message());
   }
   if (mismatch) {
-    Say("mismatch ok");
+    voice.Say("mismatch ok");
     return 0;
   }
   // No SEND before every QP is ready to receive.
-  if (Status s = boot.Fence(false); !s.ok()) return Fail("fence: " + s.ToString());
+  if (Status s = boot.Fence(false); !s.ok()) return voice.Fail("fence: " + s.ToString());
 
   const size_t limit = channel.max_inline_payload();
   const std::vector<size_t> sizes = {0, 1, limit, limit + 1, 4096, channel.max_payload()};
@@ -280,10 +262,10 @@ int Run(int argc, char** argv) {
     plan[next].resize(sizes.size());
   }
   if (self == 0) {
-    Say(std::to_string(n) + " ranks on " + endpoint->device + " port " +
-        std::to_string(endpoint->port) + ", slots of " + std::to_string(config.slot_size) +
-        " bytes, window " + std::to_string(channel.credits()) + ", inline up to " +
-        std::to_string(limit) + " bytes");
+    voice.Say(std::to_string(n) + " ranks on " + endpoint->device + " port " +
+              std::to_string(endpoint->port) + ", slots of " + std::to_string(config.slot_size) +
+              " bytes, window " + std::to_string(channel.credits()) + ", inline up to " +
+              std::to_string(limit) + " bytes");
   }
 
   // The traffic: one message to each peer in turn, as long as the channel takes them.
@@ -297,7 +279,7 @@ int Run(int argc, char** argv) {
     const std::span<std::byte> payload(message.data(), outgoing[next][sent[next]]);
     Fill(self, next, sent[next], payload);
     StatusOr<SendResult> result = channel.Send(next, payload);
-    if (!result.ok()) return Fail(result.status().ToString());
+    if (!result.ok()) return voice.Fail(result.status().ToString());
     if (*result == SendResult::kFull) {
       ++full;
       break;
@@ -322,8 +304,8 @@ int Run(int argc, char** argv) {
                   std::to_string(outgoing[p].size()) + " received " + std::to_string(arrived[p]) +
                   "/" + std::to_string(plan[p].size()) + ";";
       }
-      return Fail("traffic incomplete after " + std::to_string(kTrafficLimit.count()) +
-                  " s:" + counts);
+      return voice.Fail("traffic incomplete after " + std::to_string(kTrafficLimit.count()) +
+                        " s:" + counts);
     }
     bool sent_any = false;
     for (Rank d = 0; d < n; ++d) {
@@ -331,7 +313,7 @@ int Run(int argc, char** argv) {
       const std::span<std::byte> payload(message.data(), outgoing[d][sent[d]]);
       Fill(self, d, sent[d], payload);
       StatusOr<SendResult> result = channel.Send(d, payload);
-      if (!result.ok()) return Fail(result.status().ToString());
+      if (!result.ok()) return voice.Fail(result.status().ToString());
       if (*result == SendResult::kFull) {
         ++full;
       } else {
@@ -340,23 +322,23 @@ int Run(int argc, char** argv) {
       }
     }
     StatusOr<int> polled = channel.Progress();
-    if (!polled.ok()) return Fail(polled.status().ToString());
+    if (!polled.ok()) return voice.Fail(polled.status().ToString());
     if (blocking && !sent_any && *polled == 0 && !done()) {
       // Nothing moved: sleep until a completion comes instead of spinning.
       StatusOr<bool> woken = channel.WaitForCompletion(100);
-      if (!woken.ok()) return Fail(woken.status().ToString());
+      if (!woken.ok()) return voice.Fail(woken.status().ToString());
     }
-    if (!wrong.empty()) return Fail(wrong);
+    if (!wrong.empty()) return voice.Fail(wrong);
     for (Rank p = 0; p < n; ++p) {
       if (failures[p].calls > 0)
-        return Fail("rank " + std::to_string(p) + " failed: " + failures[p].status);
+        return voice.Fail("rank " + std::to_string(p) + " failed: " + failures[p].status);
     }
   }
 
   std::string listed;
   for (size_t s : sizes) listed += (listed.empty() ? "" : ", ") + std::to_string(s);
-  Say("sizes ok (" + listed + " bytes to and from each of " + std::to_string(n - 1) +
-      " peers, checksums match)");
+  voice.Say("sizes ok (" + listed + " bytes to and from each of " + std::to_string(n - 1) +
+            " peers, checksums match)");
   uint64_t inline_expected = 0, inline_sent = 0;
   for (Rank d = 0; d < n; ++d) {
     if (d == self) continue;
@@ -364,30 +346,32 @@ int Run(int argc, char** argv) {
     inline_sent += channel.stats(d).sent_inline;
   }
   if (inline_sent != inline_expected) {
-    return Fail("inline: " + std::to_string(inline_sent) + " messages went inline, expected " +
-                std::to_string(inline_expected));
+    return voice.Fail("inline: " + std::to_string(inline_sent) +
+                      " messages went inline, expected " + std::to_string(inline_expected));
   }
-  Say("inline ok (" + std::to_string(inline_sent) + " messages of at most " +
-      std::to_string(limit) + " bytes inline, larger ones from registered slots)");
+  voice.Say("inline ok (" + std::to_string(inline_sent) + " messages of at most " +
+            std::to_string(limit) + " bytes inline, larger ones from registered slots)");
   const EagerChannel::PeerStats& to_next = channel.stats(next);
   if (to_next.max_in_flight > channel.credits() || to_next.queued == 0) {
-    return Fail("burst to rank " + std::to_string(next) + ": at most " +
-                std::to_string(to_next.max_in_flight) + " in flight for a window of " +
-                std::to_string(channel.credits()) + ", " + std::to_string(to_next.queued) +
-                " sends queued");
+    return voice.Fail("burst to rank " + std::to_string(next) + ": at most " +
+                      std::to_string(to_next.max_in_flight) + " in flight for a window of " +
+                      std::to_string(channel.credits()) + ", " + std::to_string(to_next.queued) +
+                      " sends queued");
   }
-  Say("burst ok (" + std::to_string(burst) + " messages to rank " + std::to_string(next) + ": " +
-      std::to_string(to_next.queued) + " queued, " + std::to_string(full) +
-      " offered again, at most " + std::to_string(to_next.max_in_flight) + " of " +
-      std::to_string(channel.credits()) + " credits in flight; rank " + std::to_string(prev) +
-      "'s " + std::to_string(plan[prev].size()) + " arrived in order)");
+  voice.Say("burst ok (" + std::to_string(burst) + " messages to rank " + std::to_string(next) +
+            ": " + std::to_string(to_next.queued) + " queued, " + std::to_string(full) +
+            " offered again, at most " + std::to_string(to_next.max_in_flight) + " of " +
+            std::to_string(channel.credits()) + " credits in flight; rank " + std::to_string(prev) +
+            "'s " + std::to_string(plan[prev].size()) + " arrived in order)");
   const uint64_t credit_messages = channel.stats(prev).credit_messages;
   if (credit_messages == 0) {
-    return Fail("credits: no explicit credit message to rank " + std::to_string(prev));
+    return voice.Fail("credits: no explicit credit message to rank " + std::to_string(prev));
   }
-  Say("credits ok (" + std::to_string(credit_messages) + " explicit credit messages to rank " +
-      std::to_string(prev) + " while it sent its burst)");
-  if (Status s = CheckWrites(boot, channel, *remote, **opened); !s.ok()) return Fail(s.message());
+  voice.Say("credits ok (" + std::to_string(credit_messages) +
+            " explicit credit messages to rank " + std::to_string(prev) +
+            " while it sent its burst)");
+  if (Status s = CheckWrites(boot, channel, *remote, **opened); !s.ok())
+    return voice.Fail(s.message());
   if (blocking) {
     // Asleep, not spinning: a wait that nothing ends costs next to no CPU. The others may still
     // send a late credit message, which ends a wait early: up to 10 tries for a quiet one.
@@ -395,17 +379,18 @@ int Run(int argc, char** argv) {
     for (int attempt = 0; attempt < 10 && cpu_ms < 0; ++attempt) {
       const double before = ThreadCpuMs();
       StatusOr<bool> woken = channel.WaitForCompletion(300);
-      if (!woken.ok()) return Fail(woken.status().ToString());
+      if (!woken.ok()) return voice.Fail(woken.status().ToString());
       if (!*woken) cpu_ms = ThreadCpuMs() - before;
     }
-    if (cpu_ms < 0) return Fail("blocking: no quiet 300 ms wait in 10 tries");
+    if (cpu_ms < 0) return voice.Fail("blocking: no quiet 300 ms wait in 10 tries");
     if (cpu_ms > 20) {
-      return Fail("blocking: an idle 300 ms wait used " + std::to_string(cpu_ms) + " ms of CPU");
+      return voice.Fail("blocking: an idle 300 ms wait used " + std::to_string(cpu_ms) +
+                        " ms of CPU");
     }
     // And woken by a message: rank 0 sends one to every other rank, which waits for it with no
     // time limit short of the check's. Whether it is asleep when the message comes or not (the
     // wait polls once after arming), the message must end the wait and arrive.
-    if (Status s = boot.Fence(false); !s.ok()) return Fail("fence: " + s.ToString());
+    if (Status s = boot.Fence(false); !s.ok()) return voice.Fail("fence: " + s.ToString());
     if (self == 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       for (Rank d = 1; d < n; ++d) {
@@ -413,7 +398,7 @@ int Run(int argc, char** argv) {
         Fill(self, d, sent[d], payload);
         StatusOr<SendResult> result = channel.Send(d, payload);
         if (!result.ok() || *result == SendResult::kFull) {
-          return Fail("wake-up message to rank " + std::to_string(d) + " not taken");
+          return voice.Fail("wake-up message to rank " + std::to_string(d) + " not taken");
         }
         ++sent[d];
       }
@@ -421,29 +406,30 @@ int Run(int argc, char** argv) {
       plan[0].push_back(8);
       const auto limit = Clock::now() + std::chrono::seconds(20);
       while (arrived[0] < plan[0].size()) {
-        if (Clock::now() > limit) return Fail("blocking: rank 0's message never woke this rank");
+        if (Clock::now() > limit)
+          return voice.Fail("blocking: rank 0's message never woke this rank");
         StatusOr<bool> woken = channel.WaitForCompletion(1000);
-        if (!woken.ok()) return Fail(woken.status().ToString());
+        if (!woken.ok()) return voice.Fail(woken.status().ToString());
         StatusOr<int> polled = channel.Progress();
-        if (!polled.ok()) return Fail(polled.status().ToString());
+        if (!polled.ok()) return voice.Fail(polled.status().ToString());
       }
-      if (!wrong.empty()) return Fail(wrong);
+      if (!wrong.empty()) return voice.Fail(wrong);
     }
     // Nobody goes on (rank 0 could end, and its QPs with it) before every message arrived.
-    if (Status s = boot.Fence(false); !s.ok()) return Fail("fence: " + s.ToString());
+    if (Status s = boot.Fence(false); !s.ok()) return voice.Fail("fence: " + s.ToString());
     char used[32];
     std::snprintf(used, sizeof(used), "%.2f", cpu_ms);
-    Say(std::string("blocking ok (an idle 300 ms wait used ") + used + " ms of CPU; " +
-        (self == 0 ? "sent the wake-up messages" : "woken by rank 0's message") + "; " +
-        std::to_string(channel.wakeups()) + " wakeups in all)");
+    voice.Say(std::string("blocking ok (an idle 300 ms wait used ") + used + " ms of CPU; " +
+              (self == 0 ? "sent the wake-up messages" : "woken by rank 0's message") + "; " +
+              std::to_string(channel.wakeups()) + " wakeups in all)");
   }
   if (!kill_last) return 0;
 
   // The last rank dies the hard way: no goodbye, the kernel tears its QPs down.
   const Rank victim = n - 1;
-  if (Status s = boot.Fence(false); !s.ok()) return Fail("fence: " + s.ToString());
+  if (Status s = boot.Fence(false); !s.ok()) return voice.Fail("fence: " + s.ToString());
   if (self == victim) {
-    Say("raising SIGKILL");
+    voice.Say("raising SIGKILL");
     raise(SIGKILL);
   }
   if (self != 0) return 0;
@@ -451,37 +437,37 @@ int Run(int argc, char** argv) {
   const auto no_word = Clock::now() + std::chrono::seconds(20);
   while (!boot.DeadRanks().Contains(victim)) {
     if (Clock::now() > no_word) {
-      return Fail("no termination event for rank " + std::to_string(victim) + " in 20 s");
+      return voice.Fail("no termination event for rank " + std::to_string(victim) + " in 20 s");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   Fill(self, victim, 0, std::span<std::byte>(message.data(), 8));
   const auto start = Clock::now();
   StatusOr<SendResult> result = channel.Send(victim, std::span<std::byte>(message.data(), 8));
-  if (!result.ok()) return Fail("send to dead rank: " + result.status().ToString());
+  if (!result.ok()) return voice.Fail("send to dead rank: " + result.status().ToString());
   while (failures[victim].calls == 0) {
     if (Clock::now() > start + std::chrono::seconds(30)) {
-      return Fail("no failure callback for dead rank " + std::to_string(victim) + " in 30 s");
+      return voice.Fail("no failure callback for dead rank " + std::to_string(victim) + " in 30 s");
     }
     StatusOr<int> polled = channel.Progress();
-    if (!polled.ok()) return Fail(polled.status().ToString());
+    if (!polled.ok()) return voice.Fail(polled.status().ToString());
   }
   const auto ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(failures[victim].when - start).count();
-  Say("dead peer " + std::to_string(victim) + " -> " + failures[victim].status + " after " +
-      std::to_string(ms) + " ms");
+  voice.Say("dead peer " + std::to_string(victim) + " -> " + failures[victim].status + " after " +
+            std::to_string(ms) + " ms");
   // Whatever else completes for it (flushes) must not report it again, and sends are refused.
   const auto settle = Clock::now() + std::chrono::milliseconds(200);
   while (Clock::now() < settle) {
     StatusOr<int> polled = channel.Progress();
-    if (!polled.ok()) return Fail(polled.status().ToString());
+    if (!polled.ok()) return voice.Fail(polled.status().ToString());
   }
   StatusOr<SendResult> refused = channel.Send(victim, std::span<std::byte>(message.data(), 8));
   if (refused.ok() || failures[victim].calls != 1) {
-    return Fail("after the failure: " + std::to_string(failures[victim].calls) +
-                " callbacks, send " + (refused.ok() ? "accepted" : "refused"));
+    return voice.Fail("after the failure: " + std::to_string(failures[victim].calls) +
+                      " callbacks, send " + (refused.ok() ? "accepted" : "refused"));
   }
-  Say("failure ok (reported once; then " + refused.status().ToString() + ")");
+  voice.Say("failure ok (reported once; then " + refused.status().ToString() + ")");
   return 0;
 }
 

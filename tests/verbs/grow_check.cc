@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "base/byte_order.h"
+#include "tests/verbs/device_check.h"
 #include "transport/bootstrap/bootstrap.h"
-#include "transport/verbs/device.h"
 #include "transport/verbs/eager_channel.h"
 #include "transport/verbs/qp_address.h"
 #include "transport/verbs/verbs_context.h"
@@ -43,15 +43,7 @@ constexpr uint32_t kBurstWindows = 3;
 
 Rank self = 0;
 
-void Say(const std::string& line) {
-  std::printf("verbs grow: rank %u: %s\n", static_cast<unsigned>(self), line.c_str());
-  std::fflush(stdout);
-}
-
-int Fail(const std::string& line) {
-  Say("FAILED: " + line);
-  return 1;
-}
+CheckVoice voice("grow");
 
 // Message `index` to `to`: its size alternates, and it carries the index and both ranks.
 size_t SizeOf(uint32_t index) { return index % 2 == 0 ? 64 : 4096; }
@@ -82,23 +74,16 @@ StatusOr<QpAddress> Entry(Bootstrap& job, Rank rank, const std::string& key, uin
 }
 
 int Run(int argc, char** argv) {
-  StatusOr<std::vector<VerbsDevice>> devices = ListDevices();
-  if (!devices.ok()) return Fail(devices.status().message());
-  if (devices->empty()) {
-    std::printf("verbs grow: no RDMA device on this host\n");
-    return 77;
-  }
-  StatusOr<Endpoint> endpoint = SelectPort(*devices, argc > 1 ? argv[1] : "");
-  if (!endpoint.ok()) return Fail(endpoint.status().message());
-  StatusOr<std::unique_ptr<Bootstrap>> job = Bootstrap::Init();
-  if (!job.ok()) return Fail("bootstrap: " + job.status().ToString());
-  Bootstrap& boot = **job;
-  if (boot.size() != 3)
-    return Fail("needs 3 processes, the job has " + std::to_string(boot.size()));
+  std::variant<JobCheckStart, int> check_start =
+      StartJobCheck(voice, argc > 1 ? argv[1] : "", 3, 3);
+  if (const int* status = std::get_if<int>(&check_start)) return *status;
+  const Endpoint* endpoint = &std::get<JobCheckStart>(check_start).endpoint;
+  Bootstrap& boot = *std::get<JobCheckStart>(check_start).job;
   const bool joiner = boot.rank() == 2;
   self = joiner ? kJoiner : boot.rank();
+  voice.set_speaker("rank " + std::to_string(self));  // the joiner speaks as the rank it joins as
   StatusOr<std::unique_ptr<VerbsContext>> opened = VerbsContext::Open(*endpoint, 4096);
-  if (!opened.ok()) return Fail(opened.status().message());
+  if (!opened.ok()) return voice.Fail(opened.status().message());
 
   // Every message from `from` arrives in order and intact.
   std::vector<uint32_t> arrived(kJoiner + 1, 0);
@@ -116,7 +101,7 @@ int Run(int argc, char** argv) {
   auto on_failure = [&](Rank peer, std::string_view) { ++failures[peer]; };
   StatusOr<std::unique_ptr<EagerChannel>> created =
       EagerChannel::Create(**opened, self, joiner ? 4 : 3, EagerConfig(), on_message, on_failure);
-  if (!created.ok()) return Fail(created.status().message());
+  if (!created.ok()) return voice.Fail(created.status().message());
   EagerChannel& channel = **created;
   const uint32_t burst = kBurstWindows * channel.credits();
 
@@ -124,43 +109,45 @@ int Run(int argc, char** argv) {
   const std::string first = "rft.grow.first";
   const std::vector<std::byte> table =
       EncodeQpAddressTable(channel.size(), self, [&](uint32_t p) { return channel.address(p); });
-  if (Status s = Publish(boot, first, table); !s.ok()) return Fail("publish: " + s.ToString());
+  if (Status s = Publish(boot, first, table); !s.ok())
+    return voice.Fail("publish: " + s.ToString());
   const Rank other = self == 0 ? 1 : 0;  // a survivor's fellow survivor
   std::vector<Rank> peers;               // those this process sends its burst to
   if (!joiner) {
     StatusOr<QpAddress> address = Entry(boot, other, first, 3, self);
     if (!address.ok())
-      return Fail("rank " + std::to_string(other) + ": " + address.status().message());
-    if (Status s = channel.Connect(other, *address); !s.ok()) return Fail(s.ToString());
+      return voice.Fail("rank " + std::to_string(other) + ": " + address.status().message());
+    if (Status s = channel.Connect(other, *address); !s.ok()) return voice.Fail(s.ToString());
 
     // Step 2: no place left while rank 2 holds it; its failure frees it for rank 3.
-    if (Status s = channel.Expect(2); !s.ok()) return Fail("expecting rank 2: " + s.ToString());
-    if (Status s = channel.Grow(4); !s.ok()) return Fail("growing: " + s.ToString());
+    if (Status s = channel.Expect(2); !s.ok())
+      return voice.Fail("expecting rank 2: " + s.ToString());
+    if (Status s = channel.Grow(4); !s.ok()) return voice.Fail("growing: " + s.ToString());
     StatusOr<QpAddress> joiner_address = Entry(boot, 2, first, 4, self);
-    if (!joiner_address.ok()) return Fail("rank 3: " + joiner_address.status().message());
+    if (!joiner_address.ok()) return voice.Fail("rank 3: " + joiner_address.status().message());
     const Status refused =
         channel.Connect(kJoiner, *joiner_address, EagerChannel::Handshake::kAwaitGreeting);
     if (refused.code() != RFT_ERR_ARG ||
         refused.message().find("no place left") == std::string::npos) {
-      return Fail("connecting rank 3 with every place held: " + refused.ToString() +
-                  ", expected RFT_ERR_ARG naming the places");
+      return voice.Fail("connecting rank 3 with every place held: " + refused.ToString() +
+                        ", expected RFT_ERR_ARG naming the places");
     }
-    Say("refused while full: " + refused.message());
+    voice.Say("refused while full: " + refused.message());
     channel.Disconnect(2);
     if (failures[2] != 1)
-      return Fail("rank 2's failure was reported " + std::to_string(failures[2]) + " times");
+      return voice.Fail("rank 2's failure was reported " + std::to_string(failures[2]) + " times");
     if (Status s =
             channel.Connect(kJoiner, *joiner_address, EagerChannel::Handshake::kAwaitGreeting);
         !s.ok()) {
-      return Fail("connecting rank 3 in rank 2's place: " + s.ToString());
+      return voice.Fail("connecting rank 3 in rank 2's place: " + s.ToString());
     }
-    if (channel.ready(kJoiner)) return Fail("rank 3 is ready before its greeting");
+    if (channel.ready(kJoiner)) return voice.Fail("rank 3 is ready before its greeting");
     peers = {other, kJoiner};
   } else {
     channel.Disconnect(2);  // never connected: failed without touching the QP
     for (Rank p : {0u, 1u}) {
       if (Status s = channel.Expect(p); !s.ok())
-        return Fail("expecting rank " + std::to_string(p) + ": " + s.ToString());
+        return voice.Fail("expecting rank " + std::to_string(p) + ": " + s.ToString());
     }
     peers = {0, 1};
   }
@@ -174,15 +161,17 @@ int Run(int argc, char** argv) {
     const std::vector<std::byte> probe = Message(self, p, 0);
     StatusOr<SendResult> now = channel.SendNow(p, Bytes(probe), {});
     if (!now.ok() || *now != SendResult::kFull) {
-      return Fail("SendNow to rank " + std::to_string(p) +
-                  " before it is ready: " + (now.ok() ? "not kFull" : now.status().ToString()));
+      return voice.Fail("SendNow to rank " + std::to_string(p) + " before it is ready: " +
+                        (now.ok() ? "not kFull" : now.status().ToString()));
     }
     // One window: queued messages hold send slots, which the peers share.
     for (; sent[p] < channel.credits(); ++sent[p]) {
       StatusOr<SendResult> queued = channel.Send(p, Bytes(Message(self, p, sent[p])));
       if (!queued.ok())
-        return Fail("queueing for rank " + std::to_string(p) + ": " + queued.status().ToString());
-      if (*queued != SendResult::kQueued) return Fail("a send to a rank not ready was not queued");
+        return voice.Fail("queueing for rank " + std::to_string(p) + ": " +
+                          queued.status().ToString());
+      if (*queued != SendResult::kQueued)
+        return voice.Fail("a send to a rank not ready was not queued");
     }
   }
   // Step 4: the survivors' addresses for rank 3.
@@ -190,17 +179,18 @@ int Run(int argc, char** argv) {
   if (!joiner) {
     mine = EncodeSingleQpAddress(channel.address(kJoiner));
   }
-  if (Status s = Publish(boot, second, mine); !s.ok()) return Fail("publish: " + s.ToString());
+  if (Status s = Publish(boot, second, mine); !s.ok())
+    return voice.Fail("publish: " + s.ToString());
   if (joiner) {
     for (Rank p : {0u, 1u}) {
       StatusOr<QpAddress> address = Entry(boot, p, second, 1, 0);
       if (!address.ok())
-        return Fail("rank " + std::to_string(p) + ": " + address.status().message());
+        return voice.Fail("rank " + std::to_string(p) + ": " + address.status().message());
       if (Status s = channel.Connect(p, *address, EagerChannel::Handshake::kGreet); !s.ok()) {
-        return Fail("connecting to rank " + std::to_string(p) + ": " + s.ToString());
+        return voice.Fail("connecting to rank " + std::to_string(p) + ": " + s.ToString());
       }
       if (!channel.ready(p))
-        return Fail("rank " + std::to_string(p) + " is not ready after the greeting went");
+        return voice.Fail("rank " + std::to_string(p) + " is not ready after the greeting went");
     }
   }
 
@@ -213,33 +203,34 @@ int Run(int argc, char** argv) {
     return channel.Idle();
   };
   while (!done()) {
-    if (Clock::now() > deadline) return Fail("traffic did not end within the limit");
+    if (Clock::now() > deadline) return voice.Fail("traffic did not end within the limit");
     for (Rank p : peers) {
       while (sent[p] < burst) {
         StatusOr<SendResult> r = channel.Send(p, Bytes(Message(self, p, sent[p])));
         if (!r.ok())
-          return Fail("send to rank " + std::to_string(p) + ": " + r.status().ToString());
+          return voice.Fail("send to rank " + std::to_string(p) + ": " + r.status().ToString());
         if (*r == SendResult::kFull) break;
         ++sent[p];
       }
     }
     StatusOr<int> progressed = channel.Progress();
-    if (!progressed.ok()) return Fail("progress: " + progressed.status().ToString());
-    if (!wrong.empty()) return Fail(wrong);
+    if (!progressed.ok()) return voice.Fail("progress: " + progressed.status().ToString());
+    if (!wrong.empty()) return voice.Fail(wrong);
   }
   for (Rank p : peers) {
     if (arrived[p] != burst)
-      return Fail("rank " + std::to_string(p) + " sent " + std::to_string(arrived[p]) +
-                  " messages, expected " + std::to_string(burst));
-    if (failures[p] != 0) return Fail("rank " + std::to_string(p) + " was reported failed");
+      return voice.Fail("rank " + std::to_string(p) + " sent " + std::to_string(arrived[p]) +
+                        " messages, expected " + std::to_string(burst));
+    if (failures[p] != 0) return voice.Fail("rank " + std::to_string(p) + " was reported failed");
   }
   if (!joiner && channel.stats(kJoiner).greetings != 1) {
-    return Fail("rank 3 greeted " + std::to_string(channel.stats(kJoiner).greetings) + " times");
+    return voice.Fail("rank 3 greeted " + std::to_string(channel.stats(kJoiner).greetings) +
+                      " times");
   }
-  Say("grown ok: " + std::to_string(burst) + " messages each way with rank" +
-      (joiner ? "s 0 and 1" : "s " + std::to_string(other) + " and 3"));
+  voice.Say("grown ok: " + std::to_string(burst) + " messages each way with rank" +
+            (joiner ? "s 0 and 1" : "s " + std::to_string(other) + " and 3"));
   // The others may still wait for credits this rank owes them.
-  if (Status s = boot.Fence(false); !s.ok()) return Fail("fence: " + s.ToString());
+  if (Status s = boot.Fence(false); !s.ok()) return voice.Fail("fence: " + s.ToString());
   return 0;
 }
 
