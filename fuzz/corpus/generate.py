@@ -215,6 +215,20 @@ def peer_record():
     }
 
 
+def dataplane_record():
+    def record(flags=1, verbs=b"", address=b"\x09\x08\x07"):
+        return struct.pack("<IIIiIi", 4242, flags, 4000, 17, 1 << 20, 18) + verbs + address
+    verbs = struct.pack("<II", 64, 8192)
+    return {
+        "valid_rendezvous": record(),
+        "valid_verbs": record(flags=8 | 4, verbs=verbs),
+        "verbs_flag_without_part": record(flags=8, verbs=b"", address=b"\x01"),
+        "no_address": record(address=b""),
+        "unknown_flag": record(flags=16),
+        "short": record()[:23],
+    }
+
+
 def qp_table():
     def table(entries=3, hole=1, version=3, count=None):
         header = struct.pack("<BIHB", version, entries if count is None else count, 0x1234, 3)
@@ -246,7 +260,8 @@ def main():
                           ("config", config()), ("log_level", log_level()),
                           ("rank_set", rank_set()), ("rftrun_options", rftrun_options()),
                           ("era_message", era_message()), ("merge_record", merge_record()),
-                          ("peer_record", peer_record()), ("qp_table", qp_table())]:
+                          ("peer_record", peer_record()), ("qp_table", qp_table()),
+                          ("dataplane_record", dataplane_record())]:
         directory = os.path.join(HERE, target)
         shutil.rmtree(directory, ignore_errors=True)
         os.makedirs(directory)

@@ -47,10 +47,10 @@ namespace rft::transport {
     const std::span<const std::byte> bytes(static_cast<const std::byte*>(payload), payload_length);
     switch (decoded.type) {
       case MessageType::kRendezvousRequest:
-        HandleCmaRequest(decoded, bytes);
+        HandlePullRequest(decoded, bytes);
         break;
       case MessageType::kRendezvousDone:
-        HandleCmaDone(decoded, bytes);
+        HandlePullDone(decoded, bytes);
         break;
       case MessageType::kVerbsAddress:
         HandleVerbsAddress(decoded, bytes);
@@ -126,14 +126,6 @@ void DataPlane::OnVerbsMessage(void* plane, Rank source, std::span<const std::by
                /*rendezvous=*/false, /*persistent=*/false);
 }
 
-void DataPlane::InjectForTesting(std::span<const std::byte> header,
-                                 std::span<const std::byte> payload) {
-  ucp_am_recv_param_t param{};
-  param.recv_attr = 0;  // eager, not persistent: the receive path copies what it keeps
-  OnActiveMessage(this, header.data(), header.size(), const_cast<std::byte*>(payload.data()),
-                  payload.size(), &param);
-}
-
 DataPlane::Context* DataPlane::ContextForArrivalSlow(const WireHeader& header) {
   Context* context = FindContext(header.context_id);
   if (context == nullptr) {
@@ -184,7 +176,7 @@ ucs_status_t DataPlane::HandleMessage(Context* context, PostedReceive* match,
     RFT_DCHECK(cma != nullptr || rendezvous, "a matched eager message reached HandleMessage");
     auto* request = static_cast<Request*>(match->owner);
     if (cma != nullptr) {
-      ReadCma(request, source, header.tag, *cma);
+      PullMessage(request, source, header.tag, *cma);
     } else if (endpoints_->failed(source)) {
       request->status.message_length = length;
       CompleteReceive(request, source, header.tag, RFT_ERR_PROC_FAILED);
@@ -202,8 +194,8 @@ ucs_status_t DataPlane::HandleMessage(Context* context, PostedReceive* match,
   message->epoch = header.epoch;
   ucs_status_t result = UCS_OK;
   if (cma != nullptr) {
-    message->storage = Unexpected::Storage::kCma;  // nothing held: the data waits at the sender
-    message->cma = *cma;
+    message->storage = Unexpected::Storage::kPull;  // nothing held: the data waits at the sender
+    message->pull = *cma;
     message->length = cma->length;
   } else if (rendezvous) {
     if (endpoints_->failed(source)) {
@@ -326,10 +318,10 @@ void DataPlane::DeliverUnexpected(Request* request, Unexpected* message) {
       StartFetch(request, source, tag, descriptor, length);
       return;
     }
-    case Unexpected::Storage::kCma: {
-      const RendezvousDescriptor descriptor = message->cma;
+    case Unexpected::Storage::kPull: {
+      const RendezvousDescriptor descriptor = message->pull;
       unexpected_.Release(message);
-      ReadCma(request, source, tag, descriptor);
+      PullMessage(request, source, tag, descriptor);
       return;
     }
     case Unexpected::Storage::kSenderFailed:
@@ -356,9 +348,9 @@ void DataPlane::ReleaseUnexpected(Unexpected* message) {
     case Unexpected::Storage::kHeap:
       delete[] static_cast<std::byte*>(message->data);
       break;
-    case Unexpected::Storage::kCma:
+    case Unexpected::Storage::kPull:
       // Never received (purged): the sender still waits for word that its buffer is free.
-      SendCmaDone(message->node.source, message->cma, kRendezvousDiscarded);
+      SendPullDone(message->node.source, message->pull, kRendezvousDiscarded);
       break;
     case Unexpected::Storage::kSenderFailed:
       break;
@@ -403,11 +395,11 @@ void DataPlane::FinishUcxOperation(Request* request, void* ucx_request, ucs_stat
     }
   }
   if (error == RFT_SUCCESS) {
-    // A same-node rendezvous send is over when the receiver says so (HandleCmaDone).
-    if (request->awaiting_cma_done) return;
+    // A same-node rendezvous send is over when the receiver says so (HandlePullDone).
+    if (request->awaiting_pull_done) return;
     error = request->status.error;  // what the done message said, if it came first
   } else {
-    request->awaiting_cma_done = false;
+    request->awaiting_pull_done = false;
   }
   if (error == RFT_SUCCESS && request->status.message_length > request->capacity &&
       request->kind == RequestKind::kReceive) {

@@ -125,7 +125,7 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
     return Status::Ok();  // the request carries the error, like any other send to a failed peer
   }
   // Large, to a peer of this node (CMA) or over verbs: only a descriptor travels; the receiver
-  // reads the data (cma_rendezvous.cc, verbs_path.cc). A synchronous send goes so at any size:
+  // reads the data (pull_rendezvous.cc, verbs_path.cc). A synchronous send goes so at any size:
   // its end (the receiver's done message, or UCX's rendezvous) comes only after the match. An
   // empty one is a same-node descriptor on every path (nothing to read; the receiver answers
   // once matched): UCX 1.13 keeps the descriptor of an empty rendezvous it fetched, one buffer
@@ -144,7 +144,7 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
   if (path != Path::kUcx) {
     // A ring (same node) or verbs: everything to the peer goes there, in order (shm_path.cc).
     if (cma) {
-      EncodeCmaRequest(request);
+      EncodePullRequest(request);
     } else if (own_rendezvous && !EncodeVerbsRequest(request)) {
       Complete(request, RFT_ERR_OTHER);  // the registration failed: logged, nothing was sent
       return Status::Ok();
@@ -153,7 +153,7 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
     return Status::Ok();
   }
 
-  if (cma) EncodeCmaRequest(request);
+  if (cma) EncodePullRequest(request);
   if (SendRequestByUcx(request, *ep, cma)) {
     request->complete = true;  // sent (copied out) at once: the common small-message case
   }
@@ -197,11 +197,11 @@ bool DataPlane::SendRequestByUcx(Request* request, ucp_ep_h ep, bool cma) {
                                   buffer, bytes, &param);
   }
   if (UCS_PTR_IS_ERR(ucx_request)) {
-    request->awaiting_cma_done = false;
+    request->awaiting_pull_done = false;
     Complete(request, internal::ErrorFromUcx(UCS_PTR_STATUS(ucx_request)));
     return false;
   }
-  if (ucx_request != nullptr || request->awaiting_cma_done) {
+  if (ucx_request != nullptr || request->awaiting_pull_done) {
     request->ucx_request = ucx_request;
     LinkToPeer(request, request->peer);
     return false;
@@ -571,7 +571,7 @@ void DataPlane::FailPeer(Rank rank) {
         ucp_am_data_release(worker_->get(), message->ucx_data);
         message->storage = Unexpected::Storage::kSenderFailed;
         message->data = nullptr;
-      } else if (message->storage == Unexpected::Storage::kCma) {
+      } else if (message->storage == Unexpected::Storage::kPull) {
         message->storage = Unexpected::Storage::kSenderFailed;
       }
     });

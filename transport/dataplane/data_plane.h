@@ -10,7 +10,7 @@
 // header, the user's bytes as the AM data. Up to the eager limit (RFT_EAGER_LIMIT) UCX sends
 // the data inline. Above it, between processes of one node, rft's own rendezvous sends a
 // request-to-send naming the data's address, and the receiver copies it with one
-// process_vm_readv straight into the matched buffer (cma_rendezvous.cc); elsewhere UCX's
+// process_vm_readv straight into the matched buffer (pull_rendezvous.cc); elsewhere UCX's
 // rendezvous hands the receiver a descriptor, and the data is fetched straight into the
 // matched receive buffer (zero copy). Unmatched eager data is kept in UCX's own buffer when
 // UCX allows it, else copied into a pooled buffer; an unmatched rendezvous keeps its
@@ -49,6 +49,7 @@
 #include "base/status.h"
 #include "base/wake_queue.h"
 #include "transport/bootstrap/bootstrap.h"
+#include "transport/dataplane/record.h"
 #include "transport/dataplane/request.h"
 #include "transport/matching/matching_queue.h"
 #include "transport/pool/buffer_pool.h"
@@ -62,6 +63,10 @@
 namespace rft::verbs {
 struct QpAddress;
 }  // namespace rft::verbs
+
+namespace rft::testing {
+class DataPlaneTestAccess;  // tests/multiproc/dataplane_test_access.h
+}  // namespace rft::testing
 
 namespace rft::transport {
 
@@ -307,6 +312,10 @@ class DataPlane : private ucx::PeerFailureSink {
   // SetContextEpoch starts that life; one of an older life, or of another owner's, is ignored.
   // Any thread; idempotent; wakes a blocked wait.
   void ReportContextRevoked(uint32_t context_id, uint32_t epoch, uint32_t owner = 0);
+  // ReportContextRevoked from the data-plane thread itself (the process revokes a communicator of
+  // its own): applied at once, after the notices other threads handed over, with no wake-up
+  // (ReportContextRevoked's is a write to an eventfd, a system call: half of a revoke's time).
+  void RevokeHere(uint32_t context_id, uint32_t epoch, uint32_t owner = 0);
   // Wakes a wait blocked in Idle without handing anything over: news for the layer above (an
   // agreement decided on the control thread) that its caller will look for. Any thread.
   void Wake() const { reports_.Wake(); }
@@ -323,18 +332,15 @@ class DataPlane : private ucx::PeerFailureSink {
   // Whether an ANY_SOURCE receive is posted in `context_id` (the PROC_FAILED_PENDING check).
   bool HasAnySourceReceive(uint32_t context_id) const;
 
-  // Hands `header` and `payload` to the receive path as if UCX had delivered them eagerly: for
-  // tests that feed malformed and foreign messages.
-  void InjectForTesting(std::span<const std::byte> header, std::span<const std::byte> payload);
-  // Makes `rank` look like process `pid` with `pidfd` (owned from now on) to the same-node
-  // rendezvous, e.g. a pid reused after the peer behind `pidfd` died.
-  void ReplacePeerProcessForTesting(Rank rank, pid_t pid, int pidfd);
-
   const DropCounters& drops() const { return drops_; }
   size_t requests_in_use() const { return requests_.in_use(); }
   size_t unexpected_count() const { return unexpected_.in_use(); }
 
  private:
+  // The data-plane worker's checks reach inside (malformed messages, reused pids): the library
+  // itself carries no test hooks.
+  friend class ::rft::testing::DataPlaneTestAccess;
+
   // How messages to a rank travel (path_).
   enum class Path : uint8_t { kUcx, kRing, kVerbs };
   // An arrived message no receive has matched yet.
@@ -344,7 +350,7 @@ class DataPlane : private ucx::PeerFailureSink {
       kPooled,        // copied into buffers_
       kHeap,          // copied into new[] (larger than the pool's classes; rare)
       kRendezvous,    // a UCX rendezvous descriptor: the data is still at the sender
-      kCma,           // a same-node rendezvous request: the data is still at the sender
+      kPull,          // a pull rendezvous request (CMA or RDMA READ): the data is at the sender
       kSenderFailed,  // a rendezvous whose sender failed before it was fetched
     };
     UnexpectedMessage node;  // owner = this
@@ -352,8 +358,8 @@ class DataPlane : private ucx::PeerFailureSink {
     void* data = nullptr;      // the payload
     void* ucx_data = nullptr;  // kUcxData, kRendezvous: what UCX handed us (to release)
     size_t length = 0;
-    uint32_t epoch = 0;        // the sender's epoch of the context (SetContextEpoch purges)
-    RendezvousDescriptor cma;  // kCma: where the data is
+    uint32_t epoch = 0;         // the sender's epoch of the context (SetContextEpoch purges)
+    RendezvousDescriptor pull;  // kPull: where the data is
   };
   // A message the data plane sends on its own behalf (a rendezvous done, a revoke notice), kept
   // until UCX has
@@ -395,21 +401,9 @@ class DataPlane : private ucx::PeerFailureSink {
   // Exchanges worker addresses and what the same-node rendezvous needs (pid, whether it can
   // be used) with every rank; connects.
   Status ExchangeAndConnect();
-  // What each rank publishes before its UCX worker address (ExchangeAndConnect), as
-  // kRecordPrefix bytes of 32-bit words in this order.
-  struct RecordPrefix {
-    uint32_t pid = 0;
-    uint32_t flags = 0;    // kCmaUsable | kCmaParentOnly | kBlocks | kVerbs
-    uint32_t parent = 0;   // its parent's pid
-    int32_t ring_fd = -1;  // the descriptor of its segment of same-node rings (-1: none)
-    uint32_t ring_capacity = 0;
-    int32_t wake_fd = -1;  // the descriptor of its wake-up eventfd (shm_path.cc)
-  };
-  static void EncodeRecordPrefix(const RecordPrefix& prefix, std::byte* out);
-  static RecordPrefix DecodeRecordPrefix(const std::byte* in);
   // Whether large messages to `peer` take the same-node rendezvous, from its published
-  // `record` and where it runs (`same_node`); opens its pidfd when they do.
-  bool DecideCma(Rank peer, const RecordPrefix& record, bool same_node);
+  // `record` (record.h) and where it runs (`same_node`); opens its pidfd when they do.
+  bool DecideCma(Rank peer, const DataPlaneRecord& record, bool same_node);
 
   Context* FindContext(uint32_t context_id) const {
     return context_id < contexts_.size() ? contexts_[context_id].get() : nullptr;
@@ -501,25 +495,28 @@ class DataPlane : private ucx::PeerFailureSink {
   void StartFetch(Request* request, Rank source, int32_t tag, void* descriptor, size_t length);
   void DeliverUnexpected(Request* request, Unexpected* message);
   void ReleaseUnexpected(Unexpected* message);
-  // The same-node rendezvous (cma_rendezvous.cc).
+  // The pull rendezvous (pull_rendezvous.cc): the request and done shared by the same-node
+  // read (process_vm_readv) and the verbs path's RDMA READ.
   // Whether the same-node read works here: true when only the ranks that share this
   // process's parent (the launcher) may read it (Yama scope 1), false when any process of
   // the user may; an error when it cannot be used.
   StatusOr<bool> ProbeCma() const;
   // Writes a request-to-send's descriptor after the send's header.
   // `rkey`: the verbs rendezvous's registration of the data (EncodeVerbsRequest); 0 on one node.
-  void EncodeCmaRequest(Request* request, uint32_t rkey = 0);
-  void HandleCmaRequest(const WireHeader& header, std::span<const std::byte> payload);
-  void HandleCmaDone(const WireHeader& header, std::span<const std::byte> payload);
-  // Copies the message `descriptor` names from `source` into the receive and completes it.
-  void ReadCma(Request* request, Rank source, int32_t tag, const RendezvousDescriptor& descriptor);
+  void EncodePullRequest(Request* request, uint32_t rkey = 0);
+  void HandlePullRequest(const WireHeader& header, std::span<const std::byte> payload);
+  void HandlePullDone(const WireHeader& header, std::span<const std::byte> payload);
+  // Copies the message `descriptor` names from `source` into the receive and completes it: by
+  // process_vm_readv with a same-node peer, else by RDMA READ (ReadVerbs).
+  void PullMessage(Request* request, Rank source, int32_t tag,
+                   const RendezvousDescriptor& descriptor);
   // Whether `rank`'s process (as its pidfd names it) has ended.
   bool PeerProcessEnded(Rank rank) const;
   // Tells `source` its send of `descriptor` is over (`flags`: RendezvousDoneFlags). `receive`
   // (may be nullptr) completes with the outcome in its status once the message has left: at
   // once when UCX sent it inline.
-  void SendCmaDone(Rank source, const RendezvousDescriptor& descriptor, uint16_t flags,
-                   Request* receive = nullptr);
+  void SendPullDone(Rank source, const RendezvousDescriptor& descriptor, uint16_t flags,
+                    Request* receive = nullptr);
   static void OnControlSendDone(void* ucx_request, ucs_status_t status, void* user_data);
 
   static void OnSendDone(void* ucx_request, ucs_status_t status, void* user_data);
@@ -598,28 +595,25 @@ class DataPlane : private ucx::PeerFailureSink {
                       Request** out);
   bool StartSendNow(const void* buffer, size_t bytes, Rank dest, int32_t tag, uint32_t context_id);
   // The verbs backend (verbs_path.cc, docs/verbs.md). Opens the port and the eager channel when
-  // options_.transport allows and one is found, and offers it in own_record_ (kVerbs).
+  // options_.transport allows and one is found, and offers it in own_record_.
   Status OpenVerbs();
   // The rendezvous's registration cache, listening to UCX's memory hooks for unmapped memory
   // (nothing is cached when the hooks cannot be set); closing unhooks it and deregisters all.
   void OpenRegistrationCache(VerbsPath& path);
   void CloseRegistrationCache(VerbsPath& path);
-  // What this process appends to its record after the prefix when it offers verbs: its eager
-  // channel's configuration (kVerbsPartBytes), which every rank must share. No QP address: a
-  // pair's QPs are made and connected when one of them first sends to the other.
-  std::vector<std::byte> VerbsRecordPart() const;
-  // Sends through verbs to each published peer that offers it too (`records[r]`, and
-  // `parts[r]` its part), unless a ring is there. Ranks in `missing` published nothing.
-  // RFT_ERR_ARG for RFT_TRANSPORT=verbs when a peer offers none, and for a peer whose eager
-  // configuration differs.
-  Status ConnectVerbs(const std::vector<RecordPrefix>& records,
-                      const std::vector<std::span<const std::byte>>& parts, const RankSet& missing);
+  // This process's verbs part of its record when it offers verbs (record.h).
+  std::optional<VerbsRecordPart> OwnVerbsPart() const;
+  // Sends through verbs to each published peer whose record offers it too (`records[r]`),
+  // unless a ring is there. Ranks in `missing` published nothing. RFT_ERR_ARG for
+  // RFT_TRANSPORT=verbs when a peer offers none, and for a peer whose eager configuration
+  // differs.
+  Status ConnectVerbs(const std::vector<DataPlaneRecord>& records, const RankSet& missing);
   // Replacements [old_size, size_) joined (AddRanks): those whose `records` (indexed from
-  // old_size) offer verbs, with a matching configuration in `parts`, are sent to through verbs,
-  // connected on demand as the job's first ranks are. One whose part does not match, or for
-  // which the channel cannot grow, is reported failed: it sends through verbs too.
-  void JoinVerbs(uint32_t old_size, const std::vector<RecordPrefix>& records,
-                 const std::vector<std::vector<std::byte>>& parts, const RankSet& unreachable);
+  // old_size) offer verbs with a matching configuration are sent to through verbs, connected
+  // on demand as the job's first ranks are. One whose part does not match, or for which the
+  // channel cannot grow, is reported failed: it sends through verbs too.
+  void JoinVerbs(uint32_t old_size, const std::vector<DataPlaneRecord>& records,
+                 const RankSet& unreachable);
   // A pair's QPs on demand (docs/verbs.md, "Connecting on demand"). The lower rank of a pair
   // always sends its QP address first: when it wants the QP (OfferVerbsAddress), or when the
   // higher one asks for it (kVerbsAsk). The higher one connects to it, waits for a greeting
@@ -661,13 +655,8 @@ class DataPlane : private ucx::PeerFailureSink {
   // The channel could not connect `peer`'s QP after the other end had: messages to it wait for
   // that QP, so it is reported failed (fail-stop, as for a broken path).
   void FailVerbsLink(Rank peer, const Status& why);
-  // The bytes of the verbs part of a record: the eager channel's credits and slot size (u32s).
-  static constexpr size_t kVerbsPartBytes = 8;
-  // The bytes of the verbs part in `rank`'s published `record` (whose prefix has kVerbs), which
-  // the UCX address follows; an error naming the rank when it does not fit.
-  static StatusOr<size_t> VerbsPartOf(Rank rank, std::span<const std::byte> record);
   // RFT_ERR_ARG naming `rank` when its part's configuration is not this channel's.
-  Status CheckVerbsPart(Rank rank, std::span<const std::byte> part) const;
+  Status CheckVerbsPart(Rank rank, const VerbsRecordPart& part) const;
   // DirectWrite's verbs half (data_plane.cc: inline into the small send's path as VerbsWriteNow).
   bool VerbsWrite(Rank peer, std::span<const std::byte> first, std::span<const std::byte> second);
   bool VerbsWriteNow(Rank peer, std::span<const std::byte> first,
@@ -680,7 +669,7 @@ class DataPlane : private ucx::PeerFailureSink {
   // fails.
   bool EncodeVerbsRequest(Request* request);
   // Starts the RDMA READ of the message `descriptor` names from `source` into the receive
-  // (from ReadCma, which set its counts and checked the sender).
+  // (from PullMessage, which set its counts and checked the sender).
   void ReadVerbs(Request* request, Rank source, int32_t tag,
                  const RendezvousDescriptor& descriptor);
   // Posts the pieces of the read `token` names that are not posted yet, as the peer's send
@@ -813,13 +802,7 @@ class DataPlane : private ucx::PeerFailureSink {
   Bootstrap* job_;
   Options options_;
   Rank rank_ = 0;
-  static constexpr size_t kRecordPrefix = 24;  // RecordPrefix's six words
-  // The record's flags: it takes part in the same-node rendezvous, only its parent's
-  // descendants may read it, it sleeps when idle.
-  // kVerbs: it offers the verbs backend, and its record carries the eager channel's
-  // configuration after the prefix (verbs_path.cc).
-  static constexpr uint32_t kCmaUsable = 1, kCmaParentOnly = 2, kBlocks = 4, kVerbs = 8;
-  RecordPrefix own_record_;  // this process's, as published
+  DataPlaneRecord own_record_;  // this process's, as published (without its UCX address)
   uint32_t size_ = 0;
   uint32_t job_token_ = 0;
   std::unique_ptr<ucx::UcxContext> ucx_context_;
@@ -842,7 +825,7 @@ class DataPlane : private ucx::PeerFailureSink {
   // [rank]: a pidfd of that process (-1: none, and no same-node rendezvous with it). A read
   // by pid alone could reach another process that reused the number after the peer died.
   std::vector<int> pidfds_;
-  uint64_t cma_sequence_ = 0;
+  uint64_t pull_sequence_ = 0;
   // Same-node rings. This process's segment (a memfd): a control page (whether it sleeps), then
   // one incoming ring per rank of the node at ring_stride_ apart, indexed as local_peers().
   struct RingPeer {

@@ -42,8 +42,7 @@ Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
   }
   ProcessNotices();
   std::vector<std::vector<std::byte>> addresses(new_size - old_size);
-  std::vector<std::vector<std::byte>> verbs_parts(new_size - old_size);
-  std::vector<RecordPrefix> records(new_size - old_size);
+  std::vector<DataPlaneRecord> records(new_size - old_size);
   const RankSet same_node = job_->node_peers();  // the bootstrap grew first
   RankSet unreachable;
   for (Rank r = old_size; r < new_size; ++r) {
@@ -51,30 +50,17 @@ Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
       unreachable.Insert(r);
       continue;
     }
-    auto record = job_->Get(r, "rft.dataplane");
-    if (!record.ok() || record->size() <= kRecordPrefix) {
-      RFT_LOG_WARN("replacement rank %u: no data-plane record (%s)", r,
-                   record.ok() ? "too short" : record.status().ToString().c_str());
+    auto bytes = job_->Get(r, "rft.dataplane");
+    StatusOr<DataPlaneRecord> record =
+        bytes.ok() ? DecodeDataPlaneRecord(*bytes, r) : StatusOr<DataPlaneRecord>(bytes.status());
+    if (!record.ok()) {
+      RFT_LOG_WARN("replacement rank %u: no usable data-plane record: %s", r,
+                   record.status().ToString().c_str());
       unreachable.Insert(r);
       continue;
     }
-    records[r - old_size] = DecodeRecordPrefix(record->data());
-    // Its QP addresses when it offers verbs (JoinVerbs), then its UCX address.
-    size_t part = 0;
-    if ((records[r - old_size].flags & kVerbs) != 0) {
-      StatusOr<size_t> bytes = VerbsPartOf(r, *record);
-      if (!bytes.ok()) {
-        RFT_LOG_WARN("replacement rank %u: %s", r, bytes.status().ToString().c_str());
-        unreachable.Insert(r);
-        continue;
-      }
-      part = *bytes;
-      verbs_parts[r - old_size].assign(
-          record->begin() + kRecordPrefix,
-          record->begin() + static_cast<std::ptrdiff_t>(kRecordPrefix + part));
-    }
-    addresses[r - old_size].assign(
-        record->begin() + static_cast<std::ptrdiff_t>(kRecordPrefix + part), record->end());
+    records[r - old_size] = std::move(*record);
+    addresses[r - old_size] = std::move(records[r - old_size].ucx_address);
   }
   peer_pending_ = GrowLists(std::move(peer_pending_), old_size, new_size);
   direct_queue_ = GrowLists(std::move(direct_queue_), old_size, new_size);
@@ -92,7 +78,7 @@ Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
   }
   RFT_RETURN_IF_ERROR(endpoints_->Grow(std::move(addresses), unreachable));
   size_ = new_size;
-  JoinVerbs(old_size, records, verbs_parts, unreachable);
+  JoinVerbs(old_size, records, unreachable);
   for (Rank r : unreachable) Discovered(r);
   // Failures of the new ranks that came before: completed now, in the usual way.
   for (Rank r : std::exchange(failed_beyond_size_, RankSet())) {

@@ -75,8 +75,8 @@ struct Request {
   void* ucx_request = nullptr;  // a UCX send or rendezvous fetch still running
   // A same-node rendezvous send waits for the receiver's done message (and its sequence
   // number, which tells this use of the request from earlier ones).
-  bool awaiting_cma_done = false;
-  uint64_t cma_sequence = 0;
+  bool awaiting_pull_done = false;
+  uint64_t pull_sequence = 0;
   // The verbs rendezvous: a send's registration of its buffer for the receiver's RDMA READ
   // (released when it completes), and a receive's read still running (its entry in the plane's
   // read table).

@@ -14,6 +14,11 @@ void DataPlane::ReportContextRevoked(uint32_t context_id, uint32_t epoch, uint32
       {.kind = Notice::Kind::kContextRevoked, .id = context_id, .epoch = epoch, .owner = owner});
 }
 
+void DataPlane::RevokeHere(uint32_t context_id, uint32_t epoch, uint32_t owner) {
+  ApplyPendingNotices();  // what other threads handed over first, in order
+  RevokeContext(context_id, epoch, owner);
+}
+
 void DataPlane::SendRevocation(Rank peer, uint32_t context_id, uint32_t epoch, uint32_t owner) {
   if (endpoints_ == nullptr || peer >= size_ || peer == rank_) return;
   // A verbs peer this process has not talked to yet gets the notice over UCX: connecting the

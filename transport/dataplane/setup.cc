@@ -171,7 +171,7 @@ DataPlane::~DataPlane() {
 }
 
 Status DataPlane::ExchangeAndConnect() {
-  // What each rank publishes: its RecordPrefix, then its UCX worker address.
+  // What each rank publishes: its record (record.h), how each path reaches it.
   uint32_t flags = 0;
   if (options_.rendezvous != RendezvousProtocol::kUcx) {
     const StatusOr<bool> probe = ProbeCma();
@@ -182,34 +182,28 @@ Status DataPlane::ExchangeAndConnect() {
     if (!probe.ok()) {
       RFT_LOG_INFO("same-node rendezvous off: %s", probe.status().message().c_str());
     } else {
-      flags = kCmaUsable | (*probe ? kCmaParentOnly : 0);
+      flags = DataPlaneRecord::kCmaUsable | (*probe ? DataPlaneRecord::kCmaParentOnly : 0);
     }
   }
-  if ((flags & kCmaUsable) != 0) RFT_RETURN_IF_ERROR(CreateRingSegment());
-  if (options_.progress == ProgressMode::kBlock) flags |= kBlocks;
-  if (verbs_ != nullptr) flags |= kVerbs;
+  if ((flags & DataPlaneRecord::kCmaUsable) != 0) RFT_RETURN_IF_ERROR(CreateRingSegment());
+  if (options_.progress == ProgressMode::kBlock) flags |= DataPlaneRecord::kBlocks;
+  if (verbs_ != nullptr) flags |= DataPlaneRecord::kVerbs;
   own_record_ = {.pid = static_cast<uint32_t>(getpid()),
                  .flags = flags,
                  .parent = static_cast<uint32_t>(getppid()),
                  .ring_fd = ring_fd_,
                  .ring_capacity = static_cast<uint32_t>(ring_capacity_),
-                 .wake_fd = reports_.fd()};
-  // The record: the prefix, the eager channel's configuration when it offers verbs, then the UCX
-  // worker address.
+                 .wake_fd = reports_.fd(),
+                 .verbs = OwnVerbsPart(),
+                 .ucx_address = {}};
   const std::span<const std::byte> address = worker_->address();
-  const std::vector<std::byte> verbs_part = VerbsRecordPart();
-  std::vector<std::byte> mine(kRecordPrefix + verbs_part.size() + address.size());
-  EncodeRecordPrefix(own_record_, mine.data());
-  if (!verbs_part.empty()) {
-    std::memcpy(mine.data() + kRecordPrefix, verbs_part.data(), verbs_part.size());
-  }
-  std::memcpy(mine.data() + kRecordPrefix + verbs_part.size(), address.data(), address.size());
-  auto published = job_->ExchangeLive("rft.dataplane", mine);
+  DataPlaneRecord mine = own_record_;
+  mine.ucx_address.assign(address.begin(), address.end());
+  auto published = job_->ExchangeLive("rft.dataplane", EncodeDataPlaneRecord(mine));
   if (!published.ok()) return published.status();
 
   std::vector<std::vector<std::byte>> addresses(size_);
-  std::vector<RecordPrefix> records(size_);
-  std::vector<std::span<const std::byte>> verbs_parts(size_);
+  std::vector<DataPlaneRecord> records(size_);
   cma_peers_.assign(size_, 0);
   pids_.assign(size_, 0);
   pidfds_.assign(size_, -1);
@@ -221,24 +215,12 @@ Status DataPlane::ExchangeAndConnect() {
   const RankSet same_node = job_->node_peers();  // a replacement's parents among them
   for (Rank r = 0; r < size_; ++r) {
     if (published->missing.Contains(r)) continue;  // failed during start-up: reported below
-    std::vector<std::byte>& theirs = published->values[r];
-    if (theirs.size() <= kRecordPrefix) {
-      return OtherError("rank " + std::to_string(r) + " published " +
-                        std::to_string(theirs.size()) + " bytes of data-plane address: expected " +
-                        "more than " + std::to_string(kRecordPrefix));
-    }
-    records[r] = DecodeRecordPrefix(theirs.data());
+    StatusOr<DataPlaneRecord> theirs = DecodeDataPlaneRecord(published->values[r], r);
+    if (!theirs.ok()) return theirs.status();
+    records[r] = std::move(*theirs);
     pids_[r] = static_cast<pid_t>(records[r].pid);
     DecideCma(r, records[r], same_node.Contains(r));
-    size_t part = 0;
-    if ((records[r].flags & kVerbs) != 0) {
-      StatusOr<size_t> bytes = VerbsPartOf(r, theirs);
-      if (!bytes.ok()) return bytes.status();
-      part = *bytes;
-    }
-    verbs_parts[r] = std::span<const std::byte>(theirs).subspan(kRecordPrefix, part);
-    addresses[r].assign(theirs.begin() + static_cast<std::ptrdiff_t>(kRecordPrefix + part),
-                        theirs.end());
+    addresses[r] = std::move(records[r].ucx_address);
   }
   ucx::EndpointTable::Options table_options;
   table_options.connect_all_max = options_.connect_all_max;
@@ -251,7 +233,7 @@ Status DataPlane::ExchangeAndConnect() {
   bool all_without_ucx = verbs_ != nullptr;
   for (Rank r = 0; r < size_ && all_without_ucx; ++r) {
     if (r == rank_ || published->missing.Contains(r)) continue;
-    all_without_ucx = cma_peers_[r] || (records[r].flags & kVerbs) != 0;
+    all_without_ucx = cma_peers_[r] || records[r].verbs.has_value();
   }
   if (all_without_ucx) table_options.connect_all_max = 0;
   auto table =
@@ -262,12 +244,12 @@ Status DataPlane::ExchangeAndConnect() {
   // the peer does the other way (order is kept per direction).
   for (Rank r = 0; r < size_; ++r) {
     if (r == rank_ || !cma_peers_[r] || published->missing.Contains(r)) continue;
-    const RecordPrefix& offer = records[r];
+    const DataPlaneRecord& offer = records[r];
     AttachRingTo(r, offer.ring_fd, offer.ring_capacity, offer.wake_fd,
-                 (offer.flags & kBlocks) != 0);
+                 (offer.flags & DataPlaneRecord::kBlocks) != 0);
   }
   // Verbs where both ends offer it, after the rings (a ring wins on one node).
-  RFT_RETURN_IF_ERROR(ConnectVerbs(records, verbs_parts, published->missing));
+  RFT_RETURN_IF_ERROR(ConnectVerbs(records, published->missing));
   // Both: this plane must fail them whether or not the registry already knew (then it would
   // not dispatch them again, and this plane may not be listening yet).
   for (Rank r : published->missing) {
@@ -277,31 +259,13 @@ Status DataPlane::ExchangeAndConnect() {
   return Status::Ok();
 }
 
-void DataPlane::EncodeRecordPrefix(const RecordPrefix& prefix, std::byte* out) {
-  const uint32_t words[] = {prefix.pid,           prefix.flags,
-                            prefix.parent,        static_cast<uint32_t>(prefix.ring_fd),
-                            prefix.ring_capacity, static_cast<uint32_t>(prefix.wake_fd)};
-  static_assert(sizeof(words) == kRecordPrefix);
-  std::memcpy(out, words, kRecordPrefix);
-}
-
-DataPlane::RecordPrefix DataPlane::DecodeRecordPrefix(const std::byte* in) {
-  uint32_t words[kRecordPrefix / 4];
-  std::memcpy(words, in, kRecordPrefix);
-  return {.pid = words[0],
-          .flags = words[1],
-          .parent = words[2],
-          .ring_fd = static_cast<int32_t>(words[3]),
-          .ring_capacity = words[4],
-          .wake_fd = static_cast<int32_t>(words[5])};
-}
-
-bool DataPlane::DecideCma(Rank peer, const RecordPrefix& record, bool same_node) {
+bool DataPlane::DecideCma(Rank peer, const DataPlaneRecord& record, bool same_node) {
   // Both ends must be able to use it and share a node (the launcher says which ranks do);
   // where Yama lets only a parent's descendants read, both must have the same parent.
   const uint32_t both = own_record_.flags & record.flags;
-  const bool parent_only = ((own_record_.flags | record.flags) & kCmaParentOnly) != 0;
-  cma_peers_[peer] = (both & kCmaUsable) != 0 && same_node &&
+  const bool parent_only =
+      ((own_record_.flags | record.flags) & DataPlaneRecord::kCmaParentOnly) != 0;
+  cma_peers_[peer] = (both & DataPlaneRecord::kCmaUsable) != 0 && same_node &&
                      (!parent_only || record.parent == own_record_.parent);
   if (!cma_peers_[peer]) return false;
   pidfds_[peer] = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(record.pid), 0));

@@ -152,8 +152,8 @@ bool DataPlane::DirectWriteSend(const Request& request) {
   // caller's bytes.
   const std::span<const std::byte> header(
       request.header.data(),
-      request.awaiting_cma_done ? kWireHeaderSize + kRendezvousDescriptorSize : kWireHeaderSize);
-  if (request.awaiting_cma_done) return DirectWrite(request.peer, header, {});
+      request.awaiting_pull_done ? kWireHeaderSize + kRendezvousDescriptorSize : kWireHeaderSize);
+  if (request.awaiting_pull_done) return DirectWrite(request.peer, header, {});
   return DirectWrite(
       request.peer, header,
       std::span<const std::byte>(static_cast<const std::byte*>(request.buffer), request.capacity));
@@ -162,7 +162,7 @@ bool DataPlane::DirectWriteSend(const Request& request) {
 void DataPlane::DirectSend(Request* request) {
   const Rank peer = request->peer;
   if (direct_queue_[peer].empty() && DirectWriteSend(*request)) [[likely]] {
-    if (request->awaiting_cma_done) {
+    if (request->awaiting_pull_done) {
       LinkToPeer(request, peer);  // the receiver's done message completes it
     } else {
       request->complete = true;  // copied out, as UCX's inline sends
@@ -229,7 +229,7 @@ void DataPlane::FlushDirectQueues() {
       if (!DirectWriteSend(*request)) break;
       queue.erase(link);
       // The done message completes a rendezvous.
-      if (!request->awaiting_cma_done) Complete(request, RFT_SUCCESS);
+      if (!request->awaiting_pull_done) Complete(request, RFT_SUCCESS);
     }
     if (queue.empty()) {
       direct_backlog_[i] = direct_backlog_.back();

@@ -86,39 +86,26 @@ uint32_t DataPlane::verbs_qp_count() const {
   return verbs_ == nullptr ? 0 : verbs_->channel->qp_count();
 }
 
-StatusOr<size_t> DataPlane::VerbsPartOf(Rank rank, std::span<const std::byte> record) {
-  if (record.size() <= kRecordPrefix + kVerbsPartBytes) {
-    return OtherError("rank " + std::to_string(rank) + "'s data-plane record of " +
-                      std::to_string(record.size()) + " bytes ends before its verbs part and UCX " +
-                      "address");
-  }
-  return kVerbsPartBytes;
+std::optional<VerbsRecordPart> DataPlane::OwnVerbsPart() const {
+  if (verbs_ == nullptr) return std::nullopt;
+  return VerbsRecordPart{.credits = verbs_->channel->credits(),
+                         .max_payload = static_cast<uint32_t>(verbs_->channel->max_payload())};
 }
 
-std::vector<std::byte> DataPlane::VerbsRecordPart() const {
-  if (verbs_ == nullptr) return {};
-  std::vector<std::byte> part(kVerbsPartBytes);
-  StoreLittleEndian<uint32_t>(part, 0, verbs_->channel->credits());
-  StoreLittleEndian<uint32_t>(part, 4, static_cast<uint32_t>(verbs_->channel->max_payload()));
-  return part;
-}
-
-Status DataPlane::CheckVerbsPart(Rank rank, std::span<const std::byte> part) const {
-  Status matches = verbs_->channel->CheckPeerConfig(LoadLittleEndian<uint32_t>(part, 0),
-                                                    LoadLittleEndian<uint32_t>(part, 4),
+Status DataPlane::CheckVerbsPart(Rank rank, const VerbsRecordPart& part) const {
+  Status matches = verbs_->channel->CheckPeerConfig(part.credits, part.max_payload,
                                                     "rank " + std::to_string(rank));
   if (matches.ok()) return matches;
   return ArgError(matches.message() + " (RFT_EAGER_LIMIT sets the slot size)");
 }
 
-Status DataPlane::ConnectVerbs(const std::vector<RecordPrefix>& records,
-                               const std::vector<std::span<const std::byte>>& parts,
+Status DataPlane::ConnectVerbs(const std::vector<DataPlaneRecord>& records,
                                const RankSet& missing) {
   if (size_ < 2) return Status::Ok();
   RankSet offering;  // the ranks that send through verbs, this one included
   for (Rank r = 0; r < size_; ++r) {
     if (missing.Contains(r)) continue;
-    const bool offers = r == rank_ ? verbs_ != nullptr : (records[r].flags & kVerbs) != 0;
+    const bool offers = r == rank_ ? verbs_ != nullptr : records[r].verbs.has_value();
     if (offers) {
       offering.Insert(r);
     } else if (options_.transport == NetworkTransport::kVerbs) {
@@ -140,7 +127,7 @@ Status DataPlane::ConnectVerbs(const std::vector<RecordPrefix>& records,
   RankSet fence;
   for (Rank r : offering) {
     if (r == rank_) continue;
-    RFT_RETURN_IF_ERROR(CheckVerbsPart(r, parts[r]));
+    RFT_RETURN_IF_ERROR(CheckVerbsPart(r, *records[r].verbs));
     if (path_[r] == Path::kUcx) SetPath(r, Path::kVerbs);  // a ring wins on one node
     if (r >= first_sibling) fence.Insert(r);
   }
@@ -153,8 +140,7 @@ Status DataPlane::ConnectVerbs(const std::vector<RecordPrefix>& records,
   return job_->Fence(false, fence);
 }
 
-void DataPlane::JoinVerbs(uint32_t old_size, const std::vector<RecordPrefix>& records,
-                          const std::vector<std::vector<std::byte>>& parts,
+void DataPlane::JoinVerbs(uint32_t old_size, const std::vector<DataPlaneRecord>& records,
                           const RankSet& unreachable) {
   // Without verbs here, this record offered none: the replacements talk to this rank by UCX.
   if (verbs_ == nullptr) return;
@@ -165,7 +151,7 @@ void DataPlane::JoinVerbs(uint32_t old_size, const std::vector<RecordPrefix>& re
   verbs_->ucx_sends.resize(size_, 0);
   RankSet joining;
   for (Rank r = old_size; r < size_; ++r) {
-    if (!unreachable.Contains(r) && (records[r - old_size].flags & kVerbs) != 0) joining.Insert(r);
+    if (!unreachable.Contains(r) && records[r - old_size].verbs) joining.Insert(r);
   }
   if (joining.empty()) return;
   if (Status grown = verbs_->channel->Grow(size_); !grown.ok()) {
@@ -177,8 +163,7 @@ void DataPlane::JoinVerbs(uint32_t old_size, const std::vector<RecordPrefix>& re
   }
   verbs_->channel_size = size_;
   for (Rank r : joining) {
-    // AddRanks took the part whole (VerbsPartOf).
-    if (Status matches = CheckVerbsPart(r, parts[r - old_size]); !matches.ok()) {
+    if (Status matches = CheckVerbsPart(r, *records[r - old_size].verbs); !matches.ok()) {
       RFT_LOG_ERROR("verbs: rank %u, which joined: %s; it is reported failed", r,
                     matches.ToString().c_str());
       Discovered(r);
@@ -274,11 +259,11 @@ void DataPlane::MoveToUcx(Rank peer) {
     Request* request = link->request;
     UnlinkFromPeer(request);  // SendRequestByUcx links it again while UCX holds it
     // An empty synchronous send's descriptor (nothing to read, no registration) goes as it is.
-    const bool empty_descriptor = request->awaiting_cma_done && request->verbs_mr == nullptr;
-    if (request->awaiting_cma_done && !empty_descriptor) {
+    const bool empty_descriptor = request->awaiting_pull_done && request->verbs_mr == nullptr;
+    if (request->awaiting_pull_done && !empty_descriptor) {
       // Queued as a descriptor for a verbs READ: the bytes go through UCX's rendezvous instead.
       ReleaseVerbsRegistration(request);
-      request->awaiting_cma_done = false;
+      request->awaiting_pull_done = false;
       WireHeader header;
       const std::span<std::byte, kWireHeaderSize> encoded(request->header.data(), kWireHeaderSize);
       const DecodeError decoded =

@@ -1,5 +1,5 @@
 // The verbs rendezvous (docs/verbs.md): a message above the eager limit travels as the
-// rendezvous request of cma_rendezvous.cc with an rkey in its descriptor, and the receiver reads
+// rendezvous request of pull_rendezvous.cc with an rkey in its descriptor, and the receiver reads
 // the data with RDMA READs straight into the matched receive buffer, in pieces of at most
 // RFT_VERBS_READ_SIZE, then answers with the done message, which completes the send. Both
 // buffers' registrations stay in the registration cache (registration_cache.h) for the next
@@ -90,7 +90,7 @@ bool DataPlane::EncodeVerbsRequest(Request* request) {
   }
   request->verbs_mr = lease->registration.handle;
   request->verbs_mr_entry = lease->entry;
-  EncodeCmaRequest(request, lease->registration.rkey);
+  EncodePullRequest(request, lease->registration.rkey);
   return true;
 }
 
@@ -103,7 +103,7 @@ void DataPlane::ReleaseVerbsRegistration(Request* request) {
 
 void DataPlane::ReadVerbs(Request* request, Rank source, int32_t tag,
                           const RendezvousDescriptor& descriptor) {
-  // ReadCma set the counts and failed the receive if the sender is known failed.
+  // PullMessage set the counts and failed the receive if the sender is known failed.
   const uint64_t count = request->status.count;
   request->status.source = source;
   request->status.tag = tag;
@@ -116,10 +116,10 @@ void DataPlane::ReadVerbs(Request* request, Rank source, int32_t tag,
                   static_cast<unsigned long long>(descriptor.length), source, why.c_str());
     request->status.count = 0;
     CompleteReceive(request, source, tag, RFT_ERR_OTHER);
-    SendCmaDone(source, descriptor, kRendezvousReadFailed);
+    SendPullDone(source, descriptor, kRendezvousReadFailed);
   };
   request->status.error = descriptor.length > request->capacity ? RFT_ERR_TRUNCATE : RFT_SUCCESS;
-  if (count == 0) return SendCmaDone(source, descriptor, 0, request);
+  if (count == 0) return SendPullDone(source, descriptor, 0, request);
   StatusOr<verbs::RegistrationCache::Lease> lease =
       verbs_->registrations->Acquire(request->buffer, count, IBV_ACCESS_LOCAL_WRITE);
   if (!lease.ok()) return read_failed("the receive buffer: " + lease.status().message());
@@ -208,7 +208,7 @@ void DataPlane::FinishVerbsRead(uint32_t token, bool ok) {
     CompleteReceive(request, source, tag, RFT_ERR_PROC_FAILED);
     return;
   }
-  SendCmaDone(source, descriptor, 0, request);
+  SendPullDone(source, descriptor, 0, request);
 }
 
 void DataPlane::AbandonVerbsRead(Request* request) {

@@ -1,5 +1,7 @@
-// The same-node rendezvous: large messages between processes of one node without UCX's
-// rendezvous.
+// The pull rendezvous: large messages the receiver pulls from the sender's memory once they are
+// matched, by process_vm_readv between processes of one node (below) or by RDMA READ over the
+// verbs path (verbs_read.cc), without UCX's rendezvous. Both share the request and the done
+// message here; which reads is the pair's path (cma_peers_, else verbs).
 //
 // The sender sends a request-to-send (a kRendezvousRequest: the header and a descriptor of
 // where the data is) and keeps its request pending. The receiver matches it like any message;
@@ -84,14 +86,14 @@ StatusOr<bool> DataPlane::ProbeCma() const {
   return true;
 }
 
-void DataPlane::EncodeCmaRequest(Request* request, uint32_t rkey) {
-  request->awaiting_cma_done = true;
-  request->cma_sequence = ++cma_sequence_;
+void DataPlane::EncodePullRequest(Request* request, uint32_t rkey) {
+  request->awaiting_pull_done = true;
+  request->pull_sequence = ++pull_sequence_;
   const RendezvousDescriptor descriptor{
       .address = reinterpret_cast<uint64_t>(request->buffer),
       .length = request->capacity,
       .cookie = reinterpret_cast<uint64_t>(request),
-      .sequence = request->cma_sequence,
+      .sequence = request->pull_sequence,
       .rkey = rkey,
   };
   EncodeRendezvousDescriptor(
@@ -99,7 +101,7 @@ void DataPlane::EncodeCmaRequest(Request* request, uint32_t rkey) {
                       request->header.data() + kWireHeaderSize, kRendezvousDescriptorSize));
 }
 
-void DataPlane::HandleCmaRequest(const WireHeader& header, std::span<const std::byte> payload) {
+void DataPlane::HandlePullRequest(const WireHeader& header, std::span<const std::byte> payload) {
   RendezvousDescriptor descriptor;
   // An empty descriptor (a synchronous send of 0 bytes) needs no read: it may come from anyone.
   const bool decoded = DecodeRendezvousDescriptor(payload, &descriptor);
@@ -112,15 +114,15 @@ void DataPlane::HandleCmaRequest(const WireHeader& header, std::span<const std::
   Context* context = ContextForArrival(header);
   if (context == nullptr) {
     // Dropped unread (revoked traffic); like an eager message, the send still succeeds.
-    SendCmaDone(header.source, descriptor, kRendezvousDiscarded);
+    SendPullDone(header.source, descriptor, kRendezvousDiscarded);
     return;
   }
   HandleMessage(context, context->queue.MatchArrival(header.source, header.tag), header, nullptr, 0,
                 nullptr, /*rendezvous=*/false, /*persistent=*/false, &descriptor);
 }
 
-void DataPlane::ReadCma(Request* request, Rank source, int32_t tag,
-                        const RendezvousDescriptor& descriptor) {
+void DataPlane::PullMessage(Request* request, Rank source, int32_t tag,
+                            const RendezvousDescriptor& descriptor) {
   const size_t count = std::min<uint64_t>(descriptor.length, request->capacity);
   request->status.count = count;
   request->status.message_length = descriptor.length;
@@ -133,7 +135,7 @@ void DataPlane::ReadCma(Request* request, Rank source, int32_t tag,
     request->status.source = source;
     request->status.tag = tag;
     request->status.error = RFT_SUCCESS;
-    SendCmaDone(source, descriptor, 0, request);
+    SendPullDone(source, descriptor, 0, request);
     return;
   }
   // The same rule as the sender's (Isend): CMA with a peer of this node, else verbs.
@@ -155,13 +157,13 @@ void DataPlane::ReadCma(Request* request, Rank source, int32_t tag,
         std::strerror(error));
     request->status.count = 0;
     CompleteReceive(request, source, tag, RFT_ERR_OTHER);
-    SendCmaDone(source, descriptor, kRendezvousReadFailed);
+    SendPullDone(source, descriptor, kRendezvousReadFailed);
     return;
   }
   request->status.source = source;
   request->status.tag = tag;
   request->status.error = descriptor.length > request->capacity ? RFT_ERR_TRUNCATE : RFT_SUCCESS;
-  SendCmaDone(source, descriptor, 0, request);
+  SendPullDone(source, descriptor, 0, request);
 }
 
 bool DataPlane::PeerProcessEnded(Rank rank) const {
@@ -182,15 +184,8 @@ int DataPlane::CopyPeerDescriptor(Rank peer, int fd) const {
   return static_cast<int>(syscall(SYS_pidfd_getfd, pidfds_[peer], fd, 0));
 }
 
-void DataPlane::ReplacePeerProcessForTesting(Rank rank, pid_t pid, int pidfd) {
-  if (rank >= pidfds_.size()) return;
-  if (pidfds_[rank] >= 0) close(pidfds_[rank]);
-  pids_[rank] = pid;
-  pidfds_[rank] = pidfd;
-}
-
-void DataPlane::SendCmaDone(Rank source, const RendezvousDescriptor& descriptor, uint16_t flags,
-                            Request* receive) {
+void DataPlane::SendPullDone(Rank source, const RendezvousDescriptor& descriptor, uint16_t flags,
+                             Request* receive) {
   // Whenever the message is not left queued, the receive (if any) completes now.
   auto complete_receive = [this, receive] {
     if (receive != nullptr) Complete(receive, receive->status.error);
@@ -236,7 +231,7 @@ void DataPlane::OnControlSendDone(void* ucx_request, ucs_status_t, void* user_da
   send->plane->FinishControlSend(send);
 }
 
-void DataPlane::HandleCmaDone(const WireHeader& header, std::span<const std::byte> payload) {
+void DataPlane::HandlePullDone(const WireHeader& header, std::span<const std::byte> payload) {
   RendezvousDone done;
   if (!DecodeRendezvousDone(payload, &done)) {
     drops_.Record(DecodeError::kBadPayload);
@@ -252,11 +247,12 @@ void DataPlane::HandleCmaDone(const WireHeader& header, std::span<const std::byt
       break;
     }
   }
-  if (request == nullptr || !request->awaiting_cma_done || request->cma_sequence != done.sequence) {
+  if (request == nullptr || !request->awaiting_pull_done ||
+      request->pull_sequence != done.sequence) {
     drops_.Record(DecodeError::kBadPayload);  // stale or forged
     return;
   }
-  request->awaiting_cma_done = false;
+  request->awaiting_pull_done = false;
   const rft_error_t error =
       (header.flags & kRendezvousReadFailed) != 0 ? RFT_ERR_OTHER : RFT_SUCCESS;
   if (request->ucx_request != nullptr) {
