@@ -3,6 +3,7 @@
 #ifndef RFT_ULFM_API_BINDING_H_
 #define RFT_ULFM_API_BINDING_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -83,6 +84,21 @@ inline bool BytesOk(size_t count, rft_datatype_t type, size_t* bytes) {
 }
 // The predefined operator on the type; RFT_ERR_ARG for an unknown op or one the type lacks.
 Status FindReduceOp(rft_op_t op, rft_datatype_t type, ReduceOp* out);
+// The predefined operators' functions, [type][op]; nullptr where the operator does not apply.
+using Combine = void (*)(const void* in, void* inout, size_t count);
+extern const std::array<std::array<Combine, RFT_OP_COUNT>, RFT_DATATYPE_COUNT> kReduceCombines;
+// The same without the message (every small reduction's path): false when it would fail.
+inline bool ReduceOpOk(rft_op_t op, rft_datatype_t type, ReduceOp* out) {
+  if (static_cast<unsigned>(type) >= RFT_DATATYPE_COUNT ||
+      static_cast<unsigned>(op) >= RFT_OP_COUNT) [[unlikely]] {
+    return false;
+  }
+  const Combine combine = kReduceCombines[type][op];
+  if (combine == nullptr) [[unlikely]]
+    return false;
+  *out = ReduceOp{.combine = combine, .element_size = kTypeSizes[type]};
+  return true;
+}
 
 void ToStatus(const transport::MessageStatus& in, rft_status_t* out);
 // Request handles (rft_request_s is never defined: request_table.h says what a handle holds).

@@ -2,8 +2,6 @@
 
 #include <string>
 
-#include "ulfm_api/collectives.h"
-
 namespace rft::api {
 
 namespace {
@@ -57,6 +55,17 @@ Status OnLocalGroup(Schedule& s, const Sides& sides, Build&& build) {
   Status status = build();
   s.Unrestrict();
   return status;
+}
+
+// A "v" form's block j: where it is and how many bytes.
+const std::byte* BlockAt(const void* buffer, const BlockLayout& layout, uint32_t j) {
+  return At(buffer, layout.displacements[j] * layout.element_size);
+}
+std::byte* BlockAt(void* buffer, const BlockLayout& layout, uint32_t j) {
+  return At(buffer, layout.displacements[j] * layout.element_size);
+}
+size_t BlockBytes(const BlockLayout& layout, uint32_t j) {
+  return layout.counts[j] * layout.element_size;
 }
 
 }  // namespace
@@ -175,6 +184,70 @@ Status BuildInterAlltoall(Schedule& s, const void* send, size_t bytes, void* rec
   for (uint32_t k = 0; k < n; ++k) {
     const Rank to = (start + k) % n;
     s.Send(At(send, to * bytes), bytes, sides.remote_first + to);
+  }
+  return Status::Ok();
+}
+
+Status BuildInterGatherv(Schedule& s, const void* send, size_t send_bytes, void* receive,
+                         const BlockLayout& layout, int root) {
+  const Sides sides = SidesOf(s.comm());
+  RFT_RETURN_IF_ERROR(HasRemote(s, sides));
+  if (root == kRootHere) {
+    for (uint32_t j = 0; j < sides.remote_size; ++j) {
+      s.Receive(BlockAt(receive, layout, j), BlockBytes(layout, j), sides.remote_first + j);
+    }
+    return Status::Ok();
+  }
+  if (root == kRootNone) return Status::Ok();
+  RFT_RETURN_IF_ERROR(CheckRemoteRoot(s, sides, root));
+  s.Send(send, send_bytes, sides.remote_first + static_cast<Rank>(root));
+  return Status::Ok();
+}
+
+Status BuildInterScatterv(Schedule& s, const void* send, const BlockLayout& layout, void* receive,
+                          size_t receive_bytes, int root) {
+  const Sides sides = SidesOf(s.comm());
+  RFT_RETURN_IF_ERROR(HasRemote(s, sides));
+  if (root == kRootHere) {
+    for (uint32_t j = 0; j < sides.remote_size; ++j) {
+      s.Send(BlockAt(send, layout, j), BlockBytes(layout, j), sides.remote_first + j);
+    }
+    return Status::Ok();
+  }
+  if (root == kRootNone) return Status::Ok();
+  RFT_RETURN_IF_ERROR(CheckRemoteRoot(s, sides, root));
+  s.Receive(receive, receive_bytes, sides.remote_first + static_cast<Rank>(root));
+  return Status::Ok();
+}
+
+Status BuildInterAllgatherv(Schedule& s, const void* send, size_t send_bytes, void* receive,
+                            const BlockLayout& layout) {
+  const Sides sides = SidesOf(s.comm());
+  RFT_RETURN_IF_ERROR(HasRemote(s, sides));
+  const uint32_t n = sides.remote_size;
+  const Rank start = s.comm().local_rank() % n;
+  for (uint32_t k = 0; k < n; ++k) {
+    const Rank from = (start + k) % n;
+    s.Receive(BlockAt(receive, layout, from), BlockBytes(layout, from), sides.remote_first + from);
+  }
+  for (uint32_t k = 0; k < n; ++k) s.Send(send, send_bytes, sides.remote_first + (start + k) % n);
+  return Status::Ok();
+}
+
+Status BuildInterAlltoallv(Schedule& s, const void* send, const BlockLayout& send_layout,
+                           void* receive, const BlockLayout& receive_layout) {
+  const Sides sides = SidesOf(s.comm());
+  RFT_RETURN_IF_ERROR(HasRemote(s, sides));
+  const uint32_t n = sides.remote_size;
+  const Rank start = s.comm().local_rank() % n;
+  for (uint32_t k = 0; k < n; ++k) {
+    const Rank from = (start + k) % n;
+    s.Receive(BlockAt(receive, receive_layout, from), BlockBytes(receive_layout, from),
+              sides.remote_first + from);
+  }
+  for (uint32_t k = 0; k < n; ++k) {
+    const Rank to = (start + k) % n;
+    s.Send(BlockAt(send, send_layout, to), BlockBytes(send_layout, to), sides.remote_first + to);
   }
   return Status::Ok();
 }

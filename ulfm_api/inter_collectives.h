@@ -16,6 +16,10 @@
 // - allreduce, allgather: each group reduces (gathers) to its rank 0, the two exchange, and each
 //   spreads what it received over its group.
 // - alltoall: every member posts all its transfers with the other group at once.
+// - the "v" forms (gatherv, scatterv, allgatherv, alltoallv): every transfer goes straight between
+//   the two members it concerns (a member knows only the other group's counts, so no group can
+//   combine its own members' blocks): the root exchanges with every member of the other group,
+//   and in allgatherv and alltoallv every member with every member of the other group.
 // - barrier: BuildBarrier over all members of both groups.
 //
 // Failures: as collectives.h (a failed member of either group fails the operation).
@@ -25,6 +29,7 @@
 #include <cstddef>
 
 #include "base/status.h"
+#include "ulfm_api/collectives.h"
 #include "ulfm_api/schedule.h"
 
 namespace rft::api {
@@ -51,6 +56,22 @@ Status BuildInterScatter(Schedule& schedule, const void* send, void* receive, si
                          int root);
 // Block j of `send` goes to the other group's rank j; block j of `receive` comes from it.
 Status BuildInterAlltoall(Schedule& schedule, const void* send, size_t bytes, void* receive);
+
+// The "v" forms: a layout's entries are the other group's members, in its rank order.
+// At the root, `layout` places the other group's blocks in `receive`; they send `send_bytes`.
+Status BuildInterGatherv(Schedule& schedule, const void* send, size_t send_bytes, void* receive,
+                         const BlockLayout& layout, int root);
+// At the root, `layout` says where each member of the other group finds its block in `send`;
+// they receive `receive_bytes`.
+Status BuildInterScatterv(Schedule& schedule, const void* send, const BlockLayout& layout,
+                          void* receive, size_t receive_bytes, int root);
+// `send_bytes` go to every member of the other group; `layout` places theirs in `receive`.
+Status BuildInterAllgatherv(Schedule& schedule, const void* send, size_t send_bytes, void* receive,
+                            const BlockLayout& layout);
+// Block j of `send_layout` goes to the other group's rank j; block j of `receive_layout` comes
+// from it.
+Status BuildInterAlltoallv(Schedule& schedule, const void* send, const BlockLayout& send_layout,
+                           void* receive, const BlockLayout& receive_layout);
 
 }  // namespace rft::api
 

@@ -188,7 +188,8 @@ int rft_comm_get_name(rft_comm_t comm, char* name, int* length);
  * Two disjoint groups: rft_comm_rank, rft_comm_size and rft_comm_group give the caller's own
  * (local) group; point-to-point ranks name the other (remote) group. Collectives have MPI's
  * intercommunicator meanings (barrier, bcast, reduce, allreduce, allgather, gather, scatter,
- * alltoall and their non-blocking forms; the "v" forms are refused with RFT_ERR_ARG). ULFM
+ * alltoall, the "v" forms, and their non-blocking forms; a "v" form's arrays have one entry per
+ * member of the remote group, and RFT_IN_PLACE is refused with RFT_ERR_ARG). ULFM
  * operations span both groups: a revocation interrupts both, an agreement is uniform over both,
  * get_failed and ack_failed cover both, shrink gives an intercommunicator of the survivors.
  * dup gives an intercommunicator; split gives one between the two groups' members of each
@@ -235,6 +236,13 @@ int rft_isend(const void* buffer, size_t count, rft_datatype_t type, int dest, i
               rft_comm_t comm, rft_request_t* request);
 int rft_irecv(void* buffer, size_t count, rft_datatype_t type, int source, int tag, rft_comm_t comm,
               rft_request_t* request);
+/* Sends at once when that needs neither a wait nor a request: a small message to a peer with
+ * nothing queued before it (*sent = 1, and the buffer may be reused). Otherwise *sent = 0,
+ * nothing was sent, and rft_isend or rft_send is the way (they also report a failed peer or a
+ * revoked communicator, which leave *sent = 0 here). Never waits. For senders bound by the
+ * message rate: a request costs more than the message (rft's MPI_Isend goes this way first). */
+int rft_send_now(const void* buffer, size_t count, rft_datatype_t type, int dest, int tag,
+                 rft_comm_t comm, int* sent);
 /* Synchronous sends (MPI's Ssend and Issend): complete only once the receiver has matched the
  * message with a receive, whatever its size (a standard send of a small message completes as
  * soon as it is copied out). They travel as a rendezvous, so a small one costs a round trip

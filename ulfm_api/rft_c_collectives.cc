@@ -58,18 +58,20 @@ Status FindOp(const char* what, rft_op_t op, rft_datatype_t type, ReduceOp* out)
 }
 
 // A "v" collective's per-member counts and displacements (elements of `type`): both present,
-// and every block's end representable in bytes.
+// and every block's end representable in bytes. One entry per member; on an intercommunicator,
+// per member of the remote group.
 Status Layout(const char* what, const char* name, const Communicator& comm, const size_t* counts,
               const size_t* displacements, rft_datatype_t type, BlockLayout* layout) {
+  const uint32_t members = comm.is_inter() ? comm.remote_group().size() : comm.size();
   size_t ignored = 0;
   RFT_RETURN_IF_ERROR(ToBytes(what, 0, type, &ignored));
   if (counts == nullptr || displacements == nullptr) {
     return ArgError(std::string(what) + ": " + name +
                     (counts == nullptr ? " counts" : " displacements") +
-                    " is NULL; expected an array of " + std::to_string(comm.size()) + " entries");
+                    " is NULL; expected an array of " + std::to_string(members) + " entries");
   }
   const size_t size = kTypeSizes[type];
-  for (uint32_t r = 0; r < comm.size(); ++r) {
+  for (uint32_t r = 0; r < members; ++r) {
     size_t end = 0;
     if (__builtin_add_overflow(displacements[r], counts[r], &end) ||
         __builtin_mul_overflow(end, size, &end)) {
@@ -82,19 +84,12 @@ Status Layout(const char* what, const char* name, const Communicator& comm, cons
   return Status::Ok();
 }
 
-// On an intercommunicator: RFT_IN_PLACE has no meaning (MPI's rule), and the "v" forms are not
-// made (refused at every member, so none waits).
+// On an intercommunicator RFT_IN_PLACE has no meaning (MPI's rule).
 Status InterArgs(const char* what, const void* send) {
   if (send == RFT_IN_PLACE) {
     return ArgError(std::string(what) + ": RFT_IN_PLACE on an intercommunicator; give a buffer");
   }
   return Status::Ok();
-}
-Status RefuseInter(const Schedule& s, const char* what) {
-  if (!s.comm().is_inter()) [[likely]]
-    return Status::Ok();
-  return ArgError(std::string(what) + " on intercommunicator " + s.comm().name() +
-                  ": not supported (docs/api.md, \"Intercommunicators\")");
 }
 
 bool IsRoot(const Communicator& comm, int root) {
@@ -150,7 +145,9 @@ bool NodeReduce(const void* send, void* receive, size_t count, rft_datatype_t ty
                 int root, rft_comm_t comm, const char* what, int* rc) {
   size_t bytes = 0;
   ReduceOp reduce;
-  if (!ToBytes(what, count, type, &bytes).ok() || !FindOp(what, op, type, &reduce).ok()) {
+  // Bad arguments go through messages, whose schedule names them.
+  if (!rft::api::binding::BytesOk(count, type, &bytes) ||
+      !rft::api::binding::ReduceOpOk(op, type, &reduce)) [[unlikely]] {
     return false;
   }
   NodeCollectives* area = nullptr;
@@ -219,9 +216,14 @@ int Allgatherv(const void* send, size_t count, rft_datatype_t type, void* receiv
                const size_t* counts, const size_t* displacements, rft_comm_t comm, const char* what,
                rft_request_t* request, bool nonblocking) {
   return Collective(comm, what, request, nonblocking, [&](Schedule& s) {
-    RFT_RETURN_IF_ERROR(RefuseInter(s, what));
     BlockLayout layout;
     RFT_RETURN_IF_ERROR(Layout(what, "receive", s.comm(), counts, displacements, type, &layout));
+    if (s.comm().is_inter()) {
+      RFT_RETURN_IF_ERROR(InterArgs(what, send));
+      size_t bytes = 0;
+      RFT_RETURN_IF_ERROR(ToBytes(what, count, type, &bytes));
+      return rft::api::BuildInterAllgatherv(s, send, bytes, receive, layout);
+    }
     const Rank me = s.comm().rank();
     if (send == RFT_IN_PLACE) {
       send = static_cast<const std::byte*>(receive) + displacements[me] * layout.element_size;
@@ -259,8 +261,15 @@ int Gatherv(const void* send, size_t count, rft_datatype_t type, void* receive,
   return Collective(comm, what, request, nonblocking, [&](Schedule& s) {
     size_t bytes = 0;
     RFT_RETURN_IF_ERROR(ToBytes(what, count, type, &bytes));
-    RFT_RETURN_IF_ERROR(RefuseInter(s, what));
     BlockLayout layout{.element_size = kTypeSizes[type]};
+    if (s.comm().is_inter()) {
+      RFT_RETURN_IF_ERROR(InterArgs(what, send));
+      if (root == RFT_ROOT) {
+        RFT_RETURN_IF_ERROR(
+            Layout(what, "receive", s.comm(), counts, displacements, type, &layout));
+      }
+      return rft::api::BuildInterGatherv(s, send, bytes, receive, layout, root);
+    }
     if (IsRoot(s.comm(), root)) {
       RFT_RETURN_IF_ERROR(Layout(what, "receive", s.comm(), counts, displacements, type, &layout));
       const Rank me = s.comm().rank();
@@ -298,8 +307,14 @@ int Scatterv(const void* send, const size_t* counts, const size_t* displacements
   return Collective(comm, what, request, nonblocking, [&](Schedule& s) {
     size_t bytes = 0;
     RFT_RETURN_IF_ERROR(ToBytes(what, count, type, &bytes));
-    RFT_RETURN_IF_ERROR(RefuseInter(s, what));
     BlockLayout layout{.element_size = kTypeSizes[type]};
+    if (s.comm().is_inter()) {
+      RFT_RETURN_IF_ERROR(InterArgs(what, receive));
+      if (root == RFT_ROOT) {
+        RFT_RETURN_IF_ERROR(Layout(what, "send", s.comm(), counts, displacements, type, &layout));
+      }
+      return rft::api::BuildInterScatterv(s, send, layout, receive, bytes, root);
+    }
     if (IsRoot(s.comm(), root)) {
       RFT_RETURN_IF_ERROR(Layout(what, "send", s.comm(), counts, displacements, type, &layout));
       const Rank me = s.comm().rank();
@@ -334,13 +349,13 @@ int Alltoallv(const void* send, const size_t* send_counts, const size_t* send_di
     if (send == RFT_IN_PLACE) {
       return ArgError(std::string(what) + ": RFT_IN_PLACE is not supported; give a send buffer");
     }
-    RFT_RETURN_IF_ERROR(RefuseInter(s, what));
     BlockLayout out;
     BlockLayout in;
     RFT_RETURN_IF_ERROR(
         Layout(what, "send", s.comm(), send_counts, send_displacements, type, &out));
     RFT_RETURN_IF_ERROR(
         Layout(what, "receive", s.comm(), receive_counts, receive_displacements, type, &in));
+    if (s.comm().is_inter()) return rft::api::BuildInterAlltoallv(s, send, out, receive, in);
     return rft::api::BuildAlltoallv(s, send, out, receive, in);
   });
 }

@@ -74,8 +74,6 @@ void Apply(const void* in, void* inout, size_t count) {
   for (size_t i = 0; i < count; ++i) b[i] = f(a[i], b[i]);
 }
 
-using Combine = void (*)(const void*, void*, size_t);
-
 template <class T>
 constexpr std::array<Combine, RFT_OP_COUNT> OpsFor() {
   if constexpr (std::is_floating_point_v<T>) {
@@ -88,18 +86,17 @@ constexpr std::array<Combine, RFT_OP_COUNT> OpsFor() {
   }
 }
 
-// [type][op]; nullptr where the operator does not apply to the type.
-const std::array<std::array<Combine, RFT_OP_COUNT>, RFT_DATATYPE_COUNT> kOps = {
-    OpsFor<uint8_t>(), OpsFor<char>(),     OpsFor<int8_t>(),  OpsFor<uint8_t>(),
-    OpsFor<int16_t>(), OpsFor<uint16_t>(), OpsFor<int32_t>(), OpsFor<uint32_t>(),
-    OpsFor<int64_t>(), OpsFor<uint64_t>(), OpsFor<int>(),     OpsFor<long>(),
-    OpsFor<float>(),   OpsFor<double>()};
-
 constexpr const char* kOpNames[RFT_OP_COUNT] = {"RFT_SUM",  "RFT_PROD", "RFT_MIN",
                                                 "RFT_MAX",  "RFT_LAND", "RFT_LOR",
                                                 "RFT_BAND", "RFT_BOR",  "RFT_BXOR"};
 
 }  // namespace
+
+const std::array<std::array<Combine, RFT_OP_COUNT>, RFT_DATATYPE_COUNT> kReduceCombines = {
+    OpsFor<uint8_t>(), OpsFor<char>(),     OpsFor<int8_t>(),  OpsFor<uint8_t>(),
+    OpsFor<int16_t>(), OpsFor<uint16_t>(), OpsFor<int32_t>(), OpsFor<uint32_t>(),
+    OpsFor<int64_t>(), OpsFor<uint64_t>(), OpsFor<int>(),     OpsFor<long>(),
+    OpsFor<float>(),   OpsFor<double>()};
 
 // clang-format off
 const size_t kTypeSizes[RFT_DATATYPE_COUNT] = {
@@ -121,13 +118,15 @@ Status Bytes(size_t count, rft_datatype_t type, size_t* bytes) {
 }
 
 Status FindReduceOp(rft_op_t op, rft_datatype_t type, ReduceOp* out) {
+  if (ReduceOpOk(op, type, out)) [[likely]]
+    return Status::Ok();
   size_t ignored = 0;
   RFT_RETURN_IF_ERROR(Bytes(0, type, &ignored));
   if (static_cast<unsigned>(op) >= RFT_OP_COUNT) {
     return ArgError("op " + std::to_string(static_cast<int>(op)) +
                     ": expected one of rft_op_t (RFT_SUM .. RFT_BXOR)");
   }
-  const Combine combine = kOps[type][op];
+  const Combine combine = kReduceCombines[type][op];
   if (combine == nullptr) {
     return ArgError(std::string("op ") + kOpNames[op] + " does not apply to floating-point types");
   }
@@ -233,6 +232,19 @@ extern "C" int rft_send(const void* buffer, size_t count, rft_datatype_t type, i
   if (!CommUsable(comm) || !BytesOk(count, type, &bytes)) [[unlikely]]
     return ArgumentError(comm, "rft_send", count, type);
   return Raise(comm, session()->Send(*comm->comm, buffer, bytes, dest, tag));
+}
+
+extern "C" int rft_send_now(const void* buffer, size_t count, rft_datatype_t type, int dest,
+                            int tag, rft_comm_t comm, int* sent) {
+  size_t bytes = 0;
+  if (!CommUsable(comm) || !BytesOk(count, type, &bytes)) [[unlikely]] {
+    if (sent != nullptr) *sent = 0;
+    return ArgumentError(comm, "rft_send_now", count, type);
+  }
+  if (sent == nullptr) [[unlikely]]
+    return Raise(comm, ArgError("rft_send_now: sent is NULL"));
+  *sent = session()->TrySend(*comm->comm, buffer, bytes, dest, tag) ? 1 : 0;
+  return RFT_SUCCESS;
 }
 
 extern "C" int rft_issend(const void* buffer, size_t count, rft_datatype_t type, int dest, int tag,

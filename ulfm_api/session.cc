@@ -443,8 +443,8 @@ Status Session::Revoke(Communicator& comm) {
   RFT_RETURN_IF_ERROR(
       runtime_->revoke().Revoke(contexts.p2p_context(), contexts.epoch, comm.owner()));
   // Here at once: the caller's next call already sees its own revocation.
-  plane().ReportContextRevoked(contexts.p2p_context(), contexts.epoch, comm.owner());
-  plane().ReportContextRevoked(contexts.collective_context(), contexts.epoch, comm.owner());
+  plane().RevokeHere(contexts.p2p_context(), contexts.epoch, comm.owner());
+  plane().RevokeHere(contexts.collective_context(), contexts.epoch, comm.owner());
   plane().Progress();
   return Status::Ok();
 }

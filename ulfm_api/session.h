@@ -245,6 +245,10 @@ class Session {
   Status Irecv(Communicator& comm, void* buffer, size_t capacity, int source, int tag,
                Request** request);
   Status Send(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag);
+  // A message sent at once with no request (the data plane's fast path, for a small message
+  // with nothing queued before it): false, with nothing sent, when it cannot leave now or an
+  // argument is bad (Isend then says why).
+  bool TrySend(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag);
   Status Recv(Communicator& comm, void* buffer, size_t capacity, int source, int tag,
               transport::MessageStatus* status);
   Status Sendrecv(Communicator& comm, const void* send, size_t send_bytes, int dest, int send_tag,

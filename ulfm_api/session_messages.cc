@@ -60,15 +60,18 @@ Status Session::Irecv(Communicator& comm, void* buffer, size_t capacity, int sou
   return Status::Ok();
 }
 
+bool Session::TrySend(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag) {
+  return comm.SendArgsOk(dest, tag) &&
+         plane().SendNow(buffer, bytes, comm.PeerJobRank(static_cast<Rank>(dest)), tag,
+                         comm.p2p_context());
+}
+
 // The blocking forms use the data plane's requests directly: no API request to take and give
 // back per message.
 Status Session::Send(Communicator& comm, const void* buffer, size_t bytes, int dest, int tag) {
   // A small message usually leaves at once, with no request at all (the data plane's fast path).
-  if (comm.SendArgsOk(dest, tag) &&
-      plane().SendNow(buffer, bytes, comm.PeerJobRank(static_cast<Rank>(dest)), tag,
-                      comm.p2p_context())) [[likely]] {
+  if (TrySend(comm, buffer, bytes, dest, tag)) [[likely]]
     return Status::Ok();
-  }
   transport::Request* inner = nullptr;
   RFT_RETURN_IF_ERROR(PostSend(comm, buffer, bytes, dest, tag, &inner));
   return WaitInner(comm, &inner, nullptr, false);

@@ -33,13 +33,16 @@ static void fail(const char* what) {
 }
 
 /* Both sides' last steps: merge the intercommunicator (`high` on the new processes' side),
- * agree over one's own side and across that the merge worked everywhere, then split the merged
- * communicator into the original order by `key`. Frees `inter`. 0 when a failure on the way
- * failed it. */
-static int merge_in_order(MPI_Comm inter, int high, MPI_Comm own_side, int key, MPI_Comm* rebuilt) {
+ * agree over one's own side and across that the merge worked everywhere (and that every member
+ * was `ready` for it), then split the merged communicator into the original order by `key`.
+ * Frees `inter`. 0 when a failure on the way failed it. A member that is not ready still takes
+ * every step: one that left instead would have finalized, not failed, and the others would wait
+ * for it in the merge for ever. */
+static int merge_in_order(MPI_Comm inter, int high, MPI_Comm own_side, int key, int ready,
+                          MPI_Comm* rebuilt) {
   MPI_Comm merged;
   const int merged_here = MPI_Intercomm_merge(inter, high, &merged) == MPI_SUCCESS;
-  int ours = merged_here, theirs = merged_here;
+  int ours = ready && merged_here, theirs = ours;
   MPIX_Comm_agree(own_side, &ours);
   MPIX_Comm_agree(inter, &theirs);
   MPI_Comm_free(&inter);
@@ -99,7 +102,7 @@ static int replace_as_survivor(MPI_Comm comm, MPI_Comm* rebuilt) {
     MPI_Group_free(&all);
   }
   /* Back in the original order: each member's key is its rank in `comm`. */
-  const int done = merge_in_order(children, 0, survivors, rank, rebuilt);
+  const int done = merge_in_order(children, 0, survivors, rank, 1, rebuilt);
   MPI_Comm_free(&survivors);
   return done;
 }
@@ -112,9 +115,11 @@ static int replace_as_new(MPI_Comm* rebuilt) {
   MPI_Comm_get_parent(&parents);
   MPI_Comm_set_errhandler(parents, MPI_ERRORS_RETURN);
   int old_rank = -1;
-  if (MPI_Recv(&old_rank, 1, MPI_INT, 0, 1, parents, MPI_STATUS_IGNORE) != MPI_SUCCESS) return 0;
+  /* Without its rank (the survivor that sends it died) it still goes through the merge and the
+   * agreements, saying it is not ready, so that its parents learn this attempt failed. */
+  const int told = MPI_Recv(&old_rank, 1, MPI_INT, 0, 1, parents, MPI_STATUS_IGNORE) == MPI_SUCCESS;
   /* Its own side: the new processes started together, in their COMM_WORLD. */
-  return merge_in_order(parents, 1, MPI_COMM_WORLD, old_rank, rebuilt);
+  return merge_in_order(parents, 1, MPI_COMM_WORLD, old_rank, told, rebuilt);
 }
 
 /* Replaces `*comm` by its rebuilt form (a few attempts: each may meet another failure). */

@@ -298,6 +298,38 @@ static void check_point_to_point(void) {
   CHECK_OK(MPI_Request_free(&persistent[0]));
   CHECK_OK(MPI_Request_free(&persistent[1]));
 
+  /* A window of small sends, which mostly leave at once (rft then hands out one shared, complete
+   * request): every way of completing or freeing a request works on them, each handle once. */
+  MPI_Request sends[8], receives[8];
+  int values[8], window_got[8];
+  for (int i = 0; i < 8; ++i) {
+    values[i] = 1000 * rank + i, window_got[i] = -1;
+    CHECK_OK(MPI_Irecv(&window_got[i], 1, MPI_INT, left, 12, MPI_COMM_WORLD, &receives[i]));
+  }
+  for (int i = 0; i < 8; ++i) {
+    CHECK_OK(MPI_Isend(&values[i], 1, MPI_INT, right, 12, MPI_COMM_WORLD, &sends[i]));
+  }
+  CHECK_OK(MPI_Wait(&sends[0], MPI_STATUS_IGNORE));
+  CHECK(sends[0] == MPI_REQUEST_NULL);
+  do {
+    CHECK_OK(MPI_Test(&sends[1], &flag, MPI_STATUS_IGNORE));
+  } while (!flag);
+  CHECK(sends[1] == MPI_REQUEST_NULL);
+  do {
+    CHECK_OK(MPI_Request_get_status(sends[2], &flag, MPI_STATUS_IGNORE));
+  } while (!flag);
+  CHECK(sends[2] != MPI_REQUEST_NULL);
+  CHECK_OK(MPI_Request_free(&sends[2]));
+  CHECK(sends[2] == MPI_REQUEST_NULL);
+  CHECK_OK(MPI_Cancel(&sends[3]));
+  CHECK_OK(MPI_Wait(&sends[3], &status));
+  CHECK_OK(MPI_Test_cancelled(&status, &flag));
+  CHECK(flag == 0 && sends[3] == MPI_REQUEST_NULL);
+  CHECK_OK(MPI_Waitall(4, &sends[4], MPI_STATUSES_IGNORE));
+  for (int i = 4; i < 8; ++i) CHECK(sends[i] == MPI_REQUEST_NULL);
+  CHECK_OK(MPI_Waitall(8, receives, MPI_STATUSES_IGNORE));
+  for (int i = 0; i < 8; ++i) CHECK(window_got[i] == 1000 * left + i);
+
   /* Matched probe. */
   CHECK_OK(MPI_Send(&rank, 1, MPI_INT, right, 12, MPI_COMM_WORLD));
   MPI_Message message;

@@ -2,7 +2,8 @@
  * B: the rest, so the sizes differ at odd sizes), joined by MPI_Intercomm_create; the shape
  * calls, point-to-point naming the remote group, the blocking collectives with MPI's
  * intercommunicator meanings (MPI_ROOT / MPI_PROC_NULL roots, a derived type in a bcast), the
- * "v" and "w" forms, blocks of another size in each group, user operators, the reduce_scatters,
+ * "v" and "w" forms, blocks of another size in each group, user operators, the reduce_scatters
+ * (each blocking and non-blocking),
  * Comm_create, dup, merge with `high`; then ULFM across the groups: a revoke by A's rank 0 ends B's
  * barriers, an agreement spans both, a shrink gives an intercommunicator again. Plain C over
  * <mpi.h> (and <mpi-ext.h> where it exists), so the same source builds with rft's mpicc and the
@@ -144,7 +145,16 @@ static void plus_one(void* in, void* inout, int* len, MPI_Datatype* type) {
 
 /* Pieces of different sizes: the "v" and "w" forms, blocks of another size in each group,
  * reductions with a user operator and MINLOC, the reduce_scatters, and a truncation. */
-static void check_uneven_collectives(MPI_Comm inter, int local_rank, int remote) {
+/* The collective `blocking`, or with `nonblocking` its non-blocking form completed by MPI_Wait:
+ * check_uneven_collectives runs once each way. */
+static MPI_Request pending;
+static int wait_pending(int rc) {
+  return rc == MPI_SUCCESS ? MPI_Wait(&pending, MPI_STATUS_IGNORE) : rc;
+}
+#define COLL(blocking, starting, ...) \
+  (nonblocking ? wait_pending(MPI_##starting(__VA_ARGS__, &pending)) : MPI_##blocking(__VA_ARGS__))
+
+static void check_uneven_collectives(MPI_Comm inter, int local_rank, int remote, int nonblocking) {
   const int a = in_a(rank);
   const int local_n = a ? a_size() : b_size();
   const int a_root = a ? (local_rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
@@ -153,8 +163,8 @@ static void check_uneven_collectives(MPI_Comm inter, int local_rank, int remote)
   for (int i = 0; i < local_rank + 1; ++i) mine[i] = 1000 * rank + i;
   for (int j = 0; j < remote; ++j) counts[j] = j + 1, displs[j] = 10 * j;
   for (int i = 0; i < 128; ++i) buffer[i] = -1;
-  CHECK_OK(
-      MPI_Gatherv(mine, local_rank + 1, MPI_INT, buffer, counts, displs, MPI_INT, a_root, inter));
+  CHECK_OK(COLL(Gatherv, Igatherv, mine, local_rank + 1, MPI_INT, buffer, counts, displs, MPI_INT,
+                a_root, inter));
   for (int j = 0; a && local_rank == 0 && j < remote; ++j) {
     for (int i = 0; i < j + 1; ++i) CHECK(buffer[10 * j + i] == 1000 * remote_world(j) + i);
     CHECK(buffer[10 * j + j + 1] == -1);
@@ -162,7 +172,8 @@ static void check_uneven_collectives(MPI_Comm inter, int local_rank, int remote)
   /* allgatherv: every member sends local_rank + 1 values; the groups' blocks differ. */
   for (int i = 0; i < 128; ++i) buffer[i] = -1;
   for (int j = 0; j < remote; ++j) counts[j] = j + 1, displs[j] = 9 * j + 1;
-  CHECK_OK(MPI_Allgatherv(mine, local_rank + 1, MPI_INT, buffer, counts, displs, MPI_INT, inter));
+  CHECK_OK(COLL(Allgatherv, Iallgatherv, mine, local_rank + 1, MPI_INT, buffer, counts, displs,
+                MPI_INT, inter));
   for (int j = 0; j < remote; ++j) {
     for (int i = 0; i < j + 1; ++i) CHECK(buffer[9 * j + 1 + i] == 1000 * remote_world(j) + i);
   }
@@ -171,8 +182,8 @@ static void check_uneven_collectives(MPI_Comm inter, int local_rank, int remote)
   for (int i = 0; i < 128; ++i) buffer[i] = 5000 + i;
   for (int j = 0; j < remote; ++j) counts[j] = j + 2, displs[j] = 10 * j;
   for (int i = 0; i < 16; ++i) mine[i] = -1;
-  CHECK_OK(MPI_Scatterv(buffer, counts, displs, MPI_INT, mine, a ? local_rank + 2 : 0, MPI_INT,
-                        b_root, inter));
+  CHECK_OK(COLL(Scatterv, Iscatterv, buffer, counts, displs, MPI_INT, mine, a ? local_rank + 2 : 0,
+                MPI_INT, b_root, inter));
   for (int i = 0; a && i < local_rank + 2; ++i) CHECK(mine[i] == 5000 + 10 * local_rank + i);
   CHECK(mine[a ? local_rank + 2 : 0] == -1);
   /* alltoallv (and alltoallw, in bytes): (local_rank + j) % 3 values to remote member j. */
@@ -184,7 +195,8 @@ static void check_uneven_collectives(MPI_Comm inter, int local_rank, int remote)
     rcounts[j] = (j + local_rank) % 3, rdispls[j] = 4 * j;
   }
   for (int i = 0; i < 64; ++i) in[i] = -1;
-  CHECK_OK(MPI_Alltoallv(out, counts, sdispls, MPI_INT, in, rcounts, rdispls, MPI_INT, inter));
+  CHECK_OK(COLL(Alltoallv, Ialltoallv, out, counts, sdispls, MPI_INT, in, rcounts, rdispls, MPI_INT,
+                inter));
   for (int j = 0; j < remote; ++j) {
     for (int i = 0; i < rcounts[j]; ++i) {
       CHECK(in[4 * j + i] == 100 * remote_world(j) + 10 * local_rank + i);
@@ -196,7 +208,8 @@ static void check_uneven_collectives(MPI_Comm inter, int local_rank, int remote)
     types[j] = MPI_INT, sbytes[j] = 4 * sdispls[j], rbytes[j] = 4 * (rdispls[j] + 32);
   }
   for (int i = 0; i < 64; ++i) in[i] = -1;
-  CHECK_OK(MPI_Alltoallw(out, counts, sbytes, types, in, rcounts, rbytes, types, inter));
+  CHECK_OK(
+      COLL(Alltoallw, Ialltoallw, out, counts, sbytes, types, in, rcounts, rbytes, types, inter));
   for (int j = 0; j < remote; ++j) {
     for (int i = 0; i < rcounts[j]; ++i) {
       CHECK(in[32 + 4 * j + i] == 100 * remote_world(j) + 10 * local_rank + i);
@@ -205,12 +218,12 @@ static void check_uneven_collectives(MPI_Comm inter, int local_rank, int remote)
   /* allgather and alltoall whose groups send blocks of different sizes: A 2 values, B 3. */
   const int send_n = a ? 2 : 3, recv_n = a ? 3 : 2;
   for (int i = 0; i < send_n; ++i) mine[i] = 10 * rank + i;
-  CHECK_OK(MPI_Allgather(mine, send_n, MPI_INT, buffer, recv_n, MPI_INT, inter));
+  CHECK_OK(COLL(Allgather, Iallgather, mine, send_n, MPI_INT, buffer, recv_n, MPI_INT, inter));
   for (int j = 0; j < remote; ++j) {
     for (int i = 0; i < recv_n; ++i) CHECK(buffer[recv_n * j + i] == 10 * remote_world(j) + i);
   }
   for (int j = 0; j < remote * send_n; ++j) out[j] = 1000 * rank + j;
-  CHECK_OK(MPI_Alltoall(out, send_n, MPI_INT, in, recv_n, MPI_INT, inter));
+  CHECK_OK(COLL(Alltoall, Ialltoall, out, send_n, MPI_INT, in, recv_n, MPI_INT, inter));
   for (int j = 0; j < remote; ++j) {
     for (int i = 0; i < recv_n; ++i) {
       CHECK(in[recv_n * j + i] == 1000 * remote_world(j) + recv_n * local_rank + i);
@@ -221,10 +234,10 @@ static void check_uneven_collectives(MPI_Comm inter, int local_rank, int remote)
   CHECK_OK(MPI_Op_create(plus_one, 1, &op));
   int value = rank, result = -1, expected = remote - 1;
   for (int j = 0; j < remote; ++j) expected += remote_world(j);
-  CHECK_OK(MPI_Allreduce(&value, &result, 1, MPI_INT, op, inter));
+  CHECK_OK(COLL(Allreduce, Iallreduce, &value, &result, 1, MPI_INT, op, inter));
   CHECK(result == expected);
   result = -1;
-  CHECK_OK(MPI_Reduce(&value, &result, 1, MPI_INT, op, a_root, inter));
+  CHECK_OK(COLL(Reduce, Ireduce, &value, &result, 1, MPI_INT, op, a_root, inter));
   CHECK(result == (a && local_rank == 0 ? expected : -1));
   CHECK_OK(MPI_Op_free(&op));
   struct {
@@ -235,14 +248,15 @@ static void check_uneven_collectives(MPI_Comm inter, int local_rank, int remote)
     const int w = remote_world(j);
     if ((w * 7) % 5 < least_value) least_value = (w * 7) % 5, least_index = w;
   }
-  CHECK_OK(MPI_Allreduce(&pair, &least, 1, MPI_2INT, MPI_MINLOC, inter));
+  CHECK_OK(COLL(Allreduce, Iallreduce, &pair, &least, 1, MPI_2INT, MPI_MINLOC, inter));
   CHECK(least.value == least_value && least.index == least_index);
   /* reduce_scatter_block: each group gets the other's sum, a_size() * b_size() values in all. */
   const int total = a_size() * b_size(), block = total / local_n;
   for (int i = 0; i < total; ++i) out[i] = 100 * rank + i;
   int remote_sum = 0;
   for (int j = 0; j < remote; ++j) remote_sum += remote_world(j);
-  CHECK_OK(MPI_Reduce_scatter_block(out, in, block, MPI_INT, MPI_SUM, inter));
+  CHECK_OK(
+      COLL(Reduce_scatter_block, Ireduce_scatter_block, out, in, block, MPI_INT, MPI_SUM, inter));
   for (int i = 0; i < block; ++i) {
     CHECK(in[i] == 100 * remote_sum + remote * (block * local_rank + i));
   }
@@ -253,7 +267,7 @@ static void check_uneven_collectives(MPI_Comm inter, int local_rank, int remote)
     if (r < local_rank) before += counts[r];
   }
   for (int i = 0; i < 64; ++i) in[i] = -1;
-  CHECK_OK(MPI_Reduce_scatter(out, in, counts, MPI_INT, MPI_SUM, inter));
+  CHECK_OK(COLL(Reduce_scatter, Ireduce_scatter, out, in, counts, MPI_INT, MPI_SUM, inter));
   for (int i = 0; i < counts[local_rank]; ++i) {
     CHECK(in[i] == 100 * remote_sum + remote * (before + i));
   }
@@ -261,17 +275,19 @@ static void check_uneven_collectives(MPI_Comm inter, int local_rank, int remote)
   /* A root that expects fewer values than were sent: MPI_ERR_TRUNCATE there only. */
   for (int j = 0; j < remote; ++j) counts[j] = 1, displs[j] = j;
   mine[0] = mine[1] = 1;
-  const int rc = MPI_Gatherv(mine, 2, MPI_INT, buffer, counts, displs, MPI_INT, a_root, inter);
+  const int rc =
+      COLL(Gatherv, Igatherv, mine, 2, MPI_INT, buffer, counts, displs, MPI_INT, a_root, inter);
   if (a && local_rank == 0) {
     CHECK(error_class_of(rc) == MPI_ERR_TRUNCATE);
   } else {
     CHECK_OK(rc);
   }
   /* A group that passes MPI_IN_PLACE (no meaning on an intercommunicator) fails, and the other
-   * group fails too, naming it: nobody is left waiting. */
+   * group fails too, naming it: nobody is left waiting. The non-blocking form refuses it at the
+   * call, so there both groups pass it. */
   for (int j = 0; j < remote; ++j) counts[j] = 1, displs[j] = j;
-  const int in_place = MPI_Alltoallv(a ? MPI_IN_PLACE : out, counts, displs, MPI_INT, in, counts,
-                                     displs, MPI_INT, inter);
+  const int in_place = COLL(Alltoallv, Ialltoallv, a || nonblocking ? MPI_IN_PLACE : out, counts,
+                            displs, MPI_INT, in, counts, displs, MPI_INT, inter);
   CHECK(error_class_of(in_place) == MPI_ERR_ARG);
 }
 
@@ -389,7 +405,8 @@ int main(int argc, char** argv) {
   check_shape(inter, &local_rank, &remote);
   check_point_to_point(inter, local_rank, remote);
   check_collectives(inter, local_rank, remote);
-  check_uneven_collectives(inter, local_rank, remote);
+  check_uneven_collectives(inter, local_rank, remote, 0);
+  check_uneven_collectives(inter, local_rank, remote, 1);
   check_create(inter, local_rank);
   check_dup_and_merge(inter);
   check_ulfm(inter);

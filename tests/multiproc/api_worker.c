@@ -106,6 +106,30 @@ static void PointToPoint(void) {
   CHECK(st.cancelled == 1 && lonely == RFT_REQUEST_NULL, "cancelled %d", st.cancelled);
   CHECK_OK(rft_wait(&lonely, &st)); /* a null request is complete */
 
+  /* rft_send_now: small messages leave at once (or say they did not, and rft_send carries
+   * them), in order; a rendezvous-sized one never does; a missing flag is an argument error. */
+  int at_once = 0;
+  for (int i = 0; i < 10; ++i) {
+    int sent = -1, value = 100 * g_rank + i;
+    CHECK_OK(rft_send_now(&value, 1, RFT_INT, next, 11, W, &sent));
+    CHECK(sent == 0 || sent == 1, "sent %d", sent);
+    if (sent) {
+      ++at_once;
+    } else {
+      CHECK_OK(rft_send(&value, 1, RFT_INT, next, 11, W));
+    }
+  }
+  for (int i = 0; i < 10; ++i) {
+    CHECK_OK(rft_recv(&in, 1, RFT_INT, prev, 11, W, &st));
+    CHECK(in == 100 * prev + i, "send_now message %d: got %d", i, in);
+  }
+  CHECK(at_once > 0, "no small message left at once (%d of 10)", at_once);
+  static int large[1 << 16];
+  int sent = -1;
+  CHECK_OK(rft_send_now(large, 1 << 16, RFT_INT, next, 12, W, &sent));
+  CHECK(sent == 0, "a 256 KiB message left at once");
+  CHECK_CODE(rft_send_now(&out, 1, RFT_INT, next, 12, W, NULL), RFT_ERR_ARG);
+
   /* truncation names itself */
   int64_t big = 42;
   int8_t small = 0;

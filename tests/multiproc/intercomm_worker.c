@@ -133,8 +133,72 @@ static void Collectives(rft_comm_t inter, int rank, int remote) {
   CHECK_OK(rft_waitall(2, requests, RFT_STATUSES_IGNORE));
   CHECK(isum == (a ? 9 : 1) && ivalue == (a ? 7 : (rank == 0 ? 7 : -1)), "iallreduce %d ibcast %d",
         isum, ivalue);
-  /* The "v" forms and IN_PLACE are refused at every member (none waits). */
+  /* IN_PLACE has no meaning on an intercommunicator. */
   CHECK_CODE(rft_allreduce(RFT_IN_PLACE, &sum, 1, RFT_INT, RFT_SUM, inter), RFT_ERR_ARG);
+}
+
+/* The "v" forms, blocks of different sizes: a member of local rank s sends s + r + 1 values to
+ * the other group's rank r (s + 1 in the rooted and all-gather forms), value 100 * its world
+ * rank + i. */
+static void VCollectives(rft_comm_t inter, int rank, int remote) {
+  const int a = InA(world_rank);
+  size_t counts[3], displs[3], send_counts[3], send_displs[3];
+  int out[16], in[16];
+  size_t at = 0;
+  for (int j = 0; j < remote; ++j) counts[j] = (size_t)j + 1, displs[j] = at, at += counts[j];
+  for (int i = 0; i < 16; ++i) out[i] = 100 * world_rank + i, in[i] = -1;
+  /* gatherv to B's rank 0 from A. */
+  const int gather_root = a ? 0 : (rank == 0 ? RFT_ROOT : RFT_PROC_NULL);
+  CHECK_OK(rft_gatherv(out, (size_t)rank + 1, RFT_INT, in, counts, displs, gather_root, inter));
+  for (int j = 0; !a && rank == 0 && j < remote; ++j) {
+    for (size_t i = 0; i < counts[j]; ++i) {
+      CHECK(in[displs[j] + i] == 100 * RemoteWorld(j) + (int)i, "gatherv[%d][%zu] %d", j, i,
+            in[displs[j] + i]);
+    }
+  }
+  /* scatterv from A's rank 1 to B: B's rank r gets r + 1 values from the root's displacement
+   * for it, r (r + 1) / 2. */
+  for (int i = 0; i < 16; ++i) in[i] = -1;
+  const int scatter_root = a ? (rank == 1 ? RFT_ROOT : RFT_PROC_NULL) : 1;
+  CHECK_OK(rft_scatterv(out, counts, displs, in, a ? 0 : (size_t)rank + 1, RFT_INT, scatter_root,
+                        inter));
+  for (int i = 0; !a && i <= rank; ++i) {
+    CHECK(in[i] == 100 * RemoteWorld(1) + rank * (rank + 1) / 2 + i, "scatterv[%d] %d", i, in[i]);
+  }
+  /* allgatherv, non-blocking, beside an alltoallv of s + r + 1 values each way. */
+  int gathered[16], all_in[16];
+  for (int i = 0; i < 16; ++i) gathered[i] = all_in[i] = -1;
+  at = 0;
+  for (int j = 0; j < remote; ++j) {
+    send_counts[j] = (size_t)(rank + j + 1), send_displs[j] = at, at += send_counts[j];
+  }
+  rft_request_t requests[2];
+  CHECK_OK(rft_iallgatherv(out, (size_t)rank + 1, RFT_INT, gathered, counts, displs, inter,
+                           &requests[0]));
+  CHECK_OK(rft_ialltoallv(out, send_counts, send_displs, all_in, send_counts, send_displs, RFT_INT,
+                          inter, &requests[1]));
+  CHECK_OK(rft_waitall(2, requests, RFT_STATUSES_IGNORE));
+  for (int j = 0; j < remote; ++j) {
+    for (size_t i = 0; i < counts[j]; ++i) {
+      CHECK(gathered[displs[j] + i] == 100 * RemoteWorld(j) + (int)i, "allgatherv[%d] %d", j,
+            gathered[displs[j] + i]);
+    }
+    /* Remote rank j's block for this member started at its send_displs[rank]: the sum of
+     * j + k + 1 over k < rank. */
+    const int their_at = rank * (j + 1) + rank * (rank - 1) / 2;
+    for (size_t i = 0; i < send_counts[j]; ++i) {
+      CHECK(all_in[send_displs[j] + i] == 100 * RemoteWorld(j) + their_at + (int)i,
+            "alltoallv[%d][%zu] %d", j, i, all_in[send_displs[j] + i]);
+    }
+  }
+  /* A root expecting fewer values than a member sends: RFT_ERR_TRUNCATE there. */
+  size_t ones[3] = {1, 1, 1}, steps[3] = {0, 1, 2};
+  const int rc = rft_gatherv(out, 2, RFT_INT, in, ones, steps, gather_root, inter);
+  if (!a && rank == 0) {
+    CHECK(rc == RFT_ERR_TRUNCATE, "gatherv of too much: %d", rc);
+  } else {
+    CHECK_OK(rc);
+  }
 }
 
 static void DupAndMerge(rft_comm_t inter) {
@@ -372,6 +436,7 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "all") == 0) {
     PointToPoint(inter, remote);
     Collectives(inter, rank, remote);
+    VCollectives(inter, rank, remote);
     DupAndMerge(inter);
     Split(inter);
   } else if (strcmp(mode, "fault") == 0) {

@@ -100,10 +100,11 @@ int CheckReduction(MPI_Comm comm, Comm** c, int count, MPI_Datatype type, MPI_Op
 int MakeVLayout(const Comm& c, const Datatype& t, const int counts[], const int displs[],
                 MPI_Comm comm, const char* function, VLayout* out) {
   out->direct = t.contiguous;
-  out->counts.resize(c.size);
-  out->displacements.resize(c.size);
+  const int members = Members(c);
+  out->counts.resize(members);
+  out->displacements.resize(members);
   size_t packed_at = 0;
-  for (int r = 0; r < c.size; ++r) {
+  for (int r = 0; r < members; ++r) {
     if (counts[r] < 0 || (out->direct && displs[r] < 0)) {
       return Raise(comm, MPI_ERR_COUNT,
                    std::string(function) + ": member " + std::to_string(r) + "'s count " +
@@ -320,10 +321,19 @@ int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype d
 
 int PMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm) {
-  if (Comm* c = FindComm(comm); c != nullptr && c->remote_size >= 0) [[unlikely]]
+  Comm* c = FindComm(comm);
+  if (c != nullptr && c->remote_size >= 0) [[unlikely]]
     return InterReduce(*c, sendbuf, recvbuf, count, datatype, op, root, false, comm, "MPI_Reduce");
+  // The fast path, as MPI_Allreduce's: the general checks cost more than the reduction itself
+  // (~600 instructions at 8 bytes, where the node area's reduce takes ~100).
+  rft_op_t rop;
+  rft_datatype_t rtype;
+  if (c != nullptr && count >= 0 && root >= 0 && root < c->size && IsSimpleBuiltin(datatype) &&
+      RftReduction(op, datatype, &rop, &rtype)) [[likely]] {
+    const int rc = rft_reduce(ToRftSend(sendbuf), recvbuf, count, rtype, rop, root, c->rft);
+    return rc == RFT_SUCCESS ? MPI_SUCCESS : RaiseRft(comm, "MPI_Reduce", rc);
+  }
   if (root < 0) {  // ReduceCommon reads a negative root as "all"
-    Comm* c = FindComm(comm);
     if (c == nullptr) return BadComm(comm, "MPI_Reduce");
     return CheckRoot(*c, root, comm, "MPI_Reduce");
   }

@@ -3,8 +3,8 @@
 // argument is MPI_ROOT at the root, MPI_PROC_NULL at the rest of its group, and the root's rank
 // in its group at the other group's members. Pieces of different sizes (the "v" and "w" forms,
 // blocks whose size differs between the groups) and reductions rft has no native form for go
-// through mpi_coll_inter_v.cc. The scans are not defined on an intercommunicator (MPI_ERR_COMM);
-// the non-blocking forms (mpi_coll_nonblocking.cc) carry contiguous data of one block size.
+// through mpi_coll_inter_v.cc. The scans are not defined on an intercommunicator (MPI_ERR_COMM).
+// The non-blocking forms are in mpi_coll_nonblocking.cc and mpi_coll_nonblocking_v.cc.
 #include "ulfm_api/mpi/mpi_coll_inter.h"
 
 #include <string>

@@ -34,9 +34,13 @@ int Fold(MPI_Op op, MPI_Datatype type, const Datatype& t, int count, const char*
 int CheckReduction(MPI_Comm comm, Comm** c, int count, MPI_Datatype type, MPI_Op op, int root,
                    const char* function, const Datatype** t);
 
+// The members a "v" collective's arrays have an entry for: the communicator's, or on an
+// intercommunicator the remote group's.
+inline int Members(const Comm& c) { return c.remote_size >= 0 ? c.remote_size : c.size; }
+
 // Per-member counts and displacements (elements of a type) as rft's byte counts and byte
 // displacements: of the caller's buffer when the type is contiguous (`direct`), else of a
-// packed staging buffer of `staging_bytes`.
+// packed staging buffer of `staging_bytes`. One entry per member (Members).
 struct VLayout {
   std::vector<size_t> counts;
   std::vector<size_t> displacements;
@@ -58,6 +62,20 @@ VLayout PackedLayout(const VLayout& layout);
 using Finish = std::function<int(Request&, const rft_status_t&)>;
 int Started(MPI_Comm comm, int rc, rft_request_t inner, std::vector<char> scratch, Finish finish,
             MPI_Request* request, const char* function);
+
+// The non-blocking "v" forms (mpi_coll_nonblocking_v.cc), also carrying the non-blocking gathers,
+// scatters and all-to-alls of an intercommunicator (as "v" forms of equal counts). `function`
+// names the MPI call in errors; Igatherv with `all` is Iallgatherv.
+int IgathervCommon(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                   MPI_Comm comm, bool all, MPI_Request* request, const char* function);
+int IscattervCommon(const void* sendbuf, const int sendcounts[], const int displs[],
+                    MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                    int root, MPI_Comm comm, MPI_Request* request, const char* function);
+int IalltoallvCommon(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                     MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request* request, const char* function);
 
 // Staging in a request's scratch, for data of a non-contiguous type (mpi_coll_nonblocking.cc):
 // room for `bytes` more at its end, and their offset. Pointers into the scratch are taken once it

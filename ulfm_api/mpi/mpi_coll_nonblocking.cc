@@ -1,7 +1,9 @@
 // Non-blocking collectives: rft's non-blocking collectives with MPI's arguments, and a fold at
 // completion for the reductions rft has no native form for. Data of a non-contiguous type is
 // staged in the request: packed at the call, unpacked when the collective completes. The "v"
-// forms are in mpi_coll_nonblocking_v.cc.
+// forms are in mpi_coll_nonblocking_v.cc, and so are, through them, an intercommunicator's
+// gathers, scatters and all-to-alls. On an intercommunicator every collective but the scans
+// (which MPI does not define there) has its non-blocking form.
 #include <string.h>
 
 #include <algorithm>
@@ -50,25 +52,27 @@ int PMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Co
   if (c == nullptr) return BadComm(comm, "MPI_Ibcast");
   const Datatype* t;
   if (int rc = CheckData(comm, count, datatype, "MPI_Ibcast", &t); rc) return rc;
+  // On an intercommunicator the root is rft's (MPI_ROOT, MPI_PROC_NULL or a remote rank): the
+  // root sends, the remote group receives, the root's group's others take no part.
+  int rft_root = root;
+  bool sender = c->rank == root;
+  bool receiver = !sender;
   if (c->remote_size >= 0) [[unlikely]] {
-    int rft_root = 0;
     if (int rc = InterRoot(*c, root, comm, "MPI_Ibcast", &rft_root); rc) return rc;
-    if (!t->contiguous) return RefuseInter(comm, "MPI_Ibcast of a non-contiguous datatype");
-    rft_request_t inner = RFT_REQUEST_NULL;
+    sender = rft_root == RFT_ROOT;
+    receiver = rft_root >= 0;
+  } else if (int rc = CheckRoot(*c, root, comm, "MPI_Ibcast"); rc) {
+    return rc;
+  }
+  rft_request_t inner = RFT_REQUEST_NULL;
+  if (t->contiguous) {
     const int rc = rft_ibcast(buffer, Bytes(*t, count), RFT_BYTE, rft_root, c->rft, &inner);
     return Started(comm, rc, inner, {}, nullptr, request, "MPI_Ibcast");
   }
-  if (int rc = CheckRoot(*c, root, comm, "MPI_Ibcast"); rc) return rc;
-  rft_request_t inner = RFT_REQUEST_NULL;
-  if (t->contiguous) {
-    const int rc = rft_ibcast(buffer, Bytes(*t, count), RFT_BYTE, root, c->rft, &inner);
-    return Started(comm, rc, inner, {}, nullptr, request, "MPI_Ibcast");
-  }
   std::vector<char> staging(Bytes(*t, count));
-  if (c->rank == root) Pack(*t, buffer, static_cast<size_t>(count), staging.data());
-  const int rc = rft_ibcast(staging.data(), staging.size(), RFT_BYTE, root, c->rft, &inner);
+  if (sender) Pack(*t, buffer, static_cast<size_t>(count), staging.data());
+  const int rc = rft_ibcast(staging.data(), staging.size(), RFT_BYTE, rft_root, c->rft, &inner);
   const Datatype plan = *t;
-  const bool receiver = c->rank != root;
   return Started(
       comm, rc, inner, std::move(staging),
       [plan, buffer, count, receiver](Request& self, const rft_status_t&) {
@@ -91,43 +95,44 @@ static int IreduceCommon(const void* sendbuf, void* recvbuf, int count, MPI_Data
   rft_op_t rop;
   rft_datatype_t rtype;
   rft_request_t inner = RFT_REQUEST_NULL;
-  if (c->remote_size >= 0) [[unlikely]] {
-    int rft_root = 0;
-    if (root != kAllRoot) {
-      if (int rc = InterRoot(*c, root, comm, function, &rft_root); rc) return rc;
+  // On an intercommunicator the root is rft's (MPI_ROOT, MPI_PROC_NULL or a remote rank), the
+  // contributions are the remote group's, and who sends and who gets the result follows the
+  // roles of mpi_coll_inter.h.
+  const bool inter = c->remote_size >= 0;
+  int rft_root = root == kAllRoot ? 0 : root;
+  bool here = root == kAllRoot || root == c->rank;
+  bool sends = true;
+  if (inter) [[unlikely]] {
+    GatherRoles roles;
+    if (int rc = InterGatherRoot(*c, root, root == kAllRoot, comm, function, &rft_root, &roles);
+        rc) {
+      return rc;
     }
-    if (!t->contiguous || !RftReduction(op, datatype, &rop, &rtype)) {
-      return RefuseInter(comm, (std::string(function) + " with an operator rft has no native form "
-                                                        "for")
-                                   .c_str());
-    }
+    if (sendbuf == MPI_IN_PLACE) return RefuseInPlace(comm, function);
+    here = roles.receives;
+    sends = roles.sends;
+  }
+  if (t->contiguous && RftReduction(op, datatype, &rop, &rtype)) {
     const int rc =
         root == kAllRoot
             ? rft_iallreduce(ToRftSend(sendbuf), recvbuf, count, rtype, rop, c->rft, &inner)
             : rft_ireduce(ToRftSend(sendbuf), recvbuf, count, rtype, rop, rft_root, c->rft, &inner);
     return Started(comm, rc, inner, {}, nullptr, request, function);
   }
-  if (t->contiguous && RftReduction(op, datatype, &rop, &rtype)) {
-    const int rc =
-        root == kAllRoot
-            ? rft_iallreduce(ToRftSend(sendbuf), recvbuf, count, rtype, rop, c->rft, &inner)
-            : rft_ireduce(ToRftSend(sendbuf), recvbuf, count, rtype, rop, root, c->rft, &inner);
-    return Started(comm, rc, inner, {}, nullptr, request, function);
-  }
   // Folded: the contributions gathered by a non-blocking allgather (gather), folded when it
   // completes. The scratch holds this member's packed contribution, then everyone's.
   const size_t bytes = Bytes(*t, count);
-  const bool here = root == kAllRoot || root == c->rank;
-  std::vector<char> scratch(bytes * (1 + (here ? static_cast<size_t>(c->size) : 0)));
-  const void* mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  Pack(*t, mine, static_cast<size_t>(count), scratch.data());
+  const int members = Members(*c);
+  std::vector<char> scratch(bytes * (1 + (here ? static_cast<size_t>(members) : 0)));
+  if (sends)
+    Pack(*t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, static_cast<size_t>(count),
+         scratch.data());
   char* all = scratch.data() + bytes;
   const int rc = root == kAllRoot
                      ? rft_iallgather(scratch.data(), bytes, RFT_BYTE, all, c->rft, &inner)
-                     : rft_igather(scratch.data(), bytes, RFT_BYTE, here ? all : nullptr, root,
+                     : rft_igather(scratch.data(), bytes, RFT_BYTE, here ? all : nullptr, rft_root,
                                    c->rft, &inner);
   const Datatype plan = *t;
-  const int members = c->size;
   return Started(
       comm, rc, inner, std::move(scratch),
       [=](Request& self, const rft_status_t&) {
@@ -170,27 +175,17 @@ static int CheckPair(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Data
   return MPI_SUCCESS;
 }
 
-// An intercommunicator's non-blocking gathers and scatters carry contiguous data only (the
-// blocking forms pack); the block is the send side's where this member sends.
-static int ContiguousPair(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                          const void* recvbuf, int recvcount, MPI_Datatype recvtype, bool send_used,
-                          bool recv_used, size_t* block, const char* function) {
-  const Datatype* st;
-  const Datatype* rt;
-  if (int rc = CheckPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                         send_used, recv_used, &st, &rt, function);
-      rc) {
-    return rc;
+// An intercommunicator's gathers, scatters and all-to-alls as "v" forms of equal counts: the
+// "v" forms stage data of any type, and blocks whose size differs between the groups need
+// nothing more.
+struct EqualCounts {
+  EqualCounts(const Comm& c, int count)
+      : counts(static_cast<size_t>(Members(c)), count), displs(counts.size()) {
+    for (size_t j = 0; j < displs.size(); ++j) displs[j] = static_cast<int>(j) * count;
   }
-  if ((st != nullptr && !st->contiguous) || (rt != nullptr && !rt->contiguous)) {
-    return Raise(comm, MPI_ERR_UNSUPPORTED_OPERATION,
-                 std::string(function) +
-                     ": non-contiguous datatypes are not carried by the non-blocking form yet "
-                     "(the blocking form carries them)");
-  }
-  *block = st != nullptr ? Bytes(*st, sendcount) : (rt != nullptr ? Bytes(*rt, recvcount) : 0);
-  return MPI_SUCCESS;
-}
+  std::vector<int> counts;
+  std::vector<int> displs;
+};
 
 // An intracommunicator's: both sides checked, and where this member uses both their blocks must
 // hold the same bytes (as the blocking forms require), since staging is sized by one of them.
@@ -263,18 +258,9 @@ int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
     return IgatherIntra(*c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, false,
                         comm, request, "MPI_Igather");
   }
-  int rft_root = root;
-  if (int rc = InterRoot(*c, root, comm, "MPI_Igather", &rft_root); rc) return rc;
-  size_t block = 0;
-  if (int rc = ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                              rft_root >= 0, rft_root == RFT_ROOT, &block, "MPI_Igather");
-      rc) {
-    return rc;
-  }
-  rft_request_t inner = RFT_REQUEST_NULL;
-  const int rc =
-      rft_igather(ToRftSend(sendbuf), block, RFT_BYTE, recvbuf, rft_root, c->rft, &inner);
-  return Started(comm, rc, inner, {}, nullptr, request, "MPI_Igather");
+  const EqualCounts blocks(*c, recvcount);
+  return IgathervCommon(sendbuf, sendcount, sendtype, recvbuf, blocks.counts.data(),
+                        blocks.displs.data(), recvtype, root, comm, false, request, "MPI_Igather");
 }
 
 int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -282,24 +268,20 @@ int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Iscatter");
-  int rft_root = root;
-  bool sends = c->rank == root, receives = true;
   if (c->remote_size >= 0) [[unlikely]] {
-    if (int rc = InterRoot(*c, root, comm, "MPI_Iscatter", &rft_root); rc) return rc;
-    sends = rft_root == RFT_ROOT;
-    receives = rft_root >= 0;
-  } else if (int rc = CheckRoot(*c, root, comm, "MPI_Iscatter"); rc) {
-    return rc;
+    const EqualCounts blocks(*c, sendcount);
+    return IscattervCommon(sendbuf, blocks.counts.data(), blocks.displs.data(), sendtype, recvbuf,
+                           recvcount, recvtype, root, comm, request, "MPI_Iscatter");
   }
+  if (int rc = CheckRoot(*c, root, comm, "MPI_Iscatter"); rc) return rc;
   const Datatype* st = nullptr;
   const Datatype* rt = nullptr;
   size_t block = 0;
-  const int checked = c->remote_size >= 0
-                          ? ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                           recvtype, sends, receives, &block, "MPI_Iscatter")
-                          : IntraPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                      recvtype, sends, receives, &st, &rt, &block, "MPI_Iscatter");
-  if (checked != MPI_SUCCESS) return checked;
+  if (int rc = IntraPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         c->rank == root, true, &st, &rt, &block, "MPI_Iscatter");
+      rc) {
+    return rc;
+  }
   // Staged: the root's blocks packed now; this member's block unpacked at completion, or (in
   // place: rft has no in-place scatter) left in the scratch.
   const bool pack = st != nullptr && !st->contiguous;
@@ -316,7 +298,7 @@ int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   }
   void* into = stage_recv ? scratch.data() + recv_at : recvbuf;
   rft_request_t inner = RFT_REQUEST_NULL;
-  const int rc = rft_iscatter(from, into, block, RFT_BYTE, rft_root, c->rft, &inner);
+  const int rc = rft_iscatter(from, into, block, RFT_BYTE, root, c->rft, &inner);
   Finish finish;
   if (unpack) finish = UnpackAt(*rt, recv_at, static_cast<size_t>(recvcount), recvbuf);
   return Started(comm, rc, inner, std::move(scratch), std::move(finish), request, "MPI_Iscatter");
@@ -330,32 +312,29 @@ int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
     return IgatherIntra(*c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0, true,
                         comm, request, "MPI_Iallgather");
   }
-  size_t block;
-  if (int rc = ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                              true, true, &block, "MPI_Iallgather");
-      rc) {
-    return rc;
-  }
-  rft_request_t inner = RFT_REQUEST_NULL;
-  const int rc = rft_iallgather(ToRftSend(sendbuf), block, RFT_BYTE, recvbuf, c->rft, &inner);
-  return Started(comm, rc, inner, {}, nullptr, request, "MPI_Iallgather");
+  const EqualCounts blocks(*c, recvcount);
+  return IgathervCommon(sendbuf, sendcount, sendtype, recvbuf, blocks.counts.data(),
+                        blocks.displs.data(), recvtype, 0, comm, true, request, "MPI_Iallgather");
 }
 
 int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, "MPI_Ialltoall");
-  const bool inter = c->remote_size >= 0;
-  if (inter && sendbuf == MPI_IN_PLACE) [[unlikely]]
-    return RefuseInter(comm, "MPI_Ialltoall with MPI_IN_PLACE");
+  if (c->remote_size >= 0) [[unlikely]] {
+    const EqualCounts to(*c, sendcount), from(*c, recvcount);
+    return IalltoallvCommon(sendbuf, to.counts.data(), to.displs.data(), sendtype, recvbuf,
+                            from.counts.data(), from.displs.data(), recvtype, comm, request,
+                            "MPI_Ialltoall");
+  }
   const Datatype* st = nullptr;
   const Datatype* rt = nullptr;
   size_t block;
-  const int checked = inter ? ContiguousPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                             recvtype, true, true, &block, "MPI_Ialltoall")
-                            : IntraPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                        recvtype, true, true, &st, &rt, &block, "MPI_Ialltoall");
-  if (checked != MPI_SUCCESS) return checked;
+  if (int rc = IntraPair(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, true,
+                         true, &st, &rt, &block, "MPI_Ialltoall");
+      rc) {
+    return rc;
+  }
   const size_t members = static_cast<size_t>(c->size);
   const bool in_place = sendbuf == MPI_IN_PLACE;
   const bool pack = in_place || (st != nullptr && !st->contiguous);
@@ -389,8 +368,12 @@ static int IfoldCommon(const void* sendbuf, void* recvbuf, int count, MPI_Dataty
   Comm* c;
   const Datatype* t;
   if (int rc = CheckReduction(comm, &c, count, datatype, op, -1, function, &t); rc) return rc;
-  if (c->remote_size >= 0) [[unlikely]]
-    return RefuseInter(comm, function);
+  // On an intercommunicator (the reduce-scatters only: scans have no meaning there) each group
+  // folds the remote group's contributions, which the intercommunicator's allgather brings.
+  if (c->remote_size >= 0) [[unlikely]] {
+    if (kind == Folded::kScan || kind == Folded::kExscan) return RefuseInter(comm, function);
+    if (sendbuf == MPI_IN_PLACE) return RefuseInPlace(comm, function);
+  }
   // Reduce_scatter(_block): each member contributes every member's block; this one keeps
   // `mine` elements from element `before` of the reduction.
   int contributed = kind == Folded::kScatterBlock ? count * c->size : count;
@@ -410,7 +393,7 @@ static int IfoldCommon(const void* sendbuf, void* recvbuf, int count, MPI_Dataty
     mine = counts[c->rank];
   }
   const size_t bytes = Bytes(*t, contributed);
-  std::vector<char> scratch(bytes * (1 + static_cast<size_t>(c->size)));
+  std::vector<char> scratch(bytes * (1 + static_cast<size_t>(Members(*c))));
   Pack(*t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, static_cast<size_t>(contributed),
        scratch.data());
   rft_request_t inner = RFT_REQUEST_NULL;
@@ -418,7 +401,7 @@ static int IfoldCommon(const void* sendbuf, void* recvbuf, int count, MPI_Dataty
       rft_iallgather(scratch.data(), bytes, RFT_BYTE, scratch.data() + bytes, c->rft, &inner);
   const Datatype plan = *t;
   const int rank = c->rank;
-  const int members = c->size;
+  const int members = Members(*c);
   return Started(
       comm, rc, inner, std::move(scratch),
       [=](Request& self, const rft_status_t&) {

@@ -1,6 +1,7 @@
 // MPI_Alltoallw and MPI_Ialltoallw (MPI-4.1 §6.8): a count, a type and a byte displacement per
-// member on each side, carried by rft's all-to-all of bytes. On an intercommunicator (blocking
-// form) each piece goes in a frame (mpi_coll_inter_v.cc). A side whose
+// member on each side (on an intercommunicator, per member of the remote group), carried by rft's
+// all-to-all of bytes. On an intercommunicator the blocking form sends each piece in a frame
+// (mpi_coll_inter_v.cc). A side whose
 // types are all contiguous goes from (or into) the caller's buffer as it is; any other is staged,
 // every member's block packed (unpacked) with its own type.
 #include <array>
@@ -29,7 +30,7 @@ struct WSide {
 // MPICH family does: programs pass MPI_DATATYPE_NULL for the members they exchange nothing with.
 int MakeWSide(const Comm& c, const int counts[], const int displs[], const MPI_Datatype types[],
               MPI_Comm comm, const char* function, const char* side, WSide* out) {
-  const size_t members = static_cast<size_t>(c.size);
+  const size_t members = static_cast<size_t>(Members(c));
   out->counts.assign(counts, counts + members);
   out->displs.assign(displs, displs + members);
   out->types.assign(members, Datatype{});
@@ -126,9 +127,12 @@ int AlltoallwCommon(const void* sendbuf, const int sendcounts[], const int sdisp
   Comm* c = FindComm(comm);
   if (c == nullptr) return BadComm(comm, function);
   if (c->remote_size >= 0) [[unlikely]] {
-    if (request != nullptr) return RefuseInter(comm, function);
-    return InterAlltoallwArgs(*c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                              rdispls, recvtypes, comm, function);
+    if (request == nullptr) {
+      return InterAlltoallwArgs(*c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                rdispls, recvtypes, comm, function);
+    }
+    // The non-blocking form: rft's intercommunicator all-to-all "v" (mpi_coll_nonblocking_v.cc).
+    if (sendbuf == MPI_IN_PLACE) return RefuseInPlace(comm, function);
   }
   // Shared with the finish step: rft reads the layouts until the exchange completes.
   auto sides = std::make_shared<std::array<WSide, 2>>();

@@ -65,6 +65,10 @@ int InitCommon(int* argc, char*** argv, int required, int* provided) {
     return FromRft(rc);
   }
   s.initialized = true;
+  Request sent;
+  sent.done = true;
+  sent.shared = true;
+  s.sent = NewRequest(std::move(sent));
   const InitialErrhandler initial = InitialFromRft();
   // The MPI layer calls the MPI error handlers itself: rft's come back.
   rft_comm_set_errhandler(RFT_COMM_WORLD, RFT_ERRORS_RETURN);

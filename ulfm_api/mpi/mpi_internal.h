@@ -189,6 +189,8 @@ struct Request {
   rft_status_t done_status{};
   bool is_message = false;  // an MPI_Message of Mprobe: `scratch` holds the matched message
   long bsend_charge = 0;    // a buffered send: the bytes it holds of the attached buffer
+  // The one request every send that left at once shares (State::sent): complete, never removed.
+  bool shared = false;
 
   // Back to a new request's state, keeping the scratch's capacity for the slot's next use.
   void Reset() {
@@ -223,6 +225,10 @@ struct State {
   HandleTable<Keyval, kKeyvalKind> keyvals;
   HandleTable<Datatype, kDatatypeKind> datatypes;
   HandleTable<Request, kRequestKind> requests;
+  // A send that left at once (rft_send_now) needs no request of its own: MPI_Isend hands out
+  // this one, complete from the start, which completing or freeing leaves in place (MPICH
+  // does the same with its built-in completed request). Made by MPI_Init.
+  MPI_Request sent = MPI_REQUEST_NULL;
   Info env_info;
   // MPI_Comm_get_parent's handle, made by MPI_Init (MPI_COMM_NULL in a process nobody spawned,
   // and once the program freed it).

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "ulfm_api/binding.h"
 #include "ulfm_api/mpi/mpi_internal.h"
+#include "ulfm_api/session.h"
 
 namespace rft::mpi {
 
@@ -25,9 +27,10 @@ MPI_Request ProcNullRequest(MPI_Comm comm) {
 
 namespace {
 
-// The checks every send and receive makes. MPI_SUCCESS or what Raise returned.
-int CheckMessageArgs(const Comm* c, MPI_Comm comm, int count, MPI_Datatype type, int peer, int tag,
-                     bool receive, const char* function) {
+// The checks every send and receive makes, the arguments' reasons (which Raise gets).
+[[gnu::noinline]] int CheckMessageArgsSlow(const Comm* c, MPI_Comm comm, int count,
+                                           MPI_Datatype type, int peer, int tag, bool receive,
+                                           const char* function) {
   if (c == nullptr) [[unlikely]]
     return BadComm(comm, function);
   if (int rc = CheckCountArg(count, function, comm); rc) [[unlikely]]
@@ -41,6 +44,20 @@ int CheckMessageArgs(const Comm* c, MPI_Comm comm, int count, MPI_Datatype type,
   return CheckRankArg(*c, peer, receive, function, comm);
 }
 
+// MPI_SUCCESS or what Raise returned. The usual case (a predefined type, a count, a tag and a
+// rank in range) inline, without a call per argument: every message's post passes here.
+[[gnu::always_inline]] inline int CheckMessageArgs(const Comm* c, MPI_Comm comm, int count,
+                                                   MPI_Datatype type, int peer, int tag,
+                                                   bool receive, const char* function) {
+  if (c != nullptr && count >= 0 && IsSimpleBuiltin(type) &&
+      (tag >= 0 || (receive && tag == MPI_ANY_TAG)) &&
+      ((peer >= 0 && peer < c->peers) || peer == MPI_PROC_NULL ||
+       (receive && peer == MPI_ANY_SOURCE))) [[likely]] {
+    return MPI_SUCCESS;
+  }
+  return CheckMessageArgsSlow(c, comm, count, type, peer, tag, receive, function);
+}
+
 // Posts a send of `count` elements of `type`; *request gets the MPI request. A synchronous one
 // (Ssend, Issend, Ssend_init) completes once the receiver matched it.
 int PostSend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
@@ -50,6 +67,19 @@ int PostSend(const void* buf, int count, MPI_Datatype type, int dest, int tag, M
   if (dest == MPI_PROC_NULL) {
     *request = ProcNullRequest(comm);
     return MPI_SUCCESS;
+  }
+  // A small message usually leaves at once: then it needs no request of its own, here or in rft
+  // (the message rate is the cost of the requests, docs/performance.md).
+  if (!synchronous && IsSimpleBuiltin(type)) [[likely]] {
+    int sent = 0;
+    const int rc = rft_send_now(buf, static_cast<size_t>(count) * SimpleBuiltinSize(type), RFT_BYTE,
+                                dest, tag, c->rft, &sent);
+    if (rc != RFT_SUCCESS) [[unlikely]]
+      return RaiseRft(comm, function, rc);
+    if (sent) [[likely]] {
+      *request = state().sent;
+      return MPI_SUCCESS;
+    }
   }
   // Made in place: the table entry is the request (nothing else adds entries meanwhile).
   Request* r;
@@ -121,12 +151,15 @@ extern "C" {
 int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
   Comm* c = FindComm(comm);
   if (c != nullptr && IsSimpleBuiltin(datatype) && count >= 0 && tag >= 0 && dest >= 0 &&
-      dest < c->peers) [[likely]] {
-    const int rc = rft_send(buf, static_cast<size_t>(count) * SimpleBuiltinSize(datatype), RFT_BYTE,
-                            dest, tag, c->rft);
-    if (rc == RFT_SUCCESS) [[likely]]
+      dest < c->peers && rft::api::binding::CommUsable(c->rft)) [[likely]] {
+    // The session's send, as rft_send makes it: these checks stand for rft_send's, which would
+    // add theirs to every message's critical path (docs/performance.md, "The MPI layer's own
+    // cost").
+    const rft::Status sent = rft::api::binding::session()->Send(
+        *c->rft->comm, buf, static_cast<size_t>(count) * SimpleBuiltinSize(datatype), dest, tag);
+    if (sent.ok()) [[likely]]
       return MPI_SUCCESS;
-    return RaiseRft(comm, "MPI_Send", rc);
+    return RaiseRft(comm, "MPI_Send", rft::api::binding::RaiseError(c->rft, sent));
   }
   MPI_Request request;
   if (int rc = PostSend(buf, count, datatype, dest, tag, comm, &request, "MPI_Send"); rc) return rc;
@@ -196,12 +229,13 @@ int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int
   const int rc = PostSend(copy.data(), static_cast<int>(bytes), MPI_BYTE, dest, tag, comm, &inner,
                           "MPI_Bsend");
   if (rc != MPI_SUCCESS) return rc;
+  *request = ProcNullRequest(comm);         // the buffered send is complete for the program
+  if (inner == s.sent) return MPI_SUCCESS;  // it left at once: nothing to hold
   Request* r = s.requests.Find(inner);
   r->scratch = std::move(copy);  // a vector's move keeps its buffer: the send still reads it
   r->bsend_charge = bytes + MPI_BSEND_OVERHEAD;
   s.bsend_in_use += r->bsend_charge;
   s.detached.push_back(inner);
-  *request = ProcNullRequest(comm);  // the buffered send is complete for the program
   return MPI_SUCCESS;
 }
 
@@ -217,13 +251,21 @@ int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, 
               MPI_Status* status) {
   Comm* c = FindComm(comm);
   if (c != nullptr && IsSimpleBuiltin(datatype) && count >= 0 && source != MPI_PROC_NULL &&
-      source < c->peers && source >= MPI_ANY_SOURCE && tag >= MPI_ANY_TAG) [[likely]] {
-    rft_status_t st;
-    const int rc = rft_recv(buf, static_cast<size_t>(count) * SimpleBuiltinSize(datatype), RFT_BYTE,
-                            ToRftSource(source), ToRftTag(tag), c->rft, &st);
-    if (rc == RFT_SUCCESS || rc == RFT_ERR_TRUNCATE) FillStatus(status, st, MPI_UNDEFINED);
-    if (rc == RFT_SUCCESS) [[likely]]
+      source < c->peers && source >= MPI_ANY_SOURCE && tag >= MPI_ANY_TAG &&
+      rft::api::binding::CommUsable(c->rft)) [[likely]] {
+    // The session's receive, as rft_recv makes it (see PMPI_Send).
+    rft::transport::MessageStatus received;
+    const rft::Status result = rft::api::binding::session()->Recv(
+        *c->rft->comm, buf, static_cast<size_t>(count) * SimpleBuiltinSize(datatype),
+        ToRftSource(source), ToRftTag(tag), &received);
+    if (status != MPI_STATUS_IGNORE && (result.ok() || result.code() == RFT_ERR_TRUNCATE)) {
+      rft_status_t st;
+      rft::api::binding::ToStatus(received, &st);
+      FillStatus(status, st, MPI_UNDEFINED);
+    }
+    if (result.ok()) [[likely]]
       return MPI_SUCCESS;
+    const int rc = rft::api::binding::RaiseError(c->rft, result);
     // ULFM: a blocking receive has no request to keep: PENDING is reported as PROC_FAILED.
     return RaiseRft(comm, "MPI_Recv", rc == RFT_ERR_PROC_FAILED_PENDING ? RFT_ERR_PROC_FAILED : rc);
   }
@@ -502,7 +544,7 @@ int PMPI_Start(MPI_Request* request) {
   r->finish = std::move(inner->finish);
   r->active = true;
   inner->rft = RFT_REQUEST_NULL;
-  state().requests.Remove(posted);
+  if (!inner->shared) state().requests.Remove(posted);
   return MPI_SUCCESS;
 }
 

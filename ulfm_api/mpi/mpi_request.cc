@@ -56,10 +56,18 @@ bool Poll(Request& r, bool block) {
   return true;
 }
 
+// The shared request of the sends that left at once (State::sent): complete, kept.
+int CompleteSent(MPI_Request* handle, MPI_Status* status) {
+  FillStatus(status, rft_status_t{}, MPI_UNDEFINED);
+  *handle = MPI_REQUEST_NULL;
+  return MPI_SUCCESS;
+}
+
 // MPI's completion of a request that Poll found done: the finish step, the status, and the
 // request freed (or made inactive, when persistent). Returns the MPI class and, for an error,
 // the message in *message. The caller raises it: after this the table may change.
 int Complete(MPI_Request* handle, MPI_Status* status, std::string* message) {
+  if (*handle == state().sent) return CompleteSent(handle, status);
   Request* r = state().requests.Find(*handle);
   if (!r->active && !r->done) {  // an inactive persistent request: an empty status
     EmptyStatus(status);
@@ -83,7 +91,8 @@ int Complete(MPI_Request* handle, MPI_Status* status, std::string* message) {
     r->done = false;
     r->done_error = RFT_SUCCESS;
   } else {
-    state().requests.Remove(*handle);
+    if (!r->shared) [[likely]]
+      state().requests.Remove(*handle);
     *handle = MPI_REQUEST_NULL;
   }
   return rc;
@@ -160,7 +169,8 @@ int CompleteSet(int count, MPI_Request requests[], const std::vector<int>& which
                 MPI_Status statuses[], bool compact, const char* function) {
   int failed = 0;
   MPI_Comm failed_comm = MPI_COMM_WORLD;
-  std::string first_message;
+  std::string first_message, message;
+  const MPI_Request sent = state().sent;
   for (size_t k = 0; k < which.size(); ++k) {
     const int i = which[k];
     MPI_Status* status = statuses == MPI_STATUSES_IGNORE
@@ -170,9 +180,14 @@ int CompleteSet(int count, MPI_Request requests[], const std::vector<int>& which
       EmptyStatus(status);
       continue;
     }
+    if (requests[i] == sent) {  // a window of small sends: most are this one
+      CompleteSent(&requests[i], status);
+      if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = MPI_SUCCESS;
+      continue;
+    }
     Request* r = state().requests.Find(requests[i]);
     const MPI_Comm comm = r->comm;
-    std::string message;
+    message.clear();
     const int rc = Complete(&requests[i], status, &message);
     if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = rc;
     if (rc != MPI_SUCCESS && failed++ == 0) {
@@ -220,23 +235,29 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 }
 
 int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  if (int rc = CheckRequests(count, requests, "MPI_Waitall"); rc) return rc;
-  PollDetached();
-  // One rft_waitall over the requests rft still has: it progresses them together, where one
-  // rft_wait after another pays a call and a pass per request (a window of 64 sends).
   State& s = state();
-  s.wait_inner.assign(static_cast<size_t>(count), RFT_REQUEST_NULL);
-  s.wait_statuses.assign(static_cast<size_t>(count), rft_status_t{});
+  if (count < 0) [[unlikely]]
+    return CheckRequests(count, requests, "MPI_Waitall");
+  if (!s.detached.empty()) [[unlikely]]
+    PollDetached();
+  // One rft_waitall over the requests rft still has: it progresses them together, where one
+  // rft_wait after another pays a call and a pass per request (a window of 64 sends). The
+  // handles are checked on the way.
+  s.wait_inner.resize(static_cast<size_t>(count));
   bool any = false;
   for (int i = 0; i < count; ++i) {
-    if (requests[i] == MPI_REQUEST_NULL) continue;
+    s.wait_inner[i] = RFT_REQUEST_NULL;
+    if (requests[i] == MPI_REQUEST_NULL || requests[i] == s.sent) continue;
     Request* r = s.requests.Find(requests[i]);
+    if (r == nullptr) [[unlikely]]
+      return CheckRequests(count, requests, "MPI_Waitall");  // names the bad one
     if (r->active && !r->done && r->rft != RFT_REQUEST_NULL) {
       s.wait_inner[i] = r->rft;
       any = true;
     }
   }
   if (any) {
+    s.wait_statuses.resize(static_cast<size_t>(count));
     s.wait_posted = s.wait_inner;  // which ones rft_waitall was given (capacity kept)
     const std::vector<rft_request_t>& posted = s.wait_posted;
     (void)rft_waitall(count, s.wait_inner.data(), s.wait_statuses.data());
@@ -396,7 +417,7 @@ int PMPI_Request_free(MPI_Request* request) {
   Request* r = state().requests.Find(*request);
   if (r == nullptr) return BadRequest("MPI_Request_free");
   if (r->rft == RFT_REQUEST_NULL) {
-    state().requests.Remove(*request);
+    if (!r->shared) state().requests.Remove(*request);
   } else {
     r->persistent = false;
     state().detached.push_back(*request);
