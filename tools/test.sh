@@ -194,6 +194,9 @@ for config in $CONFIGS; do
     else
       echo "=== tsan: bazel query could not select the threaded tests; TSan runs all of //..."
     fi
+    # Races inside libraries that rft cannot avoid (the file says which and why). By absolute
+    # path: the tests' processes run in Bazel's sandbox, each from its own directory.
+    build_flags+=("--test_env=TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tools/tsan_suppressions.txt")
   fi
   log=$(mktemp)
   echo "=== bazel test //... ${config_flag[*]:-}$note"
