@@ -1,5 +1,7 @@
 #include "detector/detector_node.h"
 
+#include <algorithm>
+
 namespace rft::detector {
 
 DetectorNode::DetectorNode(Rank self, Rank size, const Options& options)
@@ -50,14 +52,20 @@ void DetectorNode::OnTimer(int64_t now_ns, uint64_t slot_word, StarvationProbe& 
     last_slot_change_ns_ = now_ns;
   }
   const int64_t timeout = options_.heartbeat.timeout_ns;
-  const int64_t silence = now_ns - last_slot_change_ns_;
+  // A process never heard from was excused for the first-word window: its silence, for the
+  // starved-not-hung rule below, counts from the window's end. Counted from the start, a process
+  // whose start-up is merely starved (its control thread asleep in the fence while its PMIx
+  // thread waits for a core) would be past every excuse the moment the window closed.
+  const bool never_heard = HeartbeatWordWriter(slot_word) != observed;
+  const int64_t silent_since =
+      never_heard ? std::max(last_slot_change_ns_, first_word_until_ns_) : last_slot_change_ns_;
+  const int64_t silence = now_ns - silent_since;
   uint64_t word = slot_word;
   if (slot_word == EncodeHeartbeatWord(observed, kFarewellCounter)) {
     // It ended cleanly: its silence from now on is no failure. Fed as progress, so the ring
     // never suspects it (a later real put replaces the word and ends this).
     word = EncodeHeartbeatWord(observed, ++synthetic_counter_);
-  } else if (observed != kInvalidRank && HeartbeatWordWriter(slot_word) != observed &&
-             now_ns < first_word_until_ns_) {
+  } else if (observed != kInvalidRank && never_heard && now_ns < first_word_until_ns_) {
     // Not a word from it yet, early in the run or after a growth: it may still be on its way
     // out of the start-up fence or the merge (and will then answer an observe request sent to
     // it meanwhile).

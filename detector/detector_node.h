@@ -20,6 +20,8 @@
 //   not put a word here yet is excused: the processes start their rings as each leaves the
 //   start-up fence, and on a loaded node or in a large job one may leave it well after its
 //   observer. Observe requests and failures that come before Start are kept for the ring.
+//   Past the window, the silence of a process still never heard from counts from the window's
+//   end, so a start-up that is only starved gets the starved-not-hung excuse above.
 //
 // - Growth (Grow: replacements join as new ranks): the ring and the broadcast grow; for the
 //   first-word window from then on, an observed process that has not put here yet is excused
