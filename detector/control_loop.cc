@@ -182,8 +182,17 @@ void ControlPlane::Execute(size_t start) {
       if (report->source == FailureSource::kHeartbeat) {
         suspicions_.fetch_add(1, std::memory_order_relaxed);
         timeline::Record(timeline::Event::kSuspected, report->rank, "no heartbeat");
-        RFT_LOG_WARN("rank %u sent no heartbeat for %lld ms: declared failed", report->rank,
-                     static_cast<long long>(options_.heartbeat.timeout_ns / 1000000));
+        if (report->never_heard) {
+          // Not a process that stopped: one that never reached its ring (or never answered
+          // the observe request of a repair), within the first-word window at the start.
+          RFT_LOG_WARN(
+              "rank %u never put a heartbeat here since it was first observed: "
+              "declared failed",
+              report->rank);
+        } else {
+          RFT_LOG_WARN("rank %u sent no heartbeat for %lld ms: declared failed", report->rank,
+                       static_cast<long long>(options_.heartbeat.timeout_ns / 1000000));
+        }
       }
       registry_->Report(report->rank, report->source);
     } else if (const auto* kill = std::get_if<KillRank>(&action)) {

@@ -79,8 +79,10 @@ void DetectorNode::OnTimer(int64_t now_ns, uint64_t slot_word, StarvationProbe& 
     word = EncodeHeartbeatWord(observed, ++synthetic_counter_);
     ++starved_ticks_;
   }
+  observed_never_heard_ = never_heard;
   ring_->OnTimer(now_ns, word, &ring_out_);
   TakeRingActions(out);
+  observed_never_heard_ = false;
 }
 
 void DetectorNode::OnObserveRequest(Rank from, uint32_t generation, Rank requester_size,
@@ -193,7 +195,8 @@ void DetectorNode::TakeRingActions(std::vector<NodeAction>* out) {
       out->push_back(*request);
     } else if (const auto* suspect = std::get_if<Suspect>(&action)) {
       ++suspicions_;
-      out->push_back(ReportFailure{suspect->rank, FailureSource::kHeartbeat});
+      out->push_back(ReportFailure{suspect->rank, FailureSource::kHeartbeat,
+                                   observed_never_heard_ && suspect->rank == last_observed_});
       if (options_.enforce_fail_stop) out->push_back(KillRank{suspect->rank});
     }
   }

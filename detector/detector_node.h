@@ -53,6 +53,9 @@ namespace rft::detector {
 struct ReportFailure {
   Rank rank;
   FailureSource source;
+  // A heartbeat suspect that never put a word here (a start-up that did not reach its ring in
+  // the first-word window, not a process that stopped): the driver's log says which.
+  bool never_heard = false;
   friend bool operator==(const ReportFailure&, const ReportFailure&) = default;
 };
 // Have the launcher kill `rank` (fail-stop).
@@ -178,6 +181,8 @@ class DetectorNode {
   // plus the first-word timeout.
   int64_t first_word_until_ns_ = 0;
   uint64_t first_word_ticks_ = 0;
+  // During a tick: the observed process has not put a word here yet.
+  bool observed_never_heard_ = false;
   struct EarlyRequest {
     Rank from;
     uint32_t generation;
