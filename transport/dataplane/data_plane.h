@@ -576,6 +576,13 @@ class DataPlane : private ucx::PeerFailureSink {
   // What a control message does once it left (written, sent by UCX) or its peer failed: the
   // receive it holds completes, and it goes back to the pool.
   void FinishControlSend(ControlSend* send);
+  // A control message from the pool with `header` encoded at its start (this process's rank and
+  // job token stamped here); the caller writes any payload after it.
+  ControlSend* NewControlSend(WireHeader header);
+  // Hands the first `length` bytes of `send` to UCX on `ep`. True: UCX holds it, and
+  // OnControlSendDone finishes it; false: sent at once, or refused by a failed endpoint (whose
+  // peer's failure ends whatever waits for it), and finished now.
+  bool SendControlByUcx(ucp_ep_h ep, ControlSend* send, size_t length);
   // Delivers what the incoming rings hold; the number of messages delivered.
   unsigned ProgressRings();
   // Writes what the direct queues (rings and verbs) hold while there is room.

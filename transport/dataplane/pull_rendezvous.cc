@@ -194,27 +194,17 @@ void DataPlane::SendPullDone(Rank source, const RendezvousDescriptor& descriptor
   if (endpoints_ == nullptr) return complete_receive();
   auto ep = EndpointFor(source);
   if (!ep.ok()) return complete_receive();
-  ControlSend* send = control_sends_.Acquire();
-  send->plane = this;
-  send->receive = nullptr;
   WireHeader header;
   header.type = MessageType::kRendezvousDone;
   header.flags = flags;
-  header.source = rank_;
   header.length = kRendezvousDoneSize;
-  header.job_token = job_token_;
-  EncodeHeader(header, std::span<std::byte, kWireHeaderSize>(send->bytes.data(), kWireHeaderSize));
+  ControlSend* send = NewControlSend(header);
   EncodeRendezvousDone({.cookie = descriptor.cookie, .sequence = descriptor.sequence},
                        std::span<std::byte, kRendezvousDoneSize>(
                            send->bytes.data() + kWireHeaderSize, kRendezvousDoneSize));
   if (DirectSendControl(source, send, send->bytes.size(), receive)) return;
-  void* ucx_request =
-      SendOwnMessage(*ep, send->bytes.data(), send->bytes.size(), &OnControlSendDone, send);
-  if (!UCS_PTR_IS_PTR(ucx_request) || ucx_request == nullptr) {
-    // Sent at once, or the endpoint failed (then the sender's failure ends its send).
-    control_sends_.Release(send);
-    return complete_receive();
-  }
+  // Sent at once, or the endpoint failed (then the sender's failure ends its send).
+  if (!SendControlByUcx(*ep, send, send->bytes.size())) return complete_receive();
   if (receive != nullptr) {
     // Queued (the sender's FIFO is full): the receive completes when the message leaves, so
     // whoever waits for it keeps progressing until then. The done message owns it now: a

@@ -27,23 +27,15 @@ void DataPlane::SendRevocation(Rank peer, uint32_t context_id, uint32_t epoch, u
   const bool by_ucx = VerbsLinkIdle(peer);
   auto ep = by_ucx ? endpoints_->Get(peer) : EndpointFor(peer);
   if (!ep.ok()) return;  // failed: it needs no notice
-  ControlSend* send = control_sends_.Acquire();
-  send->plane = this;
-  send->receive = nullptr;
   WireHeader header;
   header.type = MessageType::kRevoke;
-  header.source = rank_;
   header.context_id = context_id;
   header.epoch = epoch;
   header.tag = static_cast<int32_t>(owner);  // the owner travels as the tag (< 2^31)
   header.length = 0;
-  header.job_token = job_token_;
-  EncodeHeader(header, std::span<std::byte, kWireHeaderSize>(send->bytes.data(), kWireHeaderSize));
+  ControlSend* send = NewControlSend(header);
   if (!by_ucx && DirectSendControl(peer, send, kWireHeaderSize, nullptr)) return;
-  // The header alone travels as the AM data.
-  void* ucx_request =
-      SendOwnMessage(*ep, send->bytes.data(), kWireHeaderSize, &OnControlSendDone, send);
-  if (!UCS_PTR_IS_PTR(ucx_request) || ucx_request == nullptr) control_sends_.Release(send);
+  SendControlByUcx(*ep, send, kWireHeaderSize);  // the header alone travels as the AM data
 }
 
 void DataPlane::RevokeContext(uint32_t context_id, uint32_t epoch, uint32_t owner) {

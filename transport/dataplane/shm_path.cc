@@ -211,6 +211,23 @@ void DataPlane::FinishControlSend(ControlSend* send) {
   control_sends_.Release(send);
 }
 
+DataPlane::ControlSend* DataPlane::NewControlSend(WireHeader header) {
+  ControlSend* send = control_sends_.Acquire();
+  send->plane = this;
+  send->receive = nullptr;
+  header.source = rank_;
+  header.job_token = job_token_;
+  EncodeHeader(header, std::span<std::byte, kWireHeaderSize>(send->bytes.data(), kWireHeaderSize));
+  return send;
+}
+
+bool DataPlane::SendControlByUcx(ucp_ep_h ep, ControlSend* send, size_t length) {
+  void* sending = SendOwnMessage(ep, send->bytes.data(), length, &OnControlSendDone, send);
+  if (UCS_PTR_IS_PTR(sending) && sending != nullptr) return true;
+  FinishControlSend(send);
+  return false;
+}
+
 void DataPlane::FlushDirectQueues() {
   for (size_t i = 0; i < direct_backlog_.size();) {
     const Rank peer = direct_backlog_[i];

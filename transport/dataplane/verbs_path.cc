@@ -249,11 +249,11 @@ void DataPlane::MoveToUcx(Rank peer) {
     queue.erase(link);
     if (link->control != nullptr) {
       auto* send = static_cast<ControlSend*>(link->control);
-      void* sending =
-          ep.ok() ? SendOwnMessage(*ep, send->bytes.data(), send->length, &OnControlSendDone, send)
-                  : nullptr;
-      // Sent at once, or the endpoint failed (the peer's failure ends what waits for it).
-      if (!UCS_PTR_IS_PTR(sending) || sending == nullptr) FinishControlSend(send);
+      if (ep.ok()) {
+        SendControlByUcx(*ep, send, send->length);
+      } else {
+        FinishControlSend(send);  // the peer failed: its failure ends what waits for it
+      }
       continue;
     }
     Request* request = link->request;
