@@ -47,17 +47,6 @@ Rank self = 0;
 
 CheckVoice voice("close");
 
-// Message `index` from `from` to `to`: its size alternates between inline and a slot's worth,
-// and its bytes depend on both ranks and the index, which it carries.
-std::vector<std::byte> Message(Rank from, Rank to, uint32_t index) {
-  std::vector<std::byte> bytes(index % 2 == 0 ? 64 : 4096);
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    bytes[i] = std::byte(static_cast<uint8_t>(from * 29 + to * 5 + index * 11 + i));
-  }
-  StoreLittleEndian<uint32_t>(bytes, 0, index);
-  return bytes;
-}
-
 class CloseCheck {
  public:
   CloseCheck(Bootstrap& boot, VerbsContext& context) : boot_(boot), context_(context) {}
@@ -68,7 +57,9 @@ class CloseCheck {
     config.max_places = 1;
     StatusOr<std::unique_ptr<EagerChannel>> created = EagerChannel::Create(
         context_, self, 3, config,
-        [this](Rank from, std::span<const std::byte> payload) { OnMessage(from, payload); },
+        [this](Rank from, std::span<const std::byte> payload) {
+          arrivals_.OnMessage(from, payload);
+        },
         [this](Rank peer, std::string_view status) {
           if (failure_.empty())
             failure_ = "rank " + std::to_string(peer) + ": " + std::string(status);
@@ -110,14 +101,15 @@ class CloseCheck {
     RFT_RETURN_IF_ERROR(Traffic(partner));
     // Step 6.
     RFT_RETURN_IF_ERROR(CloseUnderTraffic(partner));
-    if (!wrong_.empty()) return OtherError(wrong_);
+    if (!arrivals_.wrong().empty()) return OtherError(arrivals_.wrong());
     if (!failure_.empty()) return OtherError("a peer was reported failed: " + failure_);
     std::string counts;
     uint64_t flushed = 0;
     for (Rank p = 0; p < 3; ++p) {
-      if (p == self || arrived_[p] == 0) continue;
-      counts += (counts.empty() ? "" : ", ") + std::to_string(arrived_[p]) + " from rank " +
-                std::to_string(p) + " over " + std::to_string(channel_->stats(p).closes) +
+      if (p == self || arrivals_.arrived(p) == 0) continue;
+      counts += (counts.empty() ? "" : ", ") + std::to_string(arrivals_.arrived(p)) +
+                " from rank " + std::to_string(p) + " over " +
+                std::to_string(channel_->stats(p).closes) +
                 (channel_->stats(p).closes == 1 ? " close" : " closes");
       flushed += channel_->stats(p).flushed;
     }
@@ -128,16 +120,6 @@ class CloseCheck {
   }
 
  private:
-  void OnMessage(Rank from, std::span<const std::byte> payload) {
-    const uint32_t index = arrived_[from]++;
-    const std::vector<std::byte> expected = Message(from, self, index);
-    if (wrong_.empty() && (payload.size() != expected.size() ||
-                           !std::equal(payload.begin(), payload.end(), expected.begin()))) {
-      wrong_ = "message " + std::to_string(index) + " from rank " + std::to_string(from) +
-               " is not what was sent (" + std::to_string(payload.size()) + " bytes)";
-    }
-  }
-
   // This rank and `peer` (kInvalidRank: this rank sits the step out, but takes part in its
   // fences) open QPs for each other, publish their addresses under `key` and connect; `before`
   // runs once the QP is open and before it is connected. No SEND before both ends are.
@@ -168,18 +150,18 @@ class CloseCheck {
   Status Traffic(Rank peer) {
     if (peer != kInvalidRank) {
       const uint32_t send_to = sent_[peer] + burst_;
-      const uint32_t receive_to = arrived_[peer] + burst_;
+      const uint32_t receive_to = arrivals_.arrived(peer) + burst_;
       const Clock::time_point limit = Clock::now() + kStepLimit;
-      while (sent_[peer] < send_to || arrived_[peer] < receive_to || !channel_->Idle()) {
+      while (sent_[peer] < send_to || arrivals_.arrived(peer) < receive_to || !channel_->Idle()) {
         if (Clock::now() > limit) {
           return OtherError("traffic with rank " + std::to_string(peer) + ": sent " +
                             std::to_string(sent_[peer]) + "/" + std::to_string(send_to) +
-                            ", received " + std::to_string(arrived_[peer]) + "/" +
+                            ", received " + std::to_string(arrivals_.arrived(peer)) + "/" +
                             std::to_string(receive_to) + " after " +
                             std::to_string(kStepLimit.count()) + " s");
         }
         while (sent_[peer] < send_to) {
-          StatusOr<SendResult> r = channel_->Send(peer, Message(self, peer, sent_[peer]));
+          StatusOr<SendResult> r = channel_->Send(peer, NumberedMessage(self, peer, sent_[peer]));
           if (!r.ok()) return r.status();
           if (*r == SendResult::kFull) break;
           ++sent_[peer];
@@ -211,7 +193,7 @@ class CloseCheck {
       const uint64_t flushed_before = channel_->stats(peer).flushed;
       // SENDs as far as the credits allow (rank 1's last credit message may have been lost to
       // its close: a pair that closes needs no credits), then RDMA WRITEs, which take none.
-      const std::vector<std::byte> message = Message(self, peer, 0);
+      const std::vector<std::byte> message = NumberedMessage(self, peer, 0);
       uint32_t posted = 0;
       bool by_send = true;
       while (posted < kUnanswered) {
@@ -249,7 +231,7 @@ class CloseCheck {
     {
       const int before = closed_[peer];
       RFT_RETURN_IF_ERROR(channel_->Close(peer));
-      StatusOr<SendResult> refused = channel_->Send(peer, Message(self, peer, 0));
+      StatusOr<SendResult> refused = channel_->Send(peer, NumberedMessage(self, peer, 0));
       if (refused.ok() || refused.status().code() != RFT_ERR_ARG) {
         return OtherError("a send to rank " + std::to_string(peer) + " while its QP closes: " +
                           (refused.ok() ? "taken" : refused.status().ToString()) +
@@ -274,7 +256,7 @@ class CloseCheck {
   Status Poll() {
     StatusOr<int> polled = channel_->Progress();
     if (!polled.ok()) return polled.status();
-    if (!wrong_.empty()) return OtherError(wrong_);
+    if (!arrivals_.wrong().empty()) return OtherError(arrivals_.wrong());
     if (!failure_.empty()) return OtherError("a peer was reported failed: " + failure_);
     return Status::Ok();
   }
@@ -284,10 +266,9 @@ class CloseCheck {
   std::unique_ptr<EagerChannel> channel_;
   uint32_t burst_ = 0;
   std::vector<uint32_t> sent_ = std::vector<uint32_t>(3, 0);
-  std::vector<uint32_t> arrived_ = std::vector<uint32_t>(3, 0);
+  ArrivalCheck arrivals_{self, 3};  // `self` is set before the check is made
   std::vector<int> closed_ = std::vector<int>(3, 0);
   std::vector<QpAddress> remote_ = std::vector<QpAddress>(3);  // each peer's last record
-  std::string wrong_;
   std::string failure_;
 };
 

@@ -1,7 +1,10 @@
 #include "tests/verbs/device_check.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
+
+#include "base/byte_order.h"
 
 namespace rft::verbs {
 
@@ -45,6 +48,25 @@ std::variant<JobCheckStart, int> StartJobCheck(CheckVoice& voice, std::string_vi
   }
   voice.set_speaker("rank " + std::to_string((*job)->rank()));
   return JobCheckStart{std::get<Endpoint>(std::move(port)), *std::move(job)};
+}
+
+std::vector<std::byte> NumberedMessage(Rank from, Rank to, uint32_t index) {
+  std::vector<std::byte> bytes(index % 2 == 0 ? 64 : 4096);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    bytes[i] = std::byte(static_cast<uint8_t>(from * 29 + to * 5 + index * 11 + i));
+  }
+  StoreLittleEndian<uint32_t>(bytes, 0, index);
+  return bytes;
+}
+
+void ArrivalCheck::OnMessage(Rank from, std::span<const std::byte> payload) {
+  const uint32_t index = arrived_[from]++;
+  const std::vector<std::byte> expected = NumberedMessage(from, self_, index);
+  if (wrong_.empty() && (payload.size() != expected.size() ||
+                         !std::equal(payload.begin(), payload.end(), expected.begin()))) {
+    wrong_ = "message " + std::to_string(index) + " from rank " + std::to_string(from) +
+             " is not what was sent (" + std::to_string(payload.size()) + " bytes)";
+  }
 }
 
 }  // namespace rft::verbs

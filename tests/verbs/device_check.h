@@ -8,11 +8,14 @@
 #ifndef RFT_TESTS_VERBS_DEVICE_CHECK_H_
 #define RFT_TESTS_VERBS_DEVICE_CHECK_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "base/status.h"
 #include "transport/bootstrap/bootstrap.h"
@@ -52,6 +55,27 @@ struct JobCheckStart {
 };
 std::variant<JobCheckStart, int> StartJobCheck(CheckVoice& voice, std::string_view requested,
                                                uint32_t min_size, uint32_t max_size);
+
+// Message `index` from `from` to `to`, for the checks that send numbered streams: its size
+// alternates between inline (64 bytes) and a slot's worth (4096), and its bytes depend on both
+// ranks and the index, which it carries in its first word.
+std::vector<std::byte> NumberedMessage(Rank from, Rank to, uint32_t index);
+
+// What arrived at rank `self` from each of `size` ranks: counts, and the first message that was
+// not the NumberedMessage expected next from its sender (order and content in one check).
+class ArrivalCheck {
+ public:
+  ArrivalCheck(Rank self, uint32_t size) : self_(self), arrived_(size, 0) {}
+  void OnMessage(Rank from, std::span<const std::byte> payload);
+  uint32_t arrived(Rank from) const { return arrived_[from]; }
+  // Empty while every message was the expected one.
+  const std::string& wrong() const { return wrong_; }
+
+ private:
+  Rank self_;
+  std::vector<uint32_t> arrived_;
+  std::string wrong_;
+};
 
 }  // namespace rft::verbs
 

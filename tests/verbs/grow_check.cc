@@ -45,18 +45,6 @@ Rank self = 0;
 
 CheckVoice voice("grow");
 
-// Message `index` to `to`: its size alternates, and it carries the index and both ranks.
-size_t SizeOf(uint32_t index) { return index % 2 == 0 ? 64 : 4096; }
-
-std::vector<std::byte> Message(Rank from, Rank to, uint32_t index) {
-  std::vector<std::byte> bytes(SizeOf(index));
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    bytes[i] = std::byte(static_cast<uint8_t>(from * 31 + to * 7 + index * 13 + i));
-  }
-  StoreLittleEndian<uint32_t>(bytes, 0, index);
-  return bytes;
-}
-
 std::span<const std::byte> Bytes(const std::vector<std::byte>& v) { return v; }
 
 Status Publish(Bootstrap& job, const std::string& key, const std::vector<std::byte>& value) {
@@ -86,17 +74,10 @@ int Run(int argc, char** argv) {
   if (!opened.ok()) return voice.Fail(opened.status().message());
 
   // Every message from `from` arrives in order and intact.
-  std::vector<uint32_t> arrived(kJoiner + 1, 0);
-  std::string wrong;
+  ArrivalCheck arrivals(self, kJoiner + 1);
   std::vector<int> failures(kJoiner + 1, 0);
   auto on_message = [&](Rank from, std::span<const std::byte> payload) {
-    const uint32_t index = arrived[from]++;
-    const std::vector<std::byte> expected = Message(from, self, index);
-    if (wrong.empty() && (payload.size() != expected.size() ||
-                          !std::equal(payload.begin(), payload.end(), expected.begin()))) {
-      wrong = "message " + std::to_string(index) + " from rank " + std::to_string(from) +
-              " is not what was sent (" + std::to_string(payload.size()) + " bytes)";
-    }
+    arrivals.OnMessage(from, payload);
   };
   auto on_failure = [&](Rank peer, std::string_view) { ++failures[peer]; };
   StatusOr<std::unique_ptr<EagerChannel>> created =
@@ -158,7 +139,7 @@ int Run(int argc, char** argv) {
   std::vector<uint32_t> sent(kJoiner + 1, 0);
   for (Rank p : peers) {
     if (p == other && !joiner) continue;  // after the fence
-    const std::vector<std::byte> probe = Message(self, p, 0);
+    const std::vector<std::byte> probe = NumberedMessage(self, p, 0);
     StatusOr<SendResult> now = channel.SendNow(p, Bytes(probe), {});
     if (!now.ok() || *now != SendResult::kFull) {
       return voice.Fail("SendNow to rank " + std::to_string(p) + " before it is ready: " +
@@ -166,7 +147,7 @@ int Run(int argc, char** argv) {
     }
     // One window: queued messages hold send slots, which the peers share.
     for (; sent[p] < channel.credits(); ++sent[p]) {
-      StatusOr<SendResult> queued = channel.Send(p, Bytes(Message(self, p, sent[p])));
+      StatusOr<SendResult> queued = channel.Send(p, Bytes(NumberedMessage(self, p, sent[p])));
       if (!queued.ok())
         return voice.Fail("queueing for rank " + std::to_string(p) + ": " +
                           queued.status().ToString());
@@ -198,7 +179,7 @@ int Run(int argc, char** argv) {
   const Clock::time_point deadline = Clock::now() + kTrafficLimit;
   auto done = [&] {
     for (Rank p : peers) {
-      if (arrived[p] < burst || sent[p] < burst) return false;
+      if (arrivals.arrived(p) < burst || sent[p] < burst) return false;
     }
     return channel.Idle();
   };
@@ -206,7 +187,7 @@ int Run(int argc, char** argv) {
     if (Clock::now() > deadline) return voice.Fail("traffic did not end within the limit");
     for (Rank p : peers) {
       while (sent[p] < burst) {
-        StatusOr<SendResult> r = channel.Send(p, Bytes(Message(self, p, sent[p])));
+        StatusOr<SendResult> r = channel.Send(p, Bytes(NumberedMessage(self, p, sent[p])));
         if (!r.ok())
           return voice.Fail("send to rank " + std::to_string(p) + ": " + r.status().ToString());
         if (*r == SendResult::kFull) break;
@@ -215,12 +196,13 @@ int Run(int argc, char** argv) {
     }
     StatusOr<int> progressed = channel.Progress();
     if (!progressed.ok()) return voice.Fail("progress: " + progressed.status().ToString());
-    if (!wrong.empty()) return voice.Fail(wrong);
+    if (!arrivals.wrong().empty()) return voice.Fail(arrivals.wrong());
   }
   for (Rank p : peers) {
-    if (arrived[p] != burst)
-      return voice.Fail("rank " + std::to_string(p) + " sent " + std::to_string(arrived[p]) +
-                        " messages, expected " + std::to_string(burst));
+    if (arrivals.arrived(p) != burst)
+      return voice.Fail("rank " + std::to_string(p) + " sent " +
+                        std::to_string(arrivals.arrived(p)) + " messages, expected " +
+                        std::to_string(burst));
     if (failures[p] != 0) return voice.Fail("rank " + std::to_string(p) + " was reported failed");
   }
   if (!joiner && channel.stats(kJoiner).greetings != 1) {
