@@ -21,7 +21,8 @@
 # build and asan still run them. TSan builds only what the tests it runs need (the rest of //...
 # is built by the default and asan stages, whose warnings are the same but for -Wtsan's fence
 # check, which the threaded code all reaches). If the query fails, tsan runs all of //... and
-# says so. asan runs every test, and builds only the tests and what they need.
+# says so. asan runs every test, and builds only the tests and what they need; its reports are
+# printed without symbols and named after the run (tools/symbolize_reports.py).
 #
 # Bazel's disk cache, outside the clone, lets a run on a machine that has built before reuse its
 # actions (every clone has an output base of its own): RFT_BAZEL_DISK_CACHE, default
@@ -69,6 +70,30 @@ else
   total_failed=$((total_failed + 1))
 fi
 record_time format $((SECONDS - start))
+
+# What the compatibility and soft-RoCE stages boot comes from Debian's mirror on a fresh machine:
+# the trixie root (~70 s) and the guests' kernel and initramfs (~40 s), mostly waits on the
+# network and the disk. Both are made in the background while the default build compiles, and
+# their stages wait for them (each script does nothing when its result is there already). The
+# default configuration's tests start only once both are done, so that no test shares the CPUs
+# with them.
+prepare_dir=$(mktemp -d)
+declare -A prepare_pids=()
+prepare() {  # NAME SCRIPT: runs SCRIPT in the background, its output to $prepare_dir/NAME
+  bash "$2" >"$prepare_dir/$1" 2>&1 &
+  prepare_pids[$1]=$!
+}
+# prepared NAME: waits for NAME's preparation; prints its output and returns its status.
+prepared() {
+  [[ -n "${prepare_pids[$1]:-}" ]] || return 0
+  local status=0
+  wait "${prepare_pids[$1]}" || status=$?
+  unset "prepare_pids[$1]"
+  cat "$prepare_dir/$1"
+  return "$status"
+}
+[[ " $STAGES " == *" compat "* ]] && prepare compat-root tools/compat/make-root.sh
+[[ " $STAGES " == *" softroce "* ]] && prepare softroce-image tools/softroce/build_image.sh
 
 # The layering (docs/architecture.md): Bazel must refuse a lower layer's dependency on a higher
 # one. //transport/layering_check:upward is such a dependency; building it has to fail, and for
@@ -181,6 +206,11 @@ for config in $CONFIGS; do
     # minutes of a cold run.
     build_flags=(--build_tests_only)
     note=": the tests and what they need"
+    # Reports without symbols: LeakSanitizer symbolizes the stacks of the leaks it suppresses
+    # (libpmix's, at every exit), and the first symbolization reads every loaded library's debug
+    # information; that was 27% of this stage's multi-process tests (docs/reliability.md). The
+    # reports of failed tests get their names after the run (symbolize_reports.py, below).
+    build_flags+=(--test_env=ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=0)
   fi
   if [[ "$config" == "tsan" ]]; then
     if mapfile -t threaded < <(tsan_threaded_tests; echo "rc=$?") && [[ "${threaded[-1]}" == "rc=0" ]]
@@ -199,11 +229,27 @@ for config in $CONFIGS; do
     build_flags+=("--test_env=TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tools/tsan_suppressions.txt")
   fi
   log=$(mktemp)
+  if [[ "$config" == "default" && ${#prepare_pids[@]} -gt 0 ]]; then
+    # Compiled beside the preparations above; the tests run after them. (Its errors come again
+    # from bazel test, which counts them.)
+    echo "=== bazel build //... (beside the compatibility root and the soft-RoCE image)"
+    bazel build "${BAZEL_FLAGS[@]}" "${CACHE_FLAGS[@]}" --keep_going "${targets[@]}" >/dev/null 2>&1
+    for name in "${!prepare_pids[@]}"; do
+      wait "${prepare_pids[$name]}"
+    done
+  fi
   echo "=== bazel test //... ${config_flag[*]:-}$note"
   bazel test "${BAZEL_FLAGS[@]}" "${CACHE_FLAGS[@]}" "${TEST_FLAGS[@]}" "${config_flag[@]}" \
     "${build_flags[@]}" --keep_going "${targets[@]}" 2>&1 | tee "$log"
   testlogs=$(bazel info "${CACHE_FLAGS[@]}" "${config_flag[@]}" bazel-testlogs 2>/dev/null)
   read -r passed failed < <(python3 tools/count_tests.py "$log" "$testlogs")
+  if [[ "$config" == "asan" && "$failed" != 0 ]]; then
+    # The logs Bazel lists under the failed targets, their sanitizer frames named.
+    mapfile -t failed_logs < <(grep -oE '^ +/\S+/test\.log$' "$log" | sed 's/^ *//')
+    ((${#failed_logs[@]} > 0)) && python3 tools/symbolize_reports.py \
+      "$(bazel info "${CACHE_FLAGS[@]}" "${config_flag[@]}" execution_root 2>/dev/null)" \
+      "${failed_logs[@]}"
+  fi
   echo "=== $config: $passed passed, $failed failed ($((SECONDS - start)) s)"
   record_time "$config" $((SECONDS - start))
   total_passed=$((total_passed + passed))
@@ -237,7 +283,11 @@ if [[ " $STAGES " == *" compat "* ]]; then
   echo "=== compatibility: Debian trixie root (tools/compat)"
   start=$SECONDS
   log=$(mktemp)
-  if [[ "${compat_ready:-0}" -eq 1 ]] && bash tools/compat/make-root.sh 2>&1 | tee "$log"; then
+  # The root made in the background: its output first (its status aside: make-root.sh, which does
+  # nothing when the root is complete, tries again and says why when it is not).
+  prepared compat-root >"$log" 2>&1
+  cat "$log"
+  if [[ "${compat_ready:-0}" -eq 1 ]] && bash tools/compat/make-root.sh 2>&1 | tee -a "$log"; then
     bash tools/compat/run.sh "$stage_dir" 2>&1 | tee -a "$log"
   fi
   add_stage compat "$log" $((SECONDS - start + ${compat_staging_seconds:-0}))
@@ -245,6 +295,10 @@ if [[ " $STAGES " == *" compat "* ]]; then
 fi
 
 run_stage fuzz "fuzzing: libFuzzer targets (tools/fuzz.sh)" tools/fuzz.sh
+# The image's own output only when it failed: the stage builds it again, and says why.
+[[ " $STAGES " == *" softroce "* ]] && ! prepared softroce-image >"$prepare_dir/image-log" &&
+  cat "$prepare_dir/image-log"
+rm -rf "$prepare_dir"
 run_stage softroce "soft-RoCE: qemu guests with rdma_rxe (tools/softroce)" tools/softroce/selftest.sh
 
 for i in "${!timed_names[@]}"; do
