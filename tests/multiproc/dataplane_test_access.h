@@ -29,10 +29,11 @@ class DataPlaneTestAccess {
   // Makes `rank` look like process `pid` with `pidfd` (owned from now on) to the same-node
   // rendezvous, e.g. a pid reused after the peer behind `pidfd` died.
   static void ReplacePeerProcess(transport::DataPlane& plane, Rank rank, pid_t pid, int pidfd) {
-    if (rank >= plane.pidfds_.size()) return;
-    if (plane.pidfds_[rank] >= 0) close(plane.pidfds_[rank]);
-    plane.pids_[rank] = pid;
-    plane.pidfds_[rank] = pidfd;
+    if (!plane.peers_.Contains(rank)) return;
+    transport::Peer& peer = plane.peers_[rank];
+    if (peer.pidfd >= 0) close(peer.pidfd);
+    peer.pid = pid;
+    peer.pidfd = pidfd;
   }
 };
 

@@ -384,8 +384,8 @@ void DataPlane::FinishUcxOperation(Request* request, void* ucx_request, ucs_stat
     // operation ends as ULFM says an operation with a failed peer does.
     const Rank peer = request->kind == RequestKind::kSend ? request->peer : request->status.source;
     if (peer < size_ && peer != rank_) {
-      if (!transport_failed_[peer]) {
-        transport_failed_[peer] = true;
+      if (!peers_[peer].transport_failed) {
+        peers_[peer].transport_failed = true;
         RFT_LOG_WARN("%s with rank %u failed in UCX (%s): rank %u is reported failed",
                      request->kind == RequestKind::kSend ? "send" : "receive", peer,
                      ucs_status_string(status), peer);

@@ -133,9 +133,9 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
   const bool synchronous = mode == SendMode::kSynchronous;
   if (synchronous) [[unlikely]]
     request->synchronous = true;
-  const Path path = path_[dest];
+  const Path path = peers_[dest].path;
   const bool large = bytes > options_.eager_limit || synchronous;
-  const bool cma = large && (cma_peers_[dest] || (synchronous && bytes == 0));
+  const bool cma = large && (peers_[dest].same_node_pull || (synchronous && bytes == 0));
   const bool own_rendezvous = cma || (large && path == Path::kVerbs);
   EncodeDataHeader(*context, context_id, tag,
                    own_rendezvous ? MessageType::kRendezvousRequest : MessageType::kEager,
@@ -349,7 +349,7 @@ bool DataPlane::VerbsWrite(Rank peer, std::span<const std::byte> first,
   if (dest >= size_) [[unlikely]]
     return false;
   // A ring or verbs peer needs no UCX endpoint (it may have none: EndpointFor), only to be alive.
-  const bool direct = path_[dest] != Path::kUcx;
+  const bool direct = peers_[dest].path != Path::kUcx;
   const ucp_ep_h ep = direct ? nullptr : endpoints_->Connected(dest);
   if (bytes > kInlinePayloadMax || bytes > options_.eager_limit || tag < 0 || context == nullptr ||
       context->revoked || (direct ? endpoints_->failed(dest) : ep == nullptr) ||
@@ -363,11 +363,12 @@ bool DataPlane::VerbsWrite(Rank peer, std::span<const std::byte> first,
     // Behind anything queued for it, or not at all (Isend then queues it, in order). Header and
     // payload joined here: the verbs channel would join them again for its inline SEND (one
     // scatter/gather entry), and a ring takes one span as well as two.
-    if (!direct_queue_[dest].empty()) return false;
+    if (!peers_[dest].direct_queue.empty()) return false;
     if (bytes > 0) std::memcpy(message.data() + kWireHeaderSize, buffer, bytes);
     const std::span<const std::byte> whole(message.data(), kWireHeaderSize + bytes);
     // DirectWrite, with the verbs write inline.
-    return path_[dest] == Path::kRing ? RingWrite(dest, whole, {}) : VerbsWriteNow(dest, whole, {});
+    return peers_[dest].path == Path::kRing ? RingWrite(dest, whole, {})
+                                            : VerbsWriteNow(dest, whole, {});
   }
   if (bytes > 0) std::memcpy(message.data() + kWireHeaderSize, buffer, bytes);
   ucp_request_param_t param;
@@ -525,7 +526,7 @@ void DataPlane::ProcessNotices() {
         if (rank <= kMaxRank) failed_beyond_size_.Insert(rank);
         continue;
       }
-      if (rank != rank_ && !failure_completed_[rank]) {
+      if (rank != rank_ && !peers_[rank].failure_completed) {
         // What the peer sent before it died may still wait in the transport: received first,
         // so it is delivered rather than failed.
         DrainTransport();
@@ -537,7 +538,7 @@ void DataPlane::ProcessNotices() {
 
 void DataPlane::FailPeer(Rank rank) {
   failing_peer_ = true;
-  failure_completed_[rank] = true;
+  peers_[rank].failure_completed = true;
   endpoints_->MarkFailed(rank);
   DropDirectQueue(rank);  // what waited for room on its direct path: completed below
   // No RDMA of it touches this process's memory from here on; its reads end as flushed.
@@ -548,7 +549,7 @@ void DataPlane::FailPeer(Rank rank) {
   // dying are still in the queues, and UCX would copy them into a buffer the caller already
   // freed. Closing the endpoint below makes UCX call back.
   std::vector<Request*> in_ucx;
-  while (PeerLink* link = peer_pending_[rank].front()) {
+  while (PeerLink* link = peers_[rank].pending.front()) {
     Request* request = link->request;
     if (request->kind == RequestKind::kReceive && request->posted.linked()) {
       FindContext(request->context_id)->queue.Cancel(&request->posted);

@@ -1,8 +1,8 @@
 // The data plane: tagged point-to-point messages between the processes of a job, with rft's own
 // MPI tag matching and failure completion.
 //
-// Each peer is reached by one path, chosen at start-up (path_): UCX's active messages, a
-// same-node ring (shm_path.cc, docs/shm.md), or the verbs backend (verbs_path.cc,
+// Each peer is reached by one path, chosen at start-up (its PeerTable entry): UCX's active
+// messages, a same-node ring (shm_path.cc, docs/shm.md), or the verbs backend (verbs_path.cc,
 // docs/verbs.md; RFT_TRANSPORT). The ring and verbs paths carry the same records as UCX (header
 // first) and the same rendezvous (the receiver reads the data: process_vm_readv or RDMA READ).
 //
@@ -49,6 +49,7 @@
 #include "base/status.h"
 #include "base/wake_queue.h"
 #include "transport/bootstrap/bootstrap.h"
+#include "transport/dataplane/peer_table.h"
 #include "transport/dataplane/record.h"
 #include "transport/dataplane/request.h"
 #include "transport/matching/matching_queue.h"
@@ -180,11 +181,11 @@ class DataPlane : private ucx::PeerFailureSink {
   Status AddRanks(uint32_t new_size, const RankSet& known_failed = RankSet());
 
   // Whether large messages to and from `peer` use the same-node (CMA) rendezvous.
-  bool UsesCmaWith(Rank peer) const { return peer < size_ && cma_peers_[peer]; }
+  bool UsesCmaWith(Rank peer) const { return peer < size_ && peers_[peer].same_node_pull; }
   // Whether messages to `peer` go through a same-node ring (docs/shm.md).
-  bool UsesRingTo(Rank peer) const { return peer < size_ && ring_out_[peer] != nullptr; }
+  bool UsesRingTo(Rank peer) const { return peer < size_ && peers_[peer].ring != nullptr; }
   // Whether messages to `peer` go through the verbs backend (docs/verbs.md).
-  bool UsesVerbsTo(Rank peer) const { return peer < size_ && path_[peer] == Path::kVerbs; }
+  bool UsesVerbsTo(Rank peer) const { return peer < size_ && peers_[peer].path == Path::kVerbs; }
   // The verbs rendezvous's registration cache (docs/verbs.md): buffers found registered,
   // buffers registered, and cached ranges dropped because their memory was unmapped. Zeros
   // without verbs.
@@ -341,8 +342,6 @@ class DataPlane : private ucx::PeerFailureSink {
   // itself carries no test hooks.
   friend class ::rft::testing::DataPlaneTestAccess;
 
-  // How messages to a rank travel (path_).
-  enum class Path : uint8_t { kUcx, kRing, kVerbs };
   // An arrived message no receive has matched yet.
   struct Unexpected {
     enum class Storage : uint8_t {
@@ -457,10 +456,10 @@ class DataPlane : private ucx::PeerFailureSink {
   Status Finish(Request** handle, MessageStatus* status);
   void ReleaseRequest(Request** handle, MessageStatus* status);
   void LinkToPeer(Request* request, Rank peer) {
-    peer_pending_[peer].push_back(&request->peer_link);
+    peers_[peer].pending.push_back(&request->peer_link);
   }
   void UnlinkFromPeer(Request* request) {
-    if (request->peer_link.linked()) peer_pending_[request->peer].erase(&request->peer_link);
+    if (request->peer_link.linked()) peers_[request->peer].pending.erase(&request->peer_link);
   }
 
   // Receive side (active_message.cc).
@@ -556,11 +555,11 @@ class DataPlane : private ucx::PeerFailureSink {
   bool AttachRingTo(Rank peer, int fd, uint32_t capacity, int wake_fd, bool blocks);
   // Writes `first` + `second` into `peer`'s ring now, waking it if it sleeps; false when full.
   bool RingWrite(Rank peer, std::span<const std::byte> first, std::span<const std::byte> second);
-  // The direct paths, a ring or verbs (path_[peer] != kUcx), share the queue of messages that
+  // The direct paths, a ring or verbs (a path other than kUcx), share the queue of messages that
   // wait for room in order. Writes `first` + `second` on `peer`'s path now; false when there is
   // no room (or the peer failed: its failure completes what waits).
   bool DirectWrite(Rank peer, std::span<const std::byte> first, std::span<const std::byte> second) {
-    if (path_[peer] == Path::kRing) return RingWrite(peer, first, second);
+    if (peers_[peer].path == Path::kRing) return RingWrite(peer, first, second);
     return VerbsWrite(peer, first, second);
   }
   // A send to a peer with a direct path: written now or queued behind what waits already.
@@ -777,11 +776,15 @@ class DataPlane : private ucx::PeerFailureSink {
   // messages go through UCX (every peer on a ring or verbs). SetPath calls it when that count
   // changes; the verbs path calls it when it comes up or goes.
   void UpdateUcxRest();
-  // The one writer of path_ after ResizePaths (setup.cc): keeps the count of peers sent to
-  // through UCX, and with it ucx_may_rest_, in step with the table.
-  void SetPath(Rank peer, Path path);
+  // Sets `peer`'s path, and ucx_may_rest_ in step with the count of peers sent to through UCX.
+  void SetPath(Rank peer, Path path) {
+    if (peers_.SetPath(peer, path)) UpdateUcxRest();
+  }
   // The table for `new_size` ranks; the new ones go through UCX until a ring or verbs takes them.
-  void ResizePaths(uint32_t new_size);
+  void GrowPeers(uint32_t new_size) {
+    peers_.Grow(new_size);
+    UpdateUcxRest();
+  }
   // internal::SendOwnMessage, with UCX polled at every pass from now on.
   void* SendOwnMessage(ucp_ep_h ep, const std::byte* bytes, size_t length,
                        ucp_send_nbx_callback_t done, void* user_data);
@@ -818,46 +821,23 @@ class DataPlane : private ucx::PeerFailureSink {
   bool has_truncating_datatype_ = false;
   std::unique_ptr<ucx::EndpointTable> endpoints_;
   std::vector<std::unique_ptr<Context>> contexts_;
-  std::unique_ptr<IntrusiveList<PeerLink>[]> peer_pending_;  // [rank]: operations depending on it
-  // [rank]: its failure was completed here (the endpoint table may know of it earlier: UCX's
-  // error callback marks it there before our report is processed).
-  std::vector<bool> failure_completed_;
+  PeerTable peers_;  // one entry per rank, this process's own included
   // Failures reported for ranks beyond the size (a replacement this plane has not added yet).
   RankSet failed_beyond_size_;
   std::function<void(uint32_t, uint32_t, uint32_t)> revocation_heard_;  // OnRevocationHeard
-  // Peers this process reported failed after a transport error on an operation (logged once).
-  std::vector<bool> transport_failed_;
-  std::vector<uint8_t> cma_peers_;  // [rank]: large messages use the same-node rendezvous
-  std::vector<pid_t> pids_;         // [rank]: its process id, for the same-node rendezvous
-  // [rank]: a pidfd of that process (-1: none, and no same-node rendezvous with it). A read
-  // by pid alone could reach another process that reused the number after the peer died.
-  std::vector<int> pidfds_;
   uint64_t pull_sequence_ = 0;
   // Same-node rings. This process's segment (a memfd): a control page (whether it sleeps), then
-  // one incoming ring per rank of the node at ring_stride_ apart, indexed as local_peers().
-  struct RingPeer {
-    std::unique_ptr<shm::RingWriter> writer;
-    void* mapping = nullptr;  // the ring in the peer's segment
-    size_t mapping_bytes = 0;
-    std::atomic<uint32_t>* sleeping = nullptr;  // the peer's flag, when it blocks
-    void* control_mapping = nullptr;
-    int wake_fd = -1;  // the peer's wake-up eventfd (pidfd_getfd)
-  };
+  // one incoming ring per rank of the node at ring_stride_ apart, indexed as local_peers(). The
+  // rings it writes into are in the peers' entries (Peer::ring).
   int ring_fd_ = -1;
   void* ring_segment_ = nullptr;
   size_t ring_segment_bytes_ = 0;
   size_t ring_capacity_ = 0;
-  std::vector<std::unique_ptr<RingPeer>> ring_out_;  // [rank]: nullptr unless it takes a ring
-  std::vector<Rank> ring_in_ranks_;                  // the writer of each of rings_in_
-  std::vector<shm::RingReader> rings_in_;            // from each other rank of the node
-  // How messages to a rank travel (Path, above): the per-peer table the send path looks up.
-  std::vector<Path> path_;       // [rank]; written by SetPath and ResizePaths only
-  uint32_t ucx_path_peers_ = 0;  // the other ranks whose path is kUcx
-  // [rank]: writes waiting for room on its direct path (ring or verbs), in order.
-  std::unique_ptr<IntrusiveList<RingLink>[]> direct_queue_;
-  std::vector<Rank> direct_backlog_;  // ranks whose queue is not empty
-  std::unique_ptr<VerbsPath> verbs_;  // nullptr unless this process offered verbs
-  int verbs_wake_fds_[2] = {-1, -1};  // its completion channel and device event fds
+  std::vector<Rank> ring_in_ranks_;        // the writer of each of rings_in_
+  std::vector<shm::RingReader> rings_in_;  // from each other rank of the node
+  std::vector<Rank> direct_backlog_;       // ranks whose direct queue is not empty
+  std::unique_ptr<VerbsPath> verbs_;       // nullptr unless this process offered verbs
+  int verbs_wake_fds_[2] = {-1, -1};       // its completion channel and device event fds
   // UCX as a low-priority poll (docs/performance.md, "UCX's worker while verbs carries the
   // messages"). Over verbs, UCX carries the link messages and the pairs without a place; on one
   // node with rings, next to nothing (the rings carry the data, the rendezvous' done messages

@@ -5,24 +5,6 @@
 #include "transport/dataplane/data_plane.h"
 
 namespace rft::transport {
-namespace {
-
-// Moves every item of `old_lists[0, count)` into a fresh array of `new_count` lists, in order
-// (the lists link their items through sentinels inside them: they cannot be moved whole).
-template <typename T>
-std::unique_ptr<IntrusiveList<T>[]> GrowLists(std::unique_ptr<IntrusiveList<T>[]> old_lists,
-                                              uint32_t count, uint32_t new_count) {
-  auto lists = std::make_unique<IntrusiveList<T>[]>(new_count);
-  for (uint32_t r = 0; r < count; ++r) {
-    while (T* item = old_lists[r].front()) {
-      old_lists[r].erase(item);
-      lists[r].push_back(item);
-    }
-  }
-  return lists;
-}
-
-}  // namespace
 
 Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
   const uint32_t old_size = size_;
@@ -62,18 +44,10 @@ Status DataPlane::AddRanks(uint32_t new_size, const RankSet& known_failed) {
     records[r - old_size] = std::move(*record);
     addresses[r - old_size] = std::move(records[r - old_size].ucx_address);
   }
-  peer_pending_ = GrowLists(std::move(peer_pending_), old_size, new_size);
-  direct_queue_ = GrowLists(std::move(direct_queue_), old_size, new_size);
-  ring_out_.resize(new_size);
-  ResizePaths(new_size);  // verbs below, where both ends offer it
-  failure_completed_.resize(new_size, false);
-  transport_failed_.resize(new_size, false);
-  cma_peers_.resize(new_size, 0);
-  pids_.resize(new_size, 0);
-  pidfds_.resize(new_size, -1);
+  GrowPeers(new_size);  // on UCX; verbs below, where both ends offer it
   for (Rank r = old_size; r < new_size; ++r) {
     if (unreachable.Contains(r)) continue;
-    pids_[r] = static_cast<pid_t>(records[r - old_size].pid);
+    peers_[r].pid = static_cast<pid_t>(records[r - old_size].pid);
     DecideCma(r, records[r - old_size], same_node.Contains(r));
   }
   RFT_RETURN_IF_ERROR(endpoints_->Grow(std::move(addresses), unreachable));

@@ -1,7 +1,7 @@
 // The pull rendezvous: large messages the receiver pulls from the sender's memory once they are
 // matched, by process_vm_readv between processes of one node (below) or by RDMA READ over the
 // verbs path (verbs_read.cc), without UCX's rendezvous. Both share the request and the done
-// message here; which reads is the pair's path (cma_peers_, else verbs).
+// message here; which reads is the pair's path (the same-node pull, else verbs).
 //
 // The sender sends a request-to-send (a kRendezvousRequest: the header and a descriptor of
 // where the data is) and keeps its request pending. The receiver matches it like any message;
@@ -105,7 +105,8 @@ void DataPlane::HandlePullRequest(const WireHeader& header, std::span<const std:
   RendezvousDescriptor descriptor;
   // An empty descriptor (a synchronous send of 0 bytes) needs no read: it may come from anyone.
   const bool decoded = DecodeRendezvousDescriptor(payload, &descriptor);
-  const bool readable = cma_peers_[header.source] || path_[header.source] == Path::kVerbs ||
+  const bool readable = peers_[header.source].same_node_pull ||
+                        peers_[header.source].path == Path::kVerbs ||
                         (decoded && descriptor.length == 0);
   if (!readable || !decoded) {
     drops_.Record(DecodeError::kBadPayload);  // not a peer we agreed to read from, or garbage
@@ -139,8 +140,8 @@ void DataPlane::PullMessage(Request* request, Rank source, int32_t tag,
     return;
   }
   // The same rule as the sender's (Isend): CMA with a peer of this node, else verbs.
-  if (!cma_peers_[source]) return ReadVerbs(request, source, tag, descriptor);
-  const int error = ReadFromProcess(pids_[source], request->buffer, descriptor.address, count);
+  if (!peers_[source].same_node_pull) return ReadVerbs(request, source, tag, descriptor);
+  const int error = ReadFromProcess(peers_[source].pid, request->buffer, descriptor.address, count);
   // Checked after the read: if the sender had ended, its pid may belong to another process by
   // now, and whatever was read (or refused) came from that one.
   if (error == ESRCH || PeerProcessEnded(source)) {
@@ -153,8 +154,8 @@ void DataPlane::PullMessage(Request* request, Rank source, int32_t tag,
     RFT_LOG_ERROR(
         "receive of %llu bytes from rank %u: process_vm_readv from pid %d failed (%s); the "
         "message is lost and both ends get RFT_ERR_OTHER. RFT_RENDEZVOUS=ucx avoids it",
-        static_cast<unsigned long long>(descriptor.length), source, static_cast<int>(pids_[source]),
-        std::strerror(error));
+        static_cast<unsigned long long>(descriptor.length), source,
+        static_cast<int>(peers_[source].pid), std::strerror(error));
     request->status.count = 0;
     CompleteReceive(request, source, tag, RFT_ERR_OTHER);
     SendPullDone(source, descriptor, kRendezvousReadFailed);
@@ -167,13 +168,13 @@ void DataPlane::PullMessage(Request* request, Rank source, int32_t tag,
 }
 
 bool DataPlane::PeerProcessEnded(Rank rank) const {
-  if (rank >= pidfds_.size() || pidfds_[rank] < 0) return false;
-  pollfd ended = {pidfds_[rank], POLLIN, 0};
+  if (!peers_.Contains(rank) || peers_[rank].pidfd < 0) return false;
+  pollfd ended = {peers_[rank].pidfd, POLLIN, 0};
   return poll(&ended, 1, 0) > 0 && (ended.revents & (POLLIN | POLLHUP)) != 0;
 }
 
 bool DataPlane::HasPeerProcess(Rank peer) const {
-  return peer < pidfds_.size() && pidfds_[peer] >= 0 && peer != rank_;
+  return peers_.Contains(peer) && peers_[peer].pidfd >= 0 && peer != rank_;
 }
 
 int DataPlane::CopyPeerDescriptor(Rank peer, int fd) const {
@@ -181,7 +182,7 @@ int DataPlane::CopyPeerDescriptor(Rank peer, int fd) const {
     errno = ESRCH;
     return -1;
   }
-  return static_cast<int>(syscall(SYS_pidfd_getfd, pidfds_[peer], fd, 0));
+  return static_cast<int>(syscall(SYS_pidfd_getfd, peers_[peer].pidfd, fd, 0));
 }
 
 void DataPlane::SendPullDone(Rank source, const RendezvousDescriptor& descriptor, uint16_t flags,
@@ -230,8 +231,8 @@ void DataPlane::HandlePullDone(const WireHeader& header, std::span<const std::by
   // The cookie is a pointer we handed out: never dereferenced before it is found among the
   // sends still waiting on that peer.
   Request* request = nullptr;
-  for (PeerLink* link = peer_pending_[header.source].front(); link != nullptr;
-       link = peer_pending_[header.source].next(link)) {
+  const IntrusiveList<PeerLink>& pending = peers_[header.source].pending;
+  for (PeerLink* link = pending.front(); link != nullptr; link = pending.next(link)) {
     if (reinterpret_cast<uint64_t>(link->request) == done.cookie) {
       request = link->request;
       break;

@@ -66,8 +66,8 @@ void DataPlane::RevokeLife(uint32_t context_id, Context* context) {
   // Sends first: a purge below may release a rendezvous this process sent to itself, and UCX's
   // completion of it must find the send marked.
   for (Rank rank = 0; rank < size_; ++rank) {
-    for (PeerLink* link = peer_pending_[rank].front(); link != nullptr;
-         link = peer_pending_[rank].next(link)) {
+    const IntrusiveList<PeerLink>& pending = peers_[rank].pending;
+    for (PeerLink* link = pending.front(); link != nullptr; link = pending.next(link)) {
       Request* request = link->request;
       if (request->kind == RequestKind::kSend && request->context_id == context_id) {
         request->revoked = true;

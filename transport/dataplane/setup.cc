@@ -71,6 +71,7 @@ DataPlane::DataPlane(Bootstrap* job, const Options& options)
       rank_(job->rank()),
       size_(job->size()),
       job_token_(job->job_token()),
+      peers_(job->rank()),
       buffers_(std::max<size_t>(options.eager_limit, 64)) {}
 
 StatusOr<std::unique_ptr<DataPlane>> DataPlane::Create(Bootstrap* job, const Options& options) {
@@ -84,12 +85,7 @@ StatusOr<std::unique_ptr<DataPlane>> DataPlane::Create(Bootstrap* job, const Opt
 
 Status DataPlane::Start() {
   RFT_RETURN_IF_ERROR(reports_.Open());
-  peer_pending_ = std::make_unique<IntrusiveList<PeerLink>[]>(size_);
-  direct_queue_ = std::make_unique<IntrusiveList<RingLink>[]>(size_);
-  ring_out_.resize(size_);
-  ResizePaths(size_);
-  failure_completed_.assign(size_, false);
-  transport_failed_.assign(size_, false);
+  GrowPeers(size_);
 
   auto context = ucx::UcxContext::Create();
   if (!context.ok()) return context.status();
@@ -104,34 +100,14 @@ Status DataPlane::Start() {
   return ExchangeAndConnect();
 }
 
-void DataPlane::ResizePaths(uint32_t new_size) {
-  for (Rank r = static_cast<Rank>(path_.size()); r < new_size; ++r) {
-    if (r != rank_) ++ucx_path_peers_;
-  }
-  path_.resize(new_size, Path::kUcx);
-  UpdateUcxRest();
-}
-
-void DataPlane::SetPath(Rank peer, Path path) {
-  const bool was_ucx = path_[peer] == Path::kUcx;
-  path_[peer] = path;
-  if (peer == rank_ || was_ucx == (path == Path::kUcx)) return;
-  if (was_ucx) {
-    --ucx_path_peers_;
-  } else {
-    ++ucx_path_peers_;
-  }
-  UpdateUcxRest();
-}
-
 DataPlane::~DataPlane() {
   if (endpoints_ != nullptr) {
     ProcessNotices();
     // Operations still running reference requests and user buffers: cancel them and let UCX
     // call back before the endpoints go.
     for (Rank r = 0; r < size_; ++r) {
-      for (PeerLink* link = peer_pending_[r].front(); link != nullptr;
-           link = peer_pending_[r].next(link)) {
+      const IntrusiveList<PeerLink>& pending = peers_[r].pending;
+      for (PeerLink* link = pending.front(); link != nullptr; link = pending.next(link)) {
         if (link->request->ucx_request != nullptr) {
           ucp_request_cancel(worker_->get(), link->request->ucx_request);
         }
@@ -164,8 +140,8 @@ DataPlane::~DataPlane() {
   }
   if (has_truncating_datatype_) ucp_dt_destroy(truncating_datatype_);
   CloseRings();
-  for (int pidfd : pidfds_) {
-    if (pidfd >= 0) close(pidfd);
+  for (Peer& peer : peers_) {
+    if (peer.pidfd >= 0) close(peer.pidfd);
   }
   ucx_context_.reset();
 }
@@ -204,9 +180,6 @@ Status DataPlane::ExchangeAndConnect() {
 
   std::vector<std::vector<std::byte>> addresses(size_);
   std::vector<DataPlaneRecord> records(size_);
-  cma_peers_.assign(size_, 0);
-  pids_.assign(size_, 0);
-  pidfds_.assign(size_, -1);
   // A replacement reads its parents' records too, the dead ones' included: those it was told
   // of are failed like the ones that ended during start-up.
   for (Rank r : options_.failed_at_start) {
@@ -218,7 +191,7 @@ Status DataPlane::ExchangeAndConnect() {
     StatusOr<DataPlaneRecord> theirs = DecodeDataPlaneRecord(published->values[r], r);
     if (!theirs.ok()) return theirs.status();
     records[r] = std::move(*theirs);
-    pids_[r] = static_cast<pid_t>(records[r].pid);
+    peers_[r].pid = static_cast<pid_t>(records[r].pid);
     DecideCma(r, records[r], same_node.Contains(r));
     addresses[r] = std::move(records[r].ucx_address);
   }
@@ -233,7 +206,7 @@ Status DataPlane::ExchangeAndConnect() {
   bool all_without_ucx = verbs_ != nullptr;
   for (Rank r = 0; r < size_ && all_without_ucx; ++r) {
     if (r == rank_ || published->missing.Contains(r)) continue;
-    all_without_ucx = cma_peers_[r] || records[r].verbs.has_value();
+    all_without_ucx = peers_[r].same_node_pull || records[r].verbs.has_value();
   }
   if (all_without_ucx) table_options.connect_all_max = 0;
   auto table =
@@ -243,7 +216,7 @@ Status DataPlane::ExchangeAndConnect() {
   // Rings go one way each: this process writes into a peer's ring when it can map it, whatever
   // the peer does the other way (order is kept per direction).
   for (Rank r = 0; r < size_; ++r) {
-    if (r == rank_ || !cma_peers_[r] || published->missing.Contains(r)) continue;
+    if (r == rank_ || !peers_[r].same_node_pull || published->missing.Contains(r)) continue;
     const DataPlaneRecord& offer = records[r];
     AttachRingTo(r, offer.ring_fd, offer.ring_capacity, offer.wake_fd,
                  (offer.flags & DataPlaneRecord::kBlocks) != 0);
@@ -265,16 +238,17 @@ bool DataPlane::DecideCma(Rank peer, const DataPlaneRecord& record, bool same_no
   const uint32_t both = own_record_.flags & record.flags;
   const bool parent_only =
       ((own_record_.flags | record.flags) & DataPlaneRecord::kCmaParentOnly) != 0;
-  cma_peers_[peer] = (both & DataPlaneRecord::kCmaUsable) != 0 && same_node &&
-                     (!parent_only || record.parent == own_record_.parent);
-  if (!cma_peers_[peer]) return false;
-  pidfds_[peer] = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(record.pid), 0));
-  if (pidfds_[peer] < 0) {
+  Peer& entry = peers_[peer];
+  entry.same_node_pull = (both & DataPlaneRecord::kCmaUsable) != 0 && same_node &&
+                         (!parent_only || record.parent == own_record_.parent);
+  if (!entry.same_node_pull) return false;
+  entry.pidfd = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(record.pid), 0));
+  if (entry.pidfd < 0) {
     RFT_LOG_INFO("no same-node rendezvous with rank %u: pidfd_open(%u): %s", peer, record.pid,
                  std::strerror(errno));
-    cma_peers_[peer] = 0;
+    entry.same_node_pull = false;
   }
-  return cma_peers_[peer] != 0;
+  return entry.same_node_pull;
 }
 
 }  // namespace rft::transport

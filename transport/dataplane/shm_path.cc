@@ -85,7 +85,7 @@ Status DataPlane::CreateRingSegment() {
 }
 
 bool DataPlane::AttachRingTo(Rank peer, int fd, uint32_t capacity, int wake_fd, bool blocks) {
-  if (ring_segment_ == nullptr || fd < 0 || pidfds_[peer] < 0 ||
+  if (ring_segment_ == nullptr || fd < 0 || peers_[peer].pidfd < 0 ||
       !shm::CheckRingCapacity(capacity).ok() ||
       capacity / 4 < kWireHeaderSize + std::max(options_.eager_limit, kInlinePayloadMax)) {
     return false;
@@ -126,14 +126,14 @@ bool DataPlane::AttachRingTo(Rank peer, int fd, uint32_t capacity, int wake_fd, 
     }
     out->sleeping = &static_cast<RingSegmentControl*>(control)->sleeping;
   }
-  ring_out_[peer] = std::move(out);
+  peers_[peer].ring = std::move(out);
   SetPath(peer, Path::kRing);
   return true;
 }
 
 bool DataPlane::RingWrite(Rank peer, std::span<const std::byte> first,
                           std::span<const std::byte> second) {
-  RingPeer& out = *ring_out_[peer];
+  RingPeer& out = *peers_[peer].ring;
   if (!out.writer->TryWrite(first, second)) return false;
   if (out.sleeping != nullptr) {
     // Against the peer's Idle: it sets its flag and then looks at its rings; this published and
@@ -161,7 +161,7 @@ bool DataPlane::DirectWriteSend(const Request& request) {
 
 void DataPlane::DirectSend(Request* request) {
   const Rank peer = request->peer;
-  if (direct_queue_[peer].empty() && DirectWriteSend(*request)) [[likely]] {
+  if (peers_[peer].direct_queue.empty() && DirectWriteSend(*request)) [[likely]] {
     if (request->awaiting_pull_done) {
       LinkToPeer(request, peer);  // the receiver's done message completes it
     } else {
@@ -169,15 +169,15 @@ void DataPlane::DirectSend(Request* request) {
     }
     return;
   }
-  if (direct_queue_[peer].empty()) direct_backlog_.push_back(peer);
+  if (peers_[peer].direct_queue.empty()) direct_backlog_.push_back(peer);
   request->ring_link.request = request;
   request->ring_link.control = nullptr;
-  direct_queue_[peer].push_back(&request->ring_link);
+  peers_[peer].direct_queue.push_back(&request->ring_link);
   LinkToPeer(request, peer);  // a failure of the peer completes it
 }
 
 StatusOr<ucp_ep_h> DataPlane::EndpointFor(Rank peer) {
-  if (peer < size_ && path_[peer] != Path::kUcx) {
+  if (peer < size_ && peers_[peer].path != Path::kUcx) {
     if (endpoints_->failed(peer)) [[unlikely]] {
       return Status(RFT_ERR_PROC_FAILED, "rank " + std::to_string(peer) + " has failed");
     }
@@ -187,14 +187,14 @@ StatusOr<ucp_ep_h> DataPlane::EndpointFor(Rank peer) {
 }
 
 bool DataPlane::DirectSendControl(Rank peer, ControlSend* send, size_t bytes, Request* receive) {
-  if (peer >= size_ || path_[peer] == Path::kUcx) return false;
+  if (peer >= size_ || peers_[peer].path == Path::kUcx) return false;
   const std::span<const std::byte> message(send->bytes.data(), bytes);
-  if (direct_queue_[peer].empty() && DirectWrite(peer, message, {})) {
+  if (peers_[peer].direct_queue.empty() && DirectWrite(peer, message, {})) {
     send->receive = receive;
     FinishControlSend(send);
     return true;
   }
-  if (direct_queue_[peer].empty()) direct_backlog_.push_back(peer);
+  if (peers_[peer].direct_queue.empty()) direct_backlog_.push_back(peer);
   if (receive != nullptr) {
     UnlinkFromPeer(receive);  // the done message owns it now, as when UCX queues it
     send->receive = receive;
@@ -202,7 +202,7 @@ bool DataPlane::DirectSendControl(Rank peer, ControlSend* send, size_t bytes, Re
   send->length = bytes;
   send->ring_link.request = nullptr;
   send->ring_link.control = send;
-  direct_queue_[peer].push_back(&send->ring_link);
+  peers_[peer].direct_queue.push_back(&send->ring_link);
   return true;
 }
 
@@ -231,7 +231,7 @@ bool DataPlane::SendControlByUcx(ucp_ep_h ep, ControlSend* send, size_t length) 
 void DataPlane::FlushDirectQueues() {
   for (size_t i = 0; i < direct_backlog_.size();) {
     const Rank peer = direct_backlog_[i];
-    IntrusiveList<RingLink>& queue = direct_queue_[peer];
+    IntrusiveList<RingLink>& queue = peers_[peer].direct_queue;
     while (RingLink* link = queue.front()) {
       if (link->control != nullptr) {
         auto* send = static_cast<ControlSend*>(link->control);
@@ -289,8 +289,8 @@ unsigned DataPlane::ProgressRings() {
 }
 
 void DataPlane::DropDirectQueue(Rank peer) {
-  if (direct_queue_ == nullptr || peer >= size_) return;
-  IntrusiveList<RingLink>& queue = direct_queue_[peer];
+  if (peer >= size_ || !peers_.Contains(peer)) return;
+  IntrusiveList<RingLink>& queue = peers_[peer].direct_queue;
   while (RingLink* link = queue.front()) {
     queue.erase(link);
     // A send stays linked to the peer: FailPeer completes it.
@@ -325,7 +325,8 @@ void DataPlane::Awake() {
 }
 
 void DataPlane::CloseRings() {
-  for (auto& out : ring_out_) {
+  for (Peer& peer : peers_) {
+    std::unique_ptr<RingPeer>& out = peer.ring;
     if (out == nullptr) continue;
     out->writer.reset();
     munmap(out->mapping, out->mapping_bytes);

@@ -37,14 +37,14 @@ uint64_t DataPlane::verbs_closes_refused() const {
 }
 
 bool DataPlane::VerbsPairIdle(Rank peer, bool queue_too) const {
-  if (queue_too && !direct_queue_[peer].empty()) return false;
+  if (queue_too && !peers_[peer].direct_queue.empty()) return false;
   for (const VerbsRead& read : verbs_->reads) {
     if (read.in_use && read.source == peer) return false;
   }
   // A send whose descriptor went on the QP stays registered until the peer's done message: the
   // peer may still read it. One still queued goes through UCX's rendezvous after a close.
-  for (PeerLink* link = peer_pending_[peer].front(); link != nullptr;
-       link = peer_pending_[peer].next(link)) {
+  const IntrusiveList<PeerLink>& pending = peers_[peer].pending;
+  for (PeerLink* link = pending.front(); link != nullptr; link = pending.next(link)) {
     const Request* request = link->request;
     if (request->verbs_mr != nullptr && !request->ring_link.linked()) return false;
   }

@@ -128,7 +128,7 @@ Status DataPlane::ConnectVerbs(const std::vector<DataPlaneRecord>& records,
   for (Rank r : offering) {
     if (r == rank_) continue;
     RFT_RETURN_IF_ERROR(CheckVerbsPart(r, *records[r].verbs));
-    if (path_[r] == Path::kUcx) SetPath(r, Path::kVerbs);  // a ring wins on one node
+    if (peers_[r].path == Path::kUcx) SetPath(r, Path::kVerbs);  // a ring wins on one node
     if (r >= first_sibling) fence.Insert(r);
   }
   UpdateUcxRest();  // the verbs path is up, even where no path changed (rings only)
@@ -244,7 +244,7 @@ void DataPlane::MoveToUcx(Rank peer) {
   verbs_->ucx_sends[peer] = 0;  // what moves is not counted towards coming back
   std::erase(direct_backlog_, peer);
   StatusOr<ucp_ep_h> ep = endpoints_->Get(peer);
-  IntrusiveList<RingLink>& queue = direct_queue_[peer];
+  IntrusiveList<RingLink>& queue = peers_[peer].direct_queue;
   while (RingLink* link = queue.front()) {
     queue.erase(link);
     if (link->control != nullptr) {
@@ -324,7 +324,7 @@ void DataPlane::SendVerbsLinkMessage(Rank peer, MessageType type) {
 // and it has not failed.
 bool DataPlane::TakesVerbsLinkMessage(Rank source) const {
   return verbs_ != nullptr && source < verbs_->channel_size && source != rank_ &&
-         path_[source] == Path::kVerbs && !VerbsPeerFailed(source);
+         peers_[source].path == Path::kVerbs && !VerbsPeerFailed(source);
 }
 
 namespace {
@@ -378,7 +378,7 @@ void DataPlane::DropVerbsLinkMessage(const WireHeader& header, const char* why) 
       "verbs: dropped a link message (type %u, round %u) from rank %u: %s (here: round %u, "
       "pair %s, path %s)",
       static_cast<unsigned>(header.type), header.epoch, source, why, verbs_->rounds[source],
-      VerbsLinkName(verbs_->links[source]), kPathNames[static_cast<size_t>(path_[source])]);
+      VerbsLinkName(verbs_->links[source]), kPathNames[static_cast<size_t>(peers_[source].path)]);
 }
 
 bool DataPlane::VerbsPeerFailed(Rank peer) const {
@@ -386,8 +386,8 @@ bool DataPlane::VerbsPeerFailed(Rank peer) const {
 }
 
 bool DataPlane::VerbsLinkIdle(Rank peer) const {
-  return path_[peer] == Path::kVerbs && (verbs_->links[peer] == VerbsLink::kIdle ||
-                                         verbs_->links[peer] == VerbsLink::kWaitingPlace);
+  return peers_[peer].path == Path::kVerbs && (verbs_->links[peer] == VerbsLink::kIdle ||
+                                               verbs_->links[peer] == VerbsLink::kWaitingPlace);
 }
 
 void DataPlane::HandleVerbsAsk(const WireHeader& header, std::span<const std::byte> payload) {
@@ -500,7 +500,7 @@ void DataPlane::ProgressVerbsChores() {
 }
 
 void DataPlane::UpdateUcxRest() {
-  ucx_may_rest_ = options_.progress == ProgressMode::kPoll && ucx_path_peers_ == 0;
+  ucx_may_rest_ = options_.progress == ProgressMode::kPoll && peers_.ucx_peers() == 0;
   if (!ucx_may_rest_) UcxBusy();  // a worker resting now would keep resting
 }
 
@@ -553,8 +553,8 @@ void DataPlane::CloseVerbs() {
   // Sends the caller never completed still hold their registrations (the PD cannot go with
   // them).
   for (Rank r = 0; r < size_; ++r) {
-    for (PeerLink* link = peer_pending_[r].front(); link != nullptr;
-         link = peer_pending_[r].next(link)) {
+    const IntrusiveList<PeerLink>& pending = peers_[r].pending;
+    for (PeerLink* link = pending.front(); link != nullptr; link = pending.next(link)) {
       if (link->request->verbs_mr != nullptr) ReleaseVerbsRegistration(link->request);
     }
   }

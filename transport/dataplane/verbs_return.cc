@@ -88,7 +88,7 @@ void DataPlane::StartVerbsReturn(Rank peer) {
   VerbsPath& path = *verbs_;
   const VerbsLink moved = path.links[peer];
   // Taken back by the peer meanwhile, or failed: nothing to start.
-  if (!MovedToUcx(moved) || path_[peer] != Path::kUcx || VerbsPeerFailed(peer)) return;
+  if (!MovedToUcx(moved) || peers_[peer].path != Path::kUcx || VerbsPeerFailed(peer)) return;
   path.ucx_sends[peer] = 0;  // counts again, whatever happens next
   const bool lower = rank_ < peer;
   // Without a place, WaitForPlace makes the pair wait for one (kWaitingPlace).
