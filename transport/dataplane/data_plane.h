@@ -183,7 +183,7 @@ class DataPlane : private ucx::PeerFailureSink {
   // Whether large messages to and from `peer` use the same-node (CMA) rendezvous.
   bool UsesCmaWith(Rank peer) const { return peer < size_ && peers_[peer].same_node_pull; }
   // Whether messages to `peer` go through a same-node ring (docs/shm.md).
-  bool UsesRingTo(Rank peer) const { return peer < size_ && peers_[peer].ring != nullptr; }
+  bool UsesRingTo(Rank peer) const { return peer < size_ && ring_out_[peer] != nullptr; }
   // Whether messages to `peer` go through the verbs backend (docs/verbs.md).
   bool UsesVerbsTo(Rank peer) const { return peer < size_ && peers_[peer].path == Path::kVerbs; }
   // The verbs rendezvous's registration cache (docs/verbs.md): buffers found registered,
@@ -783,6 +783,7 @@ class DataPlane : private ucx::PeerFailureSink {
   // The table for `new_size` ranks; the new ones go through UCX until a ring or verbs takes them.
   void GrowPeers(uint32_t new_size) {
     peers_.Grow(new_size);
+    ring_out_.resize(new_size);
     UpdateUcxRest();
   }
   // internal::SendOwnMessage, with UCX polled at every pass from now on.
@@ -827,17 +828,25 @@ class DataPlane : private ucx::PeerFailureSink {
   std::function<void(uint32_t, uint32_t, uint32_t)> revocation_heard_;  // OnRevocationHeard
   uint64_t pull_sequence_ = 0;
   // Same-node rings. This process's segment (a memfd): a control page (whether it sleeps), then
-  // one incoming ring per rank of the node at ring_stride_ apart, indexed as local_peers(). The
-  // rings it writes into are in the peers' entries (Peer::ring).
+  // one incoming ring per rank of the node at ring_stride_ apart, indexed as local_peers().
+  struct RingPeer {
+    std::unique_ptr<shm::RingWriter> writer;
+    void* mapping = nullptr;  // the ring in the peer's segment
+    size_t mapping_bytes = 0;
+    std::atomic<uint32_t>* sleeping = nullptr;  // the peer's flag, when it blocks
+    void* control_mapping = nullptr;
+    int wake_fd = -1;  // the peer's wake-up eventfd (pidfd_getfd)
+  };
   int ring_fd_ = -1;
   void* ring_segment_ = nullptr;
   size_t ring_segment_bytes_ = 0;
   size_t ring_capacity_ = 0;
-  std::vector<Rank> ring_in_ranks_;        // the writer of each of rings_in_
-  std::vector<shm::RingReader> rings_in_;  // from each other rank of the node
-  std::vector<Rank> direct_backlog_;       // ranks whose direct queue is not empty
-  std::unique_ptr<VerbsPath> verbs_;       // nullptr unless this process offered verbs
-  int verbs_wake_fds_[2] = {-1, -1};       // its completion channel and device event fds
+  std::vector<std::unique_ptr<RingPeer>> ring_out_;  // [rank]: nullptr unless it takes a ring
+  std::vector<Rank> ring_in_ranks_;                  // the writer of each of rings_in_
+  std::vector<shm::RingReader> rings_in_;            // from each other rank of the node
+  std::vector<Rank> direct_backlog_;                 // ranks whose direct queue is not empty
+  std::unique_ptr<VerbsPath> verbs_;                 // nullptr unless this process offered verbs
+  int verbs_wake_fds_[2] = {-1, -1};                 // its completion channel and device event fds
   // UCX as a low-priority poll (docs/performance.md, "UCX's worker while verbs carries the
   // messages"). Over verbs, UCX carries the link messages and the pairs without a place; on one
   // node with rings, next to nothing (the rings carry the data, the rendezvous' done messages

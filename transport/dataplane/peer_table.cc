@@ -30,7 +30,6 @@ void PeerTable::Grow(uint32_t new_size) {
     to.pidfd = from.pidfd;
     MoveItems(from.direct_queue, to.direct_queue);
     MoveItems(from.pending, to.pending);
-    to.ring = std::move(from.ring);
   }
   for (Rank r = size_; r < new_size; ++r) {
     if (r != self_) ++ucx_peers_;

@@ -9,7 +9,6 @@
 
 #include <sys/types.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -17,7 +16,6 @@
 #include "base/rank_set.h"
 #include "transport/dataplane/request.h"
 #include "transport/matching/intrusive_list.h"
-#include "transport/shm/spsc_ring.h"
 
 namespace rft::transport {
 
@@ -25,17 +23,10 @@ namespace rft::transport {
 // verbs backend (docs/verbs.md).
 enum class Path : uint8_t { kUcx, kRing, kVerbs };
 
-// This process's end of the ring it writes into in a peer's segment (shm_path.cc).
-struct RingPeer {
-  std::unique_ptr<shm::RingWriter> writer;
-  void* mapping = nullptr;  // the ring in the peer's segment
-  size_t mapping_bytes = 0;
-  std::atomic<uint32_t>* sleeping = nullptr;  // the peer's flag, when it blocks
-  void* control_mapping = nullptr;
-  int wake_fd = -1;  // the peer's wake-up eventfd (pidfd_getfd)
-};
-
-struct Peer {
+// What every path needs of a peer. One cache line: a send reads its path and its direct queue
+// here, and finding an entry is a shift. State of one path alone (a ring's writer, a verbs
+// pair's link) stays with that path.
+struct alignas(64) Peer {
   Path path = Path::kUcx;  // written through PeerTable::SetPath only
   // Its failure was completed here (the endpoint table may know of it earlier: UCX's error
   // callback marks it there before the data plane's report is processed).
@@ -51,8 +42,8 @@ struct Peer {
   // Writes waiting for room on its direct path (ring or verbs), in order.
   IntrusiveList<RingLink> direct_queue;
   IntrusiveList<PeerLink> pending;  // operations that depend on it (failure completion)
-  std::unique_ptr<RingPeer> ring;   // nullptr unless messages to it go through a ring
 };
+static_assert(sizeof(Peer) == 64, "a peer's entry is one cache line");
 
 class PeerTable {
  public:

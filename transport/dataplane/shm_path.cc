@@ -126,14 +126,14 @@ bool DataPlane::AttachRingTo(Rank peer, int fd, uint32_t capacity, int wake_fd, 
     }
     out->sleeping = &static_cast<RingSegmentControl*>(control)->sleeping;
   }
-  peers_[peer].ring = std::move(out);
+  ring_out_[peer] = std::move(out);
   SetPath(peer, Path::kRing);
   return true;
 }
 
 bool DataPlane::RingWrite(Rank peer, std::span<const std::byte> first,
                           std::span<const std::byte> second) {
-  RingPeer& out = *peers_[peer].ring;
+  RingPeer& out = *ring_out_[peer];
   if (!out.writer->TryWrite(first, second)) return false;
   if (out.sleeping != nullptr) {
     // Against the peer's Idle: it sets its flag and then looks at its rings; this published and
@@ -325,8 +325,7 @@ void DataPlane::Awake() {
 }
 
 void DataPlane::CloseRings() {
-  for (Peer& peer : peers_) {
-    std::unique_ptr<RingPeer>& out = peer.ring;
+  for (auto& out : ring_out_) {
     if (out == nullptr) continue;
     out->writer.reset();
     munmap(out->mapping, out->mapping_bytes);

@@ -22,7 +22,6 @@ TEST(PeerTableTest, NewEntriesAreOnUcxWithoutAProcess) {
     EXPECT_EQ(peer.pidfd, -1);
     EXPECT_TRUE(peer.pending.empty());
     EXPECT_TRUE(peer.direct_queue.empty());
-    EXPECT_EQ(peer.ring, nullptr);
   }
   EXPECT_TRUE(peers.Contains(3));
   EXPECT_FALSE(peers.Contains(4));
@@ -57,8 +56,6 @@ TEST(PeerTableTest, GrowingKeepsEveryEntryAndTheOrderOfItsLists) {
   peers[1].same_node_pull = true;
   peers[1].pid = 4242;
   peers[1].pidfd = 17;
-  peers[1].ring = std::make_unique<RingPeer>();
-  RingPeer* ring = peers[1].ring.get();
   EXPECT_TRUE(peers.SetPath(1, Path::kRing));
 
   peers.Grow(6);
@@ -69,7 +66,6 @@ TEST(PeerTableTest, GrowingKeepsEveryEntryAndTheOrderOfItsLists) {
   EXPECT_TRUE(peers[1].same_node_pull);
   EXPECT_EQ(peers[1].pid, 4242);
   EXPECT_EQ(peers[1].pidfd, 17);
-  EXPECT_EQ(peers[1].ring.get(), ring);
   EXPECT_EQ(peers[1].path, Path::kRing);
   for (Rank r = 0; r < 2; ++r) {
     std::vector<Request*> pending, queued;
