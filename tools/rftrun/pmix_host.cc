@@ -106,11 +106,15 @@ pmix_status_t OnFence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_
   return PMIX_SUCCESS;
 }
 
-// On one node all data is local and libpmix resolves it without the host; across nodes the
-// launcher asks the node that runs the process.
+// Across nodes the launcher asks the node that runs the process. On one node all data is local,
+// and libpmix asks the host only in a race: a process of a freshly spawned namespace asking for a
+// key its parent has not committed yet (seen under TSan: a replacement's PMIx_Get of its
+// spawner's merge key). The answer is NOT-FOUND, what libpmix itself says of a key another
+// namespace has not committed, and what Bootstrap::Get waits out (until the key comes or its
+// publisher ends); NOT-SUPPORTED failed the replacement's start-up instead.
 pmix_status_t OnDirectModex(const pmix_proc_t* proc, const pmix_info_t[], size_t,
                             pmix_modex_cbfunc_t cbfunc, void* cbdata) {
-  if (!g_spans_nodes.load(std::memory_order_acquire)) return PMIX_ERR_NOT_SUPPORTED;
+  if (!g_spans_nodes.load(std::memory_order_acquire)) return PMIX_ERR_NOT_FOUND;
   ModexRequest request;
   request.rank = proc->rank;
   request.cbfunc = cbfunc;
