@@ -67,13 +67,17 @@ def symbolize(path, execroot):
             lines = log.read().splitlines()
     except OSError:
         return
+    # Each frame line once: (prefix, module as printed, module on disk or None, offset).
+    frames = {}
     wanted = {}
-    for line in lines:
+    for i, line in enumerate(lines):
         match = FRAME.match(line)
         if match:
             module = resolve(match.group(2), execroot)
+            offset = "0x%x" % int(match.group(3), 16)
+            frames[i] = (match.group(1), match.group(2), module, offset)
             if module:
-                wanted.setdefault(module, set()).add("0x%x" % int(match.group(3), 16))
+                wanted.setdefault(module, set()).add(offset)
     if not wanted:
         return
     named = {}
@@ -81,14 +85,12 @@ def symbolize(path, execroot):
         for offset, name in names(module, sorted(offsets)).items():
             named[(module, offset)] = name
     print("=== sanitizer reports of %s, symbolized by addr2line" % path)
-    for line in lines:
-        match = FRAME.match(line)
-        if match:
-            module = resolve(match.group(2), execroot)
-            offset = "0x%x" % int(match.group(3), 16)
+    for i, line in enumerate(lines):
+        if i in frames:
+            prefix, printed, module, offset = frames[i]
             name = named.get((module, offset))
-            where = "%s+%s" % (os.path.basename(match.group(2)), offset)
-            print("%s in %s (%s)" % (match.group(1), name, where) if name else line)
+            where = "%s+%s" % (os.path.basename(printed), offset)
+            print("%s in %s (%s)" % (prefix, name, where) if name else line)
         elif REPORT_LINE.search(line):
             print(line)
 

@@ -296,8 +296,8 @@ fi
 
 run_stage fuzz "fuzzing: libFuzzer targets (tools/fuzz.sh)" tools/fuzz.sh
 # The image's own output only when it failed: the stage builds it again, and says why.
-[[ " $STAGES " == *" softroce "* ]] && ! prepared softroce-image >"$prepare_dir/image-log" &&
-  cat "$prepare_dir/image-log"
+[[ " $STAGES " == *" softroce "* ]] && ! prepared softroce-image >/dev/null &&
+  cat "$prepare_dir/softroce-image"
 rm -rf "$prepare_dir"
 run_stage softroce "soft-RoCE: qemu guests with rdma_rxe (tools/softroce)" tools/softroce/selftest.sh
 

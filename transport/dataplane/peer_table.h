@@ -25,7 +25,8 @@ enum class Path : uint8_t { kUcx, kRing, kVerbs };
 
 // What every path needs of a peer. One cache line: a send reads its path and its direct queue
 // here, and finding an entry is a shift. State of one path alone (a ring's writer, a verbs
-// pair's link) stays with that path.
+// pair's link) stays with that path. PeerTable::Grow copies each field by name (the lists cannot
+// be copied): a field added here goes there too.
 struct alignas(64) Peer {
   Path path = Path::kUcx;  // written through PeerTable::SetPath only
   // Its failure was completed here (the endpoint table may know of it earlier: UCX's error

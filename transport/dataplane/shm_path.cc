@@ -289,7 +289,7 @@ unsigned DataPlane::ProgressRings() {
 }
 
 void DataPlane::DropDirectQueue(Rank peer) {
-  if (peer >= size_ || !peers_.Contains(peer)) return;
+  if (!peers_.Contains(peer)) return;  // before Start, or a rank beyond the table
   IntrusiveList<RingLink>& queue = peers_[peer].direct_queue;
   while (RingLink* link = queue.front()) {
     queue.erase(link);
