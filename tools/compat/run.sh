@@ -135,6 +135,11 @@ chroot "$root" /lib64/ld-linux-x86-64.so.2 --list "$bin/tools/rftrun/rftrun" |
 # machine, so both must see the faults after start-up (a fault during start-up is handled too,
 # but tells another story: detector_test covers it).
 demo=(-n 5 --ft --timeout 40 --kill 2@3.0 --stop 3@3.5)
+# 5 ranks (4 under prterun, beside its daemon) on 2 cores: the default heartbeat timeout (20 ms)
+# declares dead a rank the scheduler leaves waiting that long (docs/detector.md: a node loaded
+# beyond its cores); a CI run lost demo-prterun's victim so, before its kill. Hence the tolerant
+# settings of the worker scenarios below (detector_test.cc's); the stopped rank is known 1 s later.
+tolerant=(RFT_HEARTBEAT_PERIOD=10ms RFT_HEARTBEAT_TIMEOUT=1s)
 # A loaded machine can still be starting up at 3 s: the example then prints a negative "known at"
 # (known before its computation began), which is the same story and must normalize the same.
 normalize() {  # the survivors' story without timings or sources (those vary from run to run)
@@ -142,12 +147,14 @@ normalize() {  # the survivors' story without timings or sources (those vary fro
 }
 bookworm_log="$logs/bookworm-demo.log"
 bookworm_status=0
-nice -n 10 timeout -k 5 50 env -u LD_LIBRARY_PATH "$stage/tools/rftrun/rftrun" "${demo[@]}" \
-  "$stage/examples/detect_failure" --expect 2 >"$bookworm_log" 2>&1 || bookworm_status=$?
+nice -n 10 timeout -k 5 50 env -u LD_LIBRARY_PATH "${tolerant[@]}" \
+  "$stage/tools/rftrun/rftrun" "${demo[@]}" "$stage/examples/detect_failure" --expect 2 \
+  >"$bookworm_log" 2>&1 || bookworm_status=$?
 echo "    | bookworm reference: exit status $bookworm_status," \
   "$(grep -c 'finishing cleanly' "$bookworm_log" || true) survivors finished cleanly"
 
-run demo-rftrun 50 "$bin/tools/rftrun/rftrun" "${demo[@]}" "$bin/examples/detect_failure" --expect 2
+run demo-rftrun 50 "${tolerant[@]}" "$bin/tools/rftrun/rftrun" "${demo[@]}" \
+  "$bin/examples/detect_failure" --expect 2
 expect_status 0
 expect_lines "finishing cleanly" 3
 expect_lines "came back" 1
@@ -160,7 +167,6 @@ decide demo-rftrun
 
 # --- b. Worker scenarios of tests/multiproc/*_test.cc under rftrun, same expectations. ---
 w=$bin/tests/multiproc
-tolerant=(RFT_HEARTBEAT_PERIOD=10ms RFT_HEARTBEAT_TIMEOUT=1s)  # as detector_test.cc
 
 # UCX endpoints alone (no detector): the mesh of ucx_endpoints_test.cc.
 run ucx-mesh-4 70 "$bin/tools/rftrun/rftrun" -n 4 --timeout 60 "$w/ucx_mesh_worker" mesh
@@ -282,7 +288,7 @@ run_killing() {  # NAME SECONDS PROGRAM_NAME RANK DELAY [VAR=VALUE...] COMMAND A
   reap_root
 }
 
-run_killing demo-prterun 60 detect_failure 2 3 "${prte_ft[@]}" -n 4 --timeout 50 \
+run_killing demo-prterun 60 detect_failure 2 3 "${tolerant[@]}" "${prte_ft[@]}" -n 4 --timeout 50 \
   "$bin/examples/detect_failure" --expect 1 --wait 20
 expect_lines "finishing cleanly" 3
 expect_lines "came back" 1
