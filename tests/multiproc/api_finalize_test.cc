@@ -11,11 +11,7 @@
 namespace rft::testing {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int kRepeats = 5;
-#else
-constexpr int kRepeats = 50;
-#endif
+constexpr int kRepeats = kSanitizedBuild ? 5 : 50;
 
 class FinalizeTest : public ::testing::TestWithParam<int> {};
 

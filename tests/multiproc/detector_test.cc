@@ -17,11 +17,6 @@ const std::string kWorker = "tests/multiproc/detector_worker";
 // starved processes dead. The tests use a generous timeout; the defaults are checked by a quiet
 // run in the plain build and measured by bench/rft_bench_detect.
 const std::vector<std::string>& kTolerant = TolerantHeartbeats();
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
 
 ScenarioResult RunWorker(int n, const std::vector<std::string>& worker_args,
                          const std::vector<std::string>& env = {}) {
@@ -175,7 +170,7 @@ TEST(DetectorTest, NoFaultNoSuspicion) {
 }
 
 TEST(DetectorTest, NoFaultNoSuspicionWithTheDefaults) {
-  if (kSanitized) GTEST_SKIP() << "default 20 ms timeout: too tight for a sanitizer build";
+  if (kSanitizedBuild) GTEST_SKIP() << "default 20 ms timeout: too tight for a sanitizer build";
   const auto r = RunWorker(4, {"quiet", "--seconds", "1"});
   ASSERT_EQ(r.exit_status, 0) << r.Report();
   EXPECT_EQ(CountLines(r.output, "quiet ok"), 4) << r.Report();
