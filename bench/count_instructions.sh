@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Counts the instructions one 8 B round trip costs, per process, with callgrind
 # (docs/performance.md, "Where a round trip's instructions go"): rft over UCX beside UCX's own
-# ucp_am_lat on this host (with --ring, over the same-node rings, rft's default on one node), or
-# with --verbs rft over the verbs backend beside perftest's ib_send_lat in a soft-RoCE guest. Instruction counts do not move with the load on this shared
+# ucp_am_lat on this host, or with --verbs rft over the verbs backend beside perftest's
+# ib_send_lat in a soft-RoCE guest. Instruction counts do not move with the load on this shared
 # host (nor with the emulation's swings in the guest), so a change of a few instructions on the
 # hot path shows here where a timed run would lose it in the noise.
 #
-#   bench/count_instructions.sh [--ring | --verbs] [--json] [--top N] [--keep DIR]
+#   bench/count_instructions.sh [--verbs] [--json] [--top N] [--keep DIR]
 #
 # --keep DIR keeps the callgrind files and their annotations there, to look further.
 #
@@ -21,18 +21,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 verbs=0
 keep=''
-# The path: UCX's active messages (rings off), unless --ring.
-path_env=(RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx)
-path_name=rft
 report=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --verbs) verbs=1 ;;
-    --ring) path_env=(RFT_SHM_RINGS=y RFT_RENDEZVOUS=auto); path_name="rft ring" ;;
     --json) report+=(--json) ;;
     --top) report+=(--top "$2"); shift ;;
     --keep) keep=$2; shift ;;
-    *) echo "count_instructions.sh: unknown argument '$1': expected --ring, --verbs, --json, --top N or --keep DIR" >&2
+    *) echo "count_instructions.sh: unknown argument '$1': expected --verbs, --json, --top N or --keep DIR" >&2
        exit 2 ;;
   esac
   shift
@@ -94,7 +90,7 @@ fi
 # 4,400 round trips (warm-up included) and nothing else.
 for iters in 4000 8000; do
   mkdir -p "$work/rft$iters"
-  env "${path_env[@]}" RFT_PROGRESS=poll "$bin"/tools/rftrun/rftrun -n 2 \
+  RFT_SHM_RINGS=n RFT_RENDEZVOUS=ucx RFT_PROGRESS=poll "$bin"/tools/rftrun/rftrun -n 2 \
     --timeout 600 valgrind --tool=callgrind --callgrind-out-file="$work/rft$iters/out.%p" \
     "$bin"/bench/rft_bench_p2p --sizes 8 --iters "$iters" --latency-only >/dev/null 2>&1
 done
@@ -113,6 +109,6 @@ done
 annotate "$(rank_file "$work/rft4000" 0)" "$(rank_file "$work/rft4000" 1)" \
   "$(rank_file "$work/rft8000" 0)" "$(rank_file "$work/rft8000" 1)" "$work"/ucx*.out
 python3 bench/instructions.py "${report[@]}" \
-  "$path_name rank 0:$(rank_file "$work/rft4000" 0).txt:$(rank_file "$work/rft8000" 0).txt:4400" \
-  "$path_name rank 1:$(rank_file "$work/rft4000" 1).txt:$(rank_file "$work/rft8000" 1).txt:4400" \
+  "rft rank 0:$(rank_file "$work/rft4000" 0).txt:$(rank_file "$work/rft8000" 0).txt:4400" \
+  "rft rank 1:$(rank_file "$work/rft4000" 1).txt:$(rank_file "$work/rft8000" 1).txt:4400" \
   "ucp_am_lat -e:$work/ucx20000.out.txt:$work/ucx40000.out.txt:20000"
