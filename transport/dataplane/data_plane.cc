@@ -142,7 +142,7 @@ Status DataPlane::Isend(const void* buffer, size_t bytes, Rank dest, int32_t tag
                    own_rendezvous ? kRendezvousDescriptorSize : bytes,
                    std::span<std::byte, kWireHeaderSize>(request->header.data(), kWireHeaderSize));
   if (path != Path::kUcx) {
-    // A ring (same node) or verbs: everything to the peer goes there, in order (shm_path.cc).
+    // A ring (same node) or verbs: everything to the peer goes there, in order (direct_queue.cc).
     if (cma) {
       EncodePullRequest(request);
     } else if (own_rendezvous && !EncodeVerbsRequest(request)) {
@@ -367,7 +367,7 @@ bool DataPlane::VerbsWrite(Rank peer, std::span<const std::byte> first,
     if (bytes > 0) std::memcpy(message.data() + kWireHeaderSize, buffer, bytes);
     const std::span<const std::byte> whole(message.data(), kWireHeaderSize + bytes);
     // DirectWrite, with the verbs write inline.
-    return peers_[dest].path == Path::kRing ? RingWrite(dest, whole, {})
+    return peers_[dest].path == Path::kRing ? rings_.Write(dest, whole, {})
                                             : VerbsWriteNow(dest, whole, {});
   }
   if (bytes > 0) std::memcpy(message.data() + kWireHeaderSize, buffer, bytes);
@@ -445,7 +445,7 @@ unsigned DataPlane::Progress() {
       ++ucx_quiet_passes_;
     }
   }
-  if (!rings_in_.empty()) events += ProgressRings();
+  if (rings_.has_incoming()) events += ProgressRings();
   if (verbs_ != nullptr) events += ProgressVerbs();
   // After the paths took their completions (room in a ring, credits and slots of the verbs
   // channel): what waits for room goes out, in order.
@@ -453,6 +453,25 @@ unsigned DataPlane::Progress() {
     FlushDirectQueues();
   if (reports_.HasItems()) ProcessNotices();
   return events;
+}
+
+unsigned DataPlane::ProgressRings() {
+  return rings_.Progress(
+      [this](std::span<const std::byte> record) {
+        // The record is what a UCX active message with the header first carries: the same
+        // receive path (unexpected data is copied out, since the ring's space goes back).
+        ucp_am_recv_param_t param{};
+        param.recv_attr = 0;
+        OnActiveMessage(this, nullptr, 0, const_cast<std::byte*>(record.data()), record.size(),
+                        &param);
+      },
+      [this](Rank writer, const Status& why) {
+        // Only a writer that broke the format gets here: it is failed (fail-stop), as a peer
+        // whose connection broke.
+        RFT_LOG_ERROR("same-node ring from rank %u: %s; rank %u is reported failed", writer,
+                      why.ToString().c_str(), writer);
+        Discovered(writer);
+      });
 }
 
 Status DataPlane::Idle(int timeout_ms) {
@@ -465,10 +484,10 @@ Status DataPlane::Idle(int timeout_ms) {
   }
   // A reply often comes within microseconds: look at the rings for a moment before paying for
   // a sleep and the writer's wake-up.
-  if (!rings_in_.empty()) {
+  if (rings_.has_incoming()) {
     const int64_t spin_until = MonotonicNanos() + kIdleSpinNs;
     do {
-      if (AnyRingHasData()) return Status::Ok();
+      if (rings_.AnyHasData()) return Status::Ok();
     } while (MonotonicNanos() < spin_until);
   }
   // Writers are told to wake this process only once UCX is armed (arming fails when UCX has
@@ -478,8 +497,8 @@ Status DataPlane::Idle(int timeout_ms) {
   if (verbs_ != nullptr) timeout_ms = VerbsSleepLimit(timeout_ms);
   const Status slept = worker_->WaitForEvents(
       timeout_ms, std::span<const int>(wake_fds, verbs_ != nullptr ? 3 : 1),
-      [this] { return PrepareToSleep() && (verbs_ == nullptr || VerbsReadyToSleep()); });
-  Awake();
+      [this] { return rings_.PrepareToSleep() && (verbs_ == nullptr || VerbsReadyToSleep()); });
+  rings_.Awake();
   if (verbs_ != nullptr) VerbsAwake();
   reports_.ClearWakeups();
   return slept;
@@ -500,7 +519,7 @@ void DataPlane::OnPeerFailed(Rank rank, const Status& why) {
 void DataPlane::DrainTransport() {
   for (int pass = 0; pass < kDrainPasses; ++pass) {
     unsigned events = ucp_worker_progress(worker_->get());
-    if (!rings_in_.empty()) events += ProgressRings();
+    if (rings_.has_incoming()) events += ProgressRings();
     if (verbs_ != nullptr) events += ProgressVerbs();
     if (!direct_backlog_.empty()) FlushDirectQueues();
     if (events == 0) break;

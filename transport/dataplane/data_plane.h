@@ -2,7 +2,7 @@
 // MPI tag matching and failure completion.
 //
 // Each peer is reached by one path, chosen at start-up (its PeerTable entry): UCX's active
-// messages, a same-node ring (shm_path.cc, docs/shm.md), or the verbs backend (verbs_path.cc,
+// messages, a same-node ring (ring/ring_path.h, docs/shm.md), or the verbs backend (verbs_path.cc,
 // docs/verbs.md; RFT_TRANSPORT). The ring and verbs paths carry the same records as UCX (header
 // first) and the same rendezvous (the receiver reads the data: process_vm_readv or RDMA READ).
 //
@@ -52,10 +52,10 @@
 #include "transport/dataplane/peer_table.h"
 #include "transport/dataplane/record.h"
 #include "transport/dataplane/request.h"
+#include "transport/dataplane/ring/ring_path.h"
 #include "transport/matching/matching_queue.h"
 #include "transport/pool/buffer_pool.h"
 #include "transport/pool/object_pool.h"
-#include "transport/shm/spsc_ring.h"
 #include "transport/ucx/endpoint_table.h"
 #include "transport/ucx/ucx_worker.h"
 #include "transport/wire/rendezvous.h"
@@ -101,7 +101,7 @@ class DataPlane : private ucx::PeerFailureSink {
     ProgressMode progress = ProgressMode::kPoll;
     RendezvousProtocol rendezvous = RendezvousProtocol::kAuto;
     // Same-node peers that use the same-node rendezvous get every message through a ring per
-    // ordered pair in shared memory instead of UCX (RFT_SHM_RINGS; shm_path.cc, docs/shm.md).
+    // ordered pair in shared memory instead of UCX (RFT_SHM_RINGS; ring/ring_path.h, docs/shm.md).
     bool shm_rings = true;
     NetworkTransport transport = NetworkTransport::kAuto;
     // Bytes the verbs rendezvous keeps registered between transfers (RFT_REGISTRATION_CACHE).
@@ -183,7 +183,7 @@ class DataPlane : private ucx::PeerFailureSink {
   // Whether large messages to and from `peer` use the same-node (CMA) rendezvous.
   bool UsesCmaWith(Rank peer) const { return peer < size_ && peers_[peer].same_node_pull; }
   // Whether messages to `peer` go through a same-node ring (docs/shm.md).
-  bool UsesRingTo(Rank peer) const { return peer < size_ && ring_out_[peer] != nullptr; }
+  bool UsesRingTo(Rank peer) const { return rings_.attached(peer); }
   // Whether messages to `peer` go through the verbs backend (docs/verbs.md).
   bool UsesVerbsTo(Rank peer) const { return peer < size_ && peers_[peer].path == Path::kVerbs; }
   // The verbs rendezvous's registration cache (docs/verbs.md): buffers found registered,
@@ -548,18 +548,11 @@ class DataPlane : private ucx::PeerFailureSink {
   // Ends the current life of `context` (the purge above).
   void RevokeLife(uint32_t context_id, Context* context);
 
-  // Same-node rings (shm_path.cc). Creates this process's segment of incoming rings.
-  Status CreateRingSegment();
-  // Maps `peer`'s segment (its memfd `fd` through pidfd_getfd) and writes into the ring it keeps
-  // for this process from now on; false (and UCX stays) when that cannot be done.
-  bool AttachRingTo(Rank peer, int fd, uint32_t capacity, int wake_fd, bool blocks);
-  // Writes `first` + `second` into `peer`'s ring now, waking it if it sleeps; false when full.
-  bool RingWrite(Rank peer, std::span<const std::byte> first, std::span<const std::byte> second);
   // The direct paths, a ring or verbs (a path other than kUcx), share the queue of messages that
   // wait for room in order. Writes `first` + `second` on `peer`'s path now; false when there is
   // no room (or the peer failed: its failure completes what waits).
   bool DirectWrite(Rank peer, std::span<const std::byte> first, std::span<const std::byte> second) {
-    if (peers_[peer].path == Path::kRing) return RingWrite(peer, first, second);
+    if (peers_[peer].path == Path::kRing) return rings_.Write(peer, first, second);
     return VerbsWrite(peer, first, second);
   }
   // A send to a peer with a direct path: written now or queued behind what waits already.
@@ -582,19 +575,13 @@ class DataPlane : private ucx::PeerFailureSink {
   // OnControlSendDone finishes it; false: sent at once, or refused by a failed endpoint (whose
   // peer's failure ends whatever waits for it), and finished now.
   bool SendControlByUcx(ucp_ep_h ep, ControlSend* send, size_t length);
-  // Delivers what the incoming rings hold; the number of messages delivered.
+  // Delivers what the incoming rings hold, as UCX's active messages; the number delivered.
   unsigned ProgressRings();
   // Writes what the direct queues (rings and verbs) hold while there is room.
   void FlushDirectQueues();
   // Drops `peer`'s direct queue (it failed): control messages finish, sends stay linked to the
   // peer for FailPeer.
   void DropDirectQueue(Rank peer);
-  // Idle in block mode: tells writers to wake this process; false (and nothing to undo) when a
-  // ring holds a message already. Awake() after the sleep.
-  bool PrepareToSleep();
-  void Awake();
-  bool AnyRingHasData();
-  void CloseRings();
 
   // Irecv's and SendNow's bodies, inline into them and into Recv and Send (data_plane.cc).
   Status StartReceive(void* buffer, size_t capacity, Rank source, int32_t tag, uint32_t context_id,
@@ -783,7 +770,7 @@ class DataPlane : private ucx::PeerFailureSink {
   // The table for `new_size` ranks; the new ones go through UCX until a ring or verbs takes them.
   void GrowPeers(uint32_t new_size) {
     peers_.Grow(new_size);
-    ring_out_.resize(new_size);
+    rings_.Grow(new_size);
     UpdateUcxRest();
   }
   // internal::SendOwnMessage, with UCX polled at every pass from now on.
@@ -827,26 +814,10 @@ class DataPlane : private ucx::PeerFailureSink {
   RankSet failed_beyond_size_;
   std::function<void(uint32_t, uint32_t, uint32_t)> revocation_heard_;  // OnRevocationHeard
   uint64_t pull_sequence_ = 0;
-  // Same-node rings. This process's segment (a memfd): a control page (whether it sleeps), then
-  // one incoming ring per rank of the node at ring_stride_ apart, indexed as local_peers().
-  struct RingPeer {
-    std::unique_ptr<shm::RingWriter> writer;
-    void* mapping = nullptr;  // the ring in the peer's segment
-    size_t mapping_bytes = 0;
-    std::atomic<uint32_t>* sleeping = nullptr;  // the peer's flag, when it blocks
-    void* control_mapping = nullptr;
-    int wake_fd = -1;  // the peer's wake-up eventfd (pidfd_getfd)
-  };
-  int ring_fd_ = -1;
-  void* ring_segment_ = nullptr;
-  size_t ring_segment_bytes_ = 0;
-  size_t ring_capacity_ = 0;
-  std::vector<std::unique_ptr<RingPeer>> ring_out_;  // [rank]: nullptr unless it takes a ring
-  std::vector<Rank> ring_in_ranks_;                  // the writer of each of rings_in_
-  std::vector<shm::RingReader> rings_in_;            // from each other rank of the node
-  std::vector<Rank> direct_backlog_;                 // ranks whose direct queue is not empty
-  std::unique_ptr<VerbsPath> verbs_;                 // nullptr unless this process offered verbs
-  int verbs_wake_fds_[2] = {-1, -1};                 // its completion channel and device event fds
+  RingPath rings_;                    // to and from the peers of this node (ring/ring_path.h)
+  std::vector<Rank> direct_backlog_;  // ranks whose direct queue is not empty
+  std::unique_ptr<VerbsPath> verbs_;  // nullptr unless this process offered verbs
+  int verbs_wake_fds_[2] = {-1, -1};  // its completion channel and device event fds
   // UCX as a low-priority poll (docs/performance.md, "UCX's worker while verbs carries the
   // messages"). Over verbs, UCX carries the link messages and the pairs without a place; on one
   // node with rings, next to nothing (the rings carry the data, the rendezvous' done messages

@@ -34,7 +34,7 @@ struct DataPlaneRecord {
   uint32_t parent = 0;   // its parent's pid (kCmaParentOnly)
   int32_t ring_fd = -1;  // the descriptor of its segment of same-node rings (-1: none)
   uint32_t ring_capacity = 0;
-  int32_t wake_fd = -1;  // the descriptor of its wake-up eventfd (shm_path.cc)
+  int32_t wake_fd = -1;  // the descriptor of its wake-up eventfd (ring/ring_path.h)
   std::optional<VerbsRecordPart> verbs;
   std::vector<std::byte> ucx_address;  // its UCX worker's, never empty
   friend bool operator==(const DataPlaneRecord&, const DataPlaneRecord&) = default;

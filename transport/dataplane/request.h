@@ -41,7 +41,7 @@ struct PeerLink : ListNode {
   Request* request = nullptr;
 };
 
-// Links a send that found its same-node ring full into that peer's queue (shm_path.cc), in
+// Links a send that found its same-node ring full into that peer's queue (direct_queue.cc), in
 // order; `control` instead of `request` for a message the data plane sends on its own behalf.
 struct RingLink : ListNode {
   Request* request = nullptr;

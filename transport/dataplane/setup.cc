@@ -139,7 +139,7 @@ DataPlane::~DataPlane() {
     requests_.AbandonInUse();
   }
   if (has_truncating_datatype_) ucp_dt_destroy(truncating_datatype_);
-  CloseRings();
+  rings_.Close();
   for (Peer& peer : peers_) {
     if (peer.pidfd >= 0) close(peer.pidfd);
   }
@@ -161,14 +161,18 @@ Status DataPlane::ExchangeAndConnect() {
       flags = DataPlaneRecord::kCmaUsable | (*probe ? DataPlaneRecord::kCmaParentOnly : 0);
     }
   }
-  if ((flags & DataPlaneRecord::kCmaUsable) != 0) RFT_RETURN_IF_ERROR(CreateRingSegment());
+  if ((flags & DataPlaneRecord::kCmaUsable) != 0 && options_.shm_rings) {
+    // A quarter of a ring must take the largest record: an eager message with its header.
+    rings_.Open(job_->local_peers(), rank_,
+                kWireHeaderSize + std::max(options_.eager_limit, kInlinePayloadMax));
+  }
   if (options_.progress == ProgressMode::kBlock) flags |= DataPlaneRecord::kBlocks;
   if (verbs_ != nullptr) flags |= DataPlaneRecord::kVerbs;
   own_record_ = {.pid = static_cast<uint32_t>(getpid()),
                  .flags = flags,
                  .parent = static_cast<uint32_t>(getppid()),
-                 .ring_fd = ring_fd_,
-                 .ring_capacity = static_cast<uint32_t>(ring_capacity_),
+                 .ring_fd = rings_.offer().fd,
+                 .ring_capacity = rings_.offer().capacity,
                  .wake_fd = reports_.fd(),
                  .verbs = OwnVerbsPart(),
                  .ucx_address = {}};
@@ -218,8 +222,10 @@ Status DataPlane::ExchangeAndConnect() {
   for (Rank r = 0; r < size_; ++r) {
     if (r == rank_ || !peers_[r].same_node_pull || published->missing.Contains(r)) continue;
     const DataPlaneRecord& offer = records[r];
-    AttachRingTo(r, offer.ring_fd, offer.ring_capacity, offer.wake_fd,
-                 (offer.flags & DataPlaneRecord::kBlocks) != 0);
+    if (rings_.Attach(r, peers_[r].pidfd, {.fd = offer.ring_fd, .capacity = offer.ring_capacity},
+                      offer.wake_fd, (offer.flags & DataPlaneRecord::kBlocks) != 0)) {
+      SetPath(r, Path::kRing);
+    }
   }
   // Verbs where both ends offer it, after the rings (a ring wins on one node).
   RFT_RETURN_IF_ERROR(ConnectVerbs(records, published->missing));
