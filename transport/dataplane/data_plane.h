@@ -495,11 +495,7 @@ class DataPlane : private ucx::PeerFailureSink {
   void DeliverUnexpected(Request* request, Unexpected* message);
   void ReleaseUnexpected(Unexpected* message);
   // The pull rendezvous (pull_rendezvous.cc): the request and done shared by the same-node
-  // read (process_vm_readv) and the verbs path's RDMA READ.
-  // Whether the same-node read works here: true when only the ranks that share this
-  // process's parent (the launcher) may read it (Yama scope 1), false when any process of
-  // the user may; an error when it cannot be used.
-  StatusOr<bool> ProbeCma() const;
+  // read (process_vm_readv, cma/peer_process.h) and the verbs path's RDMA READ.
   // Writes a request-to-send's descriptor after the send's header.
   // `rkey`: the verbs rendezvous's registration of the data (EncodeVerbsRequest); 0 on one node.
   void EncodePullRequest(Request* request, uint32_t rkey = 0);

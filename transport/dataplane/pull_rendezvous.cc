@@ -15,19 +15,12 @@
 // reported); a receiver that died leaves the send pending on its peer list, which failure
 // completion ends. A done message is trusted only if it names, by cookie and sequence number,
 // a send still pending to the rank it came from.
-#include <poll.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <string>
 
 #include "base/log.h"
+#include "transport/dataplane/cma/peer_process.h"
 #include "transport/dataplane/data_plane.h"
 #include "transport/dataplane/data_plane_internal.h"
 
@@ -37,54 +30,7 @@ namespace {
 static_assert(kRendezvousDescriptorSize <= kInlinePayloadMax,
               "a rendezvous request travels in the request's header buffer");
 
-// Reads `length` bytes at `remote` in process `pid` into `local`; 0 or an errno.
-int ReadFromProcess(pid_t pid, void* local, uint64_t remote, size_t length) {
-  size_t done = 0;
-  while (done < length) {
-    struct iovec local_iov = {static_cast<char*>(local) + done, length - done};
-    struct iovec remote_iov = {reinterpret_cast<void*>(remote + done), length - done};
-    const ssize_t n = process_vm_readv(pid, &local_iov, 1, &remote_iov, 1, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    if (n == 0) return EFAULT;  // no progress: the remote range ends early
-    done += static_cast<size_t>(n);
-  }
-  return 0;
-}
-
 }  // namespace
-
-StatusOr<bool> DataPlane::ProbeCma() const {
-  // The system call may be compiled out or filtered (seccomp in containers): try it on
-  // ourselves.
-  uint64_t word = 0x5243'4d41'5052'4f42;  // any value
-  uint64_t copy = 0;
-  const int error = ReadFromProcess(getpid(), &copy, reinterpret_cast<uint64_t>(&word), 8);
-  if (error != 0 || copy != word) {
-    return OtherError(std::string("process_vm_readv is not usable here (") + std::strerror(error) +
-                      ")");
-  }
-  // Yama restricts reading other processes: scope 1 only to descendants of a tracer the
-  // process declared, 2 and 3 never for ordinary processes. Under scope 1 this process declares
-  // its parent, the launcher (rftrun, prted, slurmstepd): the ranks it started, being its
-  // descendants, may then read this one, and no other process of the user may (no
-  // PR_SET_PTRACER_ANY: that would open every rank to ptrace by anything the user runs).
-  std::ifstream yama("/proc/sys/kernel/yama/ptrace_scope");
-  int scope = 0;
-  if (!(yama >> scope)) return false;  // no Yama: the usual same-user rules apply
-  if (scope >= 2) {
-    return OtherError("kernel.yama.ptrace_scope is " + std::to_string(scope) +
-                      ": processes may not read each other's memory");
-  }
-  if (scope == 0) return false;
-  if (prctl(PR_SET_PTRACER, static_cast<unsigned long>(getppid()), 0, 0, 0) != 0) {
-    return OtherError(std::string("kernel.yama.ptrace_scope is 1 and PR_SET_PTRACER failed: ") +
-                      std::strerror(errno));
-  }
-  return true;
-}
 
 void DataPlane::EncodePullRequest(Request* request, uint32_t rkey) {
   request->awaiting_pull_done = true;
@@ -141,7 +87,7 @@ void DataPlane::PullMessage(Request* request, Rank source, int32_t tag,
   }
   // The same rule as the sender's (Isend): CMA with a peer of this node, else verbs.
   if (!peers_[source].same_node_pull) return ReadVerbs(request, source, tag, descriptor);
-  const int error = ReadFromProcess(peers_[source].pid, request->buffer, descriptor.address, count);
+  const int error = cma::Read(peers_[source].pid, request->buffer, descriptor.address, count);
   // Checked after the read: if the sender had ended, its pid may belong to another process by
   // now, and whatever was read (or refused) came from that one.
   if (error == ESRCH || PeerProcessEnded(source)) {
@@ -169,8 +115,7 @@ void DataPlane::PullMessage(Request* request, Rank source, int32_t tag,
 
 bool DataPlane::PeerProcessEnded(Rank rank) const {
   if (!peers_.Contains(rank) || peers_[rank].pidfd < 0) return false;
-  pollfd ended = {peers_[rank].pidfd, POLLIN, 0};
-  return poll(&ended, 1, 0) > 0 && (ended.revents & (POLLIN | POLLHUP)) != 0;
+  return cma::Ended(peers_[rank].pidfd);
 }
 
 bool DataPlane::HasPeerProcess(Rank peer) const {
@@ -182,7 +127,7 @@ int DataPlane::CopyPeerDescriptor(Rank peer, int fd) const {
     errno = ESRCH;
     return -1;
   }
-  return static_cast<int>(syscall(SYS_pidfd_getfd, peers_[peer].pidfd, fd, 0));
+  return cma::CopyDescriptor(peers_[peer].pidfd, fd);
 }
 
 void DataPlane::SendPullDone(Rank source, const RendezvousDescriptor& descriptor, uint16_t flags,

@@ -1,7 +1,6 @@
 // The data plane's set-up: its options from the configuration, the UCX worker, the exchange of
 // every rank's record through the bootstrap, and the paths chosen per peer from it (UCX, a
 // same-node ring, verbs; CMA for large same-node messages).
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 
 #include "base/config.h"
 #include "base/log.h"
+#include "transport/dataplane/cma/peer_process.h"
 #include "transport/dataplane/data_plane.h"
 #include "transport/dataplane/data_plane_internal.h"
 #include "transport/dataplane/verbs_path.h"  // complete for the constructor (verbs_)
@@ -150,7 +150,7 @@ Status DataPlane::ExchangeAndConnect() {
   // What each rank publishes: its record (record.h), how each path reaches it.
   uint32_t flags = 0;
   if (options_.rendezvous != RendezvousProtocol::kUcx) {
-    const StatusOr<bool> probe = ProbeCma();
+    const StatusOr<bool> probe = cma::ProbeReading();
     if (!probe.ok() && options_.rendezvous == RendezvousProtocol::kCma) {
       return ArgError("RFT_RENDEZVOUS=cma: " + probe.status().message() +
                       "; expected auto or ucx here");
@@ -248,7 +248,7 @@ bool DataPlane::DecideCma(Rank peer, const DataPlaneRecord& record, bool same_no
   entry.same_node_pull = (both & DataPlaneRecord::kCmaUsable) != 0 && same_node &&
                          (!parent_only || record.parent == own_record_.parent);
   if (!entry.same_node_pull) return false;
-  entry.pidfd = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(record.pid), 0));
+  entry.pidfd = cma::OpenPidfd(static_cast<pid_t>(record.pid));
   if (entry.pidfd < 0) {
     RFT_LOG_INFO("no same-node rendezvous with rank %u: pidfd_open(%u): %s", peer, record.pid,
                  std::strerror(errno));

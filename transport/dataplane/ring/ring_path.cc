@@ -9,6 +9,7 @@
 #include <new>
 
 #include "base/log.h"
+#include "transport/dataplane/cma/peer_process.h"
 
 namespace rft::transport {
 namespace {
@@ -26,10 +27,6 @@ size_t RoundUpToPage(size_t n) { return (n + kPage - 1) / kPage * kPage; }
 // Whether rings of `capacity` bytes take records of `largest_record` bytes: a quarter of a ring
 // must, so that a full ring drains in a few records.
 bool TakesRecords(size_t capacity, size_t largest_record) { return capacity / 4 >= largest_record; }
-
-int CopyDescriptor(int pidfd, int fd) {
-  return static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, fd, 0));
-}
 
 }  // namespace
 
@@ -87,7 +84,7 @@ bool RingPath::Attach(Rank peer, int pidfd, Offer offer, int wake_fd, bool block
   // The peer keeps this process's ring at this process's index among the node's ranks.
   const std::optional<size_t> index = node_.IndexOf(self_);
   if (!index.has_value() || !node_.Contains(peer)) return false;
-  const int mine = CopyDescriptor(pidfd, offer.fd);
+  const int mine = cma::CopyDescriptor(pidfd, offer.fd);
   if (mine < 0) {
     RFT_LOG_INFO("no same-node ring to rank %u: pidfd_getfd: %s", peer, std::strerror(errno));
     return false;
@@ -109,7 +106,7 @@ bool RingPath::Attach(Rank peer, int pidfd, Offer offer, int wake_fd, bool block
   out->mapping_bytes = stride;
   out->control_mapping = control;
   if (blocks) {
-    out->wake_fd = CopyDescriptor(pidfd, wake_fd);
+    out->wake_fd = cma::CopyDescriptor(pidfd, wake_fd);
     if (out->wake_fd < 0) {
       RFT_LOG_INFO("no same-node ring to rank %u: its wake-up fd: %s", peer, std::strerror(errno));
       munmap(ring, stride);
