@@ -53,7 +53,8 @@ void MinCombine(const void* in, void* inout, size_t count) {
 
 NodeCollectives::NodeCollectives(Communicator& comm, void* mapping, size_t bytes)
     : comm_(comm),
-      slots_(static_cast<Slot*>(mapping)),
+      slots_(static_cast<MemberSlots*>(mapping)),
+      entries_(reinterpret_cast<MemberEntries*>(slots_ + comm.size())),
       mapping_bytes_(bytes),
       rank_(comm.rank()),
       size_(comm.size()),
@@ -86,7 +87,7 @@ Status NodeCollectives::SetUp(Session& session, Communicator& comm,
   const bool wanted = setting.ok() ? *setting : true;
   if (!setting.ok()) RFT_LOG_WARN("%s; node collectives off", setting.status().message().c_str());
   const bool usable = wanted && Usable(comm);
-  const size_t bytes = kSlots * sizeof(Slot) * comm.size();
+  const size_t bytes = (sizeof(MemberSlots) + sizeof(MemberEntries)) * comm.size();
 
   // Member 0 makes the area; -1 tells the others it did not.
   int fd = -1;
@@ -136,12 +137,45 @@ Status NodeCollectives::SetUp(Session& session, Communicator& comm,
   return Status::Ok();
 }
 
-bool NodeCollectives::Published(Rank member, uint64_t call) {
+bool NodeCollectives::Began(Rank member, uint64_t call) {
   if (seen_[member] >= call) return true;
+  seen_[member] = entries_[member].began.load(std::memory_order_acquire);
+  return seen_[member] >= call;
+}
+
+bool NodeCollectives::PassedBarrier(Rank member, uint64_t call) {
+  if (seen_[member] >= call) return true;
+  // Later than `call` when the member went on to the next barrier with this slot already.
   const uint64_t now = SlotOf(member, call).call.load(std::memory_order_acquire);
   if (now < call) return false;
   seen_[member] = now;
   return true;
+}
+
+bool NodeCollectives::HasData(Rank member, uint64_t call, bool in_entry, uint64_t* bytes,
+                              const std::byte** data) {
+  // Exactly `call`: neither holds a later call's data before this member began the next call,
+  // and a slot's data stays until then. (A slot's `call` may run ahead: a barrier publishes
+  // there without waiting.)
+  const auto in_entry_now = [&] {
+    const Entry& entry = EntryOf(member, call);
+    const uint64_t word = entry.word.load(std::memory_order_acquire);
+    if ((word >> 8) != call) return false;
+    *bytes = word & 0xff;
+    *data = entry.data;
+    return true;
+  };
+  const auto in_slot_now = [&] {
+    const Slot& slot = SlotOf(member, call);
+    if (slot.data_call.load(std::memory_order_acquire) != call) return false;
+    *bytes = slot.bytes;
+    *data = slot.data;
+    return true;
+  };
+  const bool found = in_entry ? in_entry_now() || in_slot_now() : in_slot_now() || in_entry_now();
+  // It began the call to publish it: no need to read its line for that.
+  if (found && seen_[member] < call) seen_[member] = call;
+  return found;
 }
 
 template <class Ready>
@@ -163,35 +197,44 @@ Status NodeCollectives::Await(Session& session, const char* what, Ready&& ready)
   }
 }
 
-Status NodeCollectives::AwaitAll(Session& session, const char* what, uint64_t call) {
+Status NodeCollectives::Begin(Session& session, const char* what, bool writes, bool in_entry,
+                              uint64_t* call) {
+  RFT_RETURN_IF_ERROR(Schedule::CheckCanRun(comm_, what));
+  *call = ++calls_;
+  // What this call writes was read at call - kEntries (kSlots); a member that began the call
+  // after that one is past it.
+  const uint64_t reuse = in_entry ? kEntries : kSlots;
+  if (!writes || *call < reuse) return Status::Ok();
   for (Rank member = 0; member < size_; ++member) {
     if (member == rank_) continue;
-    RFT_RETURN_IF_ERROR(Await(session, what, [&] { return Published(member, call); }));
+    RFT_RETURN_IF_ERROR(Await(session, what, [&] { return Began(member, *call - reuse + 1); }));
   }
   return Status::Ok();
 }
 
-Status NodeCollectives::Begin(Session& session, const char* what, bool writes, uint64_t* call) {
-  RFT_RETURN_IF_ERROR(Schedule::CheckCanRun(comm_, what));
-  *call = ++calls_;
-  // The slot this call writes was read at call - kSlots; a member that published the call after
-  // that one is past it.
-  if (writes && *call >= kSlots) return AwaitAll(session, what, *call - kSlots + 1);
-  return Status::Ok();
-}
-
-void NodeCollectives::Publish(uint64_t call) {
-  // Only the number: a member still in call - kSlots may be reading what the slot held then
-  // (only a call that writes data waited for everyone to be past it).
-  SlotOf(rank_, call).call.store(call, std::memory_order_release);
+void NodeCollectives::PublishBegan(uint64_t call, bool in_slot) {
+  // A barrier's in its slot only: the others saw it there (they waited for it), so none needs
+  // to read this member's line for it.
+  if (in_slot) {
+    SlotOf(rank_, call).call.store(call, std::memory_order_release);
+  } else {
+    entries_[rank_].began.store(call, std::memory_order_release);
+  }
   seen_[rank_] = call;
 }
 
-void NodeCollectives::Publish(uint64_t call, const void* data, size_t bytes) {
-  Slot& slot = SlotOf(rank_, call);
-  if (bytes > 0) std::memcpy(slot.data, data, bytes);
-  slot.bytes = bytes;
-  Publish(call);
+void NodeCollectives::PublishData(uint64_t call, bool in_entry, const void* data, size_t bytes) {
+  if (in_entry) {
+    Entry& entry = EntryOf(rank_, call);
+    if (bytes > 0) std::memcpy(entry.data, data, bytes);
+    entry.word.store((call << 8) | bytes, std::memory_order_release);
+  } else {
+    Slot& slot = SlotOf(rank_, call);
+    if (bytes > 0) std::memcpy(slot.data, data, bytes);
+    slot.bytes = bytes;
+    slot.data_call.store(call, std::memory_order_release);
+  }
+  PublishBegan(call, false);
 }
 
 Status NodeCollectives::Mismatch(const char* what, const std::string& who, uint64_t given,
@@ -204,26 +247,33 @@ Status NodeCollectives::Mismatch(const char* what, const std::string& who, uint6
 
 Status NodeCollectives::Barrier(Session& session, const char* what) {
   uint64_t call = 0;
-  RFT_RETURN_IF_ERROR(Begin(session, what, false, &call));
-  Publish(call);
-  return AwaitAll(session, what, call);
+  RFT_RETURN_IF_ERROR(Begin(session, what, false, false, &call));
+  PublishBegan(call, true);
+  for (Rank member = 0; member < size_; ++member) {
+    if (member == rank_) continue;
+    RFT_RETURN_IF_ERROR(Await(session, what, [&] { return PassedBarrier(member, call); }));
+  }
+  return Status::Ok();
 }
 
 Status NodeCollectives::Bcast(Session& session, const char* what, void* buffer, size_t bytes,
                               int root) {
   const auto from = static_cast<Rank>(root);
+  const bool in_entry = bytes <= kEntryBytes;
   uint64_t call = 0;
-  RFT_RETURN_IF_ERROR(Begin(session, what, from == rank_, &call));
+  RFT_RETURN_IF_ERROR(Begin(session, what, from == rank_, in_entry, &call));
   if (from == rank_) {
-    Publish(call, buffer, bytes);
+    PublishData(call, in_entry, buffer, bytes);
     return Status::Ok();
   }
-  Publish(call);
-  RFT_RETURN_IF_ERROR(Await(session, what, [&] { return Published(from, call); }));
-  const Slot& slot = SlotOf(from, call);
-  if (slot.bytes != bytes) [[unlikely]]
-    return Mismatch(what, "root " + std::to_string(root) + " sent ", slot.bytes, bytes);
-  std::memcpy(buffer, slot.data, bytes);
+  PublishBegan(call, false);
+  uint64_t sent = 0;
+  const std::byte* data = nullptr;
+  RFT_RETURN_IF_ERROR(
+      Await(session, what, [&] { return HasData(from, call, in_entry, &sent, &data); }));
+  if (sent != bytes) [[unlikely]]
+    return Mismatch(what, "root " + std::to_string(root) + " sent ", sent, bytes);
+  if (bytes > 0) std::memcpy(buffer, data, bytes);
   return Status::Ok();
 }
 
@@ -231,22 +281,26 @@ Status NodeCollectives::Reduce(Session& session, const char* what, const void* s
                                size_t count, const ReduceOp& op, int root) {
   const size_t bytes = count * op.element_size;
   const bool gathers = root < 0 || static_cast<Rank>(root) == rank_;
+  // A reduce pipelines (its others run ahead), an allreduce runs in lock step: the entries'
+  // four calls to a line serve the first and would make the second's members take the line
+  // they poll from each other.
+  const bool in_entry = root >= 0 && bytes <= kEntryBytes;
   uint64_t call = 0;
-  RFT_RETURN_IF_ERROR(Begin(session, what, true, &call));
-  Publish(call, send, bytes);
+  RFT_RETURN_IF_ERROR(Begin(session, what, true, in_entry, &call));
+  PublishData(call, in_entry, send, bytes);
   if (!gathers) return Status::Ok();
-  RFT_RETURN_IF_ERROR(AwaitAll(session, what, call));
+  // Each member's contribution, as it published it (this member's own included).
+  const std::byte* given[kMaxMembers];
   for (Rank member = 0; member < size_; ++member) {
-    if (SlotOf(member, call).bytes != bytes) [[unlikely]] {
-      return Mismatch(what, "member " + std::to_string(member) + " gave ",
-                      SlotOf(member, call).bytes, bytes);
-    }
+    uint64_t length = 0;
+    RFT_RETURN_IF_ERROR(Await(
+        session, what, [&] { return HasData(member, call, in_entry, &length, &given[member]); }));
+    if (length != bytes) [[unlikely]]
+      return Mismatch(what, "member " + std::to_string(member) + " gave ", length, bytes);
   }
   // In member order, from the highest down: inout = in (op) inout with `in` the lower member's.
-  std::memcpy(receive, SlotOf(size_ - 1, call).data, bytes);
-  for (Rank member = size_ - 1; member-- > 0;) {
-    op.combine(SlotOf(member, call).data, receive, count);
-  }
+  if (bytes > 0) std::memcpy(receive, given[size_ - 1], bytes);
+  for (Rank member = size_ - 1; member-- > 0;) op.combine(given[member], receive, count);
   return Status::Ok();
 }
 

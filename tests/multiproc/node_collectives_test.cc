@@ -46,6 +46,13 @@ TEST(NodeCollectivesTest, RandomSequencesGiveExactResultsThroughTheAreaAndWithou
     EXPECT_EQ(CountLines(r.output, "mixed ok"), n) << r.Report();
     EXPECT_GE(CountLines(r.output, Shared(n)), 2) << "world and its duplicate\n" << r.Report();
   }
+  // Mostly calls of at most 8 bytes: bcasts and reduces that run ahead through the entries,
+  // around them many times, between barriers and allreduces in the slots.
+  for (const auto& [n, seed] : {std::pair{2, "7"}, std::pair{3, "8"}}) {
+    const auto r = RunWorker(n, {"mixed", seed, "3000", "small"});
+    ASSERT_EQ(r.exit_status, 0) << "n " << n << " seed " << seed << "\n" << r.Report();
+    EXPECT_EQ(CountLines(r.output, "mixed ok"), n) << r.Report();
+  }
   const auto r = RunWorker(2, {"mixed", "6", "500"}, {"RFT_NODE_COLLECTIVES=n"});
   ASSERT_EQ(r.exit_status, 0) << r.Report();
   EXPECT_EQ(CountLines(r.output, "mixed ok"), 2) << r.Report();

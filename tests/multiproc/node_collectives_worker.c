@@ -5,6 +5,9 @@
  *                     so messages and the area alternate on one communicator), operator and
  *                     in-place use, on world and a duplicate, each member pausing at random
  *                     (every member draws the same sequence from SEED); every result checked
+ *   mixed SEED CALLS small  the same, 15 calls in 16 in stretches of bcasts from one root or
+ *                     reduces to one, of at most 8 bytes: the members that run ahead fill the
+ *                     area's entries up to the limit, many times around
  *   kill SEED         the same sequence; the last rank kills itself (SIGKILL) before a call
  *                     drawn from SEED: every call of the others returns success with the right
  *                     result or RFT_ERR_PROC_FAILED, and a final barrier returns PROC_FAILED
@@ -29,6 +32,7 @@
 #define MAX_COUNT 160 /* longs: 1280 bytes, above the area's 1024 */
 
 static int g_rank, g_size;
+static int g_small; /* mostly calls of at most 8 bytes (mixed ... small) */
 
 /* xorshift64*: the same sequence at every member from one seed. */
 static uint64_t Next(uint64_t* state) {
@@ -60,10 +64,18 @@ static int OneCall(rft_comm_t comm, uint64_t* shared, int call) {
   int me, n;
   CHECK_OK(rft_comm_rank(comm, &me));
   CHECK_OK(rft_comm_size(comm, &n));
-  const int kind = (int)(Next(shared) % 4);
-  const int root = (int)(Next(shared) % (uint64_t)n);
-  const size_t count =
+  int kind = (int)(Next(shared) % 4);
+  int root = (int)(Next(shared) % (uint64_t)n);
+  size_t count =
       (Next(shared) % 8 == 0) ? 129 + Next(shared) % (MAX_COUNT - 128) : Next(shared) % 17;
+  if (g_small && Next(shared) % 16 != 0) {
+    /* Stretches of 100 calls: bcasts from one root (which runs ahead), or reduces to one (the
+     * others run ahead), of 0 or 1 long; a call in 16 stays as drawn above. */
+    const int stretch = call / 100;
+    kind = stretch % 2 == 0 ? 1 : 2;
+    root = (stretch / 2) % n;
+    count = Next(shared) % 2;
+  }
   const int op_index = (int)(Next(shared) % 3);
   const int in_place = (int)(Next(shared) % 2);
   const rft_op_t ops[] = {RFT_SUM, RFT_MAX, RFT_MIN};
@@ -186,7 +198,7 @@ int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) {
     fprintf(stderr,
-            "usage: node_collectives_worker mixed SEED CALLS | kill SEED | hang SEED | "
+            "usage: node_collectives_worker mixed SEED CALLS [small] | kill SEED | hang SEED | "
             "revoke | progress\n");
     return 2;
   }
@@ -197,6 +209,7 @@ int main(int argc, char** argv) {
   const char* mode = argv[1];
   const uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 10) : 1;
   if (strcmp(mode, "mixed") == 0 && argc > 3) {
+    g_small = argc > 4 && strcmp(argv[4], "small") == 0;
     Mixed(seed, atoi(argv[3]));
   } else if (strcmp(mode, "kill") == 0) {
     Fault(seed, SIGKILL);
