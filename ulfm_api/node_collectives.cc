@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -139,7 +140,8 @@ Status NodeCollectives::SetUp(Session& session, Communicator& comm,
 
 bool NodeCollectives::Began(Rank member, uint64_t call) {
   if (seen_[member] >= call) return true;
-  seen_[member] = entries_[member].began.load(std::memory_order_acquire);
+  // The line may be behind what this member saw: a barrier is published in its slot only.
+  seen_[member] = std::max(seen_[member], entries_[member].began.load(std::memory_order_acquire));
   return seen_[member] >= call;
 }
 

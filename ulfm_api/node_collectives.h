@@ -15,17 +15,17 @@
 // Call g (every member counts its calls on the area alike: members call collectives in one
 // order) uses entry g % kEntries or slot g % kSlots. A member that writes data first waits until
 // every member began call g - kEntries + 1 (g - kSlots + 1 for a slot: none still reads what it
-// held before), then publishes the data and g with release order, and its "how far" line. Then
-// it waits for what it needs: barrier everyone's g (in the slots' lines, one line a call), bcast
-// the root's data, allreduce everyone's; at reduce the root waits for everyone's and the others
-// for nobody. So a bcast root and the others of a reduce run up to kEntries - 1 calls ahead
-// (Open MPI's eager messages pipeline those two the same way), and the one behind reads four of
-// their calls in one cache line, while barrier and allreduce, in lock step, cost one exchange of
-// cache lines (consecutive calls in different lines: a member that publishes its next call does
-// not take away the line another still polls). A member remembers how far each other got, and
-// reads its "how far" line again only when that is not far enough.
-// Contributions are combined in member order, from the highest down, so an allreduce gives the
-// same bits at every member.
+// held before), then publishes the data and g with release order, and its "how far" line (a
+// barrier publishes g in its slot only: the others wait there, one line a call). Then it waits
+// for what it needs: barrier everyone's g, bcast the root's data, allreduce everyone's; at
+// reduce the root waits for everyone's and the others for nobody. So a bcast root and the others of
+// a reduce run up to kEntries - 1 calls ahead (Open MPI's eager messages pipeline those two the
+// same way), and the one behind reads four of their calls in one cache line, while barrier and
+// allreduce, in lock step, cost one exchange of cache lines (consecutive calls in different lines:
+// a member that publishes its next call does not take away the line another still polls). A member
+// remembers how far each other got, and reads its "how far" line again only when that is not far
+// enough. Contributions are combined in member order, from the highest down, so an allreduce gives
+// the same bits at every member.
 //
 // Waiting spins and, every kSpinsPerPoll rounds, progresses the session (the point-to-point
 // traffic and non-blocking collectives a peer may be waiting on) and checks the communicator

@@ -85,6 +85,16 @@ TEST(NodeCollectivesTest, ARevocationEndsWaitsInTheArea) {
   EXPECT_EQ(CountLines(r.output, "revoke ok"), 2) << r.Report();
 }
 
+// An erroneous program: members' lengths differ, on either side of the 8 bytes that choose
+// between the area's entries and its slots, or on one side. The member that waits for the other's
+// data gets RFT_ERR_TRUNCATE instead of garbage or a hang.
+TEST(NodeCollectivesTest, LengthsThatDifferEndInTruncate) {
+  const auto r = RunWorker(2, {"mismatch"});
+  ASSERT_EQ(r.exit_status, 0) << r.Report();
+  EXPECT_EQ(CountLines(r.output, "mismatch ok"), 2) << r.Report();
+  EXPECT_GE(CountLines(r.output, Shared(2)), 1) << r.Report();
+}
+
 // Rank 1 waits in a barrier for rank 0, which is in a synchronous send that ends only once rank
 // 1's data plane handled its rendezvous: the wait must progress it.
 TEST(NodeCollectivesTest, AWaitInTheAreaProgressesWhatAPeerWaitsFor) {

@@ -13,6 +13,7 @@
  *                     result or RFT_ERR_PROC_FAILED, and a final barrier returns PROC_FAILED
  *   hang SEED         the same, but the last rank stops itself (SIGSTOP): the detector declares
  *                     it failed
+ *   mismatch          bcasts and reduces whose members' lengths differ: RFT_ERR_TRUNCATE
  *   revoke            rank 0 revokes a duplicate of world while the others wait in a barrier, a
  *                     bcast from rank 0 and an allreduce on it: all return RFT_ERR_REVOKED
  *   progress          rank 0's synchronous send of 64 KiB can end only if rank 1 progresses
@@ -175,6 +176,32 @@ static void Revoke(void) {
   CHECK_OK(rft_comm_free(&dup));
 }
 
+/* Members whose lengths differ (an erroneous program) get RFT_ERR_TRUNCATE naming both, whether
+ * both lengths go to the area's entries (at most 8 bytes), both to its slots, or one to each. */
+static void Mismatch(void) {
+  rft_comm_t dup;
+  CHECK_OK(rft_comm_dup(W, &dup));
+  CHECK_OK(rft_comm_set_errhandler(dup, RFT_ERRORS_RETURN));
+  CHECK_OK(rft_barrier(dup)); /* sets up the area */
+  /* {root's count, the others' count}: entry and slot, slot and entry, entries, slots. */
+  const size_t counts[][2] = {{1, 2}, {2, 1}, {0, 1}, {3, 2}};
+  for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
+    const size_t mine = counts[c][g_rank == 0 ? 0 : 1];
+    long data[3] = {1, 2, 3}, result[3] = {0, 0, 0};
+    /* bcast: the root returns at once; the others find the root's length. */
+    int rc = rft_bcast(data, mine, RFT_LONG, 0, dup);
+    CHECK(g_rank == 0 ? rc == RFT_SUCCESS : rc == RFT_ERR_TRUNCATE,
+          "bcast of %zu longs where the root sent %zu: %s", mine, counts[c][0], rft_error_name(rc));
+    /* reduce: the others return at once; the root finds their length. */
+    rc = rft_reduce(data, result, mine, RFT_LONG, RFT_SUM, 0, dup);
+    CHECK(g_rank != 0 ? rc == RFT_SUCCESS : rc == RFT_ERR_TRUNCATE,
+          "reduce of %zu longs where the others gave %zu: %s", mine, counts[c][1],
+          rft_error_name(rc));
+    CHECK_OK(rft_barrier(W)); /* the next case starts together */
+  }
+  CHECK_OK(rft_comm_free(&dup));
+}
+
 static void Progress(void) {
   enum { kBytes = 64 * 1024 };
   char* buffer = calloc(kBytes, 1);
@@ -199,7 +226,7 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr,
             "usage: node_collectives_worker mixed SEED CALLS [small] | kill SEED | hang SEED | "
-            "revoke | progress\n");
+            "revoke | progress | mismatch\n");
     return 2;
   }
   int provided = -1;
@@ -219,6 +246,8 @@ int main(int argc, char** argv) {
     Revoke();
   } else if (strcmp(mode, "progress") == 0) {
     Progress();
+  } else if (strcmp(mode, "mismatch") == 0) {
+    Mismatch();
   } else {
     fprintf(stderr, "node_collectives_worker: unknown mode %s\n", mode);
     return 2;
