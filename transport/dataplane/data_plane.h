@@ -35,7 +35,6 @@
 #include <ucp/api/ucp.h>
 
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>

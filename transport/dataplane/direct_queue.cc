@@ -4,10 +4,7 @@
 // too: the control records (rendezvous done, revoke notice) that go the same way, and their
 // UCX fallback.
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
-#include "base/log.h"
 #include "transport/dataplane/data_plane.h"
 #include "transport/dataplane/data_plane_internal.h"
 
